@@ -1,0 +1,178 @@
+package bus
+
+import (
+	"errors"
+
+	"github.com/musterd/musterd/pkg/events"
+)
+
+// Delivery is how a subscription's mailbox holds events its goroutine has
+// not yet handled. Make one with [Coalescing] or [Lossy].
+type Delivery struct {
+	capacity int                             // Lossy: the bound.
+	key      func(events.Event) string       // Coalescing: the key.
+	merge    func(older, newer events.Event) events.Event // Coalescing: optional.
+}
+
+// Coalescing delivers the newest pending event of each key, for state
+// events: when an event arrives while another with the same key waits, the
+// older one is replaced and the newer one takes its place at the end of the
+// queue. Memory is bounded by the number of distinct keys; no key's newest
+// event is lost. key must not be nil; see [ByResourceKey].
+func Coalescing(key func(events.Event) string) Delivery {
+	return Delivery{key: key}
+}
+
+// WithMerge makes a coalescing delivery fold a newer event into the pending
+// one of the same key and handler type, instead of replacing it. Use it for
+// events that accumulate, such as triggers that name sets of keys.
+func (d Delivery) WithMerge(merge func(older, newer events.Event) events.Event) Delivery {
+	d.merge = merge
+	return d
+}
+
+// Lossy holds at most capacity pending events, for observers such as
+// loggers. An event that arrives when the mailbox is full is dropped and
+// counted in [Bus.Stats] under the subscription and the event's type.
+func Lossy(capacity int) Delivery {
+	return Delivery{capacity: capacity}
+}
+
+func (d Delivery) validate() error {
+	switch {
+	case d.key != nil && d.capacity != 0:
+		return errors.New("a delivery is either coalescing or lossy")
+	case d.key == nil && d.capacity <= 0:
+		return errors.New("delivery unset: use bus.Coalescing(key) or bus.Lossy(capacity > 0)")
+	case d.key == nil && d.merge != nil:
+		return errors.New("WithMerge needs a coalescing delivery")
+	}
+	return nil
+}
+
+func (d Delivery) newMailbox() mailbox {
+	if d.key != nil {
+		return &coalescingBox{key: d.key, merge: d.merge, index: map[string]int{}}
+	}
+	return &lossyBox{capacity: d.capacity}
+}
+
+// ByResourceKey coalesces events about one resource (events.Keyed) by the
+// resource, whatever their type: a pending ReconciliationStarted is replaced
+// by the ResourceSynced that follows it. Other events coalesce by type.
+func ByResourceKey(e events.Event) string {
+	if k, ok := e.(events.Keyed); ok {
+		return k.ResourceKey().String()
+	}
+	return e.EventType()
+}
+
+// ByTypeAndResourceKey coalesces events of one type about one resource.
+func ByTypeAndResourceKey(e events.Event) string {
+	if k, ok := e.(events.Keyed); ok {
+		return e.EventType() + "\x00" + k.ResourceKey().String()
+	}
+	return e.EventType()
+}
+
+// item is one pending delivery.
+type item struct {
+	ev events.Event
+	h  *handler
+}
+
+// mailbox is the pending queue of one subscription. Its owner serialises
+// access.
+type mailbox interface {
+	// put adds it and reports whether it was dropped.
+	put(it item) (dropped bool)
+	// drain appends every pending item, oldest first, to buf and empties the
+	// mailbox.
+	drain(buf []item) []item
+	len() int
+}
+
+type lossyBox struct {
+	capacity int
+	items    []item
+}
+
+func (b *lossyBox) put(it item) bool {
+	if len(b.items) >= b.capacity {
+		return true
+	}
+	b.items = append(b.items, it)
+	return false
+}
+
+func (b *lossyBox) drain(buf []item) []item {
+	buf = append(buf, b.items...)
+	clear(b.items)
+	b.items = b.items[:0]
+	return buf
+}
+
+func (b *lossyBox) len() int { return len(b.items) }
+
+// coalescingBox is an ordered map from key to the newest pending item. A
+// replaced item leaves a tombstone that compaction reclaims, so the slice
+// stays within a constant factor of the number of live keys.
+type coalescingBox struct {
+	key   func(events.Event) string
+	merge func(older, newer events.Event) events.Event
+	slots []slot
+	index map[string]int // key → position in slots of its live item
+	dead  int
+}
+
+type slot struct {
+	item
+	key  string
+	live bool
+}
+
+func (b *coalescingBox) put(it item) bool {
+	k := b.key(it.ev)
+	if i, ok := b.index[k]; ok {
+		old := &b.slots[i]
+		if b.merge != nil && old.h == it.h {
+			it.ev = b.merge(old.ev, it.ev)
+		}
+		old.live, old.item = false, item{}
+		b.dead++
+	}
+	b.index[k] = len(b.slots)
+	b.slots = append(b.slots, slot{item: it, key: k, live: true})
+	if b.dead > 32 && b.dead > len(b.slots)/2 {
+		b.compact()
+	}
+	return false
+}
+
+func (b *coalescingBox) compact() {
+	live := b.slots[:0]
+	for _, s := range b.slots {
+		if s.live {
+			b.index[s.key] = len(live)
+			live = append(live, s)
+		}
+	}
+	clear(b.slots[len(live):])
+	b.slots = live
+	b.dead = 0
+}
+
+func (b *coalescingBox) drain(buf []item) []item {
+	for _, s := range b.slots {
+		if s.live {
+			buf = append(buf, s.item)
+		}
+	}
+	clear(b.slots)
+	b.slots = b.slots[:0]
+	clear(b.index)
+	b.dead = 0
+	return buf
+}
+
+func (b *coalescingBox) len() int { return len(b.index) }

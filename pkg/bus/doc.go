@@ -1,0 +1,45 @@
+// Package bus is musterd's typed in-process event bus.
+//
+// Place in the pipeline: every stage publishes and subscribes through it. It
+// imports only package events. It is built on
+// github.com/asaskevich/EventBus, which never shows through its API: callers
+// use the generic [Publish] and [Subscribe], or [Bus.Subscribe] with [On]
+// handlers, and never see reflection.
+//
+// Guarantees:
+//
+//   - Each [Subscription] owns one goroutine and one mailbox. Its handlers run
+//     there, in publish order, never on the publisher's goroutine and never
+//     under a bus lock, so a handler may publish.
+//   - Publishing never blocks on a subscriber. A slow subscriber delays only
+//     itself.
+//   - Nothing is dropped silently. A subscription declares its [Delivery]:
+//     [Coalescing] (a newer event for a key replaces, or merges into, the
+//     pending one; memory is bounded by the number of keys and the newest
+//     state of every key is delivered) or [Lossy] (at most a bound of pending
+//     events; the excess is dropped and counted per subscriber and event
+//     type in [Bus.Stats]).
+//   - A start barrier: events published before [Bus.Start] are held and then
+//     delivered in publish order, so components that subscribe during start
+//     up miss nothing.
+//   - A panicking handler is recovered, counted and logged; its subscription
+//     keeps running.
+//   - [Subscription.Unsubscribe] removes exactly that subscription.
+//
+// EventBus's known defects are designed out, each pinned by a test:
+//
+//   - It holds its global lock while a synchronous handler runs, so a handler
+//     that publishes deadlocks. Here its only handler is a dispatcher that
+//     copies the event into mailboxes; user handlers run on their own
+//     goroutines.
+//   - Unsubscribe matches handlers by code pointer, so two closures made by
+//     one function literal are confused. Here EventBus only ever holds one
+//     dispatcher per topic, which is never unsubscribed; subscriptions are
+//     tracked by their handle.
+//   - SubscribeOnce removes handlers by an index into a stale copy. Here
+//     [SubscriberOptions].Once is a flag on the subscription, claimed
+//     atomically.
+//   - An argument of the wrong type panics inside reflect. Here a topic is a
+//     Go type, not a name, so an event reaches only handlers of its own type
+//     (or the events.Event wildcard), whatever its EventType says.
+package bus
