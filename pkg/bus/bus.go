@@ -183,7 +183,10 @@ type SubscriberOptions struct {
 	Handlers []Handler
 	// OnIdle, if set, runs on the subscription's goroutine each time it has
 	// handled every pending event: a place to flush work batched across
-	// events.
+	// events. It does not run while the mailbox never empties, so a batch
+	// kept for it needs a size cap of its own. It never runs once
+	// Unsubscribe has been called, though a handler that was running then
+	// finishes; wait on Done before tearing down what handlers use.
 	OnIdle func()
 	// Once makes the subscription take a single event and then unsubscribe.
 	Once bool
@@ -402,6 +405,7 @@ func (s *Subscription) run() {
 		case <-s.stop:
 			return
 		}
+		delivered := false
 		for {
 			s.mu.Lock()
 			batch = s.box.drain(batch[:0])
@@ -409,6 +413,7 @@ func (s *Subscription) run() {
 			if len(batch) == 0 {
 				break
 			}
+			delivered = true
 			for i := range batch {
 				if s.stopped.Load() {
 					return
@@ -421,7 +426,9 @@ func (s *Subscription) run() {
 				return
 			}
 		}
-		if s.onIdle != nil {
+		// A wake left over from events this loop already drained finds
+		// nothing; OnIdle runs only after real work.
+		if delivered && s.onIdle != nil && !s.stopped.Load() {
 			s.guard(nil, s.onIdle)
 		}
 	}

@@ -17,8 +17,11 @@ type Delivery struct {
 // Coalescing delivers the newest pending event of each key, for state
 // events: when an event arrives while another with the same key waits, the
 // older one is replaced and the newer one takes its place at the end of the
-// queue. Memory is bounded by the number of distinct keys; no key's newest
-// event is lost. key must not be nil; see [ByResourceKey].
+// queue. Delivered events therefore keep the order in which they were
+// published, but an event that replaced another may now come after events
+// of other keys that were published between the two. Memory is bounded by
+// the number of distinct keys; no key's newest event is lost. key must not
+// be nil; see [ByResourceKey].
 func Coalescing(key func(events.Event) string) Delivery {
 	return Delivery{key: key}
 }
@@ -59,18 +62,30 @@ func (d Delivery) newMailbox() mailbox {
 
 // ByResourceKey coalesces events about one resource (events.Keyed) by the
 // resource, whatever their type: a pending ReconciliationStarted is replaced
-// by the ResourceSynced that follows it. Other events coalesce by type.
+// by the ResourceSynced that follows it. IndexSynchronized coalesces per
+// source; other events by type.
 func ByResourceKey(e events.Event) string {
 	if k, ok := e.(events.Keyed); ok {
 		return k.ResourceKey().String()
 	}
-	return e.EventType()
+	return unkeyed(e)
 }
 
 // ByTypeAndResourceKey coalesces events of one type about one resource.
+// IndexSynchronized coalesces per source; other events by type.
 func ByTypeAndResourceKey(e events.Event) string {
 	if k, ok := e.(events.Keyed); ok {
 		return e.EventType() + "\x00" + k.ResourceKey().String()
+	}
+	return unkeyed(e)
+}
+
+// unkeyed is the coalescing key of an event about no one resource. Each
+// watcher's IndexSynchronized must arrive: one source's must not replace
+// another's.
+func unkeyed(e events.Event) string {
+	if s, ok := e.(events.IndexSynchronized); ok {
+		return e.EventType() + "\x00" + string(s.Source)
 	}
 	return e.EventType()
 }

@@ -1,0 +1,114 @@
+package archtest
+
+import (
+	"fmt"
+	"go/build"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const module = "github.com/musterd/musterd"
+
+// allowed lists, for each package (a path below the module, matched by
+// longest prefix), the musterd packages its non-test code may import. A
+// package that matches no entry fails the test: where a new package sits in
+// the pipeline must be decided, not defaulted.
+var allowed = map[string][]string{
+	"pkg/events":      {},
+	"pkg/bus":         {"pkg/events"},
+	"pkg/reconcilers": {"pkg/events"}, // plain code over state: never the bus
+	"pkg/debouncer":   {"pkg/events", "pkg/bus"},
+	"pkg/coordinator": {"pkg/events", "pkg/bus", "pkg/reconcilers"},
+	"pkg/statusync":   {"pkg/events", "pkg/bus"},
+	"pkg/watchers":    {"pkg/events", "pkg/bus"},
+	"pkg/lifecycle":   {"pkg/events", "pkg/bus"},
+	"pkg/pipeline":    {"*"}, // the wiring
+	"cmd":             {"*"},
+	"internal":        {"*"},
+}
+
+// rule returns the entry of allowed that governs pkg.
+func rule(pkg string) (string, bool) {
+	best := ""
+	for prefix := range allowed {
+		if (pkg == prefix || strings.HasPrefix(pkg, prefix+"/")) && len(prefix) > len(best) {
+			best = prefix
+		}
+	}
+	return best, best != ""
+}
+
+// violations returns the wrong-way imports of pkg.
+func violations(pkg string, imports []string) []string {
+	prefix, ok := rule(pkg)
+	if !ok {
+		return []string{fmt.Sprintf("%s: no import rule; add it to archtest.allowed", pkg)}
+	}
+	var bad []string
+	for _, imp := range imports {
+		if !strings.HasPrefix(imp, module+"/") {
+			continue
+		}
+		target := strings.TrimPrefix(imp, module+"/")
+		if target == pkg || strings.HasPrefix(target, prefix+"/") || target == prefix {
+			continue // within its own subtree
+		}
+		ok := false
+		for _, a := range allowed[prefix] {
+			if a == "*" || target == a || strings.HasPrefix(target, a+"/") {
+				ok = true
+			}
+		}
+		if !ok {
+			bad = append(bad, fmt.Sprintf("%s imports %s: against the pipeline's direction", pkg, target))
+		}
+	}
+	return bad
+}
+
+func TestImportsFlowInPipelineOrder(t *testing.T) {
+	root, err := filepath.Abs("../..")
+	require.NoError(t, err)
+	var bad []string
+	checked := 0
+	err = filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil || !d.IsDir() {
+			return err
+		}
+		name := d.Name()
+		if path != root && (strings.HasPrefix(name, ".") || name == "testdata" || name == "vendor" || name == "bin") {
+			return filepath.SkipDir
+		}
+		p, err := build.ImportDir(path, 0)
+		if err != nil {
+			return nil // no Go files, or only tests
+		}
+		rel, _ := filepath.Rel(root, path)
+		bad = append(bad, violations(filepath.ToSlash(rel), p.Imports)...)
+		checked++
+		return nil
+	})
+	require.NoError(t, err)
+	require.Greater(t, checked, 5, "the walk found too few packages to mean anything")
+	sort.Strings(bad)
+	assert.Empty(t, bad)
+}
+
+func TestTheCheckCatchesWrongWayImports(t *testing.T) {
+	assert.Empty(t, violations("pkg/coordinator", []string{module + "/pkg/bus", module + "/pkg/reconcilers", "k8s.io/client-go/util/workqueue"}))
+	assert.Equal(t, []string{"pkg/events imports pkg/bus: against the pipeline's direction"},
+		violations("pkg/events", []string{module + "/pkg/bus"}))
+	assert.Equal(t, []string{"pkg/reconcilers/mcpserver imports pkg/bus: against the pipeline's direction"},
+		violations("pkg/reconcilers/mcpserver", []string{module + "/pkg/bus"}))
+	assert.Equal(t, []string{"pkg/bus imports pkg/statusync: against the pipeline's direction"},
+		violations("pkg/bus", []string{module + "/pkg/statusync"}))
+	assert.Len(t, violations("pkg/debouncer", []string{module + "/pkg/coordinator"}), 1, "stages do not import each other")
+	assert.Len(t, violations("pkg/unplaced", nil), 1, "a package with no rule fails")
+	assert.Empty(t, violations("pkg/watchers/fs", []string{module + "/pkg/watchers"}), "a package may use its own subtree")
+}

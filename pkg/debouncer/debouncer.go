@@ -1,0 +1,341 @@
+package debouncer
+
+import (
+	"container/heap"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/musterd/musterd/pkg/bus"
+	"github.com/musterd/musterd/pkg/events"
+)
+
+// DefaultInterval is the refractory period when Options.Interval is zero.
+const DefaultInterval = 500 * time.Millisecond
+
+// maxBatchKeys bounds the keys that fired at once but wait for the mailbox
+// to empty before they are published. A debouncer that never catches up
+// with its mailbox still publishes, and holds bounded memory.
+const maxBatchKeys = 1024
+
+// Options configures a Debouncer. The zero value is the default.
+type Options struct {
+	// Interval is the refractory period of each key: after a key triggers,
+	// its changes wait until Interval has passed and then trigger once.
+	// Default DefaultInterval; negative is an error.
+	Interval time.Duration
+	// Logger receives start, stop and index-synced messages. Default
+	// slog.Default().
+	Logger *slog.Logger
+}
+
+// Debouncer turns ResourceChanged, IndexSynchronized and ServiceStateChanged
+// into ReconciliationTriggered. See the package documentation for its
+// guarantees. Make one with New and run it with Start.
+type Debouncer struct {
+	bus      *bus.Bus
+	interval time.Duration
+	log      *slog.Logger
+
+	started   atomic.Bool
+	ready     chan struct{}
+	sub       atomic.Pointer[bus.Subscription]
+	coalesced atomic.Uint64
+
+	// mu guards what follows. The subscription's handlers and the timer loop
+	// in Start share it. Triggers are published under it, which is safe
+	// because Publish never blocks and never calls back into the debouncer,
+	// and it keeps the order of triggers that of the state changes.
+	mu        sync.Mutex
+	keys      map[events.Key]*keyState // keys in their refractory period
+	deadlines deadlineHeap
+	seq       uint64
+	timer     *time.Timer // fires at the earliest deadline; one for all keys
+	armedFor  time.Time   // the deadline the timer is set for; zero if stopped
+	synced    map[events.Source]bool
+	held      map[events.Source]*keySet // changes held until their source syncs
+	batches   []batch                   // keys fired at once, not yet published
+	batched   int                       // keys in batches
+}
+
+// New returns a debouncer publishing on b. It subscribes only in Start.
+func New(b *bus.Bus, opts Options) (*Debouncer, error) {
+	if b == nil {
+		return nil, errors.New("debouncer: nil bus")
+	}
+	if opts.Interval < 0 {
+		return nil, fmt.Errorf("debouncer: negative interval %v", opts.Interval)
+	}
+	if opts.Interval == 0 {
+		opts.Interval = DefaultInterval
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	return &Debouncer{
+		bus:      b,
+		interval: opts.Interval,
+		log:      opts.Logger.With("component", "debouncer"),
+		ready:    make(chan struct{}),
+		keys:     map[events.Key]*keyState{},
+		synced:   map[events.Source]bool{},
+		held:     map[events.Source]*keySet{},
+	}, nil
+}
+
+// Name identifies the component.
+func (d *Debouncer) Name() string { return "debouncer" }
+
+// SubscriptionReady is closed once Start has subscribed to the bus.
+func (d *Debouncer) SubscriptionReady() <-chan struct{} { return d.ready }
+
+// BusySince reports since when the debouncer has been handling one event, if
+// it is handling one.
+func (d *Debouncer) BusySince() (time.Time, bool) {
+	if s := d.sub.Load(); s != nil {
+		return s.BusySince()
+	}
+	return time.Time{}, false
+}
+
+// Coalesced counts changes that did not trigger on their own: they were
+// folded into a trigger already pending (or held) for their key.
+func (d *Debouncer) Coalesced() uint64 { return d.coalesced.Load() }
+
+// Start subscribes to the bus and fires refractory-end triggers until ctx is
+// done; then it unsubscribes and returns nil. A Debouncer starts once.
+func (d *Debouncer) Start(ctx context.Context) error {
+	if !d.started.CompareAndSwap(false, true) {
+		return errors.New("debouncer: already started")
+	}
+	d.mu.Lock()
+	d.timer = time.NewTimer(time.Hour)
+	d.timer.Stop()
+	d.mu.Unlock()
+
+	sub, err := d.bus.Subscribe(bus.SubscriberOptions{
+		Name:     d.Name(),
+		Delivery: bus.Coalescing(mailboxKey),
+		Handlers: []bus.Handler{
+			bus.On(d.onResourceChanged),
+			bus.On(d.onServiceStateChanged),
+			bus.On(d.onIndexSynchronized),
+		},
+		OnIdle: d.onIdle,
+	})
+	if err != nil {
+		return fmt.Errorf("debouncer: subscribe: %w", err)
+	}
+	d.sub.Store(sub)
+	close(d.ready)
+	d.log.Debug("debouncer started", "interval", d.interval)
+
+	for {
+		select {
+		case <-ctx.Done():
+			sub.Unsubscribe()
+			<-sub.Done() // OnIdle may still run once; let it finish first.
+			d.mu.Lock()
+			d.timer.Stop()
+			d.mu.Unlock()
+			d.log.Debug("debouncer stopped")
+			return nil
+		case <-d.timer.C:
+			d.fireDue()
+		}
+	}
+}
+
+// mailboxKey coalesces pending events of one type about one key (and
+// IndexSynchronized per source), keeping a manual change apart from other
+// changes so that a file change cannot swallow a manual request.
+func mailboxKey(e events.Event) string {
+	if c, ok := e.(events.ResourceChanged); ok && c.Source == events.SourceManual {
+		return bus.ByTypeAndResourceKey(e) + "\x00manual"
+	}
+	return bus.ByTypeAndResourceKey(e)
+}
+
+// heldUntilSynced says whether changes from source wait for its
+// IndexSynchronized.
+func heldUntilSynced(source events.Source) bool {
+	return source == events.SourceFilesystem || source == events.SourceKubernetes
+}
+
+func (d *Debouncer) onResourceChanged(e events.ResourceChanged) {
+	key := e.Key.Canonical()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	now := time.Now()
+	switch {
+	case e.Source == events.SourceManual:
+		d.fire(key, e.CorrelationID, events.ReasonManual, now)
+	case heldUntilSynced(e.Source) && !d.synced[e.Source]:
+		d.hold(e.Source, key, e.CorrelationID)
+	default:
+		d.change(key, e.CorrelationID, events.ReasonChange, now)
+	}
+	d.handled(now)
+}
+
+func (d *Debouncer) onServiceStateChanged(e events.ServiceStateChanged) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	now := time.Now()
+	d.change(e.Key.Canonical(), e.CorrelationID, events.ReasonServiceState, now)
+	d.handled(now)
+}
+
+func (d *Debouncer) onIndexSynchronized(e events.IndexSynchronized) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	now := time.Now()
+	d.synced[e.Source] = true
+	held := d.held[e.Source]
+	delete(d.held, e.Source)
+	n := 0
+	if held != nil {
+		n = len(held.list)
+		for _, tk := range held.list {
+			d.fire(tk.Key, tk.CorrelationID, events.ReasonIndexSynced, now)
+		}
+	}
+	// The trigger is due even with no keys: it asks for a full pass.
+	if b := d.batchFor(events.ReasonIndexSynced); b.correlationID == "" {
+		b.correlationID = e.CorrelationID
+	}
+	d.log.Info("index synchronized; firing held changes", "source", e.Source, "keys", n)
+	d.handled(now)
+}
+
+func (d *Debouncer) onIdle() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.flush(time.Now())
+}
+
+// change handles a change of key: it fires at once unless the key is in its
+// refractory period, where it waits for the period's end.
+func (d *Debouncer) change(key events.Key, correlationID string, reason events.Reason, now time.Time) {
+	s, inRefractory := d.keys[key]
+	if !inRefractory {
+		d.fire(key, correlationID, reason, now)
+		return
+	}
+	if s.pending {
+		d.coalesced.Add(1)
+	}
+	s.pending, s.correlationID = true, correlationID
+}
+
+// hold keeps a change until its source has synced.
+func (d *Debouncer) hold(source events.Source, key events.Key, correlationID string) {
+	set := d.held[source]
+	if set == nil {
+		set = &keySet{}
+		d.held[source] = set
+	}
+	if set.add(key, correlationID) {
+		d.coalesced.Add(1)
+	}
+}
+
+// fire triggers key at once, covering any change of it that was pending,
+// and starts its refractory period.
+func (d *Debouncer) fire(key events.Key, correlationID string, reason events.Reason, now time.Time) {
+	d.seq++
+	if s, ok := d.keys[key]; ok {
+		if s.pending {
+			d.coalesced.Add(1)
+		}
+		s.pending, s.correlationID = false, ""
+		s.deadline, s.seq = now.Add(d.interval), d.seq
+		heap.Fix(&d.deadlines, s.index)
+	} else {
+		s := &keyState{key: key, deadline: now.Add(d.interval), seq: d.seq}
+		d.keys[key] = s
+		heap.Push(&d.deadlines, s)
+	}
+	b := d.batchFor(reason)
+	b.keys = append(b.keys, events.TriggeredKey{Key: key, CorrelationID: correlationID})
+	d.batched++
+}
+
+func (d *Debouncer) batchFor(reason events.Reason) *batch {
+	for i := range d.batches {
+		if d.batches[i].reason == reason {
+			return &d.batches[i]
+		}
+	}
+	d.batches = append(d.batches, batch{reason: reason})
+	return &d.batches[len(d.batches)-1]
+}
+
+// handled ends the handling of one event: the timer follows the earliest
+// deadline, and an oversized batch is published without waiting for idle.
+func (d *Debouncer) handled(now time.Time) {
+	d.rearm(now)
+	if d.batched >= maxBatchKeys {
+		d.flush(now)
+	}
+}
+
+// flush publishes the keys fired at once, one trigger per reason.
+func (d *Debouncer) flush(now time.Time) {
+	for i, b := range d.batches {
+		bus.Publish(d.bus, trigger(b.reason, b.keys, b.correlationID, now))
+		d.batches[i] = batch{}
+	}
+	d.batches = d.batches[:0]
+	d.batched = 0
+}
+
+// fireDue ends every refractory period that is due: a key with a pending
+// change fires and starts a new period, any other key is forgotten. Keys due
+// together share one trigger.
+func (d *Debouncer) fireDue() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	now := time.Now()
+	d.armedFor = time.Time{} // the timer has fired
+	var keys []events.TriggeredKey
+	for len(d.deadlines) > 0 && !d.deadlines[0].deadline.After(now) {
+		s := d.deadlines[0]
+		if !s.pending {
+			heap.Pop(&d.deadlines)
+			delete(d.keys, s.key)
+			continue
+		}
+		keys = append(keys, events.TriggeredKey{Key: s.key, CorrelationID: s.correlationID})
+		d.seq++
+		s.pending, s.correlationID = false, ""
+		s.deadline, s.seq = now.Add(d.interval), d.seq
+		heap.Fix(&d.deadlines, 0)
+	}
+	if len(keys) > 0 {
+		bus.Publish(d.bus, trigger(events.ReasonRefractoryEnd, keys, "", now))
+	}
+	d.rearm(now)
+}
+
+// rearm sets the timer for the earliest deadline, or stops it when no key is
+// in its refractory period.
+func (d *Debouncer) rearm(now time.Time) {
+	if len(d.deadlines) == 0 {
+		if !d.armedFor.IsZero() {
+			d.timer.Stop()
+			d.armedFor = time.Time{}
+		}
+		return
+	}
+	next := d.deadlines[0].deadline
+	if next.Equal(d.armedFor) {
+		return
+	}
+	d.timer.Reset(next.Sub(now))
+	d.armedFor = next
+}
