@@ -1,0 +1,41 @@
+// Package statusync holds the pipeline's two end subscribers: the status
+// [Store], which turns reconcile events into per-resource statuses and writes
+// them where users look for them, and the Prometheus [Metrics] subscriber.
+//
+// Place in the pipeline: the last stage. It imports events and bus; it
+// subscribes to what the coordinator publishes and publishes StatusSynced /
+// StatusSyncFailed, the end of every chain.
+//
+//	coordinator ──ResourceChanged / ReconciliationStarted / ResourceSynced / ResourceFailed──▶ Store ──StatusSynced / StatusSyncFailed──▶ observers
+//	everything ──▶ Metrics (lossy observer) ──▶ Prometheus registry
+//
+// Guarantees of the Store:
+//
+//   - One coalescing subscription (by resource key) for all four event
+//     types, so a key's events are applied in publish order and memory is
+//     bounded by the number of keys; the newest state of every key wins.
+//   - The in-memory status ([Store.Get], [Store.List]) is updated on the
+//     subscriber goroutine at once. Writes to the [StatusWriter] run on a
+//     separate goroutine fed by a client-go workqueue keyed by resource, so a
+//     slow writer never delays the in-memory state, a key is never written by
+//     two goroutines at once, and any number of changes made during one write
+//     cause exactly one more write, of the newest state.
+//   - A failed write is retried per key with exponential backoff; changes
+//     that arrive meanwhile wait for that retry, which writes the newest
+//     state. A write equal to the last successful one is skipped.
+//   - Every write outcome is published with the key's correlation ID:
+//     StatusSynced (written, unchanged, deleted) or StatusSyncFailed (with a
+//     category, see [WithCategory], and a redacted error).
+//   - Errors are passed through [Redact] before they are stored, published
+//     or logged. A key whose writes keep failing is logged at its first
+//     failure and then at growing intervals, at most 5 minutes apart, not on
+//     every attempt.
+//
+// Guarantees of Metrics:
+//
+//   - Metric names follow controller-runtime's, prefixed musterd_.
+//   - It is an observer: a lossy subscription that never slows the pipeline;
+//     what it drops is counted by the bus and exported with the bus stats.
+//   - Bus counters are read from [bus.Bus.Stats] at scrape time, so they are
+//     exact even when the metrics subscriber drops events.
+package statusync

@@ -1,0 +1,431 @@
+package statusync
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"k8s.io/client-go/util/workqueue"
+
+	"github.com/musterd/musterd/pkg/bus"
+	"github.com/musterd/musterd/pkg/events"
+)
+
+// State is where a resource stands in its reconcile cycle.
+type State string
+
+// States.
+const (
+	// StatePending: a change was seen; no reconcile has started since.
+	StatePending State = "Pending"
+	// StateReconciling: a reconcile is running.
+	StateReconciling State = "Reconciling"
+	// StateSynced: the last reconcile succeeded.
+	StateSynced State = "Synced"
+	// StateError: the last reconcile failed and a retry is scheduled.
+	StateError State = "Error"
+	// StateFailed: the last reconcile failed and no retry is scheduled; the
+	// resource waits for its next change or resync.
+	StateFailed State = "Failed"
+)
+
+// Status is what users see of one resource.
+type Status struct {
+	Key   events.Key
+	State State
+	// LastReconcileTime is when the last reconcile finished, successfully or
+	// not; zero if none has.
+	LastReconcileTime time.Time
+	// LastError is the last reconcile error, redacted; empty once Synced.
+	LastError string
+	// RetryCount is the number of retries made in the current failure
+	// streak; 0 after a success.
+	RetryCount int
+	// NextRetry is when the failed reconcile is retried; zero unless State
+	// is StateError.
+	NextRetry time.Time
+	// CorrelationID is that of the chain of the last event applied.
+	CorrelationID string
+}
+
+func (s Status) equal(o Status) bool {
+	return s.Key == o.Key && s.State == o.State && s.LastReconcileTime.Equal(o.LastReconcileTime) &&
+		s.LastError == o.LastError && s.RetryCount == o.RetryCount && s.NextRetry.Equal(o.NextRetry) &&
+		s.CorrelationID == o.CorrelationID
+}
+
+// StatusWriter puts statuses where users look for them, such as a custom
+// resource's status subresource. The store calls it from one goroutine and
+// never for one key concurrently.
+type StatusWriter interface {
+	// WriteStatus writes st. Wrap an error with WithCategory to classify it.
+	WriteStatus(ctx context.Context, st Status) error
+	// DeleteStatus removes the status of a resource that is gone. It must
+	// treat a missing status as success: the store cannot know what an
+	// earlier run left behind, so it deletes without looking.
+	DeleteStatus(ctx context.Context, key events.Key) error
+}
+
+// StoreOptions configures a Store. The zero value keeps statuses in memory
+// only.
+type StoreOptions struct {
+	// Writer receives statuses. Nil keeps them in memory only; StatusSynced
+	// is still published, since the memory is then where users look.
+	Writer StatusWriter
+	// Logger defaults to slog.Default().
+	Logger *slog.Logger
+	// RetryBaseDelay is the delay before a key's first write retry; it
+	// doubles with each failure up to RetryMaxDelay. Defaults: 1s and 5m.
+	RetryBaseDelay time.Duration
+	RetryMaxDelay  time.Duration
+	// WriteTimeout is the deadline of the context passed to each
+	// WriteStatus and DeleteStatus call; the writer must honour it. Default
+	// 10s.
+	WriteTimeout time.Duration
+	// QueueMetrics, if set, receives the write queue's metrics under the
+	// queue name "status-store" (see NewWorkqueueMetricsProvider).
+	QueueMetrics workqueue.MetricsProvider
+}
+
+const (
+	storeName = "status-store"
+
+	// A key whose writes keep failing is logged at its first failure, then
+	// when this interval has passed, doubling up to the maximum.
+	failureLogFirstInterval = 30 * time.Second
+	failureLogMaxInterval   = 5 * time.Minute
+)
+
+// Store keeps the status of every resource and writes it through a
+// StatusWriter. Make it with NewStore; it works once Start runs. Get and List
+// are safe for concurrent use.
+type Store struct {
+	bus    *bus.Bus
+	opts   StoreOptions
+	log    *slog.Logger
+	ready  chan struct{}
+	sub    atomic.Pointer[bus.Subscription]
+	queue  workqueue.TypedRateLimitingInterface[events.Key] // made by Start
+	starts atomic.Bool
+
+	mu      sync.RWMutex
+	entries map[events.Key]entry
+	version uint64 // bumped by every change, to tell a key's states apart
+
+	// Owned by the writer goroutine.
+	written map[events.Key]Status // last successful write per key
+	failing map[events.Key]*failureLog
+}
+
+// entry is a key's newest state.
+type entry struct {
+	status Status
+	// deleted: the resource is gone and its status awaits DeleteStatus;
+	// status keeps only the key and correlation ID.
+	deleted bool
+	version uint64
+}
+
+// failureLog throttles the logging of one key's failure streak.
+type failureLog struct {
+	since      time.Time // first failure
+	nextLog    time.Time
+	interval   time.Duration
+	suppressed int // failures not logged since the last log
+}
+
+// discardWriter is the writer of a memory-only store.
+type discardWriter struct{}
+
+func (discardWriter) WriteStatus(context.Context, Status) error      { return nil }
+func (discardWriter) DeleteStatus(context.Context, events.Key) error { return nil }
+
+// NewStore returns a store of b's reconcile events.
+func NewStore(b *bus.Bus, opts StoreOptions) *Store {
+	if opts.Writer == nil {
+		opts.Writer = discardWriter{}
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	opts.RetryBaseDelay = cmp.Or(opts.RetryBaseDelay, time.Second)
+	opts.RetryMaxDelay = cmp.Or(opts.RetryMaxDelay, 5*time.Minute)
+	opts.WriteTimeout = cmp.Or(opts.WriteTimeout, 10*time.Second)
+	return &Store{
+		bus:     b,
+		opts:    opts,
+		log:     opts.Logger.With("component", storeName),
+		ready:   make(chan struct{}),
+		entries: map[events.Key]entry{},
+		written: map[events.Key]Status{},
+		failing: map[events.Key]*failureLog{},
+	}
+}
+
+// Name is the component's name, also its bus subscription's.
+func (s *Store) Name() string { return storeName }
+
+// SubscriptionReady is closed once Start has subscribed to the bus.
+func (s *Store) SubscriptionReady() <-chan struct{} { return s.ready }
+
+// BusySince reports since when the store's event handler has been running,
+// if it is.
+func (s *Store) BusySince() (time.Time, bool) {
+	if sub := s.sub.Load(); sub != nil {
+		return sub.BusySince()
+	}
+	return time.Time{}, false
+}
+
+// Start subscribes to the bus and runs the writer until ctx is done. A write
+// in flight is then cancelled and queued writes are abandoned: the next run
+// reconciles, and so writes, every resource again. Start may be called once.
+func (s *Store) Start(ctx context.Context) error {
+	if !s.starts.CompareAndSwap(false, true) {
+		return errors.New("status store: started twice")
+	}
+	s.queue = workqueue.NewTypedRateLimitingQueueWithConfig(
+		workqueue.NewTypedItemExponentialFailureRateLimiter[events.Key](s.opts.RetryBaseDelay, s.opts.RetryMaxDelay),
+		workqueue.TypedRateLimitingQueueConfig[events.Key]{Name: storeName, MetricsProvider: s.opts.QueueMetrics},
+	)
+	sub, err := s.bus.Subscribe(bus.SubscriberOptions{
+		Name: storeName,
+		// One subscription for every type keeps a key's events in order;
+		// coalescing by key keeps its newest only.
+		Delivery: bus.Coalescing(bus.ByResourceKey),
+		Handlers: []bus.Handler{
+			bus.On(s.onChanged),
+			bus.On(s.onStarted),
+			bus.On(s.onSynced),
+			bus.On(s.onFailed),
+		},
+	})
+	if err != nil {
+		s.queue.ShutDown()
+		return fmt.Errorf("status store: %w", err)
+	}
+	s.sub.Store(sub)
+	close(s.ready)
+
+	var writer sync.WaitGroup
+	writer.Go(func() { s.writeLoop(ctx) })
+	<-ctx.Done()
+	sub.Unsubscribe()
+	<-sub.Done() // no handler adds to the queue any more
+	s.queue.ShutDown()
+	writer.Wait()
+	return nil
+}
+
+// Get returns the status of key.
+func (s *Store) Get(key events.Key) (Status, bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	e, ok := s.entries[key.Canonical()]
+	if !ok || e.deleted {
+		return Status{}, false
+	}
+	return e.status, true
+}
+
+// List returns every status, sorted by key.
+func (s *Store) List() []Status {
+	s.mu.RLock()
+	out := make([]Status, 0, len(s.entries))
+	for _, e := range s.entries {
+		if !e.deleted {
+			out = append(out, e.status)
+		}
+	}
+	s.mu.RUnlock()
+	slices.SortFunc(out, func(a, b Status) int { return cmp.Compare(a.Key.String(), b.Key.String()) })
+	return out
+}
+
+func (s *Store) onChanged(e events.ResourceChanged) {
+	s.update(e.Key, e.CorrelationID, func(st *Status) {
+		st.State = StatePending
+		st.NextRetry = time.Time{}
+	})
+}
+
+func (s *Store) onStarted(e events.ReconciliationStarted) {
+	s.update(e.Key, e.CorrelationID, func(st *Status) {
+		st.State = StateReconciling
+		st.NextRetry = time.Time{}
+	})
+}
+
+func (s *Store) onSynced(e events.ResourceSynced) {
+	if e.Deleted {
+		s.set(e.Key, entry{status: Status{CorrelationID: e.CorrelationID}, deleted: true})
+		return
+	}
+	s.update(e.Key, e.CorrelationID, func(st *Status) {
+		st.State = StateSynced
+		st.LastReconcileTime = e.Time
+		st.LastError = ""
+		st.RetryCount = 0
+		st.NextRetry = time.Time{}
+	})
+}
+
+func (s *Store) onFailed(e events.ResourceFailed) {
+	s.update(e.Key, e.CorrelationID, func(st *Status) {
+		st.State = StateFailed
+		if e.WillRetry() {
+			st.State = StateError
+		}
+		st.LastReconcileTime = e.Time
+		st.LastError = Redact(e.Error)
+		st.RetryCount = max(e.Attempt-1, 0)
+		st.NextRetry = e.NextRetry
+	})
+}
+
+// update applies change to key's status; a deleted or unknown key starts
+// afresh.
+func (s *Store) update(key events.Key, correlationID string, change func(*Status)) {
+	key = key.Canonical()
+	s.mu.RLock()
+	e := s.entries[key]
+	s.mu.RUnlock() // only this goroutine writes entries, apart from the writer dropping deleted ones
+	st := e.status
+	if e.deleted {
+		st = Status{}
+	}
+	change(&st)
+	st.CorrelationID = correlationID
+	s.set(key, entry{status: st})
+}
+
+// set stores key's newest state and queues its write.
+func (s *Store) set(key events.Key, e entry) {
+	key = key.Canonical()
+	e.status.Key = key
+	s.mu.Lock()
+	s.version++
+	e.version = s.version
+	s.entries[key] = e
+	s.mu.Unlock()
+	// A key whose write failed waits out its backoff: the retry writes
+	// whatever is newest then. (succeeded re-queues a change that this skips
+	// while the key's last retry is succeeding.)
+	if s.queue.NumRequeues(key) == 0 {
+		s.queue.Add(key)
+	}
+}
+
+func (s *Store) writeLoop(ctx context.Context) {
+	for {
+		key, shutdown := s.queue.Get()
+		if shutdown {
+			return
+		}
+		if ctx.Err() == nil {
+			s.sync(ctx, key)
+		}
+		s.queue.Done(key)
+	}
+}
+
+// sync brings key's written status up to its newest state.
+func (s *Store) sync(ctx context.Context, key events.Key) {
+	s.mu.RLock()
+	e, ok := s.entries[key]
+	s.mu.RUnlock()
+	if !ok { // deleted and its deletion written already
+		s.queue.Forget(key)
+		return
+	}
+	wctx, cancel := context.WithTimeout(ctx, s.opts.WriteTimeout)
+	defer cancel()
+	var err error
+	category := events.StatusWritten
+	switch last, written := s.written[key]; {
+	case e.deleted:
+		category = events.StatusDeleted
+		err = s.opts.Writer.DeleteStatus(wctx, key)
+	case written && last.equal(e.status):
+		category = events.StatusUnchanged
+	default:
+		err = s.opts.Writer.WriteStatus(wctx, e.status)
+	}
+	switch {
+	case err != nil && ctx.Err() != nil:
+		// Stopping: the write was cancelled, not refused.
+	case err != nil:
+		s.failed(key, e, err)
+	default:
+		s.succeeded(key, e, category)
+	}
+}
+
+func (s *Store) succeeded(key events.Key, e entry, category string) {
+	s.queue.Forget(key)
+	if e.deleted {
+		delete(s.written, key)
+	} else {
+		s.written[key] = e.status
+	}
+	if f := s.failing[key]; f != nil {
+		delete(s.failing, key)
+		s.log.Info("status write recovered", "key", key.String(), "failingFor", time.Since(f.since),
+			"correlationId", e.status.CorrelationID)
+	}
+	bus.Publish(s.bus, events.StatusSynced{Meta: events.NewMeta(e.status.CorrelationID), Key: key, Category: category})
+
+	// Forget came first, so a change that set skipped (NumRequeues > 0)
+	// shows here as a newer version, and one made after this check saw
+	// NumRequeues == 0 and queued itself.
+	s.mu.Lock()
+	cur, ok := s.entries[key]
+	changed := ok && cur.version != e.version
+	if ok && !changed && e.deleted {
+		delete(s.entries, key) // forget the key for good
+	}
+	s.mu.Unlock()
+	if changed {
+		s.queue.Add(key)
+	}
+}
+
+func (s *Store) failed(key events.Key, e entry, err error) {
+	attempt := s.queue.NumRequeues(key) + 1
+	category := CategoryOf(err)
+	msg := Redact(err.Error())
+	bus.Publish(s.bus, events.StatusSyncFailed{
+		Meta: events.NewMeta(e.status.CorrelationID), Key: key, Category: category, Error: msg, Attempt: attempt,
+	})
+	s.logFailure(key, e.status.CorrelationID, attempt, category, msg)
+	s.queue.AddRateLimited(key)
+}
+
+// logFailure logs a key's first failure and then one failure per interval,
+// the interval doubling up to failureLogMaxInterval, so that a key failing
+// for hours neither floods the log nor goes quiet.
+func (s *Store) logFailure(key events.Key, correlationID string, attempt int, category, msg string) {
+	now := time.Now()
+	f := s.failing[key]
+	switch {
+	case f == nil:
+		f = &failureLog{since: now, interval: failureLogFirstInterval}
+		s.failing[key] = f
+	case now.Before(f.nextLog):
+		f.suppressed++
+		return
+	default:
+		f.interval = min(2*f.interval, failureLogMaxInterval)
+	}
+	f.nextLog = now.Add(f.interval)
+	s.log.Warn("status write failed; retrying with backoff", "key", key.String(), "attempt", attempt,
+		"category", category, "error", msg, "failingFor", now.Sub(f.since), "unloggedFailures", f.suppressed,
+		"correlationId", correlationID)
+	f.suppressed = 0
+}
