@@ -214,6 +214,7 @@ func (b *Bus) Subscribe(opts SubscriberOptions) (*Subscription, error) {
 		name:   opts.Name,
 		box:    opts.Delivery.newMailbox(),
 		onIdle: opts.OnIdle,
+		born:   time.Now(),
 		once:   opts.Once,
 		wake:   make(chan struct{}, 1),
 		stop:   make(chan struct{}),
@@ -368,7 +369,11 @@ type Subscription struct {
 	stopped   atomic.Bool
 	closeOnce sync.Once
 
-	busySince atomic.Int64 // unix nanoseconds while a handler runs, else 0
+	// busySince is, while a handler runs, 1 + its start as nanoseconds
+	// after born; 0 when idle. Offsets from born keep the monotonic clock,
+	// so a wall-clock step cannot fake or hide a stall.
+	born      time.Time
+	busySince atomic.Int64
 }
 
 // Name returns the subscription's name.
@@ -435,13 +440,13 @@ func (s *Subscription) run() {
 }
 
 func (s *Subscription) deliver(it item) {
-	s.guard(it.h, func() { it.h.call(it.ev) })
+	s.guard(it.h, func() { it.h.call(it.event()) })
 	it.h.delivered.Add(1)
 }
 
 // guard runs fn, marking the subscription busy, and recovers a panic.
 func (s *Subscription) guard(h *handler, fn func()) {
-	s.busySince.Store(time.Now().UnixNano())
+	s.busySince.Store(int64(time.Since(s.born)) + 1)
 	defer func() {
 		s.busySince.Store(0)
 		if r := recover(); r != nil {
@@ -488,12 +493,13 @@ func (s *Subscription) Pending() int {
 	return s.box.len()
 }
 
-// BusySince reports since when a handler has been running, if one is. A
-// component that has been busy on one event for too long is stalled.
+// BusySince reports since when a handler (or OnIdle) has been running, if
+// one is. A component that has been busy on one event for too long is
+// stalled.
 func (s *Subscription) BusySince() (time.Time, bool) {
-	ns := s.busySince.Load()
-	if ns == 0 {
+	offset := s.busySince.Load()
+	if offset == 0 {
 		return time.Time{}, false
 	}
-	return time.Unix(0, ns), true
+	return s.born.Add(time.Duration(offset - 1)), true
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -325,16 +326,25 @@ func TestCoalescingByResourceKeyReplacesAcrossTypes(t *testing.T) {
 	})
 }
 
+func trigger(reason events.Reason, names ...string) events.ReconciliationTriggered {
+	var keys []events.TriggeredKey
+	for _, n := range names {
+		keys = append(keys, events.TriggeredKey{Key: events.NewKey("Workflow", "", n), CorrelationID: n})
+	}
+	return events.ReconciliationTriggered{Reason: reason, Keys: events.NewTriggeredKeys(keys...)}
+}
+
+func startTriggerMerger(pending events.Event) bus.Merger {
+	return events.NewTriggerMerger(pending.(events.ReconciliationTriggered))
+}
+
 func TestCoalescingWithMergeFoldsPendingEvents(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b := started()
 		defer b.Close()
 		gate := make(chan struct{})
 		var got []events.ReconciliationTriggered
-		merge := func(older, newer events.Event) events.Event {
-			return events.MergeTriggers(older.(events.ReconciliationTriggered), newer.(events.ReconciliationTriggered))
-		}
-		_, err := bus.Subscribe(b, "coordinator", bus.Coalescing(func(events.Event) string { return "all" }).WithMerge(merge),
+		_, err := bus.Subscribe(b, "coordinator", bus.Coalescing(func(events.Event) string { return "all" }).WithMerge(startTriggerMerger),
 			func(e events.ReconciliationTriggered) {
 				if e.Reason == events.ReasonManual {
 					<-gate
@@ -342,22 +352,121 @@ func TestCoalescingWithMergeFoldsPendingEvents(t *testing.T) {
 				got = append(got, e)
 			})
 		require.NoError(t, err)
-		trigger := func(reason events.Reason, names ...string) events.ReconciliationTriggered {
-			var keys []events.TriggeredKey
-			for _, n := range names {
-				keys = append(keys, events.TriggeredKey{Key: events.NewKey("Workflow", "", n), CorrelationID: n})
-			}
-			return events.ReconciliationTriggered{Reason: reason, Keys: events.NewTriggeredKeys(keys...)}
-		}
 		bus.Publish(b, trigger(events.ReasonManual, "first"))
 		synctest.Wait()
+		var published []events.TriggeredKey
 		for i := range 1000 {
-			bus.Publish(b, trigger(events.ReasonChange, fmt.Sprint(i%50)))
+			e := trigger(events.ReasonChange, fmt.Sprint(i%50))
+			bus.Publish(b, e)
+			published = append(published, e.Keys.At(0))
 		}
 		close(gate)
 		synctest.Wait()
 		require.Len(t, got, 2)
-		assert.Equal(t, 50, got[1].Keys.Len(), "every key of every pending trigger arrives, once")
+		assert.Equal(t, events.NewTriggeredKeys(published...), got[1].Keys, "every key of every pending trigger arrives, once")
+	})
+}
+
+// countingMerger folds triggers' keys into one accumulator and counts what
+// the mailbox asks of it, and how many TriggeredKeys it copies.
+type countingMerger struct {
+	counts *mergeCounts
+	newest events.ReconciliationTriggered
+	keys   events.TriggeredKeysBuilder
+}
+
+type mergeCounts struct{ starts, adds, results, copied int }
+
+func (c *mergeCounts) start(pending events.Event) bus.Merger {
+	c.starts++
+	m := &countingMerger{counts: c}
+	m.fold(pending)
+	return m
+}
+
+func (m *countingMerger) fold(e events.Event) {
+	m.newest = e.(events.ReconciliationTriggered)
+	m.keys.AddAll(m.newest.Keys)
+	m.counts.copied += m.newest.Keys.Len()
+}
+
+func (m *countingMerger) Add(newer events.Event) { m.counts.adds++; m.fold(newer) }
+
+func (m *countingMerger) Result() events.Event {
+	m.counts.results++
+	m.counts.copied += m.keys.Len()
+	e := m.newest
+	e.Keys = m.keys.Build()
+	return e
+}
+
+func TestCoalescingWithMergeFoldsABurstIntoOneAccumulator(t *testing.T) {
+	// Merging pairs of immutable events copies the whole pending set at
+	// each collision: n single-key triggers cost n²/2 key copies. The
+	// mailbox's own accumulator takes each key once, plus one copy when
+	// the fold is delivered.
+	const n = 20_000
+	synctest.Test(t, func(t *testing.T) {
+		b := started()
+		defer b.Close()
+		var counts mergeCounts
+		gate := make(chan struct{})
+		var got []events.ReconciliationTriggered
+		sub, err := bus.Subscribe(b, "coordinator", bus.Coalescing(func(events.Event) string { return "all" }).WithMerge(counts.start),
+			func(e events.ReconciliationTriggered) {
+				if e.Reason == events.ReasonManual {
+					<-gate
+				}
+				got = append(got, e)
+			})
+		require.NoError(t, err)
+		bus.Publish(b, trigger(events.ReasonManual, "gate"))
+		synctest.Wait()
+		for i := range n {
+			bus.Publish(b, trigger(events.ReasonChange, strconv.Itoa(i)))
+		}
+		assert.Equal(t, 1, sub.Pending())
+		assert.Equal(t, mergeCounts{starts: 1, adds: n - 1, copied: n}, counts, "before delivery")
+		close(gate)
+		synctest.Wait()
+		assert.Equal(t, mergeCounts{starts: 1, adds: n - 1, results: 1, copied: 2 * n}, counts, "after delivery")
+		require.Len(t, got, 2)
+		assert.Equal(t, n, got[1].Keys.Len())
+	})
+}
+
+func TestCoalescingWithMergeReplacesAnEventOfAnotherHandler(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := started()
+		defer b.Close()
+		var counts mergeCounts
+		gate := make(chan struct{})
+		var got []string
+		_, err := b.Subscribe(bus.SubscriberOptions{
+			Name:     "mixed",
+			Delivery: bus.Coalescing(func(events.Event) string { return "all" }).WithMerge(counts.start),
+			Handlers: []bus.Handler{
+				bus.On(func(events.BecameLeader) { <-gate }),
+				bus.On(func(e events.ReconciliationTriggered) {
+					for tk := range e.Keys.All() {
+						got = append(got, "triggered:"+tk.Key.Name)
+					}
+				}),
+				bus.On(func(e events.ResourceChanged) { got = append(got, "changed:"+e.Key.Name) }),
+			},
+		})
+		require.NoError(t, err)
+		bus.Publish(b, events.BecameLeader{})
+		synctest.Wait()
+		bus.Publish(b, trigger(events.ReasonChange, "a"))
+		bus.Publish(b, trigger(events.ReasonChange, "b")) // folds into a
+		bus.Publish(b, changed("x"))                      // replaces the fold of a and b
+		bus.Publish(b, trigger(events.ReasonChange, "c")) // replaces x
+		bus.Publish(b, trigger(events.ReasonChange, "d")) // folds into c, in a new Merger
+		close(gate)
+		synctest.Wait()
+		assert.Equal(t, []string{"triggered:c", "triggered:d"}, got)
+		assert.Equal(t, mergeCounts{starts: 2, adds: 2, results: 1, copied: 2 + 2 + 2}, counts)
 	})
 }
 
@@ -532,7 +641,7 @@ func TestSubscribeRejectsMisuseClearly(t *testing.T) {
 		"no name":          {bus.SubscriberOptions{Delivery: bus.Lossy(1), Handlers: []bus.Handler{noop}}, "needs a name"},
 		"no delivery":      {bus.SubscriberOptions{Name: "x", Handlers: []bus.Handler{noop}}, "delivery unset"},
 		"zero capacity":    {bus.SubscriberOptions{Name: "x", Delivery: bus.Lossy(0), Handlers: []bus.Handler{noop}}, "delivery unset"},
-		"merge lossy":      {bus.SubscriberOptions{Name: "x", Delivery: bus.Lossy(1).WithMerge(func(a, _ events.Event) events.Event { return a }), Handlers: []bus.Handler{noop}}, "WithMerge needs a coalescing"},
+		"merge lossy":      {bus.SubscriberOptions{Name: "x", Delivery: bus.Lossy(1).WithMerge(startTriggerMerger), Handlers: []bus.Handler{noop}}, "WithMerge needs a coalescing"},
 		"no handlers":      {bus.SubscriberOptions{Name: "x", Delivery: bus.Lossy(1)}, "no handlers"},
 		"zero handler":     {bus.SubscriberOptions{Name: "x", Delivery: bus.Lossy(1), Handlers: []bus.Handler{{}}}, "bus.On"},
 		"two of one type":  {bus.SubscriberOptions{Name: "x", Delivery: bus.Lossy(1), Handlers: []bus.Handler{noop, noop}}, "two handlers"},

@@ -9,9 +9,9 @@ import (
 // Delivery is how a subscription's mailbox holds events its goroutine has
 // not yet handled. Make one with [Coalescing] or [Lossy].
 type Delivery struct {
-	capacity int                             // Lossy: the bound.
-	key      func(events.Event) string       // Coalescing: the key.
-	merge    func(older, newer events.Event) events.Event // Coalescing: optional.
+	capacity int                               // Lossy: the bound.
+	key      func(events.Event) string         // Coalescing: the key.
+	merge    func(pending events.Event) Merger // Coalescing: optional.
 }
 
 // Coalescing delivers the newest pending event of each key, for state
@@ -26,11 +26,37 @@ func Coalescing(key func(events.Event) string) Delivery {
 	return Delivery{key: key}
 }
 
+// Merger folds the events of one key that wait in a coalescing mailbox (see
+// [Delivery.WithMerge]). The mailbox owns it, so it may accumulate in place,
+// which a merge of two published events may not: those are immutable, their
+// contents shared with other subscribers. Add is called serially, under the
+// mailbox's lock on a publisher's goroutine, so it must be quick and must
+// neither block nor publish. Result is called at most once, on the
+// subscription's goroutine when the folded event is delivered (never, if
+// the subscription stops first), and never concurrently with Add; a panic
+// in it is recovered and counted like one in the handler.
+// [events.TriggerMerger] is one.
+type Merger interface {
+	// Add folds in an event that arrived while the fold was pending.
+	Add(newer events.Event)
+	// Result is the event to deliver in place of all those folded in.
+	Result() events.Event
+}
+
 // WithMerge makes a coalescing delivery fold a newer event into the pending
 // one of the same key and handler type, instead of replacing it. Use it for
 // events that accumulate, such as triggers that name sets of keys.
-func (d Delivery) WithMerge(merge func(older, newer events.Event) events.Event) Delivery {
-	d.merge = merge
+//
+// On the first collision of a pending event, the mailbox calls
+// start(pending), under its lock like Add, and Adds the newer event to the
+// Merger it returns; later collisions Add to the same Merger, and its Result
+// is delivered. The folded event takes the place of the newest, at the end
+// of the queue. An event whose handler type differs from the pending one's
+// replaces it, Merger and all, as without WithMerge. Folding into one
+// accumulator keeps a burst of N events O(N) when Add is O(1); merging them
+// pairwise into new immutable events would be O(N²).
+func (d Delivery) WithMerge(start func(pending events.Event) Merger) Delivery {
+	d.merge = start
 	return d
 }
 
@@ -90,10 +116,20 @@ func unkeyed(e events.Event) string {
 	return e.EventType()
 }
 
-// item is one pending delivery.
+// item is one pending delivery: ev, or the Result of merger if it is set.
 type item struct {
-	ev events.Event
-	h  *handler
+	ev     events.Event
+	h      *handler
+	merger Merger
+}
+
+// event returns the event to deliver. It runs on the subscription's
+// goroutine, outside the mailbox's lock.
+func (it item) event() events.Event {
+	if it.merger != nil {
+		return it.merger.Result()
+	}
+	return it.ev
 }
 
 // mailbox is the pending queue of one subscription. Its owner serialises
@@ -134,7 +170,7 @@ func (b *lossyBox) len() int { return len(b.items) }
 // stays within a constant factor of the number of live keys.
 type coalescingBox struct {
 	key   func(events.Event) string
-	merge func(older, newer events.Event) events.Event
+	merge func(pending events.Event) Merger
 	slots []slot
 	index map[string]int // key → position in slots of its live item
 	dead  int
@@ -151,7 +187,12 @@ func (b *coalescingBox) put(it item) bool {
 	if i, ok := b.index[k]; ok {
 		old := &b.slots[i]
 		if b.merge != nil && old.h == it.h {
-			it.ev = b.merge(old.ev, it.ev)
+			m := old.merger
+			if m == nil {
+				m = b.merge(old.ev)
+			}
+			m.Add(it.ev)
+			it = item{h: it.h, merger: m}
 		}
 		old.live, old.item = false, item{}
 		b.dead++

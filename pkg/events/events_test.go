@@ -2,6 +2,7 @@ package events_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"testing"
 	"time"
 
@@ -114,19 +115,129 @@ func TestTriggeredKeysAreImmutableAndDeduplicated(t *testing.T) {
 	assert.Equal(t, a, keys.At(0).Key, "Keys returns a copy")
 }
 
-func TestMergeTriggersUnitesKeys(t *testing.T) {
+func TestTriggeredKeysBuilderMatchesNewTriggeredKeys(t *testing.T) {
+	a := events.NewKey("Workflow", "", "a")
+	b := events.NewKey("Workflow", "team", "b")
+	c := events.NewKey("MCPServer", "", "c")
+	input := []events.TriggeredKey{
+		{Key: events.Key{Kind: "Workflow", Name: "a"}, CorrelationID: "1"}, // not canonical
+		{Key: b, CorrelationID: "2"},
+		{Key: a, CorrelationID: "3"}, // a again: keeps its place, takes "3"
+		{Key: c, CorrelationID: "4"},
+		{Key: b, CorrelationID: "5"},
+	}
+
+	var builder events.TriggeredKeysBuilder
+	assert.Equal(t, events.NewTriggeredKeys(), builder.Build(), "an empty builder builds the empty list")
+	builder.Add(input[0])
+	builder.AddAll(events.NewTriggeredKeys(input[1:3]...))
+	for _, tk := range input[3:] {
+		builder.Add(tk)
+	}
+	built := builder.Build()
+	assert.Equal(t, events.NewTriggeredKeys(input...), built)
+	assert.Equal(t, []events.TriggeredKey{{Key: a, CorrelationID: "3"}, {Key: b, CorrelationID: "5"}, {Key: c, CorrelationID: "4"}}, collect(built))
+	assert.Equal(t, 3, builder.Len())
+
+	builder.Add(events.TriggeredKey{Key: a, CorrelationID: "after build"})
+	builder.Add(events.TriggeredKey{Key: events.NewKey("Workflow", "", "d"), CorrelationID: "6"})
+	assert.Equal(t, events.NewTriggeredKeys(input...), built, "a built list does not change as the builder goes on")
+	assert.Equal(t, 4, builder.Build().Len())
+}
+
+func TestTriggeredKeysDedupeTheSameWayAtAnySize(t *testing.T) {
+	// Small lists dedupe by a scan, larger ones by an index built on the
+	// way: sizes on both sides of the switch, with duplicates before and
+	// after it, against a plain model of "first place, last correlation".
+	for _, distinct := range []int{1, 2, 8, 9, 10, 40} {
+		t.Run(fmt.Sprint(distinct), func(t *testing.T) {
+			var input []events.TriggeredKey
+			for round := range 3 {
+				for i := range distinct {
+					name := fmt.Sprint((i*7 + round) % distinct) // each round in another order
+					input = append(input, events.TriggeredKey{Key: events.Key{Kind: "Workflow", Name: name}, CorrelationID: fmt.Sprint(round, "-", i)})
+				}
+			}
+			var want []events.TriggeredKey
+			place := map[events.Key]int{}
+			for _, tk := range input {
+				tk.Key = tk.Key.Canonical()
+				if i, ok := place[tk.Key]; ok {
+					want[i].CorrelationID = tk.CorrelationID
+					continue
+				}
+				place[tk.Key] = len(want)
+				want = append(want, tk)
+			}
+
+			assert.Equal(t, want, collect(events.NewTriggeredKeys(input...)))
+			var builder events.TriggeredKeysBuilder
+			for _, tk := range input {
+				builder.Add(tk)
+			}
+			assert.Equal(t, want, collect(builder.Build()))
+			assert.Equal(t, distinct, builder.Len())
+		})
+	}
+}
+
+func TestTriggerMergerFoldsTriggersOfOneReason(t *testing.T) {
 	a := events.NewKey("Workflow", "", "a")
 	b := events.NewKey("Workflow", "", "b")
-	older := events.ReconciliationTriggered{Meta: events.Meta{CorrelationID: "old"}, Reason: events.ReasonChange,
-		Keys: events.NewTriggeredKeys(events.TriggeredKey{Key: a, CorrelationID: "1"})}
-	newer := events.ReconciliationTriggered{Meta: events.Meta{CorrelationID: "new"}, Reason: events.ReasonResync,
-		Keys: events.NewTriggeredKeys(events.TriggeredKey{Key: b, CorrelationID: "2"}, events.TriggeredKey{Key: a, CorrelationID: "3"})}
+	c := events.NewKey("Workflow", "", "c")
+	first := events.ReconciliationTriggered{Meta: events.Meta{CorrelationID: "old"}, Reason: events.ReasonChange,
+		Keys: events.NewTriggeredKeys(events.TriggeredKey{Key: a, CorrelationID: "1"}, events.TriggeredKey{Key: b, CorrelationID: "2"})}
+	second := events.ReconciliationTriggered{Meta: events.Meta{CorrelationID: "mid"}, Reason: events.ReasonChange,
+		Keys: events.NewTriggeredKeys(events.TriggeredKey{Key: c, CorrelationID: "3"}, events.TriggeredKey{Key: a, CorrelationID: "4"})}
+	third := events.ReconciliationTriggered{Meta: events.Meta{CorrelationID: "new"}, Reason: events.ReasonChange,
+		Keys: events.NewTriggeredKeys(events.TriggeredKey{Key: b, CorrelationID: "5"})}
+	firstBefore, secondBefore := collect(first.Keys), collect(second.Keys)
 
-	merged := events.MergeTriggers(older, newer)
-	assert.Equal(t, events.ReasonResync, merged.Reason)
-	assert.Equal(t, "new", merged.CorrelationID)
-	assert.Equal(t, []events.TriggeredKey{{Key: a, CorrelationID: "3"}, {Key: b, CorrelationID: "2"}}, collect(merged.Keys))
-	assert.Equal(t, 1, older.Keys.Len(), "merging leaves its inputs alone")
+	m := events.NewTriggerMerger(first)
+	m.Add(second)
+	m.Add(third)
+	merged, ok := m.Result().(events.ReconciliationTriggered)
+	require.True(t, ok)
+
+	assert.Equal(t, third.Meta, merged.Meta, "the newest trigger's metadata")
+	assert.Equal(t, events.ReasonChange, merged.Reason)
+	var all []events.TriggeredKey
+	for _, e := range []events.ReconciliationTriggered{first, second, third} {
+		all = append(all, collect(e.Keys)...)
+	}
+	assert.Equal(t, events.NewTriggeredKeys(all...), merged.Keys, "the keys NewTriggeredKeys makes of all the triggers' keys")
+	assert.Equal(t, []events.TriggeredKey{{Key: a, CorrelationID: "4"}, {Key: b, CorrelationID: "5"}, {Key: c, CorrelationID: "3"}}, collect(merged.Keys))
+	assert.Equal(t, firstBefore, collect(first.Keys), "folding never changes the first trigger's shared keys")
+	assert.Equal(t, secondBefore, collect(second.Keys), "nor a later one's")
+
+	m.Add(events.ReconciliationTriggered{Reason: events.ReasonChange,
+		Keys: events.NewTriggeredKeys(events.TriggeredKey{Key: a, CorrelationID: "later"}, events.TriggeredKey{Key: events.NewKey("Workflow", "", "d")})})
+	assert.Equal(t, []events.TriggeredKey{{Key: a, CorrelationID: "4"}, {Key: b, CorrelationID: "5"}, {Key: c, CorrelationID: "3"}}, collect(merged.Keys),
+		"a result is immutable: later folds do not reach it")
+}
+
+func TestTriggerMergerCopiesEachKeyOnce(t *testing.T) {
+	// A burst of single-key triggers folds in amortised constant work per
+	// trigger. Rebuilding the union on every fold (NewTriggeredKeys of
+	// older+newer) allocates a list and an index per trigger.
+	const n = 10_000
+	triggers := make([]events.Event, n) // boxed up front: boxing allocates
+	for i := range triggers {
+		triggers[i] = events.ReconciliationTriggered{Reason: events.ReasonChange,
+			Keys: events.NewTriggeredKeys(events.TriggeredKey{Key: events.NewKey("Workflow", "", fmt.Sprint(i)), CorrelationID: "c"})}
+	}
+	m := events.NewTriggerMerger(triggers[0].(events.ReconciliationTriggered))
+	next := 1
+	// AllocsPerRun makes one warm-up run and truncates the mean.
+	perFold := testing.AllocsPerRun(n-2, func() { m.Add(triggers[next]); next++ })
+	assert.Zero(t, perFold, "allocations per fold, amortised")
+	assert.Equal(t, n, m.Result().(events.ReconciliationTriggered).Keys.Len())
+}
+
+func TestTriggerMergerRejectsOtherEvents(t *testing.T) {
+	m := events.NewTriggerMerger(events.ReconciliationTriggered{})
+	assert.PanicsWithValue(t, "events: TriggerMerger.Add(events.BecameLeader): only ReconciliationTriggered events fold into a trigger",
+		func() { m.Add(events.BecameLeader{}) })
 }
 
 func collect(keys events.TriggeredKeys) []events.TriggeredKey {

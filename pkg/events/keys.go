@@ -2,7 +2,9 @@ package events
 
 import (
 	"encoding/json"
+	"fmt"
 	"iter"
+	"slices"
 )
 
 // TriggeredKey is one resource of a ReconciliationTriggered, with the
@@ -17,6 +19,8 @@ type TriggeredKey struct {
 // once. Its zero value is the empty list.
 //
 // It hides its slice so that no subscriber can change a published trigger.
+// Make one with [NewTriggeredKeys] or, key by key, with a
+// [TriggeredKeysBuilder].
 type TriggeredKeys struct {
 	list []TriggeredKey
 }
@@ -27,18 +31,12 @@ func NewTriggeredKeys(keys ...TriggeredKey) TriggeredKeys {
 	if len(keys) == 0 {
 		return TriggeredKeys{}
 	}
-	list := make([]TriggeredKey, 0, len(keys))
-	index := make(map[Key]int, len(keys))
+	b := TriggeredKeysBuilder{list: make([]TriggeredKey, 0, len(keys))}
 	for _, tk := range keys {
-		tk.Key = tk.Key.Canonical()
-		if i, ok := index[tk.Key]; ok {
-			list[i].CorrelationID = tk.CorrelationID
-			continue
-		}
-		index[tk.Key] = len(list)
-		list = append(list, tk)
+		b.Add(tk)
 	}
-	return TriggeredKeys{list: list}
+	// b is dropped here, so its list needs no copy to stay immutable.
+	return TriggeredKeys{list: b.list}
 }
 
 // Len returns the number of keys.
@@ -85,14 +83,114 @@ func (t *TriggeredKeys) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-// MergeTriggers folds newer into older: the union of their keys, each with
-// its newest correlation ID, under newer's reason and metadata. Subscribers
-// that coalesce triggers use it so that memory stays bounded by the number
-// of keys while no key is lost.
-func MergeTriggers(older, newer ReconciliationTriggered) ReconciliationTriggered {
-	merged := make([]TriggeredKey, 0, older.Keys.Len()+newer.Keys.Len())
-	merged = append(merged, older.Keys.list...)
-	merged = append(merged, newer.Keys.list...)
-	newer.Keys = NewTriggeredKeys(merged...)
-	return newer
+// TriggeredKeysBuilder gathers triggered keys one at a time, in amortised
+// constant time per key, with the semantics of [NewTriggeredKeys]: keys are
+// made canonical, and a key added twice keeps its first place and its last
+// correlation ID. Its zero value is empty and ready to use. It is not safe
+// for concurrent use.
+type TriggeredKeysBuilder struct {
+	list  []TriggeredKey
+	index map[Key]int // key → position in list; nil up to linearScanKeys keys
+}
+
+// linearScanKeys is how many keys a builder dedupes by scanning its list
+// before it builds an index. Most triggers name one key or a few: a scan
+// beats hashing them and spares a map per trigger.
+const linearScanKeys = 8
+
+// Add adds tk.
+func (b *TriggeredKeysBuilder) Add(tk TriggeredKey) {
+	tk.Key = tk.Key.Canonical()
+	if i, ok := b.find(tk.Key); ok {
+		b.list[i].CorrelationID = tk.CorrelationID
+		return
+	}
+	b.list = append(b.list, tk)
+	switch {
+	case b.index != nil:
+		b.index[tk.Key] = len(b.list) - 1
+	case len(b.list) > linearScanKeys:
+		b.index = make(map[Key]int, cap(b.list))
+		for i, listed := range b.list {
+			b.index[listed.Key] = i
+		}
+	}
+}
+
+func (b *TriggeredKeysBuilder) find(k Key) (int, bool) {
+	if b.index != nil {
+		i, ok := b.index[k]
+		return i, ok
+	}
+	for i := range b.list {
+		if b.list[i].Key == k {
+			return i, true
+		}
+	}
+	return 0, false
+}
+
+// AddAll adds every key of keys, in order. keys itself is left alone.
+func (b *TriggeredKeysBuilder) AddAll(keys TriggeredKeys) {
+	for _, tk := range keys.list {
+		b.Add(tk)
+	}
+}
+
+// Len returns the number of distinct keys added so far.
+func (b *TriggeredKeysBuilder) Len() int { return len(b.list) }
+
+// Build returns the keys added so far. It copies them, so the result stays
+// immutable while the builder goes on.
+func (b *TriggeredKeysBuilder) Build() TriggeredKeys {
+	if len(b.list) == 0 {
+		return TriggeredKeys{}
+	}
+	return TriggeredKeys{list: slices.Clone(b.list)}
+}
+
+// TriggerMerger folds ReconciliationTriggered events into one: the union of
+// their keys, each in its first place and with its newest correlation ID,
+// under the newest event's reason and metadata. It is meant for events of
+// one reason: the reasons of all but the newest are dropped, so a subscriber
+// that acts on the reason must merge per reason.
+//
+// Folding costs amortised constant time per key and never changes the
+// events folded in, whose keys other subscribers share. Its method set is
+// that of bus.Merger, for coalescing subscriptions that accumulate triggers
+// (bus.Coalescing(key).WithMerge). It is not safe for concurrent use.
+type TriggerMerger struct {
+	newest ReconciliationTriggered // without its Keys: keys holds the union.
+	keys   TriggeredKeysBuilder
+}
+
+// NewTriggerMerger starts a fold with first.
+func NewTriggerMerger(first ReconciliationTriggered) *TriggerMerger {
+	m := &TriggerMerger{}
+	m.fold(first)
+	return m
+}
+
+// Add folds in newer, which must be a ReconciliationTriggered: anything
+// else is a programming error and panics.
+func (m *TriggerMerger) Add(newer Event) {
+	t, ok := newer.(ReconciliationTriggered)
+	if !ok {
+		panic(fmt.Sprintf("events: TriggerMerger.Add(%T): only ReconciliationTriggered events fold into a trigger", newer))
+	}
+	m.fold(t)
+}
+
+func (m *TriggerMerger) fold(t ReconciliationTriggered) {
+	m.keys.AddAll(t.Keys)
+	t.Keys = TriggeredKeys{} // holding them would keep a big first set alive twice
+	m.newest = t
+}
+
+// Result returns the folded trigger, a ReconciliationTriggered. Its keys are
+// a copy: folding more events in afterwards does not change it.
+func (m *TriggerMerger) Result() Event {
+	t := m.newest
+	t.Keys = m.keys.Build()
+	return t
 }

@@ -1,0 +1,96 @@
+package coordinator
+
+import (
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"k8s.io/client-go/util/workqueue"
+)
+
+// JitteredBackoff is a per-item exponential backoff with jitter. It is a
+// workqueue.TypedRateLimiter, so retries go through the queue's
+// rate-limited add path and count in its retries metric; and it remembers
+// the delay it last returned, so that the time of the next retry can be
+// announced exactly.
+//
+// The delay after the n'th consecutive failure is
+// min(max, base·2^(n-1)), stretched by a random factor in [0, jitter) and
+// capped at max again. Jitter spreads the retries of keys that failed
+// together (a shared dependency went down) so they do not return in step.
+type JitteredBackoff[T comparable] struct {
+	base, max time.Duration
+	jitter    float64
+	rand      func() float64
+
+	mu    sync.Mutex
+	items map[T]backoffItem
+}
+
+type backoffItem struct {
+	failures int
+	last     time.Duration
+}
+
+var _ workqueue.TypedRateLimiter[string] = (*JitteredBackoff[string])(nil)
+
+// NewJitteredBackoff returns a backoff from base up to limit. A jitter of
+// zero or less means none. random returns a number in [0, 1); nil means
+// math/rand/v2's Float64.
+func NewJitteredBackoff[T comparable](base, limit time.Duration, jitter float64, random func() float64) *JitteredBackoff[T] {
+	if random == nil {
+		random = rand.Float64
+	}
+	return &JitteredBackoff[T]{base: base, max: limit, jitter: max(jitter, 0), rand: random, items: map[T]backoffItem{}}
+}
+
+// When records a failure of item and returns how long to wait before
+// retrying it.
+func (b *JitteredBackoff[T]) When(item T) time.Duration {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	it := b.items[item]
+	it.failures++
+	it.last = b.delay(it.failures)
+	b.items[item] = it
+	return it.last
+}
+
+func (b *JitteredBackoff[T]) delay(failures int) time.Duration {
+	d := b.base
+	for i := 1; i < failures && d < b.max; i++ {
+		if d > b.max/2 { // doubling would pass max, or overflow
+			d = b.max
+			break
+		}
+		d *= 2
+	}
+	d = min(d, b.max)
+	if b.jitter > 0 {
+		d += time.Duration(float64(d) * b.jitter * b.rand())
+	}
+	return min(d, b.max)
+}
+
+// Forget clears item's failures: its next delay starts from base again.
+func (b *JitteredBackoff[T]) Forget(item T) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	delete(b.items, item)
+}
+
+// NumRequeues returns item's consecutive failures since it was last
+// forgotten.
+func (b *JitteredBackoff[T]) NumRequeues(item T) int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.items[item].failures
+}
+
+// LastDelay returns the delay When last returned for item; zero if it has
+// none since it was last forgotten.
+func (b *JitteredBackoff[T]) LastDelay(item T) time.Duration {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.items[item].last
+}

@@ -1,0 +1,566 @@
+package coordinator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/time/rate"
+	"k8s.io/client-go/util/workqueue"
+
+	"github.com/musterd/musterd/pkg/bus"
+	"github.com/musterd/musterd/pkg/events"
+	"github.com/musterd/musterd/pkg/reconcilers"
+)
+
+// Name is the coordinator's component name, its bus subscription's name and
+// its workqueue's metrics name.
+const Name = "coordinator"
+
+// Options configures a Coordinator. The zero value of every field is its
+// default.
+type Options struct {
+	// Workers is how many keys are reconciled at once. Default 2.
+	Workers int
+	// ReconcileTimeout bounds each Reconcile and each List call. Default 30s.
+	ReconcileTimeout time.Duration
+	// BackoffBase is the delay before the first retry of a failed key; it
+	// doubles with every further failure. Default 1s.
+	BackoffBase time.Duration
+	// BackoffMax caps the retry delay, jitter included. Default 5m.
+	BackoffMax time.Duration
+	// Jitter stretches each retry delay by a random factor in [0, Jitter).
+	// Default 0.1; negative means none.
+	Jitter float64
+	// MaxRetries is how many times a key is retried after its first
+	// failure before the failure is final. Default 5; negative means none.
+	MaxRetries int
+	// ResyncPeriod is how often every enabled kind's keys are reconciled
+	// whether or not anything changed. Default 10m; negative disables the
+	// periodic resync (Resync and index-synced triggers still start passes).
+	ResyncPeriod time.Duration
+	// ResyncQPS paces resync passes, in keys enqueued per second, with a
+	// burst of as many. Default 100.
+	ResyncQPS float64
+	// MetricsProvider, if set, receives the workqueue's depth, adds,
+	// retries and latency metrics under the name "coordinator".
+	MetricsProvider workqueue.MetricsProvider
+	// Logger defaults to slog.Default().
+	Logger *slog.Logger
+	// Rand returns numbers in [0, 1) for the jitter. Default
+	// math/rand/v2's Float64.
+	Rand func() float64
+}
+
+func (o Options) withDefaults() (Options, error) {
+	switch {
+	case o.Workers < 0:
+		return o, fmt.Errorf("coordinator: Workers is %d; it must not be negative", o.Workers)
+	case o.ReconcileTimeout < 0:
+		return o, fmt.Errorf("coordinator: ReconcileTimeout is %s; it must not be negative", o.ReconcileTimeout)
+	case o.BackoffBase < 0 || o.BackoffMax < 0:
+		return o, fmt.Errorf("coordinator: BackoffBase %s and BackoffMax %s must not be negative", o.BackoffBase, o.BackoffMax)
+	case o.ResyncQPS < 0 || math.IsNaN(o.ResyncQPS) || math.IsInf(o.ResyncQPS, 0):
+		return o, fmt.Errorf("coordinator: ResyncQPS is %v; it must be a positive number", o.ResyncQPS)
+	case math.IsNaN(o.Jitter) || math.IsInf(o.Jitter, 0):
+		return o, fmt.Errorf("coordinator: Jitter is %v; it must be a number", o.Jitter)
+	}
+	o.Workers = orDefault(o.Workers, 2)
+	o.ReconcileTimeout = orDefault(o.ReconcileTimeout, 30*time.Second)
+	o.BackoffBase = orDefault(o.BackoffBase, time.Second)
+	o.BackoffMax = orDefault(o.BackoffMax, 5*time.Minute)
+	o.Jitter = orDefault(o.Jitter, 0.1)
+	o.MaxRetries = max(orDefault(o.MaxRetries, 5), 0)
+	o.ResyncPeriod = orDefault(o.ResyncPeriod, 10*time.Minute)
+	o.ResyncQPS = orDefault(o.ResyncQPS, 100)
+	if o.BackoffMax < o.BackoffBase {
+		return o, fmt.Errorf("coordinator: BackoffMax %s is below BackoffBase %s", o.BackoffMax, o.BackoffBase)
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	return o, nil
+}
+
+// orDefault returns v, or def when v is zero.
+func orDefault[T comparable](v, def T) T {
+	var zero T
+	if v == zero {
+		return def
+	}
+	return v
+}
+
+// Coordinator hands triggered keys to their kind's reconciler through a
+// keyed work queue. Make one with New and run it with Start.
+type Coordinator struct {
+	bus     *bus.Bus
+	reg     *reconcilers.Registry
+	opts    Options
+	log     *slog.Logger
+	backoff *JitteredBackoff[events.Key]
+
+	mu       sync.Mutex
+	queue    workqueue.TypedRateLimitingInterface[events.Key] // nil until Start
+	keys     map[events.Key]*keyState                         // keys with pending work
+	disabled map[string]bool
+
+	started         atomic.Bool
+	ready           chan struct{}
+	sub             atomic.Pointer[bus.Subscription]
+	resyncRequested chan struct{} // capacity 1: at most one pass waits
+
+	reconcilingSince []atomic.Int64 // per worker: unix nanoseconds, 0 when idle
+	active           atomic.Int32
+	panics           atomic.Uint64
+}
+
+// keyState is what the coordinator knows of a key with pending work. The
+// workqueue dedups keys but cannot say why one came out: this can.
+type keyState struct {
+	// corr is the correlation ID of the key's newest trigger.
+	corr string
+	// queued says a trigger asked for a reconcile now; changed, that one of
+	// those triggers was a change, which resets the backoff.
+	queued, changed bool
+	// wakeAt is when a retry or a requeue is due; zero if none is.
+	wakeAt time.Time
+	// retrying says wakeAt is a backoff retry, which runtime events must
+	// not bypass.
+	retrying bool
+}
+
+// New returns a coordinator for the reconcilers in reg. It does nothing
+// until Start.
+func New(b *bus.Bus, reg *reconcilers.Registry, opts Options) (*Coordinator, error) {
+	if b == nil || reg == nil {
+		return nil, errors.New("coordinator: a bus and a registry are required")
+	}
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	return &Coordinator{
+		bus:              b,
+		reg:              reg,
+		opts:             opts,
+		log:              opts.Logger.With("component", Name),
+		backoff:          NewJitteredBackoff[events.Key](opts.BackoffBase, opts.BackoffMax, opts.Jitter, opts.Rand),
+		keys:             map[events.Key]*keyState{},
+		disabled:         map[string]bool{},
+		ready:            make(chan struct{}),
+		resyncRequested:  make(chan struct{}, 1),
+		reconcilingSince: make([]atomic.Int64, opts.Workers),
+	}, nil
+}
+
+// Name returns "coordinator".
+func (c *Coordinator) Name() string { return Name }
+
+// SubscriptionReady is closed once Start has subscribed to the bus.
+func (c *Coordinator) SubscriptionReady() <-chan struct{} { return c.ready }
+
+// Start subscribes to ReconciliationTriggered, runs the workers and the
+// resync loop, and blocks until ctx is done. Then it unsubscribes, shuts the
+// queue down, cancels the reconciles in flight and waits for them. It
+// returns nil, or an error if it could not start.
+func (c *Coordinator) Start(ctx context.Context) error {
+	if !c.started.CompareAndSwap(false, true) {
+		return errors.New("coordinator: already started")
+	}
+	sub, err := c.bus.Subscribe(bus.SubscriberOptions{
+		Name: Name,
+		// One pending trigger per reason: a TriggerMerger keeps only the
+		// newest reason, and a change folded into a service-state trigger
+		// would lose its backoff reset (or an index-synced one its resync).
+		// The merger accumulates in place, so a burst of single-key
+		// triggers costs the publishers O(1) per key.
+		Delivery: bus.Coalescing(func(e events.Event) string {
+			return string(e.(events.ReconciliationTriggered).Reason)
+		}).WithMerge(func(pending events.Event) bus.Merger {
+			return events.NewTriggerMerger(pending.(events.ReconciliationTriggered))
+		}),
+		Handlers: []bus.Handler{bus.On(c.onTrigger)},
+	})
+	if err != nil {
+		return fmt.Errorf("coordinator: subscribe: %w", err)
+	}
+	c.sub.Store(sub)
+
+	queue := workqueue.NewTypedRateLimitingQueueWithConfig[events.Key](c.backoff, workqueue.TypedRateLimitingQueueConfig[events.Key]{
+		Name:            Name,
+		MetricsProvider: c.opts.MetricsProvider,
+	})
+	c.mu.Lock()
+	c.queue = queue
+	for key, st := range c.keys { // triggered before Start
+		if st.queued {
+			queue.Add(key)
+		}
+	}
+	c.mu.Unlock()
+	close(c.ready)
+
+	var wg sync.WaitGroup
+	for id := range c.opts.Workers {
+		wg.Go(func() { c.work(ctx, id) })
+	}
+	wg.Go(func() { c.resyncLoop(ctx) })
+	<-ctx.Done()
+	sub.Unsubscribe()
+	queue.ShutDown()
+	wg.Wait()
+	<-sub.Done()
+	return nil
+}
+
+// BusySince reports since when the coordinator has made no progress, if
+// it is stuck: its subscription has been handling one trigger, or every
+// worker has been inside Reconcile, since then. A reconciler that honours
+// its deadline is done within ReconcileTimeout, so a stall threshold should
+// exceed it.
+func (c *Coordinator) BusySince() (time.Time, bool) {
+	var since time.Time
+	var busy bool
+	if sub := c.sub.Load(); sub != nil {
+		since, busy = sub.BusySince()
+	}
+	var allSince int64
+	for i := range c.reconcilingSince {
+		ns := c.reconcilingSince[i].Load()
+		if ns == 0 {
+			return since, busy
+		}
+		allSince = max(allSince, ns)
+	}
+	if all := time.Unix(0, allSince); !busy || all.Before(since) {
+		since, busy = all, true
+	}
+	return since, busy
+}
+
+// ActiveWorkers returns how many workers are inside Reconcile now.
+func (c *Coordinator) ActiveWorkers() int { return int(c.active.Load()) }
+
+// Panics returns how many reconciler panics were recovered.
+func (c *Coordinator) Panics() uint64 { return c.panics.Load() }
+
+// Trigger reconciles keys at once, resetting their backoff, as for a
+// manual trigger. Keys of disabled kinds are ignored. Before Start, the keys
+// wait for it.
+func (c *Coordinator) Trigger(keys ...events.Key) {
+	corr := events.NewCorrelationID()
+	for _, key := range keys {
+		c.enqueue(key, corr, events.ReasonManual)
+	}
+}
+
+// Resync asks for a resync pass now. A request made while a pass runs
+// starts at most one more pass after it.
+func (c *Coordinator) Resync() {
+	select {
+	case c.resyncRequested <- struct{}{}:
+	default: // a pass is requested already
+	}
+}
+
+// KindEnabled reports whether kind has a reconciler and is not disabled.
+func (c *Coordinator) KindEnabled(kind string) bool {
+	if _, ok := c.reg.Get(kind); !ok {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return !c.disabled[kind]
+}
+
+// SetKindEnabled disables or re-enables a kind. While a kind is disabled its
+// triggers are ignored and its pending work is dropped. Re-enabling it
+// calls its List (bounded by ReconcileTimeout) and reconciles every key
+// listed, as for a manual trigger. An unknown kind is an error; so is a
+// List that fails, though the kind is enabled all the same.
+func (c *Coordinator) SetKindEnabled(kind string, enabled bool) error {
+	if _, ok := c.reg.Get(kind); !ok {
+		return fmt.Errorf("coordinator: no reconciler registered for kind %q", kind)
+	}
+	c.mu.Lock()
+	wasEnabled := !c.disabled[kind]
+	if enabled {
+		delete(c.disabled, kind)
+	} else {
+		c.disabled[kind] = true
+	}
+	c.mu.Unlock()
+	if !enabled || wasEnabled {
+		return nil
+	}
+	keys, err := c.list(context.Background(), kind)
+	if err != nil {
+		return fmt.Errorf("coordinator: kind %q enabled, but listing its keys failed: %w", kind, err)
+	}
+	c.Trigger(keys...)
+	return nil
+}
+
+func (c *Coordinator) onTrigger(e events.ReconciliationTriggered) {
+	for tk := range e.Keys.All() {
+		corr := tk.CorrelationID
+		if corr == "" {
+			corr = e.CorrelationID
+		}
+		c.enqueue(tk.Key, corr, e.Reason)
+	}
+	if e.Reason == events.ReasonIndexSynced {
+		c.Resync() // the initial listing: prunes what runs but is not declared
+	}
+}
+
+// resetsBackoff reports whether reason means the user changed something, so
+// a failing key deserves a fresh start. Runtime reasons (service-state,
+// retry, resync) and unknown ones do not: muster restarted one service 131
+// times in 53 s because its crashes bypassed the backoff.
+func resetsBackoff(reason events.Reason) bool {
+	switch reason {
+	case events.ReasonChange, events.ReasonRefractoryEnd, events.ReasonManual, events.ReasonIndexSynced:
+		return true
+	}
+	return false
+}
+
+// enqueue asks for a reconcile of key now, unless its kind is disabled, or
+// reason is a runtime one and the key waits for a backoff retry: that retry
+// will come.
+func (c *Coordinator) enqueue(key events.Key, corr string, reason events.Reason) {
+	key = key.Canonical()
+	if corr == "" { // so that the key's events still share one chain
+		corr = events.NewCorrelationID()
+	}
+	c.mu.Lock()
+	if c.disabled[key.Kind] {
+		c.mu.Unlock()
+		c.log.Debug("trigger of a disabled kind ignored", "key", key, "reason", reason)
+		return
+	}
+	defer c.mu.Unlock()
+	st := c.keys[key]
+	if st == nil {
+		st = &keyState{}
+		c.keys[key] = st
+	}
+	reset := resetsBackoff(reason)
+	if reset {
+		c.backoff.Forget(key)
+		st.wakeAt, st.retrying = time.Time{}, false
+	} else if st.retrying {
+		return
+	}
+	st.corr, st.queued, st.changed = corr, true, st.changed || reset
+	if c.queue != nil {
+		c.queue.Add(key)
+	}
+}
+
+func (c *Coordinator) work(ctx context.Context, id int) {
+	for {
+		key, shutdown := c.queue.Get()
+		if shutdown {
+			return
+		}
+		if ctx.Err() == nil { // after ShutDown, Get still drains what is queued
+			c.process(ctx, id, key)
+		}
+		c.queue.Done(key)
+	}
+}
+
+func (c *Coordinator) process(ctx context.Context, id int, key events.Key) {
+	req, ok := c.claim(key)
+	if !ok {
+		return
+	}
+	rec, ok := c.reg.Get(key.Kind)
+	if !ok {
+		c.settle(ctx, req, reconcilers.Result{Err: reconcilers.Permanent(fmt.Errorf("no reconciler registered for kind %q", key.Kind))}, 0)
+		return
+	}
+	bus.Publish(c.bus, events.ReconciliationStarted{Meta: events.NewMeta(req.CorrelationID), Key: key, Attempt: req.Attempt})
+	start := time.Now()
+	c.reconcilingSince[id].Store(start.UnixNano())
+	c.active.Add(1)
+	var res reconcilers.Result
+	if err := c.recovered(key.Kind, func() {
+		rctx, cancel := context.WithTimeout(ctx, c.opts.ReconcileTimeout)
+		defer cancel()
+		res = rec.Reconcile(rctx, req)
+	}); err != nil {
+		res = reconcilers.Result{Err: err}
+	}
+	c.active.Add(-1)
+	c.reconcilingSince[id].Store(0)
+	c.settle(ctx, req, res, time.Since(start))
+}
+
+// claim decides whether key, just taken from the queue, is due, and if so
+// takes its pending request. A key comes out of the workqueue that is not
+// due when a delayed add was superseded: a change reset the backoff of a
+// key that waited for a retry, or a newer retry replaced an older one. The
+// reconcile that superseded it answered it already.
+func (c *Coordinator) claim(key events.Key) (reconcilers.Request, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st := c.keys[key]
+	if st == nil {
+		return reconcilers.Request{}, false
+	}
+	now := time.Now()
+	if !st.queued && (st.wakeAt.IsZero() || now.Before(st.wakeAt)) {
+		if !st.wakeAt.IsZero() {
+			// The delaying queue keeps the earliest of a key's delayed
+			// adds; that one fired, so arm the one still wanted.
+			c.queue.AddAfter(key, st.wakeAt.Sub(now))
+		}
+		return reconcilers.Request{}, false
+	}
+	if c.disabled[key.Kind] {
+		delete(c.keys, key)
+		c.backoff.Forget(key)
+		c.log.Debug("pending work of a disabled kind dropped", "key", key)
+		return reconcilers.Request{}, false
+	}
+	st.queued, st.changed, st.wakeAt, st.retrying = false, false, time.Time{}, false
+	return reconcilers.Request{Key: key, Attempt: c.backoff.NumRequeues(key) + 1, CorrelationID: st.corr}, true
+}
+
+// settle schedules what follows a reconcile and publishes its outcome.
+func (c *Coordinator) settle(ctx context.Context, req reconcilers.Request, res reconcilers.Result, took time.Duration) {
+	meta := events.NewMeta(req.CorrelationID)
+	var outcome events.Event
+	c.mu.Lock()
+	st := c.keys[req.Key]
+	if st == nil {
+		st = &keyState{corr: req.CorrelationID}
+		c.keys[req.Key] = st
+	}
+	switch {
+	case res.Err == nil:
+		c.backoff.Forget(req.Key)
+		if res.RequeueAfter > 0 {
+			st.wakeAt = time.Now().Add(res.RequeueAfter)
+			c.queue.AddAfter(req.Key, res.RequeueAfter)
+		}
+		outcome = events.ResourceSynced{Meta: meta, Key: req.Key, Attempt: req.Attempt, Duration: took,
+			Deleted: res.Deleted, RequeueAfter: res.RequeueAfter}
+	case !reconcilers.IsPermanent(res.Err) && ctx.Err() == nil && c.backoff.NumRequeues(req.Key) < c.opts.MaxRetries:
+		now := time.Now()
+		c.queue.AddRateLimited(req.Key)
+		st.wakeAt, st.retrying = now.Add(c.backoff.LastDelay(req.Key)), true
+		// A runtime trigger that arrived during the reconcile waits for the
+		// retry like any other, which continues the failing chain; only a
+		// change goes ahead of it.
+		if st.queued && !st.changed {
+			st.queued, st.corr = false, req.CorrelationID
+		}
+		outcome = events.ResourceFailed{Meta: meta, Key: req.Key, Error: res.Err.Error(), Attempt: req.Attempt, Duration: took,
+			NextRetry: st.wakeAt.Round(0).UTC()}
+	default: // permanent, retries used up, or interrupted by shutdown
+		c.backoff.Forget(req.Key)
+		outcome = events.ResourceFailed{Meta: meta, Key: req.Key, Error: res.Err.Error(), Attempt: req.Attempt, Duration: took,
+			Permanent: reconcilers.IsPermanent(res.Err)}
+	}
+	if !st.queued && st.wakeAt.IsZero() {
+		delete(c.keys, req.Key)
+	}
+	c.mu.Unlock()
+	c.bus.Publish(outcome)
+}
+
+// recovered runs fn, turning a panic into an error: a bug in one reconciler
+// must not take the daemon down.
+func (c *Coordinator) recovered(kind string, fn func()) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			c.panics.Add(1)
+			c.log.Error("reconciler panicked", "kind", kind, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+			err = fmt.Errorf("reconciler of kind %q panicked: %v", kind, r)
+		}
+	}()
+	fn()
+	return nil
+}
+
+// list calls kind's List under ReconcileTimeout.
+func (c *Coordinator) list(ctx context.Context, kind string) ([]events.Key, error) {
+	rec, ok := c.reg.Get(kind)
+	if !ok {
+		return nil, fmt.Errorf("no reconciler registered for kind %q", kind)
+	}
+	ctx, cancel := context.WithTimeout(ctx, c.opts.ReconcileTimeout)
+	defer cancel()
+	var keys []events.Key
+	var err error
+	if perr := c.recovered(kind, func() { keys, err = rec.List(ctx) }); perr != nil {
+		return nil, perr
+	}
+	return keys, err
+}
+
+// resyncLoop runs resync passes one at a time, when the single resync
+// ticker fires or when one is requested.
+func (c *Coordinator) resyncLoop(ctx context.Context) {
+	var tick <-chan time.Time
+	if c.opts.ResyncPeriod > 0 {
+		ticker := time.NewTicker(c.opts.ResyncPeriod)
+		defer ticker.Stop()
+		tick = ticker.C
+	}
+	burst := max(1, int(math.Ceil(c.opts.ResyncQPS)))
+	pace := rate.NewLimiter(rate.Limit(c.opts.ResyncQPS), burst)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick:
+			c.Resync()
+		case <-c.resyncRequested:
+			select {
+			case <-tick: // this pass serves a tick that is due
+			default:
+			}
+			c.resyncPass(ctx, pace)
+		}
+	}
+}
+
+// resyncPass enqueues the keys of every enabled kind, as listed by its
+// reconciler, desired and running alike.
+func (c *Coordinator) resyncPass(ctx context.Context, pace *rate.Limiter) {
+	corr := events.NewCorrelationID()
+	enqueued := 0
+	for _, kind := range c.reg.Kinds() {
+		if !c.KindEnabled(kind) {
+			continue
+		}
+		keys, err := c.list(ctx, kind)
+		if ctx.Err() != nil {
+			return
+		}
+		if err != nil {
+			c.log.Warn("resync: listing failed; kind skipped this pass", "kind", kind, "error", err)
+			continue
+		}
+		for _, key := range keys {
+			if pace.Wait(ctx) != nil {
+				return
+			}
+			c.enqueue(key, corr, events.ReasonResync)
+			enqueued++
+		}
+	}
+	c.log.Debug("resync pass done", "keys", enqueued, "correlationId", corr)
+}

@@ -1,0 +1,41 @@
+// Package coordinator runs reconcilers for the keys that reconciliation
+// triggers name.
+//
+// Place in the pipeline:
+//
+//	debouncer ──ReconciliationTriggered──▶ coordinator ──Reconcile──▶ reconcilers
+//	coordinator ──ReconciliationStarted / ResourceSynced / ResourceFailed──▶ statusync, metrics
+//
+// It imports events, bus and reconcilers. Keys travel through a client-go
+// rate-limiting workqueue (k8s.io/client-go/util/workqueue), whose metrics
+// are exported through [Options].MetricsProvider.
+//
+// Guarantees:
+//
+//   - Keys are canonical everywhere: "" and "default" name one namespace.
+//   - A key queued many times before a worker takes it is reconciled once.
+//     A key is never reconciled by two workers at once; a trigger that
+//     arrives while it is being reconciled makes it run once more afterwards.
+//   - Pending triggers fold into one set per reason (events.TriggerMerger,
+//     amortised O(1) per key), so memory is bounded by the number of keys
+//     and no key is lost.
+//   - Every Reconcile runs under a deadline (ReconcileTimeout) and a panic
+//     in it is recovered, counted and retried like an error.
+//   - A failing key is retried with per-key exponential backoff and jitter,
+//     at most MaxRetries times; ResourceFailed.NextRetry says exactly when.
+//     A permanent error (reconcilers.Permanent) is never retried. Only a
+//     change (change, refractory-end, manual, index-synced) resets the
+//     backoff; runtime events (service-state, retry, resync) never bypass
+//     it, so a crash-looping service cannot make musterd restart it in a
+//     tight loop.
+//   - A retry or requeue superseded by a newer reconcile is dropped when it
+//     comes due: a reconcile is level-triggered, so it answers every wakeup
+//     that was pending when it started.
+//   - The only periodic work is one resync ticker for the whole coordinator:
+//     every ResyncPeriod, each enabled kind's List (desired and actually
+//     running keys, so orphans are pruned) is enqueued, paced by ResyncQPS
+//     so that real changes are not starved. Passes never overlap; requests
+//     that arrive during a pass coalesce into at most one more.
+//   - Published events carry the correlation ID of the newest trigger of
+//     their key; retries keep it.
+package coordinator

@@ -1,0 +1,131 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/musterd/musterd/pkg/bus"
+	"github.com/musterd/musterd/pkg/coordinator"
+	"github.com/musterd/musterd/pkg/debouncer"
+	"github.com/musterd/musterd/pkg/lifecycle"
+	"github.com/musterd/musterd/pkg/reconcilers"
+	"github.com/musterd/musterd/pkg/statusync"
+)
+
+// Options configures a Pipeline. The zero value runs every stage with its
+// defaults, with no reconcilers and statuses kept in memory.
+type Options struct {
+	// Logger is handed to every stage. Default slog.Default().
+	Logger *slog.Logger
+	// Reconcilers, one per kind.
+	Reconcilers []reconcilers.Reconciler
+	// Debouncer, Coordinator and Store configure those stages; see their
+	// packages for defaults. Their loggers and metrics hooks are filled in.
+	Debouncer   debouncer.Options
+	Coordinator coordinator.Options
+	Store       statusync.StoreOptions
+	// MetricsCapacity bounds the metrics subscriber's mailbox; default
+	// that of statusync.MetricsOptions.
+	MetricsCapacity int
+	// Registry receives every metric. Default: a new prometheus.Registry.
+	Registry *prometheus.Registry
+	// Lifecycle configures the component registry; its Bus is the
+	// pipeline's.
+	Lifecycle lifecycle.Options
+}
+
+// Pipeline is a wired set of stages. Its fields are the stages themselves,
+// for callers that query them (the status store for an API, the
+// coordinator for manual triggers).
+type Pipeline struct {
+	Bus         *bus.Bus
+	Debouncer   *debouncer.Debouncer
+	Coordinator *coordinator.Coordinator
+	Store       *statusync.Store
+	Metrics     *statusync.Metrics
+	// Components runs the stages and whatever Add registers.
+	Components *lifecycle.Registry
+	// Registry holds every stage's metrics.
+	Registry *prometheus.Registry
+}
+
+// New builds a pipeline. Nothing runs until Run.
+func New(opts Options) (*Pipeline, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.Registry == nil {
+		opts.Registry = prometheus.NewRegistry()
+	}
+	p := &Pipeline{Bus: bus.New(bus.Options{Logger: opts.Logger}), Registry: opts.Registry}
+
+	recs, err := reconcilers.NewRegistry(opts.Reconcilers...)
+	if err != nil {
+		return nil, err
+	}
+	queueMetrics := statusync.NewWorkqueueMetricsProvider(opts.Registry)
+
+	opts.Debouncer.Logger = opts.Logger
+	if p.Debouncer, err = debouncer.New(p.Bus, opts.Debouncer); err != nil {
+		return nil, err
+	}
+	opts.Coordinator.Logger = opts.Logger
+	if opts.Coordinator.MetricsProvider == nil {
+		opts.Coordinator.MetricsProvider = queueMetrics
+	}
+	if p.Coordinator, err = coordinator.New(p.Bus, recs, opts.Coordinator); err != nil {
+		return nil, err
+	}
+	opts.Store.Logger = opts.Logger
+	if opts.Store.QueueMetrics == nil {
+		opts.Store.QueueMetrics = queueMetrics
+	}
+	p.Store = statusync.NewStore(p.Bus, opts.Store)
+	if p.Metrics, err = statusync.NewMetrics(p.Bus, statusync.MetricsOptions{
+		Registerer:         opts.Registry,
+		Capacity:           opts.MetricsCapacity,
+		ActiveWorkers:      p.Coordinator.ActiveWorkers,
+		ReconcilePanics:    p.Coordinator.Panics,
+		DebouncerCoalesced: p.Debouncer.Coalesced,
+	}); err != nil {
+		return nil, err
+	}
+
+	opts.Lifecycle.Bus = p.Bus
+	if opts.Lifecycle.Logger == nil {
+		opts.Lifecycle.Logger = opts.Logger
+	}
+	p.Components = lifecycle.New(opts.Lifecycle)
+	for _, reg := range []struct {
+		c    lifecycle.Component
+		opts []lifecycle.Option
+	}{
+		{p.Store, []lifecycle.Option{lifecycle.Critical()}},
+		{p.Metrics, []lifecycle.Option{lifecycle.Critical()}},
+		{p.Coordinator, []lifecycle.Option{lifecycle.Critical(), lifecycle.DependsOn(p.Store.Name(), p.Metrics.Name())}},
+		{p.Debouncer, []lifecycle.Option{lifecycle.Critical(), lifecycle.DependsOn(p.Coordinator.Name())}},
+	} {
+		if err := p.Components.Register(reg.c, reg.opts...); err != nil {
+			return nil, fmt.Errorf("pipeline: %w", err)
+		}
+	}
+	return p, nil
+}
+
+// Add registers a further component, such as a watcher. It starts after
+// the core stages (after the debouncer, unless opts say otherwise) and stops
+// before them.
+func (p *Pipeline) Add(c lifecycle.Component, opts ...lifecycle.Option) error {
+	opts = append([]lifecycle.Option{lifecycle.DependsOn(p.Debouncer.Name())}, opts...)
+	return p.Components.Register(c, opts...)
+}
+
+// Run runs every component until ctx is done or a critical one fails, then
+// stops them in reverse order and closes the bus.
+func (p *Pipeline) Run(ctx context.Context) error {
+	defer p.Bus.Close()
+	return p.Components.Run(ctx)
+}

@@ -1,0 +1,364 @@
+package pipeline_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/musterd/musterd/pkg/bus"
+	"github.com/musterd/musterd/pkg/coordinator"
+	"github.com/musterd/musterd/pkg/debouncer"
+	"github.com/musterd/musterd/pkg/events"
+	"github.com/musterd/musterd/pkg/pipeline"
+	"github.com/musterd/musterd/pkg/reconcilers"
+	"github.com/musterd/musterd/pkg/statusync"
+)
+
+const (
+	kind     = "Workflow"
+	interval = 500 * time.Millisecond
+)
+
+// scripted is the test's reconciler. Its behaviour per call is a function
+// of the call; it records every call and fails the test if one key is ever
+// reconciled by two workers at once.
+type scripted struct {
+	t        *testing.T
+	behave   func(call) reconcilers.Result
+	mu       sync.Mutex
+	calls    []call
+	inFlight map[events.Key]*atomic.Int32
+	keys     []events.Key // what List reports
+}
+
+type call struct {
+	Key     events.Key
+	Attempt int
+	At      time.Time
+	Ctx     context.Context
+}
+
+func newScripted(t *testing.T, behave func(call) reconcilers.Result) *scripted {
+	return &scripted{t: t, behave: behave, inFlight: map[events.Key]*atomic.Int32{}}
+}
+
+func (s *scripted) Kind() string { return kind }
+
+func (s *scripted) List(context.Context) ([]events.Key, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]events.Key(nil), s.keys...), nil
+}
+
+func (s *scripted) Reconcile(ctx context.Context, req reconcilers.Request) reconcilers.Result {
+	c := call{Key: req.Key, Attempt: req.Attempt, At: time.Now(), Ctx: ctx}
+	s.mu.Lock()
+	s.calls = append(s.calls, c)
+	n := s.inFlight[req.Key]
+	if n == nil {
+		n = &atomic.Int32{}
+		s.inFlight[req.Key] = n
+	}
+	s.mu.Unlock()
+	if n.Add(1) != 1 {
+		s.t.Errorf("%s is reconciled by two workers at once", req.Key)
+	}
+	defer n.Add(-1)
+	return s.behave(c)
+}
+
+func (s *scripted) callsOf(key events.Key) []call {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []call
+	for _, c := range s.calls {
+		if c.Key == key {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// harness runs a whole pipeline in a synctest bubble and records every
+// event on its bus.
+type harness struct {
+	t      *testing.T
+	p      *pipeline.Pipeline
+	rec    *scripted
+	cancel context.CancelFunc
+	done   chan error
+	mu     sync.Mutex
+	seen   []events.Event
+	t0     time.Time
+}
+
+func start(t *testing.T, rec *scripted) *harness {
+	p, err := pipeline.New(pipeline.Options{
+		Logger:      slog.New(slog.DiscardHandler),
+		Reconcilers: []reconcilers.Reconciler{rec},
+		Debouncer:   debouncer.Options{Interval: interval},
+		Coordinator: coordinator.Options{Jitter: -1}, // exact backoff
+	})
+	require.NoError(t, err)
+	h := &harness{t: t, p: p, rec: rec, done: make(chan error, 1), t0: time.Now()}
+	_, err = bus.Subscribe(p.Bus, "test-recorder", bus.Lossy(1<<20), func(e events.Event) {
+		h.mu.Lock()
+		h.seen = append(h.seen, e)
+		h.mu.Unlock()
+	})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	h.cancel = cancel
+	go func() { h.done <- p.Run(ctx) }()
+	synctest.Wait()
+	require.True(t, p.Components.Ready(), "the pipeline did not start")
+
+	// The watcher's initial listing is empty: from now on changes fire at
+	// once.
+	bus.Publish(p.Bus, events.IndexSynchronized{Meta: events.NewMeta(""), Source: events.SourceFilesystem})
+	synctest.Wait()
+	return h
+}
+
+func (h *harness) stop() {
+	h.cancel()
+	require.NoError(h.t, <-h.done)
+}
+
+func (h *harness) change(name string) (events.Key, string) {
+	key := events.NewKey(kind, "", name)
+	meta := events.NewMeta("")
+	bus.Publish(h.p.Bus, events.ResourceChanged{Meta: meta, Key: key, Operation: events.OperationUpdate, Source: events.SourceFilesystem})
+	return key, meta.CorrelationID
+}
+
+func (h *harness) status(key events.Key) statusync.Status {
+	st, ok := h.p.Store.Get(key)
+	require.True(h.t, ok, "no status for %s", key)
+	return st
+}
+
+// eventsOf returns the names of the events of one chain, in order.
+func (h *harness) chain(correlationID string) []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []string
+	for _, e := range h.seen {
+		if e.Metadata().CorrelationID == correlationID {
+			out = append(out, e.EventType())
+		}
+	}
+	return out
+}
+
+func offsets(t0 time.Time, calls []call) []time.Duration {
+	out := make([]time.Duration, len(calls))
+	for i, c := range calls {
+		out[i] = c.At.Sub(t0)
+	}
+	return out
+}
+
+func TestChangeReachesSynced(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := start(t, newScripted(t, func(call) reconcilers.Result { return reconcilers.Result{} }))
+		defer h.stop()
+
+		key, corr := h.change("deploy")
+		synctest.Wait()
+
+		calls := h.rec.callsOf(key)
+		require.Len(t, calls, 1)
+		assert.Equal(t, h.t0, calls[0].At, "the first change is reconciled with zero added delay")
+		st := h.status(key)
+		assert.Equal(t, statusync.StateSynced, st.State)
+		assert.Equal(t, corr, st.CorrelationID)
+		assert.Empty(t, st.LastError)
+
+		// Every event of the chain carries the change's correlation ID. The
+		// status store writes each state it sees (Pending, then Synced), so
+		// StatusSynced appears between the others and at the end.
+		chain := h.chain(corr)
+		var core []string
+		for _, name := range chain {
+			if name != events.TypeStatusSynced {
+				core = append(core, name)
+			}
+		}
+		assert.Equal(t, []string{"ResourceChanged", "ReconciliationTriggered", "ReconciliationStarted", "ResourceSynced"}, core)
+		assert.Equal(t, events.TypeStatusSynced, chain[len(chain)-1])
+		require.NoError(t, testutil.GatherAndCompare(h.p.Registry, strings.NewReader(`
+# HELP musterd_reconcile_total Total number of reconciliations per kind and result (success, error, requeue_after).
+# TYPE musterd_reconcile_total counter
+musterd_reconcile_total{kind="Workflow",result="error"} 0
+musterd_reconcile_total{kind="Workflow",result="requeue_after"} 0
+musterd_reconcile_total{kind="Workflow",result="success"} 1
+`), "musterd_reconcile_total"))
+	})
+}
+
+func TestFailingReconcilerGoesToErrorRetriesWithGrowingDelaysThenFails(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := start(t, newScripted(t, func(call) reconcilers.Result {
+			return reconcilers.Result{Err: errors.New("connect https://admin:hunter2@registry.local failed")}
+		}))
+		defer h.stop()
+
+		key, _ := h.change("flaky")
+		synctest.Wait()
+		st := h.status(key)
+		assert.Equal(t, statusync.StateError, st.State)
+		assert.Equal(t, time.Second, st.NextRetry.Sub(h.t0))
+		assert.Equal(t, 0, st.RetryCount)
+		assert.NotContains(t, st.LastError, "hunter2", "the status leaks a password")
+
+		time.Sleep(time.Hour)
+		synctest.Wait()
+		calls := h.rec.callsOf(key)
+		assert.Equal(t, []time.Duration{0, 1 * time.Second, 3 * time.Second, 7 * time.Second, 15 * time.Second, 31 * time.Second},
+			offsets(h.t0, calls), "retries follow 1s, 2s, 4s, 8s, 16s and stop after MaxRetries")
+		for i, c := range calls {
+			assert.Equal(t, i+1, c.Attempt)
+		}
+		st = h.status(key)
+		assert.Equal(t, statusync.StateFailed, st.State)
+		assert.Equal(t, 5, st.RetryCount)
+		assert.True(t, st.NextRetry.IsZero())
+		assert.Contains(t, st.LastError, "failed")
+
+		// Failed holds until the next change, which starts afresh.
+		h.change("flaky")
+		synctest.Wait()
+		calls = h.rec.callsOf(key)
+		require.Len(t, calls, 7)
+		assert.Equal(t, 1, calls[6].Attempt)
+	})
+}
+
+func TestPermanentErrorIsNotRetried(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := start(t, newScripted(t, func(call) reconcilers.Result {
+			return reconcilers.Result{Err: reconcilers.Permanent(errors.New("spec.steps: at least one step is required"))}
+		}))
+		defer h.stop()
+
+		key, _ := h.change("invalid")
+		time.Sleep(time.Hour)
+		synctest.Wait()
+		assert.Len(t, h.rec.callsOf(key), 1)
+		st := h.status(key)
+		assert.Equal(t, statusync.StateFailed, st.State)
+		assert.Equal(t, "spec.steps: at least one step is required", st.LastError)
+	})
+}
+
+func TestChangeDuringReconcileIsReconciledAgain(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var n atomic.Int32
+		h := start(t, newScripted(t, func(call) reconcilers.Result {
+			if n.Add(1) == 1 {
+				time.Sleep(2 * time.Second) // the first reconcile is slow
+			}
+			return reconcilers.Result{}
+		}))
+		defer h.stop()
+
+		key, _ := h.change("busy")
+		time.Sleep(100 * time.Millisecond) // the first reconcile runs until 2s
+		_, second := h.change("busy")
+		synctest.Wait()
+		assert.Equal(t, statusync.StatePending, h.status(key).State, "a change seen during a reconcile makes the key pending again")
+
+		time.Sleep(time.Hour)
+		synctest.Wait()
+		// The second change waits out the refractory period (500ms) and then
+		// for the running reconcile (until 2s); the key is reconciled again
+		// right after, once.
+		assert.Equal(t, []time.Duration{0, 2 * time.Second}, offsets(h.t0, h.rec.callsOf(key)))
+		st := h.status(key)
+		assert.Equal(t, statusync.StateSynced, st.State)
+		assert.Equal(t, second, st.CorrelationID, "the status shows the newest change's chain")
+	})
+}
+
+func TestNoKeyIsEverReconciledConcurrentlyUnderChurn(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var n atomic.Int64
+		h := start(t, newScripted(t, func(c call) reconcilers.Result {
+			// Reconciles of varied length, some failing, so that changes
+			// land during reconciles, backoffs and refractory periods.
+			i := n.Add(1)
+			time.Sleep(time.Duration(i%7) * 150 * time.Millisecond)
+			if i%5 == 0 {
+				return reconcilers.Result{Err: fmt.Errorf("transient %d", i)}
+			}
+			return reconcilers.Result{}
+		}))
+		defer h.stop()
+
+		const keys = 20
+		last := map[events.Key]time.Time{}
+		for step := range 400 {
+			key, _ := h.change(fmt.Sprint("w", (step*7)%keys))
+			last[key] = time.Now()
+			time.Sleep(time.Duration(step%9) * 40 * time.Millisecond)
+		}
+		time.Sleep(time.Hour)
+		synctest.Wait()
+
+		for key, changedAt := range last {
+			calls := h.rec.callsOf(key)
+			require.NotEmpty(t, calls, key.String())
+			assert.False(t, calls[len(calls)-1].At.Before(changedAt), "%s: its last change was never reconciled", key)
+			assert.Equal(t, statusync.StateSynced, h.status(key).State, key.String())
+		}
+	})
+}
+
+func TestAddedComponentsStartAfterTheCoreAndSeeEverything(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p, err := pipeline.New(pipeline.Options{Logger: slog.New(slog.DiscardHandler),
+			Reconcilers: []reconcilers.Reconciler{newScripted(t, func(call) reconcilers.Result { return reconcilers.Result{} })}})
+		require.NoError(t, err)
+		w := &eagerWatcher{bus: p.Bus, key: events.NewKey(kind, "", "early")}
+		require.NoError(t, p.Add(w))
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- p.Run(ctx) }()
+		synctest.Wait()
+
+		// The watcher published during its own Start; the barrier held the
+		// events until every stage had subscribed.
+		st, ok := p.Store.Get(w.key)
+		require.True(t, ok)
+		assert.Equal(t, statusync.StateSynced, st.State)
+		cancel()
+		require.NoError(t, <-done)
+	})
+}
+
+// eagerWatcher publishes its listing as soon as it starts, as a real
+// watcher does.
+type eagerWatcher struct {
+	bus *bus.Bus
+	key events.Key
+}
+
+func (w *eagerWatcher) Name() string { return "eager-watcher" }
+func (w *eagerWatcher) Start(ctx context.Context) error {
+	bus.Publish(w.bus, events.ResourceChanged{Meta: events.NewMeta(""), Key: w.key, Operation: events.OperationCreate, Source: events.SourceFilesystem})
+	bus.Publish(w.bus, events.IndexSynchronized{Meta: events.NewMeta(""), Source: events.SourceFilesystem})
+	<-ctx.Done()
+	return nil
+}
