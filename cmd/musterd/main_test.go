@@ -1,0 +1,187 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// e2eDeadline bounds how long an end-to-end test waits for the real binary
+// to reach a condition; it polls, it never sleeps a fixed time.
+const e2eDeadline = 60 * time.Second
+
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "musterd-e2e")
+	if err != nil {
+		panic(err)
+	}
+	binary = filepath.Join(dir, "musterd")
+	build := exec.Command("go", "build", "-race", "-o", binary, ".")
+	build.Stdout, build.Stderr = os.Stdout, os.Stderr
+	if err := build.Run(); err != nil {
+		panic("build musterd: " + err.Error())
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// daemon is a running musterd process.
+type daemon struct {
+	cmd    *exec.Cmd
+	addr   string
+	stderr *bytes.Buffer
+	exited chan error
+}
+
+var listenLine = regexp.MustCompile(`msg="musterd starting".* listen=(\S+)`)
+
+func startDaemon(t *testing.T, args ...string) *daemon {
+	t.Helper()
+	cmd := exec.Command(binary, append([]string{"run", "-listen", "127.0.0.1:0"}, args...)...)
+	pipe, err := cmd.StderrPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	d := &daemon{cmd: cmd, stderr: &bytes.Buffer{}, exited: make(chan error, 1)}
+	found := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(pipe)
+		for sc.Scan() {
+			line := sc.Text()
+			d.stderr.WriteString(line + "\n")
+			if m := listenLine.FindStringSubmatch(line); m != nil {
+				found <- m[1]
+			}
+		}
+		d.exited <- cmd.Wait()
+	}()
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	select {
+	case d.addr = <-found:
+	case err := <-d.exited:
+		t.Fatalf("musterd exited before listening: %v\n%s", err, d.stderr)
+	case <-time.After(e2eDeadline):
+		t.Fatalf("musterd did not start listening\n%s", d.stderr)
+	}
+	return d
+}
+
+func (d *daemon) get(t *testing.T, path string) (int, string) {
+	t.Helper()
+	resp, err := http.Get("http://" + d.addr + path)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return resp.StatusCode, string(body)
+}
+
+func (d *daemon) waitReady(t *testing.T) {
+	t.Helper()
+	deadline := time.Now().Add(e2eDeadline)
+	for time.Now().Before(deadline) {
+		if code, _ := d.get(t, "/readyz"); code == http.StatusOK {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("musterd never became ready")
+}
+
+func TestDaemonServesHealthMetricsAndStatusThenStopsOnSIGTERM(t *testing.T) {
+	d := startDaemon(t, "-config-dir", "../../examples/config")
+	d.waitReady(t)
+
+	code, body := d.get(t, "/healthz")
+	assert.Equal(t, http.StatusOK, code, body)
+	var health struct {
+		Healthy    bool
+		Components []struct{ Name, State string }
+	}
+	require.NoError(t, json.Unmarshal([]byte(body), &health))
+	assert.True(t, health.Healthy)
+	var names []string
+	for _, c := range health.Components {
+		names = append(names, c.Name)
+		assert.Equal(t, "running", c.State, c.Name)
+	}
+	assert.ElementsMatch(t, []string{"coordinator", "debouncer", "metrics", "status-store"}, names)
+
+	code, body = d.get(t, "/metrics")
+	assert.Equal(t, http.StatusOK, code)
+	for _, metric := range []string{"musterd_active_workers", "musterd_bus_pending", "musterd_debouncer_coalesced_total", "musterd_reconcile_panics_total"} {
+		assert.Contains(t, body, metric)
+	}
+
+	code, body = d.get(t, "/api/v1/status")
+	assert.Equal(t, http.StatusOK, code)
+	assert.JSONEq(t, `{"items":[]}`, body)
+	code, _ = d.get(t, "/api/v1/status/Workflow/default/nope")
+	assert.Equal(t, http.StatusNotFound, code)
+	code, _ = d.get(t, "/api/v1/status")
+	assert.Equal(t, http.StatusOK, code)
+
+	require.NoError(t, d.cmd.Process.Signal(syscall.SIGTERM))
+	select {
+	case err := <-d.exited:
+		assert.NoError(t, err, "musterd must exit 0 on SIGTERM\n%s", d.stderr)
+	case <-time.After(e2eDeadline):
+		t.Fatalf("musterd did not stop on SIGTERM\n%s", d.stderr)
+	}
+	assert.Contains(t, d.stderr.String(), `msg="musterd stopped"`)
+}
+
+func TestDaemonRefusesANonLoopbackListenAddress(t *testing.T) {
+	out, err := exec.Command(binary, "run", "-listen", "0.0.0.0:0").CombinedOutput()
+	var exit *exec.ExitError
+	require.ErrorAs(t, err, &exit)
+	assert.Equal(t, 2, exit.ExitCode())
+	assert.Contains(t, string(out), "not a loopback address; pass -allow-remote")
+}
+
+func TestCommandLine(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	assert.Equal(t, 0, run([]string{"version"}, &stdout, &stderr))
+	assert.Equal(t, "musterd dev\n", stdout.String())
+
+	stderr.Reset()
+	assert.Equal(t, 2, run([]string{"frobnicate"}, &stdout, &stderr))
+	assert.Contains(t, stderr.String(), `unknown command "frobnicate"`)
+
+	stderr.Reset()
+	assert.Equal(t, 2, run(nil, &stdout, &stderr))
+	assert.Contains(t, stderr.String(), "Usage:")
+
+	stderr.Reset()
+	assert.Equal(t, 2, run([]string{"run", "-log-format", "xml"}, &stdout, &stderr))
+	assert.Contains(t, stderr.String(), "-log-format must be text or json")
+
+	stderr.Reset()
+	assert.Equal(t, 2, run([]string{"run", "extra"}, &stdout, &stderr))
+	assert.Contains(t, stderr.String(), `unexpected argument "extra"`)
+}
+
+func TestCheckListen(t *testing.T) {
+	for _, ok := range []string{"127.0.0.1:8090", "[::1]:8090", "localhost:1", "127.1.2.3:0"} {
+		assert.NoError(t, checkListen(ok, false), ok)
+	}
+	for _, bad := range []string{"0.0.0.0:8090", ":8090", "10.0.0.1:80", "example.com:80"} {
+		assert.Error(t, checkListen(bad, false), bad)
+		assert.NoError(t, checkListen(bad, true), bad)
+	}
+	assert.Error(t, checkListen("no-port", false))
+}
