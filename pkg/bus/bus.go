@@ -503,3 +503,36 @@ func (s *Subscription) BusySince() (time.Time, bool) {
 	}
 	return s.born.Add(time.Duration(offset - 1)), true
 }
+
+// Attachment tracks a pipeline component's subscription for the lifecycle
+// registry: it signals SubscriptionReady once the component has subscribed
+// and reports BusySince for stall detection. Keep one in the component and
+// forward those two methods to it. The zero value is ready to use.
+type Attachment struct {
+	once  sync.Once
+	ready chan struct{}
+	sub   atomic.Pointer[Subscription]
+}
+
+func (a *Attachment) init() { a.once.Do(func() { a.ready = make(chan struct{}) }) }
+
+// Attach records sub and closes SubscriptionReady. Call it once.
+func (a *Attachment) Attach(sub *Subscription) {
+	a.init()
+	a.sub.Store(sub)
+	close(a.ready)
+}
+
+// SubscriptionReady is closed once Attach has been called.
+func (a *Attachment) SubscriptionReady() <-chan struct{} {
+	a.init()
+	return a.ready
+}
+
+// BusySince is that of the attached subscription; not busy before Attach.
+func (a *Attachment) BusySince() (time.Time, bool) {
+	if s := a.sub.Load(); s != nil {
+		return s.BusySince()
+	}
+	return time.Time{}, false
+}

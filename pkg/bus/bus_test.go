@@ -715,3 +715,32 @@ func TestIndexSynchronizedOfDifferentSourcesAreNotCoalesced(t *testing.T) {
 		assert.Equal(t, []events.Source{events.SourceKubernetes, events.SourceFilesystem}, got)
 	})
 }
+
+func TestAttachmentSignalsReadyAndForwardsBusySince(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := started()
+		defer b.Close()
+		var a bus.Attachment // the zero value is usable
+		select {
+		case <-a.SubscriptionReady():
+			t.Fatal("ready before Attach")
+		default:
+		}
+		_, busy := a.BusySince()
+		assert.False(t, busy)
+
+		gate := make(chan struct{})
+		sub, err := bus.Subscribe(b, "component", bus.Lossy(1), func(events.ResourceChanged) { <-gate })
+		require.NoError(t, err)
+		a.Attach(sub)
+		<-a.SubscriptionReady()
+
+		t0 := time.Now()
+		bus.Publish(b, changed("x"))
+		synctest.Wait()
+		since, busy := a.BusySince()
+		assert.True(t, busy)
+		assert.Equal(t, t0, since)
+		close(gate)
+	})
+}

@@ -112,11 +112,13 @@ type Coordinator struct {
 	disabled map[string]bool
 
 	started         atomic.Bool
-	ready           chan struct{}
-	sub             atomic.Pointer[bus.Subscription]
+	attached        bus.Attachment
 	resyncRequested chan struct{} // capacity 1: at most one pass waits
 
-	reconcilingSince []atomic.Int64 // per worker: unix nanoseconds, 0 when idle
+	// reconcilingSince is per worker 1 + nanoseconds after born at which
+	// its Reconcile began, 0 when idle: offsets keep the monotonic clock.
+	born             time.Time
+	reconcilingSince []atomic.Int64
 	active           atomic.Int32
 	panics           atomic.Uint64
 }
@@ -154,9 +156,9 @@ func New(b *bus.Bus, reg *reconcilers.Registry, opts Options) (*Coordinator, err
 		backoff:          NewJitteredBackoff[events.Key](opts.BackoffBase, opts.BackoffMax, opts.Jitter, opts.Rand),
 		keys:             map[events.Key]*keyState{},
 		disabled:         map[string]bool{},
-		ready:            make(chan struct{}),
 		resyncRequested:  make(chan struct{}, 1),
 		reconcilingSince: make([]atomic.Int64, opts.Workers),
+		born:             time.Now(),
 	}, nil
 }
 
@@ -164,7 +166,7 @@ func New(b *bus.Bus, reg *reconcilers.Registry, opts Options) (*Coordinator, err
 func (c *Coordinator) Name() string { return Name }
 
 // SubscriptionReady is closed once Start has subscribed to the bus.
-func (c *Coordinator) SubscriptionReady() <-chan struct{} { return c.ready }
+func (c *Coordinator) SubscriptionReady() <-chan struct{} { return c.attached.SubscriptionReady() }
 
 // Start subscribes to ReconciliationTriggered, runs the workers and the
 // resync loop, and blocks until ctx is done. Then it unsubscribes, shuts the
@@ -191,7 +193,6 @@ func (c *Coordinator) Start(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("coordinator: subscribe: %w", err)
 	}
-	c.sub.Store(sub)
 
 	queue := workqueue.NewTypedRateLimitingQueueWithConfig[events.Key](c.backoff, workqueue.TypedRateLimitingQueueConfig[events.Key]{
 		Name:            Name,
@@ -205,7 +206,7 @@ func (c *Coordinator) Start(ctx context.Context) error {
 		}
 	}
 	c.mu.Unlock()
-	close(c.ready)
+	c.attached.Attach(sub)
 
 	var wg sync.WaitGroup
 	for id := range c.opts.Workers {
@@ -226,11 +227,7 @@ func (c *Coordinator) Start(ctx context.Context) error {
 // its deadline is done within ReconcileTimeout, so a stall threshold should
 // exceed it.
 func (c *Coordinator) BusySince() (time.Time, bool) {
-	var since time.Time
-	var busy bool
-	if sub := c.sub.Load(); sub != nil {
-		since, busy = sub.BusySince()
-	}
+	since, busy := c.attached.BusySince()
 	var allSince int64
 	for i := range c.reconcilingSince {
 		ns := c.reconcilingSince[i].Load()
@@ -239,7 +236,7 @@ func (c *Coordinator) BusySince() (time.Time, bool) {
 		}
 		allSince = max(allSince, ns)
 	}
-	if all := time.Unix(0, allSince); !busy || all.Before(since) {
+	if all := c.born.Add(time.Duration(allSince - 1)); !busy || all.Before(since) {
 		since, busy = all, true
 	}
 	return since, busy
@@ -391,7 +388,7 @@ func (c *Coordinator) process(ctx context.Context, id int, key events.Key) {
 	}
 	bus.Publish(c.bus, events.ReconciliationStarted{Meta: events.NewMeta(req.CorrelationID), Key: key, Attempt: req.Attempt})
 	start := time.Now()
-	c.reconcilingSince[id].Store(start.UnixNano())
+	c.reconcilingSince[id].Store(int64(start.Sub(c.born)) + 1)
 	c.active.Add(1)
 	var res reconcilers.Result
 	if err := c.recovered(key.Kind, func() {

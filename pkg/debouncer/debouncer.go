@@ -42,8 +42,7 @@ type Debouncer struct {
 	log      *slog.Logger
 
 	started   atomic.Bool
-	ready     chan struct{}
-	sub       atomic.Pointer[bus.Subscription]
+	attached  bus.Attachment
 	coalesced atomic.Uint64
 
 	// mu guards what follows. The subscription's handlers and the timer loop
@@ -80,7 +79,6 @@ func New(b *bus.Bus, opts Options) (*Debouncer, error) {
 		bus:      b,
 		interval: opts.Interval,
 		log:      opts.Logger.With("component", "debouncer"),
-		ready:    make(chan struct{}),
 		keys:     map[events.Key]*keyState{},
 		synced:   map[events.Source]bool{},
 		held:     map[events.Source]*keySet{},
@@ -91,16 +89,11 @@ func New(b *bus.Bus, opts Options) (*Debouncer, error) {
 func (d *Debouncer) Name() string { return "debouncer" }
 
 // SubscriptionReady is closed once Start has subscribed to the bus.
-func (d *Debouncer) SubscriptionReady() <-chan struct{} { return d.ready }
+func (d *Debouncer) SubscriptionReady() <-chan struct{} { return d.attached.SubscriptionReady() }
 
 // BusySince reports since when the debouncer has been handling one event, if
 // it is handling one.
-func (d *Debouncer) BusySince() (time.Time, bool) {
-	if s := d.sub.Load(); s != nil {
-		return s.BusySince()
-	}
-	return time.Time{}, false
-}
+func (d *Debouncer) BusySince() (time.Time, bool) { return d.attached.BusySince() }
 
 // Coalesced counts changes that did not trigger on their own: they were
 // folded into a trigger already pending (or held) for their key.
@@ -130,8 +123,7 @@ func (d *Debouncer) Start(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("debouncer: subscribe: %w", err)
 	}
-	d.sub.Store(sub)
-	close(d.ready)
+	d.attached.Attach(sub)
 	d.log.Debug("debouncer started", "interval", d.interval)
 
 	for {

@@ -52,8 +52,7 @@ type MetricsOptions struct {
 type Metrics struct {
 	bus      *bus.Bus
 	capacity int
-	ready    chan struct{}
-	sub      atomic.Pointer[bus.Subscription]
+	attached bus.Attachment
 	starts   atomic.Bool
 
 	reconcileTotal     *prometheus.CounterVec
@@ -76,7 +75,6 @@ func NewMetrics(b *bus.Bus, opts MetricsOptions) (*Metrics, error) {
 	m := &Metrics{
 		bus:      b,
 		capacity: cmp.Or(opts.Capacity, 8192),
-		ready:    make(chan struct{}),
 		kinds:    map[string]bool{},
 		reconcileTotal: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: metricsNamespace, Name: "reconcile_total",
@@ -156,16 +154,11 @@ func NewMetrics(b *bus.Bus, opts MetricsOptions) (*Metrics, error) {
 func (m *Metrics) Name() string { return "metrics" }
 
 // SubscriptionReady is closed once Start has subscribed to the bus.
-func (m *Metrics) SubscriptionReady() <-chan struct{} { return m.ready }
+func (m *Metrics) SubscriptionReady() <-chan struct{} { return m.attached.SubscriptionReady() }
 
 // BusySince reports since when the event handler has been running, if it
 // is.
-func (m *Metrics) BusySince() (time.Time, bool) {
-	if sub := m.sub.Load(); sub != nil {
-		return sub.BusySince()
-	}
-	return time.Time{}, false
-}
+func (m *Metrics) BusySince() (time.Time, bool) { return m.attached.BusySince() }
 
 // Start subscribes to the bus and counts events until ctx is done. It may be
 // called once.
@@ -189,8 +182,7 @@ func (m *Metrics) Start(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("metrics: %w", err)
 	}
-	m.sub.Store(sub)
-	close(m.ready)
+	m.attached.Attach(sub)
 	<-ctx.Done()
 	sub.Unsubscribe()
 	<-sub.Done()

@@ -106,13 +106,12 @@ const (
 // StatusWriter. Make it with NewStore; it works once Start runs. Get and List
 // are safe for concurrent use.
 type Store struct {
-	bus    *bus.Bus
-	opts   StoreOptions
-	log    *slog.Logger
-	ready  chan struct{}
-	sub    atomic.Pointer[bus.Subscription]
-	queue  workqueue.TypedRateLimitingInterface[events.Key] // made by Start
-	starts atomic.Bool
+	bus      *bus.Bus
+	opts     StoreOptions
+	log      *slog.Logger
+	attached bus.Attachment
+	queue    workqueue.TypedRateLimitingInterface[events.Key] // made by Start
+	starts   atomic.Bool
 
 	mu      sync.RWMutex
 	entries map[events.Key]entry
@@ -161,7 +160,6 @@ func NewStore(b *bus.Bus, opts StoreOptions) *Store {
 		bus:     b,
 		opts:    opts,
 		log:     opts.Logger.With("component", storeName),
-		ready:   make(chan struct{}),
 		entries: map[events.Key]entry{},
 		written: map[events.Key]Status{},
 		failing: map[events.Key]*failureLog{},
@@ -172,16 +170,11 @@ func NewStore(b *bus.Bus, opts StoreOptions) *Store {
 func (s *Store) Name() string { return storeName }
 
 // SubscriptionReady is closed once Start has subscribed to the bus.
-func (s *Store) SubscriptionReady() <-chan struct{} { return s.ready }
+func (s *Store) SubscriptionReady() <-chan struct{} { return s.attached.SubscriptionReady() }
 
 // BusySince reports since when the store's event handler has been running,
 // if it is.
-func (s *Store) BusySince() (time.Time, bool) {
-	if sub := s.sub.Load(); sub != nil {
-		return sub.BusySince()
-	}
-	return time.Time{}, false
-}
+func (s *Store) BusySince() (time.Time, bool) { return s.attached.BusySince() }
 
 // Start subscribes to the bus and runs the writer until ctx is done. A write
 // in flight is then cancelled and queued writes are abandoned: the next run
@@ -210,8 +203,7 @@ func (s *Store) Start(ctx context.Context) error {
 		s.queue.ShutDown()
 		return fmt.Errorf("status store: %w", err)
 	}
-	s.sub.Store(sub)
-	close(s.ready)
+	s.attached.Attach(sub)
 
 	var writer sync.WaitGroup
 	writer.Go(func() { s.writeLoop(ctx) })
