@@ -9,6 +9,7 @@ import (
 
 	"github.com/musterd/musterd/pkg/events"
 	"github.com/musterd/musterd/pkg/pipeline"
+	"github.com/musterd/musterd/pkg/redact"
 	"github.com/musterd/musterd/pkg/statusync"
 )
 
@@ -57,7 +58,7 @@ func newAPI(p *pipeline.Pipeline) http.Handler {
 		for _, h := range p.Components.Health() {
 			v := componentView{Name: h.Name, State: string(h.State), Healthy: h.Healthy}
 			if h.Err != nil {
-				v.Error = statusync.Redact(h.Err.Error())
+				v.Error = redact.String(h.Err.Error())
 			}
 			healthy = healthy && h.Healthy
 			views = append(views, v)

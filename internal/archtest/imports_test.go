@@ -21,13 +21,14 @@ const module = "github.com/musterd/musterd"
 // the pipeline must be decided, not defaulted.
 var allowed = map[string][]string{
 	"pkg/events":      {},
+	"pkg/redact":      {}, // a leaf beside events, for every stage
 	"pkg/bus":         {"pkg/events"},
 	"pkg/reconcilers": {"pkg/events"}, // plain code over state: never the bus
-	"pkg/debouncer":   {"pkg/events", "pkg/bus"},
-	"pkg/coordinator": {"pkg/events", "pkg/bus", "pkg/reconcilers"},
-	"pkg/statusync":   {"pkg/events", "pkg/bus"},
-	"pkg/watchers":    {"pkg/events", "pkg/bus"},
-	"pkg/lifecycle":   {"pkg/events", "pkg/bus"},
+	"pkg/debouncer":   {"pkg/events", "pkg/bus", "pkg/redact"},
+	"pkg/coordinator": {"pkg/events", "pkg/bus", "pkg/reconcilers", "pkg/redact"},
+	"pkg/statusync":   {"pkg/events", "pkg/bus", "pkg/redact"},
+	"pkg/watchers":    {"pkg/events", "pkg/bus", "pkg/redact"},
+	"pkg/lifecycle":   {"pkg/events", "pkg/bus", "pkg/redact"},
 	"pkg/pipeline":    {"*"}, // the wiring
 	"cmd":             {"*"},
 	"internal":        {"*"},

@@ -15,6 +15,7 @@ import (
 
 	"github.com/musterd/musterd/pkg/bus"
 	"github.com/musterd/musterd/pkg/events"
+	"github.com/musterd/musterd/pkg/redact"
 )
 
 // State is where a resource stands in its reconcile cycle.
@@ -275,7 +276,7 @@ func (s *Store) onFailed(e events.ResourceFailed) {
 			st.State = StateError
 		}
 		st.LastReconcileTime = e.Time
-		st.LastError = Redact(e.Error)
+		st.LastError = redact.String(e.Error)
 		st.RetryCount = max(e.Attempt-1, 0)
 		st.NextRetry = e.NextRetry
 	})
@@ -391,7 +392,7 @@ func (s *Store) succeeded(key events.Key, e entry, category string) {
 func (s *Store) failed(key events.Key, e entry, err error) {
 	attempt := s.queue.NumRequeues(key) + 1
 	category := CategoryOf(err)
-	msg := Redact(err.Error())
+	msg := redact.String(err.Error())
 	bus.Publish(s.bus, events.StatusSyncFailed{
 		Meta: events.NewMeta(e.status.CorrelationID), Key: key, Category: category, Error: msg, Attempt: attempt,
 	})

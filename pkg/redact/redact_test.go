@@ -1,4 +1,4 @@
-package statusync_test
+package redact_test
 
 import (
 	"strings"
@@ -6,10 +6,10 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/musterd/musterd/pkg/statusync"
+	"github.com/musterd/musterd/pkg/redact"
 )
 
-func TestRedact(t *testing.T) {
+func TestString(t *testing.T) {
 	tests := []struct {
 		name, in, want string
 		secrets        []string // must not survive, whatever want says
@@ -109,17 +109,17 @@ func TestRedact(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := statusync.Redact(tc.in)
+			got := redact.String(tc.in)
 			assert.Equal(t, tc.want, got)
 			for _, s := range tc.secrets {
 				assert.NotContains(t, got, s)
 			}
-			assert.Equal(t, got, statusync.Redact(got), "Redact is idempotent")
+			assert.Equal(t, got, redact.String(got), "String is idempotent")
 		})
 	}
 }
 
-func TestRedactNeverLeaksAcrossSeparators(t *testing.T) {
+func TestStringNeverLeaksAcrossSeparators(t *testing.T) {
 	// Every separator and quoting a secret key may come with.
 	const secret = "Zq9xSecretValue"
 	for _, key := range []string{"password", "PASSWD", "Secret", "token", "apikey", "api_key", "api-key",
@@ -127,7 +127,7 @@ func TestRedactNeverLeaksAcrossSeparators(t *testing.T) {
 		for _, form := range []string{"%k=%v", "%k: %v", "%k:%v", "%k = %v", `"%k":"%v"`, `'%k': '%v'`,
 			`%k="%v"`, "--%k=%v", "x_%k=%v;", "(%k=%v)", "[%k: %v]", "{%k=%v}"} {
 			in := strings.NewReplacer("%k", key, "%v", secret).Replace(form)
-			assert.NotContains(t, statusync.Redact("error: "+in+" after"), secret, in)
+			assert.NotContains(t, redact.String("error: "+in+" after"), secret, in)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package statusync
+package redact
 
 import (
 	"regexp"
@@ -22,7 +22,7 @@ var (
 	// JSON quoted once more by %q. Groups: 2 is the key, 5 the value.
 	keyValuePattern = regexp.MustCompile(
 		`(\\?["']?)([A-Za-z0-9_.\-]+)(\\?["']?)(\s*(?::=|=>|[:=])\s*)(` +
-			`\[redacted\]` + // already redacted: keeps Redact idempotent
+			`\[redacted\]` + // already redacted: keeps String idempotent
 			// Quoted, the closing quote optional: a message cut short must
 			// not leak what it kept.
 			`|\\"(?:[^"\\]|\\[^"])*(?:\\")?` + // \"escaped\"
@@ -56,7 +56,7 @@ var secretKeyTerms = []string{
 // substrings they are ordinary ("author", "authenticated").
 var secretKeyWords = []string{"auth", "pwd"}
 
-// Redact removes credentials and local paths from a message before it is
+// String removes credentials and local paths from a message before it is
 // stored, published or logged:
 //
 //   - URL credentials: scheme://user:pass@host → scheme://[redacted]@host
@@ -73,8 +73,8 @@ var secretKeyWords = []string{"auth", "pwd"}
 //
 // It errs on the side of redacting: a secret-looking key takes its next word
 // even in prose ("get token: context canceled" → "get token: [redacted]
-// canceled"). Redact(Redact(s)) == Redact(s).
-func Redact(msg string) string {
+// canceled"). String(String(s)) == String(s).
+func String(msg string) string {
 	msg = privateKeyPattern.ReplaceAllString(msg, "[redacted private key]")
 	msg = urlUserinfoPattern.ReplaceAllString(msg, "${1}"+redacted+"@")
 	msg = redactKeyValues(msg)

@@ -1,0 +1,13 @@
+// Package redact removes secrets from text before it reaches logs, status,
+// events or the API: credentials in URLs, bearer tokens, secret-looking
+// key=value pairs, private keys, and absolute paths (only their base name
+// is kept).
+//
+// Place in the pipeline: a leaf beside events. Every stage may import it,
+// and redacts a message where the message is made, so an unredacted secret
+// never travels on the bus, into a trace, or into a log line.
+//
+// Guarantees: String is idempotent, never lets a secret-looking value
+// through whatever separator or quoting surrounds it, and leans towards
+// redacting too much rather than too little.
+package redact
