@@ -276,9 +276,11 @@ func (b *Bus) unbind(t *topic, h *handler) {
 	t.bindings.Store(&next)
 }
 
-// Close unsubscribes every subscription and waits for their goroutines to
-// finish the handler they are running. Publishing after Close is harmless:
-// there is no one left to deliver to.
+// Close unsubscribes every subscription. It does not wait for handlers that
+// are running: a stuck handler must not hold up shutdown, whose time the
+// lifecycle registry bounds. Wait on a Subscription's Done to know its
+// goroutine has exited. Publishing after Close is harmless: there is no one
+// left to deliver to.
 func (b *Bus) Close() {
 	b.subsMu.Lock()
 	b.closed = true
@@ -289,9 +291,6 @@ func (b *Bus) Close() {
 	b.subsMu.Unlock()
 	for _, s := range subs {
 		s.Unsubscribe()
-	}
-	for _, s := range subs {
-		<-s.done
 	}
 }
 
@@ -310,6 +309,7 @@ type HandlerStats struct {
 	Subscriber string
 	EventType  string // "*" for the events.Event wildcard
 	Delivered  uint64 // handled, including those that panicked
+	Coalesced  uint64 // replaced or merged into a pending event of their key
 	Dropped    uint64 // lossy delivery only
 	Panicked   uint64
 	Pending    int // the subscription's whole mailbox
@@ -329,7 +329,7 @@ func (b *Bus) Stats() Stats {
 		for _, h := range s.handlers {
 			st.Handlers = append(st.Handlers, HandlerStats{
 				Subscriber: s.name, EventType: h.eventType, Pending: pending,
-				Delivered: h.delivered.Load(), Dropped: h.dropped.Load(), Panicked: h.panicked.Load(),
+				Delivered: h.delivered.Load(), Coalesced: h.coalesced.Load(), Dropped: h.dropped.Load(), Panicked: h.panicked.Load(),
 			})
 		}
 	}
@@ -347,6 +347,7 @@ type handler struct {
 	sub       *Subscription
 	topic     *topic
 	delivered atomic.Uint64
+	coalesced atomic.Uint64
 	dropped   atomic.Uint64
 	panicked  atomic.Uint64
 }
@@ -389,11 +390,14 @@ func (s *Subscription) enqueue(e events.Event, h *handler) {
 		return
 	}
 	s.mu.Lock()
-	dropped := s.box.put(item{ev: e, h: h})
+	result := s.box.put(item{ev: e, h: h})
 	s.mu.Unlock()
-	if dropped {
+	switch result {
+	case dropped:
 		h.dropped.Add(1)
 		return
+	case coalesced:
+		h.coalesced.Add(1)
 	}
 	select {
 	case s.wake <- struct{}{}:

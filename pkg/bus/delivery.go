@@ -132,11 +132,20 @@ func (it item) event() events.Event {
 	return it.ev
 }
 
+// outcome is what a mailbox did with an event put in it.
+type outcome uint8
+
+const (
+	queued    outcome = iota // added to the queue
+	coalesced                // replaced, or merged into, a pending event of its key
+	dropped                  // refused: a lossy mailbox was full
+)
+
 // mailbox is the pending queue of one subscription. Its owner serialises
 // access.
 type mailbox interface {
-	// put adds it and reports whether it was dropped.
-	put(it item) (dropped bool)
+	// put adds it and says what became of it.
+	put(it item) outcome
 	// drain appends every pending item, oldest first, to buf and empties the
 	// mailbox.
 	drain(buf []item) []item
@@ -148,12 +157,12 @@ type lossyBox struct {
 	items    []item
 }
 
-func (b *lossyBox) put(it item) bool {
+func (b *lossyBox) put(it item) outcome {
 	if len(b.items) >= b.capacity {
-		return true
+		return dropped
 	}
 	b.items = append(b.items, it)
-	return false
+	return queued
 }
 
 func (b *lossyBox) drain(buf []item) []item {
@@ -182,9 +191,11 @@ type slot struct {
 	live bool
 }
 
-func (b *coalescingBox) put(it item) bool {
+func (b *coalescingBox) put(it item) outcome {
+	result := queued
 	k := b.key(it.ev)
 	if i, ok := b.index[k]; ok {
+		result = coalesced
 		old := &b.slots[i]
 		if b.merge != nil && old.h == it.h {
 			m := old.merger
@@ -202,7 +213,7 @@ func (b *coalescingBox) put(it item) bool {
 	if b.dead > 32 && b.dead > len(b.slots)/2 {
 		b.compact()
 	}
-	return false
+	return result
 }
 
 func (b *coalescingBox) compact() {

@@ -20,6 +20,7 @@ import (
 	"github.com/musterd/musterd/pkg/coordinator"
 	"github.com/musterd/musterd/pkg/debouncer"
 	"github.com/musterd/musterd/pkg/events"
+	"github.com/musterd/musterd/pkg/lifecycle"
 	"github.com/musterd/musterd/pkg/pipeline"
 	"github.com/musterd/musterd/pkg/reconcilers"
 	"github.com/musterd/musterd/pkg/statusync"
@@ -360,5 +361,44 @@ func (w *eagerWatcher) Start(ctx context.Context) error {
 	bus.Publish(w.bus, events.ResourceChanged{Meta: events.NewMeta(""), Key: w.key, Operation: events.OperationCreate, Source: events.SourceFilesystem})
 	bus.Publish(w.bus, events.IndexSynchronized{Meta: events.NewMeta(""), Source: events.SourceFilesystem})
 	<-ctx.Done()
+	return nil
+}
+
+func TestStopTimeoutBoundsShutdownEvenWithAStuckSubscriber(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p, err := pipeline.New(pipeline.Options{Logger: slog.New(slog.DiscardHandler),
+			Lifecycle: lifecycle.Options{StopTimeout: 3 * time.Second}})
+		require.NoError(t, err)
+		release := make(chan struct{})
+		stuck := &stuckComponent{bus: p.Bus, release: release}
+		require.NoError(t, p.Add(stuck))
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- p.Run(ctx) }()
+		synctest.Wait()
+		bus.Publish(p.Bus, events.BecameLeader{}) // its handler blocks
+		synctest.Wait()
+
+		cancel()
+		stopAt := time.Now()
+		err = <-done
+		assert.ErrorContains(t, err, `"stuck"`)
+		assert.Equal(t, 3*time.Second, time.Since(stopAt), "Run returns when StopTimeout runs out")
+		close(release) // let the bubble's goroutines end
+	})
+}
+
+// stuckComponent ignores cancellation and blocks in its handler.
+type stuckComponent struct {
+	bus     *bus.Bus
+	release chan struct{}
+}
+
+func (s *stuckComponent) Name() string { return "stuck" }
+func (s *stuckComponent) Start(context.Context) error {
+	if _, err := bus.Subscribe(s.bus, "stuck", bus.Lossy(1), func(events.BecameLeader) { <-s.release }); err != nil {
+		return err
+	}
+	<-s.release
 	return nil
 }

@@ -26,7 +26,7 @@
 //   - Every write outcome is published with the key's correlation ID:
 //     StatusSynced (written, unchanged, deleted) or StatusSyncFailed (with a
 //     category, see [WithCategory], and a redacted error).
-//   - Errors are passed through [Redact] before they are stored, published
+//   - Errors are passed through [redact.String] before they are stored, published
 //     or logged. A key whose writes keep failing is logged at its first
 //     failure and then at growing intervals, at most 5 minutes apart, not on
 //     every attempt.
