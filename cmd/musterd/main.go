@@ -121,13 +121,23 @@ func checkListen(addr string, allowRemote bool) error {
 	if allowRemote {
 		return nil
 	}
-	if host == "localhost" {
-		return nil
+	// A name is trusted only if every address it resolves to is loopback:
+	// "localhost" can be mapped elsewhere.
+	var ips []net.IP
+	if ip := net.ParseIP(host); ip != nil {
+		ips = []net.IP{ip}
+	} else if host != "" {
+		ips, _ = net.LookupIP(host)
 	}
-	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
-		return nil
+	if len(ips) == 0 {
+		return fmt.Errorf("-listen %q is not a loopback address; pass -allow-remote to expose the API", addr)
 	}
-	return fmt.Errorf("-listen %q is not a loopback address; pass -allow-remote to expose the API", addr)
+	for _, ip := range ips {
+		if !ip.IsLoopback() {
+			return fmt.Errorf("-listen %q resolves to %s, not a loopback address; pass -allow-remote to expose the API", addr, ip)
+		}
+	}
+	return nil
 }
 
 func runDaemon(args []string, stderr io.Writer) int {

@@ -26,6 +26,14 @@
 //     keeps running.
 //   - [Subscription.Unsubscribe] removes exactly that subscription.
 //
+// What runs on the publisher's goroutine: every publish goes through
+// EventBus, which serialises all publishes under one global mutex and calls
+// the topic's dispatcher by reflection. The dispatcher copies the event into
+// each subscription's mailbox, calling its coalescing key function and, for
+// merging deliveries, Merger.Add. Those must therefore be quick, must not
+// block and must not publish; everything else (handlers, OnIdle,
+// Merger.Result) runs on the subscription's own goroutine.
+//
 // EventBus's known defects are designed out, each pinned by a test:
 //
 //   - It holds its global lock while a synchronous handler runs, so a handler
