@@ -22,12 +22,14 @@ const module = "github.com/musterd/musterd"
 var allowed = map[string][]string{
 	"pkg/events":      {},
 	"pkg/redact":      {}, // a leaf beside events, for every stage
+	"pkg/apis":        {}, // the resource types: a leaf
+	"pkg/resources":   {"pkg/events"},
 	"pkg/bus":         {"pkg/events"},
-	"pkg/reconcilers": {"pkg/events"}, // plain code over state: never the bus
+	"pkg/reconcilers": {"pkg/events", "pkg/apis", "pkg/resources", "pkg/redact"}, // plain code over state: never the bus
 	"pkg/debouncer":   {"pkg/events", "pkg/bus", "pkg/redact"},
 	"pkg/coordinator": {"pkg/events", "pkg/bus", "pkg/reconcilers", "pkg/redact"},
-	"pkg/statusync":   {"pkg/events", "pkg/bus", "pkg/redact"},
-	"pkg/watchers":    {"pkg/events", "pkg/bus", "pkg/redact"},
+	"pkg/statusync":   {"pkg/events", "pkg/bus", "pkg/redact", "pkg/apis"},
+	"pkg/watchers":    {"pkg/events", "pkg/bus", "pkg/redact", "pkg/apis", "pkg/resources"},
 	"pkg/lifecycle":   {"pkg/events", "pkg/bus", "pkg/redact"},
 	"pkg/pipeline":    {"*"}, // the wiring
 	"cmd":             {"*"},

@@ -1,0 +1,249 @@
+package resources
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/musterd/musterd/pkg/events"
+)
+
+// Doc is one definition read from a file.
+type Doc struct {
+	Key events.Key
+	// Object is the decoded, valid definition; nil when Err is set.
+	Object any
+	// Hash identifies Object's content.
+	Hash string
+	// Err says why this document is not usable (a validation error naming
+	// file, line and field); the key is still known.
+	Err error
+}
+
+// Entry is a resource as the index holds it.
+type Entry struct {
+	Key events.Key
+	// Object is the definition in force: the last good one. It is nil when
+	// no good definition has been seen yet.
+	Object any
+	// Hash identifies Object; empty when Object is nil.
+	Hash string
+	// Files declare the resource: one, or several in a conflict.
+	Files []string
+	// Err says why the files do not yield a good definition now; nil when
+	// Object is what the file says.
+	Err error
+}
+
+// Change is a resource whose entry changed.
+type Change struct {
+	Key events.Key
+	// Op is OperationCreate, OperationUpdate or OperationDelete.
+	Op events.Operation
+	// Hash is the entry's hash after the change.
+	Hash string
+	// File is the first file declaring the resource, or the one that last
+	// did, for a delete.
+	File string
+}
+
+// Index is the desired-state index. It is safe for concurrent use.
+type Index struct {
+	mu      sync.RWMutex
+	files   map[string]*fileState
+	claims  map[events.Key][]string // key → files declaring it, sorted
+	entries map[events.Key]*Entry
+}
+
+// fileState is what one file declares.
+type fileState struct {
+	// docs is the last parse of the file that could be read, by key.
+	docs map[events.Key]Doc
+	// err is set while the file cannot be read or parsed; docs then keeps
+	// the last parse that could.
+	err error
+}
+
+// New returns an empty index.
+func New() *Index {
+	return &Index{files: map[string]*fileState{}, claims: map[events.Key][]string{}, entries: map[events.Key]*Entry{}}
+}
+
+// SetFile records what path declares now: docs when it was parsed, or err
+// when it could not be read or parsed at all. An unreadable file keeps
+// declaring what it last declared; if it never declared anything, its
+// error is recorded on fallback (the key its name and directory imply), so
+// that the error shows. It returns the resources whose entries changed,
+// sorted by key.
+func (ix *Index) SetFile(path string, docs []Doc, err error, fallback events.Key) []Change {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	old := ix.files[path]
+	var oldKeys []events.Key
+	if old != nil {
+		oldKeys = keysOf(old.docs)
+	}
+	next := &fileState{docs: map[events.Key]Doc{}}
+	switch {
+	case err != nil && old != nil:
+		next.docs, next.err = old.docs, err
+	case err != nil:
+		fallback = fallback.Canonical()
+		next.docs[fallback] = Doc{Key: fallback, Err: err}
+	default:
+		for _, d := range docs {
+			d.Key = d.Key.Canonical()
+			next.docs[d.Key] = d
+		}
+	}
+	ix.files[path] = next
+	newKeys := keysOf(next.docs)
+	for _, k := range oldKeys {
+		if _, still := next.docs[k]; !still {
+			ix.unclaim(k, path)
+		}
+	}
+	for _, k := range newKeys {
+		ix.claim(k, path)
+	}
+	return ix.refresh(append(oldKeys, newKeys...), path)
+}
+
+// RemoveFile forgets path: what only it declared is deleted.
+func (ix *Index) RemoveFile(path string) []Change {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	old := ix.files[path]
+	if old == nil {
+		return nil
+	}
+	delete(ix.files, path)
+	keys := keysOf(old.docs)
+	for _, k := range keys {
+		ix.unclaim(k, path)
+	}
+	return ix.refresh(keys, path)
+}
+
+// Get returns the entry of key.
+func (ix *Index) Get(key events.Key) (Entry, bool) {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	e, ok := ix.entries[key.Canonical()]
+	if !ok {
+		return Entry{}, false
+	}
+	return e.clone(), true
+}
+
+// List returns the entries of kind (every kind if empty), sorted by key.
+func (ix *Index) List(kind string) []Entry {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	out := make([]Entry, 0, len(ix.entries))
+	for k, e := range ix.entries {
+		if kind == "" || k.Kind == kind {
+			out = append(out, e.clone())
+		}
+	}
+	slices.SortFunc(out, func(a, b Entry) int { return strings.Compare(a.Key.String(), b.Key.String()) })
+	return out
+}
+
+// Files returns the paths the index knows, sorted.
+func (ix *Index) Files() []string {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	out := make([]string, 0, len(ix.files))
+	for p := range ix.files {
+		out = append(out, p)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func (e *Entry) clone() Entry {
+	c := *e
+	c.Files = slices.Clone(e.Files)
+	return c
+}
+
+func (ix *Index) claim(k events.Key, path string) {
+	files := ix.claims[k]
+	if i, found := slices.BinarySearch(files, path); !found {
+		ix.claims[k] = slices.Insert(files, i, path)
+	}
+}
+
+func (ix *Index) unclaim(k events.Key, path string) {
+	files := ix.claims[k]
+	if i, found := slices.BinarySearch(files, path); found {
+		files = slices.Delete(files, i, i+1)
+	}
+	if len(files) == 0 {
+		delete(ix.claims, k)
+		return
+	}
+	ix.claims[k] = files
+}
+
+// refresh recomputes the entries of keys from their claims and reports
+// those that changed. path is the file that prompted it, named in deletes.
+func (ix *Index) refresh(keys []events.Key, path string) []Change {
+	slices.SortFunc(keys, func(a, b events.Key) int { return strings.Compare(a.String(), b.String()) })
+	keys = slices.Compact(keys)
+	var changes []Change
+	for _, k := range keys {
+		prev, existed := ix.entries[k]
+		files := ix.claims[k]
+		if len(files) == 0 {
+			if existed {
+				delete(ix.entries, k)
+				changes = append(changes, Change{Key: k, Op: events.OperationDelete, File: path})
+			}
+			continue
+		}
+		next := &Entry{Key: k, Files: slices.Clone(files)}
+		if existed {
+			next.Object, next.Hash = prev.Object, prev.Hash // the last good stays in force
+		}
+		if len(files) > 1 {
+			next.Err = fmt.Errorf("%s is declared by more than one file: %s; remove or rename all but one", k, strings.Join(files, ", "))
+		} else {
+			f := ix.files[files[0]]
+			d := f.docs[k]
+			switch {
+			case f.err != nil:
+				next.Err = f.err
+			case d.Err != nil:
+				next.Err = d.Err
+			default:
+				next.Object, next.Hash = d.Object, d.Hash
+			}
+		}
+		ix.entries[k] = next
+		switch {
+		case !existed:
+			changes = append(changes, Change{Key: k, Op: events.OperationCreate, Hash: next.Hash, File: files[0]})
+		case prev.Hash != next.Hash || errText(prev.Err) != errText(next.Err) || !slices.Equal(prev.Files, next.Files):
+			changes = append(changes, Change{Key: k, Op: events.OperationUpdate, Hash: next.Hash, File: files[0]})
+		}
+	}
+	return changes
+}
+
+func keysOf(docs map[events.Key]Doc) []events.Key {
+	keys := make([]events.Key, 0, len(docs))
+	for k := range docs {
+		keys = append(keys, k)
+	}
+	return keys
+}
+
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
