@@ -1,0 +1,22 @@
+// Package files is the filesystem-mode StatusWriter: it writes each
+// resource's status to <state-dir>/status/<kinds>/<namespace>/<name>.yaml,
+// where <kinds> is the lower-case plural of the kind (mcpservers,
+// workflows), as in the API's paths.
+//
+// Place in the pipeline: behind the status store (pkg/statusync), which
+// calls it from its writer goroutine.
+//
+// Guarantees:
+//
+//   - A status file is replaced atomically: written to a temporary file in
+//     the same directory, synced, renamed over the old one, and the
+//     directory synced. A reader sees the old status or the new one, never
+//     a part of either; a crash leaves at most a stray temporary file,
+//     which the next write of that resource removes.
+//   - It never writes into a definition file: status lives under its own
+//     status/ directory, which the watchers do not look at, so a status
+//     write never triggers a reconcile.
+//   - Deleting a status that is not there is not an error.
+//   - Errors name the status file relative to the state dir, and carry a
+//     category for metrics ("permission_denied", "no_space", "other").
+package files

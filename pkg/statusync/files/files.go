@@ -1,0 +1,222 @@
+package files
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/musterd/musterd/pkg/events"
+	"github.com/musterd/musterd/pkg/statusync"
+)
+
+// APIVersion is written into every status file.
+const APIVersion = "muster.giantswarm.io/v1alpha1"
+
+// Options configures a Writer.
+type Options struct {
+	// StateDir holds the status/ tree. Required.
+	StateDir string
+	// ResourceStatus returns a resource's own status in the v1alpha1
+	// schema (an MCPServer's state and tools, a Workflow's validity), as
+	// its reconciler last observed it. Optional: without it, files carry
+	// only the reconcile state.
+	ResourceStatus func(key events.Key) (status any, ok bool)
+}
+
+// Writer writes status files. It implements statusync.StatusWriter.
+type Writer struct {
+	opts Options
+}
+
+var _ statusync.StatusWriter = (*Writer)(nil)
+
+// New returns a Writer for opts.
+func New(opts Options) (*Writer, error) {
+	if opts.StateDir == "" {
+		return nil, errors.New("status files: a state dir is required")
+	}
+	return &Writer{opts: opts}, nil
+}
+
+// Document is the content of a status file.
+type Document struct {
+	APIVersion string    `json:"apiVersion"`
+	Kind       string    `json:"kind"`
+	Metadata   Metadata  `json:"metadata"`
+	Status     any       `json:"status,omitempty"`
+	Reconcile  Reconcile `json:"reconcile"`
+}
+
+// Metadata names the resource.
+type Metadata struct {
+	Name      string `json:"name"`
+	Namespace string `json:"namespace"`
+}
+
+// Reconcile is musterd's reconcile state of the resource.
+type Reconcile struct {
+	State             string     `json:"state"`
+	LastReconcileTime *time.Time `json:"lastReconcileTime,omitempty"`
+	LastError         string     `json:"lastError,omitempty"`
+	RetryCount        int        `json:"retryCount"`
+	NextRetry         *time.Time `json:"nextRetry,omitempty"`
+	CorrelationID     string     `json:"correlationID,omitempty"`
+}
+
+// Path returns the status file of key, relative to the state dir.
+func Path(key events.Key) string {
+	key = key.Canonical()
+	return filepath.Join("status", Plural(key.Kind), key.Namespace, key.Name+".yaml")
+}
+
+// Plural is the lower-case plural of a kind: MCPServer → mcpservers.
+func Plural(kind string) string {
+	return strings.ToLower(kind) + "s"
+}
+
+// WriteStatus replaces the status file of st.Key.
+func (w *Writer) WriteStatus(ctx context.Context, st statusync.Status) error {
+	doc := Document{
+		APIVersion: APIVersion,
+		Kind:       st.Key.Kind,
+		Metadata:   Metadata{Name: st.Key.Name, Namespace: st.Key.Canonical().Namespace},
+		Reconcile: Reconcile{
+			State: string(st.State), LastError: st.LastError, RetryCount: st.RetryCount, CorrelationID: st.CorrelationID,
+			LastReconcileTime: timeOrNil(st.LastReconcileTime), NextRetry: timeOrNil(st.NextRetry),
+		},
+	}
+	if w.opts.ResourceStatus != nil {
+		if status, ok := w.opts.ResourceStatus(st.Key); ok {
+			doc.Status = status
+		}
+	}
+	data, err := encode(doc)
+	if err != nil {
+		return fmt.Errorf("%s: encode: %w", Path(st.Key), err)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return w.replace(Path(st.Key), data)
+}
+
+// DeleteStatus removes the status file of key, if there is one.
+func (w *Writer) DeleteStatus(_ context.Context, key events.Key) error {
+	rel := Path(key)
+	err := os.Remove(filepath.Join(w.opts.StateDir, rel))
+	if err == nil || errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	return categorize(rel, "remove", err)
+}
+
+// encode writes doc as YAML through its JSON form, so that the field names
+// are the JSON tags of the v1alpha1 types.
+func encode(doc Document) ([]byte, error) {
+	raw, err := json.Marshal(doc)
+	if err != nil {
+		return nil, err
+	}
+	var tree yaml.Node
+	if err := yaml.Unmarshal(raw, &tree); err != nil {
+		return nil, err
+	}
+	// JSON is YAML; re-encoding the node tree in the default style gives
+	// block YAML, quoting only where a plain scalar would read back
+	// differently, and keeps the field order of the Go types.
+	plainStyle(&tree)
+	return yaml.Marshal(&tree)
+}
+
+func plainStyle(n *yaml.Node) {
+	n.Style = 0
+	for _, c := range n.Content {
+		plainStyle(c)
+	}
+}
+
+// replace writes data to rel atomically.
+func (w *Writer) replace(rel string, data []byte) error {
+	path := filepath.Join(w.opts.StateDir, rel)
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return categorize(rel, "create directory", err)
+	}
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return categorize(rel, "create", err)
+	}
+	committed := false
+	defer func() {
+		if !committed {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	if _, err := tmp.Write(data); err != nil {
+		return categorize(rel, "write", err)
+	}
+	if err := tmp.Sync(); err != nil {
+		return categorize(rel, "sync", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return categorize(rel, "close", err)
+	}
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		return categorize(rel, "chmod", err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return categorize(rel, "rename", err)
+	}
+	committed = true
+	// The rename is durable once the directory is synced.
+	if d, err := os.Open(dir); err == nil {
+		_ = d.Sync()
+		d.Close()
+	}
+	w.removeStrays(dir, filepath.Base(path))
+	return nil
+}
+
+// removeStrays removes temporary files a crash may have left for name.
+func (w *Writer) removeStrays(dir, name string) {
+	strays, _ := filepath.Glob(filepath.Join(dir, "."+name+".tmp-*"))
+	for _, s := range strays {
+		os.Remove(s)
+	}
+}
+
+// categorize names the file and classifies err for the status-sync
+// metrics.
+func categorize(rel, op string, err error) error {
+	category := "other"
+	switch {
+	case errors.Is(err, fs.ErrPermission), errors.Is(err, syscall.EROFS):
+		category = "permission_denied"
+	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT):
+		category = "no_space"
+	}
+	// The underlying error names the absolute path; the message names the
+	// file relative to the state dir instead.
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	return statusync.WithCategory(category, fmt.Errorf("status file %s: %s: %w", rel, op, err))
+}
+
+func timeOrNil(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &t
+}
