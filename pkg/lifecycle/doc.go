@@ -4,7 +4,7 @@
 // [Registry.Run].
 //
 // Place in the pipeline: it sits above every stage and imports only bus and
-// events. Stages never import it; they satisfy [Component] and the optional
+// redact. Stages never import it; they satisfy [Component] and the optional
 // [HealthChecker], [SubscriptionReadySignaler] and [BusyReporter] by Go's
 // structural typing.
 //
@@ -21,6 +21,13 @@
 //   - Nothing is lost at start up: the bus holds events until every
 //     component that starts now has subscribed; only then is its barrier
 //     released ([bus.Bus.Start]).
+//   - Bounded start up: a component that has not subscribed within
+//     Options.StartTimeout of its Start fails with an error matching
+//     [ErrStartTimeout] ("lifecycle: "x" did not become ready within
+//     1m0s") and is cancelled. If it is [Critical], Run returns that error;
+//     otherwise the barrier is released without it and its dependents do
+//     not start. A stuck start therefore never holds the barrier, nor counts
+//     as healthy, for longer than StartTimeout.
 //   - Ordered, bounded shutdown: components stop in reverse start order, each
 //     cancelled only after the one started after it has returned, all within
 //     Options.StopTimeout. A component that does not return in time is named
@@ -34,6 +41,11 @@
 //     event for longer than Options.StallLimit) make a component unhealthy;
 //     health is evaluated every Options.HealthInterval and on each call of
 //     Health, and every change is logged.
+//   - No secrets in logs: every error text logged (component errors, panic
+//     values, health-check errors) and the text of Run's error pass through
+//     redact.String; errors.Is and errors.As still see the original errors.
+//     [ComponentHealth].Err is the component's own error, for the caller to
+//     redact where it shows it.
 //   - Leadership: [LeaderOnly] components start when Options.Elected is
 //     closed. Losing leadership is not handled here: like controller-runtime,
 //     the process is expected to exit, and a fresh process starts as a

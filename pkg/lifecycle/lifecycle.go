@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/musterd/musterd/pkg/bus"
+	"github.com/musterd/musterd/pkg/redact"
 )
 
 // Component is one stage of the pipeline.
@@ -36,7 +37,8 @@ type HealthChecker interface {
 // SubscriptionReadySignaler is implemented by components that subscribe to
 // the bus in Start. The channel is closed once they have subscribed; the
 // bus barrier and the component's dependents wait for it. A nil channel
-// counts as closed.
+// counts as closed. A component that has not subscribed within
+// Options.StartTimeout of its Start fails.
 type SubscriptionReadySignaler interface {
 	SubscriptionReady() <-chan struct{}
 }
@@ -50,6 +52,7 @@ type BusyReporter interface {
 
 // Defaults of Options.
 const (
+	DefaultStartTimeout   = time.Minute
 	DefaultStopTimeout    = 10 * time.Second
 	DefaultHealthInterval = 10 * time.Second
 	DefaultStallLimit     = time.Minute
@@ -63,6 +66,14 @@ type Options struct {
 	// Logger receives start, stop, failure and health changes. Default:
 	// slog.Default().
 	Logger *slog.Logger
+	// StartTimeout is how long a component may take, from the call of its
+	// Start, to signal SubscriptionReady. One that takes longer fails with
+	// an error matching ErrStartTimeout and is cancelled: if it is Critical
+	// the registry stops and Run returns that error; otherwise the bus
+	// barrier is released without it and its dependents do not start.
+	// Without this limit one stuck component would hold the barrier, and
+	// with it every event published, for ever. Default: DefaultStartTimeout.
+	StartTimeout time.Duration
 	// StopTimeout is the total budget for stopping all components. Default:
 	// DefaultStopTimeout.
 	StopTimeout time.Duration
@@ -136,7 +147,9 @@ type ComponentHealth struct {
 	State   State
 	Healthy bool
 	// Err says why the component failed or is unhealthy; for a stopped
-	// component, the error its Start returned, if any.
+	// component, the error its Start returned, if any. It is the
+	// component's own error, unredacted: pass its text through
+	// redact.String before showing it.
 	Err error
 }
 
@@ -144,7 +157,12 @@ type ComponentHealth struct {
 // registry was not stopping.
 var errExitedEarly = errors.New("Start returned before shutdown")
 
-// errStopping aborts start up.
+// ErrStartTimeout is matched (errors.Is) by the failure of a component that
+// did not signal SubscriptionReady within Options.StartTimeout.
+var ErrStartTimeout = errors.New("did not become ready")
+
+// errStopping aborts start up: the registry is stopping, or a critical
+// component's failure is about to stop it, so the barrier must stay held.
 var errStopping = errors.New("lifecycle: stopping")
 
 // Registry runs registered components. Make it with New.
@@ -173,11 +191,15 @@ type entry struct {
 	comp Component
 	name string
 
-	// ready is closed once the component has started and subscribed; done
-	// once it has exited or, failing a dependency, will never start.
-	ready  chan struct{}
-	done   chan struct{}
-	cancel context.CancelFunc
+	// Once start up is settled, exactly one of ready and unready is closed:
+	// ready once the component has started and subscribed, unready once it
+	// never will (it exited or timed out first, or a dependency failed).
+	// Neither is closed if the registry stops first. done is closed once
+	// Start has returned.
+	ready   chan struct{}
+	unready chan struct{}
+	done    chan struct{}
+	cancel  context.CancelFunc
 
 	state State // guarded by Registry.mu
 	err   error // guarded by Registry.mu
@@ -187,6 +209,9 @@ type entry struct {
 func New(opts Options) *Registry {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
+	}
+	if opts.StartTimeout <= 0 {
+		opts.StartTimeout = DefaultStartTimeout
 	}
 	if opts.StopTimeout <= 0 {
 		opts.StopTimeout = DefaultStopTimeout
@@ -217,7 +242,8 @@ func (r *Registry) Register(c Component, opts ...Option) error {
 	if name == "" {
 		return fmt.Errorf("lifecycle: component of type %T has no name", c)
 	}
-	e := &entry{comp: c, name: name, state: StatePending, ready: make(chan struct{}), done: make(chan struct{})}
+	e := &entry{comp: c, name: name, state: StatePending,
+		ready: make(chan struct{}), unready: make(chan struct{}), done: make(chan struct{})}
 	for _, o := range opts {
 		o(&e.registration)
 	}
@@ -240,7 +266,18 @@ func (r *Registry) Register(c Component, opts ...Option) error {
 // naming the critical component that failed or the components that did not
 // stop in time. Errors components return while stopping are logged. Run may
 // be called once.
+//
+// The text of Run's error, like every error text lifecycle logs, is passed
+// through redact.String, since components' errors may carry credentials;
+// errors.Is and errors.As still see the original errors.
 func (r *Registry) Run(ctx context.Context) error {
+	if err := r.run(ctx); err != nil {
+		return redactedError{err}
+	}
+	return nil
+}
+
+func (r *Registry) run(ctx context.Context) error {
 	r.mu.Lock()
 	if r.running {
 		r.mu.Unlock()
@@ -283,9 +320,9 @@ func (r *Registry) Run(ctx context.Context) error {
 	var cause error
 	select {
 	case <-ctx.Done():
-		r.log.Info("lifecycle: stopping", "reason", context.Cause(ctx))
+		r.log.Info("lifecycle: stopping", "reason", logText(context.Cause(ctx)))
 	case cause = <-r.fatal:
-		r.log.Error("lifecycle: stopping after a critical failure", "error", cause)
+		r.log.Error("lifecycle: stopping after a critical failure", "error", logText(cause))
 	}
 	stopErr := r.stop()
 	<-startupDone
@@ -347,8 +384,9 @@ func (r *Registry) validate() error {
 	return nil
 }
 
-// launch waits for e's turn, starts it and waits until it has subscribed or
-// exited. It returns errStopping if the registry stops first.
+// launch waits for e's turn, starts it and waits until it has subscribed,
+// exited or run out of StartTimeout. It returns errStopping if the registry
+// stops first or e is critical and failed.
 func (r *Registry) launch(e *entry) error {
 	if e.leaderOnly && r.opts.Elected != nil {
 		select {
@@ -366,9 +404,8 @@ func (r *Registry) launch(e *entry) error {
 		}
 		select {
 		case <-dep.ready:
-		case <-dep.done:
-			r.exited(e, fmt.Errorf("not started: dependency %q exited before it was ready", d), false)
-			return nil
+		case <-dep.unready:
+			return r.notStarted(e, fmt.Errorf("not started: dependency %q failed before it was ready", d))
 		case <-r.stopCh:
 			return errStopping
 		}
@@ -389,13 +426,18 @@ func (r *Registry) launch(e *entry) error {
 	r.launched = append(r.launched, e)
 	r.mu.Unlock()
 	r.log.Info("lifecycle: starting component", "component", e.name)
-	go r.run(ctx, e)
+	go r.start(ctx, e)
 
 	if subscribed != nil {
+		timeout := time.NewTimer(r.opts.StartTimeout)
+		defer timeout.Stop()
 		select {
 		case <-subscribed:
-		case <-e.done:
-			return nil // run has recorded the failure
+		case <-e.done: // exited has recorded and reported the failure
+			close(e.unready)
+			return abandoned(e)
+		case <-timeout.C:
+			return r.timedOut(e)
 		case <-r.stopCh:
 			return errStopping
 		}
@@ -410,29 +452,82 @@ func (r *Registry) launch(e *entry) error {
 	return nil
 }
 
-// run calls Start, turning a panic into an error.
-func (r *Registry) run(ctx context.Context, e *entry) {
+// notStarted records that e will not start because a dependency failed, and
+// reports it as a failure of e. If the registry is stopping, e stays
+// pending, as start up was abandoned. The result is launch's.
+func (r *Registry) notStarted(e *entry, err error) error {
+	r.mu.Lock()
+	if r.stopping {
+		r.mu.Unlock()
+		return errStopping
+	}
+	e.state, e.err = StateFailed, err
+	r.mu.Unlock()
+	close(e.unready)
+	r.failed(e, err, fmt.Errorf("lifecycle: critical component %q failed: %w", e.name, err))
+	return abandoned(e)
+}
+
+// timedOut fails e, which has not subscribed within StartTimeout, cancels
+// it and reports the failure; the timeout error itself is Run's error if e
+// is critical. The result is launch's.
+func (r *Registry) timedOut(e *entry) error {
+	err := fmt.Errorf("lifecycle: %q %w within %s", e.name, ErrStartTimeout, r.opts.StartTimeout)
+	r.mu.Lock()
+	if r.stopping {
+		r.mu.Unlock()
+		return errStopping
+	}
+	// Start may have returned at this very instant; then exited has
+	// recorded and reported that failure.
+	failedNow := e.state == StateStarting
+	if failedNow {
+		e.state, e.err = StateFailed, err
+	}
+	r.mu.Unlock()
+	close(e.unready)
+	if failedNow {
+		e.cancel()
+		r.failed(e, err, err)
+	}
+	return abandoned(e)
+}
+
+// abandoned is launch's result when e will never become ready.
+func abandoned(e *entry) error {
+	if e.critical {
+		return errStopping
+	}
+	return nil
+}
+
+// start calls Start, turning a panic into an error.
+func (r *Registry) start(ctx context.Context, e *entry) {
 	err := func() (err error) {
 		defer func() {
 			if p := recover(); p != nil {
 				err = fmt.Errorf("panic: %v", p)
-				r.log.Error("lifecycle: component panicked", "component", e.name, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+				// The stack is logged whole: it holds code locations, not
+				// values.
+				r.log.Error("lifecycle: component panicked", "component", e.name, "panic", redact.String(fmt.Sprint(p)), "stack", string(debug.Stack()))
 			}
 		}()
 		return e.comp.Start(ctx)
 	}()
-	r.exited(e, err, true)
+	r.exited(e, err)
 }
 
-// exited records that e's Start returned err (launched) or that e cannot
-// start because a dependency exited first, and stops the registry if e is
-// critical and the registry was not stopping.
-func (r *Registry) exited(e *entry, err error, launched bool) {
+// exited records that e's Start returned err and reports a failure if the
+// registry was not stopping. It closes e.done last, so that Run, which waits
+// for it, returns only after the component's last log record.
+func (r *Registry) exited(e *entry, err error) {
+	defer close(e.done)
 	r.mu.Lock()
 	stopping := r.stopping
+	timedOut := e.state == StateFailed // only timedOut fails a running Start
 	switch {
-	case stopping && !launched:
-		// Start up was abandoned; e stays pending.
+	case timedOut:
+		// Keep the start timeout as the failure; it has been reported.
 	case stopping && (err == nil || errors.Is(err, context.Canceled)):
 		e.state, err = StateStopped, nil
 	case stopping:
@@ -444,21 +539,29 @@ func (r *Registry) exited(e *entry, err error, launched bool) {
 		e.state, e.err = StateFailed, err
 	}
 	r.mu.Unlock()
-	close(e.done)
 
 	switch {
-	case stopping && !launched:
+	case timedOut:
+		r.log.Info("lifecycle: component returned after its start timed out", "component", e.name, "error", logText(err))
 	case stopping && err != nil:
-		r.log.Warn("lifecycle: component failed while stopping", "component", e.name, "error", err)
+		r.log.Warn("lifecycle: component failed while stopping", "component", e.name, "error", logText(err))
 	case stopping:
 		r.log.Info("lifecycle: component stopped", "component", e.name)
-	case e.critical:
-		select {
-		case r.fatal <- fmt.Errorf("lifecycle: critical component %q failed: %w", e.name, err):
-		default: // another critical failure is stopping the registry already
-		}
 	default:
-		r.log.Error("lifecycle: component failed; the others keep running", "component", e.name, "error", err)
+		r.failed(e, err, fmt.Errorf("lifecycle: critical component %q failed: %w", e.name, err))
+	}
+}
+
+// failed reports e's failure err outside shutdown: if e is critical, fatal
+// stops the registry and becomes Run's error; otherwise err is logged.
+func (r *Registry) failed(e *entry, err, fatal error) {
+	if !e.critical {
+		r.log.Error("lifecycle: component failed; the others keep running", "component", e.name, "error", logText(err))
+		return
+	}
+	select {
+	case r.fatal <- fatal:
+	default: // another critical failure is stopping the registry already
 	}
 }
 
@@ -587,8 +690,23 @@ func (r *Registry) evaluate() []ComponentHealth {
 		if h.Healthy {
 			r.log.Info("lifecycle: component healthy again", "component", h.Name, "state", h.State)
 		} else {
-			r.log.Warn("lifecycle: component unhealthy", "component", h.Name, "state", h.State, "error", h.Err)
+			r.log.Warn("lifecycle: component unhealthy", "component", h.Name, "state", h.State, "error", logText(h.Err))
 		}
 	}
 	return out
 }
+
+// logText is err's text fit to log: redacted, and empty for nil.
+func logText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return redact.String(err.Error())
+}
+
+// redactedError is an error whose text is redacted, for errors that leave
+// the package; errors.Is and errors.As see the original through Unwrap.
+type redactedError struct{ err error }
+
+func (e redactedError) Error() string { return redact.String(e.err.Error()) }
+func (e redactedError) Unwrap() error { return e.err }

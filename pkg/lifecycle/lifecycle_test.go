@@ -3,6 +3,7 @@ package lifecycle
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"slices"
 	"sync"
@@ -498,7 +499,7 @@ func TestNonCriticalFailureKeepsOthersRunning(t *testing.T) {
 			state State
 			err   string
 		}{
-			{"downstream", StateFailed, `not started: dependency "early" exited before it was ready`},
+			{"downstream", StateFailed, `not started: dependency "early" failed before it was ready`},
 			{"early", StateFailed, "cannot subscribe"},
 			{"flaky", StateFailed, "boom"},
 			{"steady", StateRunning, ""},
@@ -854,5 +855,255 @@ func TestComponentsKeepRunContextValues(t *testing.T) {
 		assert.Equal(t, "trace-1", <-seen)
 		cancel()
 		require.NoError(t, <-result)
+	})
+}
+
+func TestStuckCriticalStartStopsRegistryAtStartTimeout(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tl := newTimeline()
+		b := bus.New(bus.Options{Logger: quiet})
+		defer b.Close()
+		stuck := newSubscriber("stuck") // never signals SubscriptionReady
+		stuck.run = func(ctx context.Context) error {
+			<-ctx.Done()
+			tl.mark("stuck cancelled")
+			return nil
+		}
+		r := New(Options{Bus: b, Logger: quiet}) // DefaultStartTimeout: 1m
+		require.NoError(t, r.Register(stuck, Critical()))
+		require.NoError(t, r.Register(&fake{name: "steady", run: func(ctx context.Context) error {
+			<-ctx.Done()
+			tl.mark("steady stopped")
+			return nil
+		}}))
+		cancel, result := runInBackground(r)
+		defer cancel()
+
+		time.Sleep(time.Minute - time.Nanosecond)
+		synctest.Wait()
+		assert.Equal(t, ComponentHealth{Name: "stuck", State: StateStarting, Healthy: true}, healthOf(t, r, "stuck"),
+			"still within StartTimeout")
+
+		var res runResult
+		select {
+		case res = <-result: // returns by itself: nobody cancels ctx
+		case <-time.After(time.Hour):
+			cancel()
+			<-result
+			t.Fatal("Run did not return after a critical component's start timed out")
+		}
+		assert.Equal(t, time.Minute, res.at.Sub(tl.t0))
+		require.EqualError(t, res.err, `lifecycle: "stuck" did not become ready within 1m0s`)
+		assert.ErrorIs(t, res.err, ErrStartTimeout)
+		assert.False(t, b.Started(), "barrier released although a critical component never subscribed")
+		assert.Equal(t, map[string]time.Duration{"stuck cancelled": time.Minute, "steady stopped": time.Minute}, tl.times())
+		h := healthOf(t, r, "stuck")
+		assert.Equal(t, StateFailed, h.State)
+		assert.False(t, h.Healthy)
+		assert.EqualError(t, h.Err, `lifecycle: "stuck" did not become ready within 1m0s`)
+		assert.Equal(t, StateStopped, healthOf(t, r, "steady").State)
+	})
+}
+
+func TestStuckStartReleasesBarrierWithoutIt(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tl := newTimeline()
+		b := bus.New(bus.Options{Logger: quiet})
+		defer b.Close()
+		stuck := newSubscriber("stuck") // never signals SubscriptionReady
+		stuck.run = func(ctx context.Context) error {
+			<-ctx.Done()
+			tl.mark("stuck cancelled")
+			return nil // after it was failed: must not turn into a clean stop
+		}
+		r := New(Options{Bus: b, Logger: quiet, StartTimeout: 10 * time.Second})
+		require.NoError(t, r.Register(stuck))
+		var downstreamStarted atomic.Bool
+		require.NoError(t, r.Register(&fake{name: "downstream", run: func(ctx context.Context) error {
+			downstreamStarted.Store(true)
+			<-ctx.Done()
+			return nil
+		}}, DependsOn("stuck")))
+		require.NoError(t, r.Register(&fake{name: "steady"}))
+		cancel, result := runInBackground(r)
+
+		time.Sleep(10*time.Second - time.Nanosecond)
+		synctest.Wait()
+		assert.False(t, b.Started())
+		assert.False(t, r.Ready())
+		assert.Equal(t, ComponentHealth{Name: "stuck", State: StateStarting, Healthy: true}, healthOf(t, r, "stuck"))
+
+		time.Sleep(time.Nanosecond)
+		synctest.Wait()
+		assert.True(t, b.Started(), "barrier still held by a stuck non-critical component")
+		assert.True(t, r.Ready())
+		assert.Equal(t, map[string]time.Duration{"stuck cancelled": 10 * time.Second}, tl.times())
+
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		select {
+		case res := <-result:
+			t.Fatalf("Run returned after a non-critical start timeout: %v", res.err)
+		default:
+		}
+		assert.False(t, downstreamStarted.Load())
+		health := r.Health()
+		require.Len(t, health, 3)
+		downstream, steady, stuckHealth := health[0], health[1], health[2]
+		assert.Equal(t, StateFailed, downstream.State)
+		assert.False(t, downstream.Healthy)
+		assert.EqualError(t, downstream.Err, `not started: dependency "stuck" failed before it was ready`)
+		assert.Equal(t, ComponentHealth{Name: "steady", State: StateRunning, Healthy: true}, steady)
+		assert.Equal(t, StateFailed, stuckHealth.State)
+		assert.False(t, stuckHealth.Healthy)
+		assert.EqualError(t, stuckHealth.Err, `lifecycle: "stuck" did not become ready within 10s`)
+		assert.ErrorIs(t, stuckHealth.Err, ErrStartTimeout)
+
+		cancel()
+		require.NoError(t, (<-result).err)
+		assert.Equal(t, map[string]State{"stuck": StateFailed, "downstream": StateFailed, "steady": StateStopped}, states(r))
+	})
+}
+
+func TestSlowStartWithinStartTimeoutIsFine(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		// StartTimeout counts from each component's own Start: b starts when
+		// a has subscribed at 5s, and subscribes 10s-1ns after that, 15s-1ns
+		// after Run.
+		slow := func(name string, delay time.Duration) *subscriber {
+			s := newSubscriber(name)
+			s.run = func(ctx context.Context) error {
+				time.Sleep(delay)
+				close(s.ready)
+				<-ctx.Done()
+				return nil
+			}
+			return s
+		}
+		b := bus.New(bus.Options{Logger: quiet})
+		defer b.Close()
+		r := New(Options{Bus: b, Logger: quiet, StartTimeout: 10 * time.Second})
+		require.NoError(t, r.Register(slow("a", 5*time.Second), Critical()))
+		require.NoError(t, r.Register(slow("b", 10*time.Second-time.Nanosecond), Critical(), DependsOn("a")))
+		cancel, result := runInBackground(r)
+
+		time.Sleep(15*time.Second - 2*time.Nanosecond)
+		synctest.Wait()
+		assert.False(t, b.Started())
+		time.Sleep(time.Nanosecond)
+		synctest.Wait()
+		assert.True(t, b.Started())
+		assert.True(t, r.Ready())
+
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		for _, h := range r.Health() {
+			assert.Equal(t, ComponentHealth{Name: h.Name, State: StateRunning, Healthy: true}, h)
+		}
+		cancel()
+		require.NoError(t, (<-result).err)
+	})
+}
+
+// texts flattens every record to its message and attributes.
+func (h *logRecorder) texts() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []string
+	for _, r := range h.records {
+		s := r.Message
+		r.Attrs(func(a slog.Attr) bool {
+			s += " " + a.String()
+			return true
+		})
+		out = append(out, s)
+	}
+	return out
+}
+
+// attr is the value of key in the first record with msg about component.
+func (h *logRecorder) attr(t *testing.T, msg, component, key string) string {
+	t.Helper()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, r := range h.records {
+		if r.Message != msg {
+			continue
+		}
+		var comp, value string
+		found := false
+		r.Attrs(func(a slog.Attr) bool {
+			switch a.Key {
+			case "component":
+				comp = a.Value.String()
+			case key:
+				value, found = a.Value.String(), true
+			}
+			return true
+		})
+		if comp == component && found {
+			return value
+		}
+	}
+	t.Fatalf("no %q record for %q with %q", msg, component, key)
+	return ""
+}
+
+func TestErrorsAreRedactedInLogsAndRunError(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const secret = "hunter2"
+		leak := errors.New("dial postgres://admin:hunter2@db:5432/app: password=hunter2 rejected")
+		const redacted = "dial postgres://[redacted]@db:5432/app: password=[redacted] rejected"
+		logs := &logRecorder{}
+		r := New(Options{Logger: slog.New(logs), HealthInterval: 10 * time.Second})
+		require.NoError(t, r.Register(&fake{name: "flaky", run: func(context.Context) error {
+			time.Sleep(time.Second)
+			return leak
+		}}))
+		require.NoError(t, r.Register(&fake{name: "panicky", run: func(context.Context) error {
+			time.Sleep(2 * time.Second)
+			panic("token=hunter2")
+		}}))
+		checked := &checkedFake{fake: fake{name: "checked"}}
+		checked.err.Store(&leak)
+		require.NoError(t, r.Register(checked))
+		require.NoError(t, r.Register(&fake{name: "noisy", run: func(ctx context.Context) error {
+			<-ctx.Done()
+			return errors.New("flush: secret=hunter2")
+		}}))
+		require.NoError(t, r.Register(&fake{name: "store", run: func(context.Context) error {
+			time.Sleep(20 * time.Second)
+			return fmt.Errorf("open store: %w", leak)
+		}}, Critical()))
+
+		err := r.Run(context.Background()) // the critical failure at 20s ends it
+		require.EqualError(t, err, `lifecycle: critical component "store" failed: open store: `+redacted)
+		assert.ErrorIs(t, err, leak, "redaction must keep the error chain")
+
+		for _, text := range logs.texts() {
+			assert.NotContains(t, text, secret)
+		}
+		assert.Equal(t, redacted, logs.attr(t, "lifecycle: component failed; the others keep running", "flaky", "error"))
+		assert.Equal(t, "panic: token=[redacted]", logs.attr(t, "lifecycle: component failed; the others keep running", "panicky", "error"))
+		assert.Equal(t, "token=[redacted]", logs.attr(t, "lifecycle: component panicked", "panicky", "panic"))
+		assert.Equal(t, redacted, logs.attr(t, "lifecycle: component unhealthy", "checked", "error"))
+		assert.Equal(t, "flush: secret=[redacted]", logs.attr(t, "lifecycle: component failed while stopping", "noisy", "error"))
+		assert.Equal(t, `lifecycle: critical component "store" failed: open store: `+redacted,
+			logs.attr(t, "lifecycle: stopping after a critical failure", "", "error"))
+	})
+}
+
+func TestStopReasonIsRedacted(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		logs := &logRecorder{}
+		r := New(Options{Logger: slog.New(logs)})
+		require.NoError(t, r.Register(&fake{name: "a"}))
+		ctx, cancel := context.WithCancelCause(context.Background())
+		result := make(chan error, 1)
+		go func() { result <- r.Run(ctx) }()
+		synctest.Wait()
+		cancel(errors.New("lease lost: Authorization: Bearer abc.def"))
+		require.NoError(t, <-result)
+		assert.Equal(t, "lease lost: Authorization: [redacted]", logs.attr(t, "lifecycle: stopping", "", "reason"))
 	})
 }
