@@ -14,10 +14,13 @@ import (
 // the delay it last returned, so that the time of the next retry can be
 // announced exactly.
 //
-// The delay after the n'th consecutive failure is
-// min(max, base·2^(n-1)), stretched by a random factor in [0, jitter) and
-// capped at max again. Jitter spreads the retries of keys that failed
-// together (a shared dependency went down) so they do not return in step.
+// The delay after the n'th consecutive failure is d = min(max, base·2^(n-1))
+// stretched by a random factor r·jitter, r in [0, 1): d·(1+r·jitter). Where
+// that would pass max, the delay is max shrunk by that factor instead,
+// max·(1-r·min(jitter, 1)), so delays never exceed max and keys that keep
+// failing are still spread out once their delays reach it. Jitter spreads
+// the retries of keys that failed together (a shared dependency went down)
+// so they do not return in step.
 type JitteredBackoff[T comparable] struct {
 	base, max time.Duration
 	jitter    float64
@@ -66,10 +69,14 @@ func (b *JitteredBackoff[T]) delay(failures int) time.Duration {
 		d *= 2
 	}
 	d = min(d, b.max)
-	if b.jitter > 0 {
-		d += time.Duration(float64(d) * b.jitter * b.rand())
+	if b.jitter == 0 {
+		return d
 	}
-	return min(d, b.max)
+	r := b.rand()
+	if stretched := d + time.Duration(float64(d)*b.jitter*r); stretched <= b.max {
+		return stretched
+	}
+	return b.max - time.Duration(float64(b.max)*min(b.jitter, 1)*r)
 }
 
 // Forget clears item's failures: its next delay starts from base again.

@@ -17,11 +17,32 @@ import (
 	"github.com/musterd/musterd/pkg/bus"
 	"github.com/musterd/musterd/pkg/events"
 	"github.com/musterd/musterd/pkg/reconcilers"
+	"github.com/musterd/musterd/pkg/redact"
 )
 
 // Name is the coordinator's component name, its bus subscription's name and
 // its workqueue's metrics name.
 const Name = "coordinator"
+
+// Results of a finished reconcile, as controller-runtime names them in
+// controller_runtime_reconcile_total.
+const (
+	ResultSuccess      = "success"
+	ResultError        = "error" // a panic included
+	ResultRequeueAfter = "requeue_after"
+)
+
+// Observer is told of every finished reconcile by the worker that ran it,
+// before its outcome is published: counted at the source, reconcile metrics
+// are exact, as they could not be from a lossy bus subscriber. result is one
+// of the Result constants and took how long Reconcile ran. A key of a kind
+// with no reconciler fails without running, which is observed as an error
+// that took 0. A reconcile interrupted because the coordinator stops did
+// not finish and is not observed. ObserveReconcile must be quick and safe
+// for concurrent use.
+type Observer interface {
+	ObserveReconcile(kind, result string, took time.Duration)
+}
 
 // Options configures a Coordinator. The zero value of every field is its
 // default.
@@ -35,8 +56,9 @@ type Options struct {
 	BackoffBase time.Duration
 	// BackoffMax caps the retry delay, jitter included. Default 5m.
 	BackoffMax time.Duration
-	// Jitter stretches each retry delay by a random factor in [0, Jitter).
-	// Default 0.1; negative means none.
+	// Jitter stretches each retry delay by a random factor in [0, Jitter);
+	// where that would pass BackoffMax, BackoffMax is shrunk by such a
+	// factor (at most 1) instead. Default 0.1; negative means none.
 	Jitter float64
 	// MaxRetries is how many times a key is retried after its first
 	// failure before the failure is final. Default 5; negative means none.
@@ -51,6 +73,8 @@ type Options struct {
 	// MetricsProvider, if set, receives the workqueue's depth, adds,
 	// retries and latency metrics under the name "coordinator".
 	MetricsProvider workqueue.MetricsProvider
+	// Observer, if set, is told of every finished reconcile.
+	Observer Observer
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 	// Rand returns numbers in [0, 1) for the jitter. Default
@@ -108,7 +132,7 @@ type Coordinator struct {
 
 	mu       sync.Mutex
 	queue    workqueue.TypedRateLimitingInterface[events.Key] // nil until Start
-	keys     map[events.Key]*keyState                         // keys with pending work
+	keys     map[events.Key]*keyState                         // keys with pending work, and Failed ones
 	disabled map[string]bool
 
 	started         atomic.Bool
@@ -123,19 +147,54 @@ type Coordinator struct {
 	panics           atomic.Uint64
 }
 
-// keyState is what the coordinator knows of a key with pending work. The
-// workqueue dedups keys but cannot say why one came out: this can.
+// keyState is what the coordinator knows of a key with pending work, or
+// of a Failed one. The workqueue dedups keys but cannot say why one came
+// out: this can.
 type keyState struct {
 	// corr is the correlation ID of the key's newest trigger.
 	corr string
-	// queued says a trigger asked for a reconcile now; changed, that one of
-	// those triggers was a change, which resets the backoff.
-	queued, changed bool
+	// pending is the strongest trigger that asked for a reconcile now;
+	// noTrigger if none did.
+	pending trigger
 	// wakeAt is when a retry or a requeue is due; zero if none is.
 	wakeAt time.Time
 	// retrying says wakeAt is a backoff retry, which runtime events must
 	// not bypass.
 	retrying bool
+	// failed is the tombstone of a key whose last reconcile failed for good
+	// (a permanent error, or its retries ran out): it stays Failed until a
+	// change, a manual trigger or a resync, whatever runtime triggers say.
+	// A failed key has nothing pending and no wakeAt.
+	failed bool
+}
+
+// trigger ranks what a reconciliation trigger may do; each rank may do
+// what the ranks below it do.
+type trigger uint8
+
+const (
+	noTrigger trigger = iota
+	// runtimeTrigger (service-state, retry, and unknown reasons) reconciles
+	// a key that neither waits for a retry nor has failed for good.
+	runtimeTrigger
+	// resyncTrigger also reconciles a Failed key, afresh.
+	resyncTrigger
+	// changeTrigger (change, refractory-end, manual, index-synced) also cuts
+	// a retry's backoff short: the user changed something, so a failing key
+	// deserves a fresh start.
+	changeTrigger
+)
+
+// triggerOf ranks reason. Runtime reasons never bypass a backoff: muster
+// restarted one service 131 times in 53 s because its crashes did.
+func triggerOf(reason events.Reason) trigger {
+	switch reason {
+	case events.ReasonChange, events.ReasonRefractoryEnd, events.ReasonManual, events.ReasonIndexSynced:
+		return changeTrigger
+	case events.ReasonResync:
+		return resyncTrigger
+	}
+	return runtimeTrigger
 }
 
 // New returns a coordinator for the reconcilers in reg. It does nothing
@@ -201,7 +260,7 @@ func (c *Coordinator) Start(ctx context.Context) error {
 	c.mu.Lock()
 	c.queue = queue
 	for key, st := range c.keys { // triggered before Start
-		if st.queued {
+		if st.pending != noTrigger {
 			queue.Add(key)
 		}
 	}
@@ -318,21 +377,9 @@ func (c *Coordinator) onTrigger(e events.ReconciliationTriggered) {
 	}
 }
 
-// resetsBackoff reports whether reason means the user changed something, so
-// a failing key deserves a fresh start. Runtime reasons (service-state,
-// retry, resync) and unknown ones do not: muster restarted one service 131
-// times in 53 s because its crashes bypassed the backoff.
-func resetsBackoff(reason events.Reason) bool {
-	switch reason {
-	case events.ReasonChange, events.ReasonRefractoryEnd, events.ReasonManual, events.ReasonIndexSynced:
-		return true
-	}
-	return false
-}
-
-// enqueue asks for a reconcile of key now, unless its kind is disabled, or
-// reason is a runtime one and the key waits for a backoff retry: that retry
-// will come.
+// enqueue asks for a reconcile of key now, unless its kind is disabled, the
+// key waits for a backoff retry that reason may not cut short (that retry
+// will come), or it has failed for good and reason may not start it afresh.
 func (c *Coordinator) enqueue(key events.Key, corr string, reason events.Reason) {
 	key = key.Canonical()
 	if corr == "" { // so that the key's events still share one chain
@@ -350,14 +397,18 @@ func (c *Coordinator) enqueue(key events.Key, corr string, reason events.Reason)
 		st = &keyState{}
 		c.keys[key] = st
 	}
-	reset := resetsBackoff(reason)
-	if reset {
+	t := triggerOf(reason)
+	switch {
+	case t == changeTrigger:
 		c.backoff.Forget(key)
 		st.wakeAt, st.retrying = time.Time{}, false
-	} else if st.retrying {
+	case st.retrying:
+		return
+	case st.failed && t < resyncTrigger:
+		c.log.Debug("trigger of a Failed key ignored", "key", key, "reason", reason)
 		return
 	}
-	st.corr, st.queued, st.changed = corr, true, st.changed || reset
+	st.corr, st.pending, st.failed = corr, max(st.pending, t), false
 	if c.queue != nil {
 		c.queue.Add(key)
 	}
@@ -391,17 +442,30 @@ func (c *Coordinator) process(ctx context.Context, id int, key events.Key) {
 	c.reconcilingSince[id].Store(int64(start.Sub(c.born)) + 1)
 	c.active.Add(1)
 	var res reconcilers.Result
+	interrupted := false
 	if err := c.recovered(key.Kind, func() {
-		rctx, cancel := context.WithTimeout(ctx, c.opts.ReconcileTimeout)
+		rctx, cancel := context.WithTimeoutCause(ctx, c.opts.ReconcileTimeout, errReconcileTimeout)
 		defer cancel()
 		res = rec.Reconcile(rctx, req)
+		interrupted = res.Err != nil && ctx.Err() != nil && context.Cause(rctx) != errReconcileTimeout
 	}); err != nil {
 		res = reconcilers.Result{Err: err}
 	}
 	c.active.Add(-1)
 	c.reconcilingSince[id].Store(0)
+	if interrupted {
+		// Cut short because the coordinator stops: not a failure of the
+		// key, so nothing is published (the status keeps showing the
+		// reconcile, which the next run does again).
+		c.log.Debug("reconcile interrupted by shutdown", "key", key, "correlationId", req.CorrelationID)
+		return
+	}
 	c.settle(ctx, req, res, time.Since(start))
 }
+
+// errReconcileTimeout is the cause of a reconcile's context ending at
+// ReconcileTimeout, which tells it apart from the coordinator stopping.
+var errReconcileTimeout = errors.New("reconcile timeout")
 
 // claim decides whether key, just taken from the queue, is due, and if so
 // takes its pending request. A key comes out of the workqueue that is not
@@ -416,7 +480,7 @@ func (c *Coordinator) claim(key events.Key) (reconcilers.Request, bool) {
 		return reconcilers.Request{}, false
 	}
 	now := time.Now()
-	if !st.queued && (st.wakeAt.IsZero() || now.Before(st.wakeAt)) {
+	if st.pending == noTrigger && (st.wakeAt.IsZero() || now.Before(st.wakeAt)) {
 		if !st.wakeAt.IsZero() {
 			// The delaying queue keeps the earliest of a key's delayed
 			// adds; that one fired, so arm the one still wanted.
@@ -430,14 +494,16 @@ func (c *Coordinator) claim(key events.Key) (reconcilers.Request, bool) {
 		c.log.Debug("pending work of a disabled kind dropped", "key", key)
 		return reconcilers.Request{}, false
 	}
-	st.queued, st.changed, st.wakeAt, st.retrying = false, false, time.Time{}, false
+	st.pending, st.wakeAt, st.retrying = noTrigger, time.Time{}, false
 	return reconcilers.Request{Key: key, Attempt: c.backoff.NumRequeues(key) + 1, CorrelationID: st.corr}, true
 }
 
-// settle schedules what follows a reconcile and publishes its outcome.
+// settle schedules what follows a reconcile, tells the observer and
+// publishes the outcome.
 func (c *Coordinator) settle(ctx context.Context, req reconcilers.Request, res reconcilers.Result, took time.Duration) {
 	meta := events.NewMeta(req.CorrelationID)
 	var outcome events.Event
+	result := ResultError
 	c.mu.Lock()
 	st := c.keys[req.Key]
 	if st == nil {
@@ -446,8 +512,10 @@ func (c *Coordinator) settle(ctx context.Context, req reconcilers.Request, res r
 	}
 	switch {
 	case res.Err == nil:
+		result = ResultSuccess
 		c.backoff.Forget(req.Key)
 		if res.RequeueAfter > 0 {
+			result = ResultRequeueAfter
 			st.wakeAt = time.Now().Add(res.RequeueAfter)
 			c.queue.AddAfter(req.Key, res.RequeueAfter)
 		}
@@ -457,23 +525,32 @@ func (c *Coordinator) settle(ctx context.Context, req reconcilers.Request, res r
 		now := time.Now()
 		c.queue.AddRateLimited(req.Key)
 		st.wakeAt, st.retrying = now.Add(c.backoff.LastDelay(req.Key)), true
-		// A runtime trigger that arrived during the reconcile waits for the
-		// retry like any other, which continues the failing chain; only a
-		// change goes ahead of it.
-		if st.queued && !st.changed {
-			st.queued, st.corr = false, req.CorrelationID
+		// A runtime or resync trigger that arrived during the reconcile
+		// waits for the retry like any other, which continues the failing
+		// chain; only a change goes ahead of it.
+		if st.pending < changeTrigger {
+			st.pending, st.corr = noTrigger, req.CorrelationID
 		}
-		outcome = events.ResourceFailed{Meta: meta, Key: req.Key, Error: res.Err.Error(), Attempt: req.Attempt, Duration: took,
-			NextRetry: st.wakeAt.Round(0).UTC()}
-	default: // permanent, retries used up, or interrupted by shutdown
+		outcome = events.ResourceFailed{Meta: meta, Key: req.Key, Error: redact.String(res.Err.Error()), Attempt: req.Attempt,
+			Duration: took, NextRetry: st.wakeAt.Round(0).UTC()}
+	default: // permanent, retries used up, or timed out while stopping
 		c.backoff.Forget(req.Key)
-		outcome = events.ResourceFailed{Meta: meta, Key: req.Key, Error: res.Err.Error(), Attempt: req.Attempt, Duration: took,
-			Permanent: reconcilers.IsPermanent(res.Err)}
+		// Failed until a change, a manual trigger or a resync: a runtime
+		// trigger that arrived during the reconcile is dropped, and one of
+		// those starts the key afresh.
+		if st.pending < resyncTrigger {
+			st.pending, st.failed = noTrigger, true
+		}
+		outcome = events.ResourceFailed{Meta: meta, Key: req.Key, Error: redact.String(res.Err.Error()), Attempt: req.Attempt,
+			Duration: took, Permanent: reconcilers.IsPermanent(res.Err)}
 	}
-	if !st.queued && st.wakeAt.IsZero() {
+	if st.pending == noTrigger && st.wakeAt.IsZero() && !st.failed {
 		delete(c.keys, req.Key)
 	}
 	c.mu.Unlock()
+	if c.opts.Observer != nil {
+		c.opts.Observer.ObserveReconcile(req.Key.Kind, result, took)
+	}
 	c.bus.Publish(outcome)
 }
 
@@ -483,8 +560,9 @@ func (c *Coordinator) recovered(kind string, fn func()) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			c.panics.Add(1)
-			c.log.Error("reconciler panicked", "kind", kind, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
-			err = fmt.Errorf("reconciler of kind %q panicked: %v", kind, r)
+			msg := redact.String(fmt.Sprint(r))
+			c.log.Error("reconciler panicked", "kind", kind, "panic", msg, "stack", redact.String(string(debug.Stack())))
+			err = fmt.Errorf("reconciler of kind %q panicked: %s", kind, msg)
 		}
 	}()
 	fn()
@@ -535,10 +613,13 @@ func (c *Coordinator) resyncLoop(ctx context.Context) {
 }
 
 // resyncPass enqueues the keys of every enabled kind, as listed by its
-// reconciler, desired and running alike.
+// reconciler, desired and running alike. Then it drops the tombstones of
+// Failed keys that are gone: those of a kind whose List no longer reports
+// them, of a disabled kind, or of a kind with no reconciler.
 func (c *Coordinator) resyncPass(ctx context.Context, pace *rate.Limiter) {
 	corr := events.NewCorrelationID()
-	enqueued := 0
+	listed := map[events.Key]bool{}
+	listedKinds := map[string]bool{}
 	for _, kind := range c.reg.Kinds() {
 		if !c.KindEnabled(kind) {
 			continue
@@ -548,16 +629,24 @@ func (c *Coordinator) resyncPass(ctx context.Context, pace *rate.Limiter) {
 			return
 		}
 		if err != nil {
-			c.log.Warn("resync: listing failed; kind skipped this pass", "kind", kind, "error", err)
+			c.log.Warn("resync: listing failed; kind skipped this pass", "kind", kind, "error", redact.String(err.Error()))
 			continue
 		}
+		listedKinds[kind] = true
 		for _, key := range keys {
 			if pace.Wait(ctx) != nil {
 				return
 			}
 			c.enqueue(key, corr, events.ReasonResync)
-			enqueued++
+			listed[key.Canonical()] = true
 		}
 	}
-	c.log.Debug("resync pass done", "keys", enqueued, "correlationId", corr)
+	c.mu.Lock()
+	for key, st := range c.keys {
+		if _, known := c.reg.Get(key.Kind); st.failed && (!known || c.disabled[key.Kind] || listedKinds[key.Kind] && !listed[key]) {
+			delete(c.keys, key)
+		}
+	}
+	c.mu.Unlock()
+	c.log.Debug("resync pass done", "keys", len(listed), "correlationId", corr)
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -106,8 +108,10 @@ func TestFailingReconcilerBacksOffExactlyThenFailsForGood(t *testing.T) {
 
 func TestJitteredBackoffDelays(t *testing.T) {
 	b := coordinator.NewJitteredBackoff[string](time.Second, 10*time.Second, 0.25, func() float64 { return 0.5 })
-	// base·2^(n-1), capped at 10s, stretched by 0.25·0.5, capped again.
-	want := []time.Duration{1125 * time.Millisecond, 2250 * time.Millisecond, 4500 * time.Millisecond, 9 * time.Second, 10 * time.Second, 10 * time.Second}
+	// base·2^(n-1), capped at 10s, stretched by 0.25·0.5; where that passes
+	// 10s, 10s shrunk by 0.25·0.5 instead.
+	want := []time.Duration{1125 * time.Millisecond, 2250 * time.Millisecond, 4500 * time.Millisecond, 9 * time.Second,
+		8750 * time.Millisecond, 8750 * time.Millisecond}
 	for i, w := range want {
 		assert.Equal(t, w, b.When("a"), "failure %d", i+1)
 		assert.Equal(t, w, b.LastDelay("a"))
@@ -123,10 +127,24 @@ func TestJitteredBackoffDelays(t *testing.T) {
 	for range 200 {
 		b.When("many")
 	}
-	assert.Equal(t, 10*time.Second, b.LastDelay("many"), "no overflow after many failures")
+	assert.Equal(t, 8750*time.Millisecond, b.LastDelay("many"), "no overflow after many failures")
+
+	// At the cap, keys that fail together still spread out: the jitter
+	// spans (max·(1-jitter), max], never above max.
+	var draw float64
+	capped := coordinator.NewJitteredBackoff[int](time.Second, 10*time.Second, 0.2, func() float64 { return draw })
+	var atCap []time.Duration
+	for key, r := range []float64{0, 0.5, 0.75} {
+		draw = r
+		for range 10 {
+			capped.When(key)
+		}
+		atCap = append(atCap, capped.LastDelay(key))
+	}
+	assert.Equal(t, []time.Duration{10 * time.Second, 9 * time.Second, 8500 * time.Millisecond}, atCap)
 
 	stretched := coordinator.NewJitteredBackoff[string](4*time.Second, 5*time.Second, 0.5, func() float64 { return 0.75 })
-	assert.Equal(t, 5*time.Second, stretched.When("a"), "4s·1.375 = 5.5s is capped at the maximum")
+	assert.Equal(t, 3125*time.Millisecond, stretched.When("a"), "4s·1.375 = 5.5s passes the maximum: 5s less 5s·0.375")
 
 	for _, jitter := range []float64{0, -1} {
 		plain := coordinator.NewJitteredBackoff[string](time.Second, time.Minute, jitter, func() float64 { return 0.99 })
@@ -642,7 +660,7 @@ func TestChangeOrManualTriggerResetsBackoff(t *testing.T) {
 	}
 }
 
-func TestStopCancelsInFlightReconcilesWithoutRetrying(t *testing.T) {
+func TestStopCancelsInFlightReconcilesWithoutReportingOrRetrying(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var sawErr error
 		f := newFake(kind)
@@ -660,9 +678,8 @@ func TestStopCancelsInFlightReconcilesWithoutRetrying(t *testing.T) {
 		assert.ErrorIs(t, sawErr, context.Canceled)
 		synctest.Wait()
 		assert.Len(t, f.Calls(), 1, "what is still queued at shutdown is not reconciled")
-		assert.Equal(t, []events.ResourceFailed{{Meta: events.Meta{Time: h.at(2 * time.Second), CorrelationID: "corr-1"}, Key: keyA,
-			Error: context.Canceled.Error(), Attempt: 1, Duration: 2 * time.Second}}, eventsOf[events.ResourceFailed](h),
-			"interrupted by shutdown: reported, not retried")
+		assert.Equal(t, []events.Event{events.ReconciliationStarted{Meta: events.Meta{Time: h.at(0), CorrelationID: "corr-1"}, Key: keyA, Attempt: 1}},
+			h.events(), "interrupted by shutdown: not a failure, so neither reported nor retried")
 	})
 }
 
@@ -772,5 +789,206 @@ func TestWorkqueueMetricsCountAddsAndRetries(t *testing.T) {
 		assert.EqualValues(t, 3, metrics.adds.Load())
 		_, named := metrics.names.Load("coordinator")
 		assert.True(t, named, "the queue's metrics are named after the component")
+	})
+}
+
+var permanent = func(context.Context, reconcilers.Request) reconcilers.Result {
+	return reconcilers.Result{Err: reconcilers.Permanent(errors.New("invalid definition"))}
+}
+
+func TestFailedKeyWaitsForAChangeManualTriggerOrResync(t *testing.T) {
+	failures := []struct {
+		name      string
+		reconcile func(context.Context, reconcilers.Request) reconcilers.Result
+		calls     int
+	}{
+		{"permanent error", permanent, 1},
+		{"retries exhausted", failing, 6},
+	}
+	wakers := []struct {
+		reason events.Reason
+		wake   func(h *harness, listed *[]events.Key)
+	}{
+		{events.ReasonChange, func(h *harness, _ *[]events.Key) { h.trigger(events.ReasonChange, "wake", keyA) }},
+		{events.ReasonRefractoryEnd, func(h *harness, _ *[]events.Key) { h.trigger(events.ReasonRefractoryEnd, "wake", keyA) }},
+		{events.ReasonIndexSynced, func(h *harness, _ *[]events.Key) { h.trigger(events.ReasonIndexSynced, "wake", keyA) }},
+		{events.ReasonManual, func(h *harness, _ *[]events.Key) { h.c.Trigger(keyA) }},
+		{events.ReasonResync, func(h *harness, listed *[]events.Key) { *listed = []events.Key{keyA}; h.c.Resync() }},
+	}
+	for _, failure := range failures {
+		for _, waker := range wakers {
+			t.Run(failure.name+"/"+string(waker.reason), func(t *testing.T) {
+				synctest.Test(t, func(t *testing.T) {
+					var listed []events.Key // nothing until the resync waker lists keyA
+					f := newFake(kind)
+					f.reconcile = failure.reconcile
+					f.list = func(context.Context) ([]events.Key, error) { return listed, nil }
+					h := run(t, coordinator.Options{Jitter: -1, ResyncPeriod: -1}, f)
+
+					h.trigger(events.ReasonChange, "corr-1", keyA)
+					time.Sleep(time.Minute)
+					require.Len(t, f.Calls(), failure.calls, "failed for good")
+					require.False(t, eventsOf[events.ResourceFailed](h)[failure.calls-1].WillRetry())
+
+					for range 10 { // a crash-looping service, and stray retry triggers
+						time.Sleep(500 * time.Millisecond)
+						h.trigger(events.ReasonServiceState, "crash", keyA)
+						h.trigger(events.ReasonRetry, "retry", keyA)
+					}
+					time.Sleep(time.Minute)
+					synctest.Wait()
+					assert.Len(t, f.Calls(), failure.calls, "a Failed key stays Failed through service-state and retry triggers")
+
+					waker.wake(h, &listed)
+					synctest.Wait()
+					calls := f.Calls()
+					require.Greater(t, len(calls), failure.calls, "the %s reconciles the Failed key", waker.reason)
+					assert.Equal(t, try{2*time.Minute + 5*time.Second, 1}, tries(calls)[failure.calls], "at once, afresh from attempt 1")
+				})
+			})
+		}
+	}
+}
+
+func TestFailedTombstonesDoNotOutliveTheirKeys(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var fixed atomic.Bool
+		f := newFake(kind)
+		f.reconcile = func(ctx context.Context, req reconcilers.Request) reconcilers.Result {
+			if fixed.Load() {
+				return reconcilers.Result{Deleted: true}
+			}
+			return permanent(ctx, req)
+		}
+		f.list = func(context.Context) ([]events.Key, error) { return []events.Key{keyC}, nil }
+		h := run(t, coordinator.Options{ResyncPeriod: -1}, f)
+
+		h.trigger(events.ReasonChange, "corr-1", keyA, keyB, keyC)
+		assert.Equal(t, 3, h.c.TrackedKeys(), "each Failed key keeps a tombstone")
+
+		fixed.Store(true)
+		h.trigger(events.ReasonChange, "corr-2", keyA)
+		assert.Equal(t, 2, h.c.TrackedKeys(), "a successful delete clears the tombstone")
+
+		fixed.Store(false)
+		h.c.Resync() // List reports only keyC, which fails again: keyB is gone
+		synctest.Wait()
+		assert.Equal(t, 1, h.c.TrackedKeys(), "a resync that no longer lists a Failed key clears its tombstone")
+
+		h.trigger(events.ReasonChange, "corr-3", events.NewKey("Workflow", "", "no-reconciler"), keyA)
+		require.Equal(t, 3, h.c.TrackedKeys())
+		require.NoError(t, h.c.SetKindEnabled(kind, false))
+		h.c.Resync()
+		synctest.Wait()
+		assert.Zero(t, h.c.TrackedKeys(), "a resync clears the tombstones of disabled kinds and of kinds with no reconciler")
+		assert.Len(t, f.Calls(), 6)
+	})
+}
+
+// observed is one ObserveReconcile call.
+type observed struct {
+	Kind, Result string
+	Took         time.Duration
+}
+
+// recordingObserver is a coordinator.Observer that keeps every call.
+type recordingObserver struct {
+	mu    sync.Mutex
+	calls []observed
+}
+
+func (o *recordingObserver) ObserveReconcile(kind, result string, took time.Duration) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.calls = append(o.calls, observed{kind, result, took})
+}
+
+func (o *recordingObserver) Calls() []observed {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return slices.Clone(o.calls)
+}
+
+func TestObserverSeesEveryFinishedReconcile(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var calls atomic.Int32
+		f := newFake(kind)
+		f.reconcile = func(ctx context.Context, req reconcilers.Request) reconcilers.Result {
+			n := calls.Add(1)
+			if n == 6 { // runs until the coordinator stops
+				<-ctx.Done()
+				return reconcilers.Result{Err: ctx.Err()}
+			}
+			time.Sleep(time.Duration(n) * time.Second)
+			switch n {
+			case 1:
+				return reconcilers.Result{RequeueAfter: time.Minute}
+			case 2:
+				return reconcilers.Result{Err: errBoom}
+			case 3:
+				panic("kaboom")
+			case 4:
+				return reconcilers.Result{Err: reconcilers.Permanent(errBoom)}
+			}
+			return reconcilers.Result{}
+		}
+		obs := &recordingObserver{}
+		h := run(t, coordinator.Options{Workers: 1, Jitter: -1, ResyncPeriod: -1, Observer: obs}, f)
+
+		// One worker. Reconcile 1 (keyA, 1s) asks for a requeue in 1m; 2
+		// (keyB, 2s) fails, its retry 3 (3s) panics, and its retry 4 (4s)
+		// fails for good.
+		h.trigger(events.ReasonChange, "corr-1", keyA)
+		h.trigger(events.ReasonChange, "corr-2", keyB)
+		time.Sleep(time.Minute)
+		h.trigger(events.ReasonChange, "corr-3", events.NewKey("Workflow", "", "no-reconciler")) // fails without running
+		time.Sleep(time.Minute)                                                                  // 5: keyA's requeue (5s) succeeds
+		h.trigger(events.ReasonChange, "corr-4", keyC)                                           // 6: interrupted by shutdown
+		time.Sleep(time.Second)
+		h.stop()
+
+		s := time.Second
+		assert.Equal(t, []observed{
+			{kind, "requeue_after", 1 * s},
+			{kind, "error", 2 * s},
+			{kind, "error", 3 * s},
+			{kind, "error", 4 * s},
+			{"Workflow", "error", 0},
+			{kind, "success", 5 * s},
+		}, obs.Calls())
+		assert.EqualValues(t, 1, h.c.Panics())
+	})
+}
+
+func TestErrorsAreRedactedBeforeTheyTravel(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFake(kind)
+		f.reconcile = func(_ context.Context, req reconcilers.Request) reconcilers.Result {
+			if req.Key == keyA {
+				return reconcilers.Result{Err: reconcilers.Permanent(errors.New("pull https://admin:hunter2@registry.local/x: token=s3cr3t refused"))}
+			}
+			panic("login failed with password=hunter2")
+		}
+		f.list = func(context.Context) ([]events.Key, error) {
+			return nil, errors.New("read /home/alice/.config/musterd/token.yaml: Authorization: Bearer s3cr3t")
+		}
+		logs := &logBuffer{}
+		h := run(t, coordinator.Options{Jitter: -1, MaxRetries: -1, ResyncPeriod: -1, Logger: logs.logger()}, f)
+
+		h.trigger(events.ReasonChange, "corr-1", keyA, keyB)
+		h.c.Resync()
+		synctest.Wait()
+
+		failed := eventsOf[events.ResourceFailed](h)
+		require.Len(t, failed, 2)
+		slices.SortFunc(failed, func(a, b events.ResourceFailed) int { return strings.Compare(a.Key.Name, b.Key.Name) })
+		assert.Equal(t, "pull https://[redacted]@registry.local/x: token=[redacted] refused", failed[0].Error)
+		assert.Equal(t, `reconciler of kind "MCPServer" panicked: login failed with password=[redacted]`, failed[1].Error)
+		out := logs.String()
+		assert.Contains(t, out, "reconciler panicked")
+		assert.Contains(t, out, "resync: listing failed")
+		for _, secret := range []string{"hunter2", "s3cr3t", "alice"} {
+			assert.NotContains(t, out, secret, "the log leaks a secret")
+		}
 	})
 }

@@ -23,11 +23,26 @@
 //     in it is recovered, counted and retried like an error.
 //   - A failing key is retried with per-key exponential backoff and jitter,
 //     at most MaxRetries times; ResourceFailed.NextRetry says exactly when.
+//     Delays never exceed BackoffMax, and keep their jitter there (below
+//     it), so keys that fail together never retry in lockstep.
 //     A permanent error (reconcilers.Permanent) is never retried. Only a
 //     change (change, refractory-end, manual, index-synced) resets the
 //     backoff; runtime events (service-state, retry, resync) never bypass
 //     it, so a crash-looping service cannot make musterd restart it in a
 //     tight loop.
+//   - A key that failed for good (permanent error, or retries used up) stays
+//     Failed until the next change, manual trigger or resync, which
+//     reconcile it afresh from attempt 1; service-state and retry triggers
+//     leave it alone. The tombstone that remembers this is dropped by a
+//     successful reconcile, and by a resync pass once the key's kind no
+//     longer lists it, is disabled or has no reconciler.
+//   - A reconcile cut short because the coordinator stops is not a failure:
+//     nothing is published for it and it is not observed. One that ran out
+//     of ReconcileTimeout is a failure, stopping or not.
+//   - Every finished reconcile is reported to [Options].Observer on the
+//     worker that ran it, so reconcile metrics are exact.
+//   - Errors and panic values are passed through redact.String before they
+//     are published (ResourceFailed.Error) or logged.
 //   - A retry or requeue superseded by a newer reconcile is dropped when it
 //     comes due: a reconcile is level-triggered, so it answers every wakeup
 //     that was pending when it started.

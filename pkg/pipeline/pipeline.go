@@ -23,7 +23,9 @@ type Options struct {
 	// Reconcilers, one per kind.
 	Reconcilers []reconcilers.Reconciler
 	// Debouncer, Coordinator and Store configure those stages; see their
-	// packages for defaults. Their loggers and metrics hooks are filled in.
+	// packages for defaults. Their loggers are filled in, and so are their
+	// metrics hooks unless set: a Coordinator.Observer given replaces the
+	// reconcile metrics.
 	Debouncer   debouncer.Options
 	Coordinator coordinator.Options
 	Store       statusync.StoreOptions
@@ -76,6 +78,10 @@ func New(opts Options) (*Pipeline, error) {
 	if opts.Coordinator.MetricsProvider == nil {
 		opts.Coordinator.MetricsProvider = queueMetrics
 	}
+	reconciles := &lateObserver{}
+	if opts.Coordinator.Observer == nil {
+		opts.Coordinator.Observer = reconciles
+	}
 	if p.Coordinator, err = coordinator.New(p.Bus, recs, opts.Coordinator); err != nil {
 		return nil, err
 	}
@@ -93,6 +99,7 @@ func New(opts Options) (*Pipeline, error) {
 	}); err != nil {
 		return nil, err
 	}
+	reconciles.Observer = p.Metrics
 
 	opts.Lifecycle.Bus = p.Bus
 	if opts.Lifecycle.Logger == nil {
@@ -114,6 +121,11 @@ func New(opts Options) (*Pipeline, error) {
 	}
 	return p, nil
 }
+
+// lateObserver hands the coordinator's reconciles to the metrics, which are
+// made after the coordinator because they read its gauges. Its Observer is
+// set before anything runs.
+type lateObserver struct{ coordinator.Observer }
 
 // Add registers a further component, such as a watcher. It starts after
 // the core stages (after the debouncer, unless opts say otherwise) and stops

@@ -17,8 +17,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/musterd/musterd/pkg/bus"
-	"github.com/musterd/musterd/pkg/coordinator"
-	"github.com/musterd/musterd/pkg/debouncer"
 	"github.com/musterd/musterd/pkg/events"
 	"github.com/musterd/musterd/pkg/lifecycle"
 	"github.com/musterd/musterd/pkg/pipeline"
@@ -105,12 +103,17 @@ type harness struct {
 }
 
 func start(t *testing.T, rec *scripted) *harness {
-	p, err := pipeline.New(pipeline.Options{
-		Logger:      slog.New(slog.DiscardHandler),
-		Reconcilers: []reconcilers.Reconciler{rec},
-		Debouncer:   debouncer.Options{Interval: interval},
-		Coordinator: coordinator.Options{Jitter: -1}, // exact backoff
-	})
+	return startWith(t, rec, pipeline.Options{})
+}
+
+// startWith starts a pipeline with opts, in which it sets the logger, the
+// reconciler, the debouncer's interval and exact backoff.
+func startWith(t *testing.T, rec *scripted, opts pipeline.Options) *harness {
+	opts.Logger = slog.New(slog.DiscardHandler)
+	opts.Reconcilers = []reconcilers.Reconciler{rec}
+	opts.Debouncer.Interval = interval
+	opts.Coordinator.Jitter = -1
+	p, err := pipeline.New(opts)
 	require.NoError(t, err)
 	h := &harness{t: t, p: p, rec: rec, done: make(chan error, 1), t0: time.Now()}
 	_, err = bus.Subscribe(p.Bus, "test-recorder", bus.Lossy(1<<20), func(e events.Event) {
@@ -290,6 +293,70 @@ func TestChangeDuringReconcileIsReconciledAgain(t *testing.T) {
 		st := h.status(key)
 		assert.Equal(t, statusync.StateSynced, st.State)
 		assert.Equal(t, second, st.CorrelationID, "the status shows the newest change's chain")
+	})
+}
+
+func TestShutdownDuringAReconcileLeavesNoFailedStatus(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := start(t, newScripted(t, func(c call) reconcilers.Result {
+			<-c.Ctx.Done() // until the pipeline stops
+			return reconcilers.Result{Err: c.Ctx.Err()}
+		}))
+		key, corr := h.change("long")
+		time.Sleep(time.Second)
+		synctest.Wait()
+		require.Equal(t, statusync.StateReconciling, h.status(key).State)
+
+		h.stop()
+		st := h.status(key)
+		assert.Equal(t, statusync.StateReconciling, st.State, "a clean shutdown is not a failure of the resource")
+		assert.Empty(t, st.LastError)
+		assert.NotContains(t, h.chain(corr), events.TypeResourceFailed)
+		require.NoError(t, testutil.GatherAndCompare(h.p.Registry, strings.NewReader(`
+# HELP musterd_reconcile_total Total number of reconciliations per kind and result (success, error, requeue_after).
+# TYPE musterd_reconcile_total counter
+`), "musterd_reconcile_total"), "an interrupted reconcile did not finish: it is not counted")
+	})
+}
+
+func TestReconcileMetricsAreExactUnderLoad(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		// A metrics mailbox of one event drops most of a burst; the
+		// reconcile metrics must not.
+		h := startWith(t, newScripted(t, func(c call) reconcilers.Result {
+			if c.Key.Name == "bad" {
+				return reconcilers.Result{Err: reconcilers.Permanent(errors.New("invalid"))}
+			}
+			return reconcilers.Result{}
+		}), pipeline.Options{MetricsCapacity: 1})
+		defer h.stop()
+
+		const keys = 200
+		for i := range keys {
+			h.change(fmt.Sprint("w", i))
+		}
+		h.change("bad")
+		synctest.Wait()
+
+		require.NoError(t, testutil.GatherAndCompare(h.p.Registry, strings.NewReader(fmt.Sprintf(`
+# HELP musterd_reconcile_total Total number of reconciliations per kind and result (success, error, requeue_after).
+# TYPE musterd_reconcile_total counter
+musterd_reconcile_total{kind="Workflow",result="error"} 1
+musterd_reconcile_total{kind="Workflow",result="requeue_after"} 0
+musterd_reconcile_total{kind="Workflow",result="success"} %d
+# HELP musterd_reconcile_errors_total Total number of reconciliation errors per kind.
+# TYPE musterd_reconcile_errors_total counter
+musterd_reconcile_errors_total{kind="Workflow"} 1
+`, keys)), "musterd_reconcile_total", "musterd_reconcile_errors_total"))
+		families, err := h.p.Registry.Gather()
+		require.NoError(t, err)
+		var timed uint64
+		for _, f := range families {
+			if f.GetName() == "musterd_reconcile_time_seconds" {
+				timed = f.GetMetric()[0].GetHistogram().GetSampleCount()
+			}
+		}
+		assert.EqualValues(t, keys+1, timed, "every reconcile is timed")
 	})
 }
 

@@ -9,9 +9,9 @@ import (
 // busCollector exports bus.Stats, read at scrape time: the counters live in
 // the bus, so they are exact even when a subscriber drops events.
 type busCollector struct {
-	bus                                   *bus.Bus
-	published, delivered, dropped, panics *prometheus.Desc
-	pending, rejected                     *prometheus.Desc
+	bus                                              *bus.Bus
+	published, delivered, coalesced, dropped, panics *prometheus.Desc
+	pending, rejected                                *prometheus.Desc
 }
 
 func newBusCollector(b *bus.Bus) *busCollector {
@@ -22,6 +22,9 @@ func newBusCollector(b *bus.Bus) *busCollector {
 		bus:       b,
 		published: desc("published_total", "Total number of events published per event type.", "event"),
 		delivered: desc("delivered_total", "Total number of events handled per subscriber and event type.", "subscriber", "event"),
+		coalesced: desc("coalesced_total",
+			"Total number of events a coalescing subscriber replaced or merged into a pending event of their key.",
+			"subscriber", "event"),
 		dropped: desc("dropped_total", "Total number of events a lossy subscriber dropped because its mailbox was full.",
 			"subscriber", "event"),
 		panics:   desc("panics_total", "Total number of handler panics per subscriber and event type.", "subscriber", "event"),
@@ -31,7 +34,7 @@ func newBusCollector(b *bus.Bus) *busCollector {
 }
 
 func (c *busCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.published, c.delivered, c.dropped, c.panics, c.pending, c.rejected} {
+	for _, d := range []*prometheus.Desc{c.published, c.delivered, c.coalesced, c.dropped, c.panics, c.pending, c.rejected} {
 		ch <- d
 	}
 }
@@ -55,6 +58,7 @@ func (c *busCollector) Collect(ch chan<- prometheus.Metric) {
 		k := handlerKey{h.Subscriber, h.EventType}
 		if sum, ok := handlers[k]; ok {
 			sum.Delivered += h.Delivered
+			sum.Coalesced += h.Coalesced
 			sum.Dropped += h.Dropped
 			sum.Panicked += h.Panicked
 		} else {
@@ -64,6 +68,7 @@ func (c *busCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	for k, h := range handlers {
 		counter(c.delivered, h.Delivered, k.subscriber, k.event)
+		counter(c.coalesced, h.Coalesced, k.subscriber, k.event)
 		counter(c.dropped, h.Dropped, k.subscriber, k.event)
 		counter(c.panics, h.Panicked, k.subscriber, k.event)
 	}

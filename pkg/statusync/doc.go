@@ -7,7 +7,8 @@
 // StatusSyncFailed, the end of every chain.
 //
 //	coordinator ──ResourceChanged / ReconciliationStarted / ResourceSynced / ResourceFailed──▶ Store ──StatusSynced / StatusSyncFailed──▶ observers
-//	everything ──▶ Metrics (lossy observer) ──▶ Prometheus registry
+//	coordinator ──ObserveReconcile──▶ Metrics ◀──StatusSynced / StatusSyncFailed (lossy)── Store
+//	Metrics, bus.Stats ──▶ Prometheus registry
 //
 // Guarantees of the Store:
 //
@@ -21,8 +22,9 @@
 //     two goroutines at once, and any number of changes made during one write
 //     cause exactly one more write, of the newest state.
 //   - A failed write is retried per key with exponential backoff; changes
-//     that arrive meanwhile wait for that retry, which writes the newest
-//     state. A write equal to the last successful one is skipped.
+//     that arrive meanwhile, or during the write that failed, wait for that
+//     retry, which writes the newest state. A write equal to the last
+//     successful one is skipped.
 //   - Every write outcome is published with the key's correlation ID:
 //     StatusSynced (written, unchanged, deleted) or StatusSyncFailed (with a
 //     category, see [WithCategory], and a redacted error).
@@ -34,8 +36,13 @@
 // Guarantees of Metrics:
 //
 //   - Metric names follow controller-runtime's, prefixed musterd_.
-//   - It is an observer: a lossy subscription that never slows the pipeline;
-//     what it drops is counted by the bus and exported with the bus stats.
+//   - Reconcile metrics (musterd_reconcile_total, _errors_total,
+//     _time_seconds) are counted at the source: Metrics is the
+//     coordinator's Observer ([Metrics.ObserveReconcile]), so they are
+//     exact under any load.
+//   - Status-sync metrics come from a lossy subscription that never slows
+//     the pipeline; what it drops is counted by the bus and exported with
+//     the bus stats (musterd_bus_dropped_total).
 //   - Bus counters are read from [bus.Bus.Stats] at scrape time, so they are
 //     exact even when the metrics subscriber drops events.
 package statusync

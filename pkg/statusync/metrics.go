@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -18,7 +19,8 @@ import (
 // controller-runtime's.
 const metricsNamespace = "musterd"
 
-// Results of musterd_reconcile_total, as controller-runtime names them.
+// Results of musterd_reconcile_total, as controller-runtime names them and
+// the coordinator reports them to ObserveReconcile.
 const (
 	resultSuccess      = "success"
 	resultError        = "error"
@@ -33,8 +35,9 @@ const statusSyncFailed = "failed"
 type MetricsOptions struct {
 	// Registerer receives the collectors. Required.
 	Registerer prometheus.Registerer
-	// Capacity bounds the subscription's lossy mailbox. Default 8192.
-	// Drops are counted by the bus and exported as musterd_bus_dropped_total.
+	// Capacity bounds the subscription's lossy mailbox, which receives the
+	// status-sync events. Default 8192. Drops are counted by the bus and
+	// exported as musterd_bus_dropped_total.
 	Capacity int
 	// ActiveWorkers, if set, is exported as
 	// musterd_active_workers{controller="coordinator"}.
@@ -47,8 +50,9 @@ type MetricsOptions struct {
 }
 
 // Metrics exports reconcile, status-sync and bus metrics to Prometheus. Make
-// it with NewMetrics; event metrics count once Start runs, the others from
-// registration on.
+// it with NewMetrics. Reconciles are counted as ObserveReconcile reports
+// them (it is a coordinator.Observer), from registration on; status writes
+// are counted from the bus once Start runs.
 type Metrics struct {
 	bus      *bus.Bus
 	capacity int
@@ -61,8 +65,8 @@ type Metrics struct {
 	statusSyncTotal    *prometheus.CounterVec
 	statusSyncFailures *prometheus.CounterVec
 
-	// kinds whose series are initialised; the subscriber goroutine's own.
-	kinds map[string]bool
+	// kinds whose series are initialised.
+	kinds sync.Map
 }
 
 // NewMetrics registers the metrics of b's events and stats with
@@ -75,7 +79,6 @@ func NewMetrics(b *bus.Bus, opts MetricsOptions) (*Metrics, error) {
 	m := &Metrics{
 		bus:      b,
 		capacity: cmp.Or(opts.Capacity, 8192),
-		kinds:    map[string]bool{},
 		reconcileTotal: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: metricsNamespace, Name: "reconcile_total",
 			Help: "Total number of reconciliations per kind and result (success, error, requeue_after).",
@@ -160,8 +163,8 @@ func (m *Metrics) SubscriptionReady() <-chan struct{} { return m.attached.Subscr
 // is.
 func (m *Metrics) BusySince() (time.Time, bool) { return m.attached.BusySince() }
 
-// Start subscribes to the bus and counts events until ctx is done. It may be
-// called once.
+// Start subscribes to the bus and counts status-sync events until ctx is
+// done. It may be called once.
 func (m *Metrics) Start(ctx context.Context) error {
 	if !m.starts.CompareAndSwap(false, true) {
 		return errors.New("metrics: started twice")
@@ -170,8 +173,6 @@ func (m *Metrics) Start(ctx context.Context) error {
 		Name:     m.Name(),
 		Delivery: bus.Lossy(m.capacity),
 		Handlers: []bus.Handler{
-			bus.On(m.onSynced),
-			bus.On(m.onFailed),
 			bus.On(func(e events.StatusSynced) { m.statusSyncTotal.WithLabelValues(e.Category).Inc() }),
 			bus.On(func(e events.StatusSyncFailed) {
 				m.statusSyncTotal.WithLabelValues(statusSyncFailed).Inc()
@@ -189,29 +190,23 @@ func (m *Metrics) Start(ctx context.Context) error {
 	return nil
 }
 
-func (m *Metrics) onSynced(e events.ResourceSynced) {
-	result := resultSuccess
-	if e.RequeueAfter > 0 {
-		result = resultRequeueAfter
-	}
-	m.reconciled(e.Key.Kind, result, e.Duration)
-}
-
-func (m *Metrics) onFailed(e events.ResourceFailed) {
-	m.reconciled(e.Key.Kind, resultError, e.Duration)
-	m.reconcileErrors.WithLabelValues(e.Key.Kind).Inc()
-}
-
-func (m *Metrics) reconciled(kind, result string, d time.Duration) {
-	if !m.kinds[kind] {
+// ObserveReconcile counts one finished reconcile of kind: result is
+// "success", "error" or "requeue_after", took how long it ran. It makes
+// Metrics a coordinator.Observer: counted where reconciles finish, not from
+// the lossy bus subscription, the reconcile metrics are exact. It is safe
+// for concurrent use.
+func (m *Metrics) ObserveReconcile(kind, result string, took time.Duration) {
+	if _, seen := m.kinds.LoadOrStore(kind, true); !seen {
 		// Like controller-runtime at a controller's start: every result of a
 		// kind exists from its first reconcile on.
-		m.kinds[kind] = true
 		for _, r := range []string{resultSuccess, resultError, resultRequeueAfter} {
 			m.reconcileTotal.WithLabelValues(kind, r)
 		}
 		m.reconcileErrors.WithLabelValues(kind)
 	}
 	m.reconcileTotal.WithLabelValues(kind, result).Inc()
-	m.reconcileTime.WithLabelValues(kind).Observe(d.Seconds())
+	if result == resultError {
+		m.reconcileErrors.WithLabelValues(kind).Inc()
+	}
+	m.reconcileTime.WithLabelValues(kind).Observe(took.Seconds())
 }

@@ -17,13 +17,14 @@ import (
 	"k8s.io/client-go/util/workqueue"
 
 	"github.com/musterd/musterd/pkg/bus"
+	"github.com/musterd/musterd/pkg/coordinator"
 	"github.com/musterd/musterd/pkg/events"
 	"github.com/musterd/musterd/pkg/statusync"
 )
 
 // startMetrics runs a Metrics subscriber on a started bus; the returned
 // func stops both.
-func startMetrics(t *testing.T, opts statusync.MetricsOptions) (*bus.Bus, *prometheus.Registry, func()) {
+func startMetrics(t *testing.T, opts statusync.MetricsOptions) (*statusync.Metrics, *bus.Bus, *prometheus.Registry, func()) {
 	reg := prometheus.NewRegistry()
 	opts.Registerer = reg
 	b := bus.New(bus.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
@@ -34,7 +35,7 @@ func startMetrics(t *testing.T, opts statusync.MetricsOptions) (*bus.Bus, *prome
 	go func() { done <- m.Start(ctx) }()
 	<-m.SubscriptionReady()
 	b.Start()
-	return b, reg, func() {
+	return m, b, reg, func() {
 		cancel()
 		require.NoError(t, <-done)
 		b.Close()
@@ -64,19 +65,23 @@ func histogram(t *testing.T, g prometheus.Gatherer, name, labelValue string) (ui
 
 func TestMetricsCountReconcilesAndStatusWrites(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		b, reg, stop := startMetrics(t, statusync.MetricsOptions{
+		m, b, reg, stop := startMetrics(t, statusync.MetricsOptions{
 			ActiveWorkers:      func() int { return 3 },
 			ReconcilePanics:    func() uint64 { return 2 },
 			DebouncerCoalesced: func() uint64 { return 7 },
 		})
 		defer stop()
 		server, workflow := events.NewKey("MCPServer", "", "git"), events.NewKey("Workflow", "", "deploy")
+		var observer coordinator.Observer = m // reconciles are counted where they finish
+		observer.ObserveReconcile("MCPServer", coordinator.ResultSuccess, 1500*time.Millisecond)
+		observer.ObserveReconcile("MCPServer", coordinator.ResultRequeueAfter, 250*time.Millisecond)
+		observer.ObserveReconcile("MCPServer", coordinator.ResultError, 500*time.Millisecond)
+		observer.ObserveReconcile("Workflow", coordinator.ResultError, 2*time.Second)
+		observer.ObserveReconcile("Workflow", coordinator.ResultSuccess, 125*time.Millisecond)
 		for _, e := range []events.Event{
-			events.ResourceSynced{Key: server, Duration: 1500 * time.Millisecond},
-			events.ResourceSynced{Key: server, Duration: 250 * time.Millisecond, RequeueAfter: time.Minute},
-			events.ResourceFailed{Key: server, Duration: 500 * time.Millisecond, Error: "x"},
-			events.ResourceFailed{Key: workflow, Duration: 2 * time.Second, Permanent: true},
-			events.ResourceSynced{Key: workflow, Duration: 125 * time.Millisecond, Deleted: true},
+			// Reconcile events on the bus are not counted again.
+			events.ResourceSynced{Key: server, Duration: time.Second},
+			events.ResourceFailed{Key: workflow, Duration: time.Second, Error: "x"},
 			events.StatusSynced{Key: server, Category: events.StatusWritten},
 			events.StatusSynced{Key: server, Category: events.StatusWritten},
 			events.StatusSynced{Key: server, Category: events.StatusUnchanged},
@@ -135,66 +140,72 @@ musterd_debouncer_coalesced_total 7
 
 func TestBusCollectorExportsStats(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		b, reg, stop := startMetrics(t, statusync.MetricsOptions{})
+		_, b, reg, stop := startMetrics(t, statusync.MetricsOptions{})
 		defer stop()
-		release := make(chan struct{})
+		release, hold := make(chan struct{}), make(chan struct{})
 		_, err := bus.Subscribe(b, "slow", bus.Lossy(1), func(events.ResourceChanged) { <-release })
 		require.NoError(t, err)
 		_, err = bus.Subscribe(b, "panicky", bus.Coalescing(bus.ByTypeAndResourceKey), func(events.ResourceChanged) { panic("boom") })
 		require.NoError(t, err)
+		_, err = bus.Subscribe(b, "merging", bus.Coalescing(bus.ByTypeAndResourceKey), func(events.ResourceChanged) { <-hold })
+		require.NoError(t, err)
+		defer close(hold)
 
 		changed := events.ResourceChanged{Key: gitKey}
 		b.Publish(changed)
-		synctest.Wait()    // "slow" is now blocked in its handler
-		b.Publish(changed) // waits in the mailbox
+		synctest.Wait()    // "slow" and "merging" are now blocked in their handlers
+		b.Publish(changed) // waits in the mailboxes
 		synctest.Wait()
-		b.Publish(changed) // finds the mailbox full
+		b.Publish(changed) // finds "slow"'s mailbox full, and replaces the one pending for "merging"
 		b.Publish(nil)
 		synctest.Wait()
 
 		const head = `
+# HELP musterd_bus_coalesced_total Total number of events a coalescing subscriber replaced or merged into a pending event of their key.
+# TYPE musterd_bus_coalesced_total counter
+musterd_bus_coalesced_total{event="ResourceChanged",subscriber="merging"} 1
+musterd_bus_coalesced_total{event="StatusSyncFailed",subscriber="metrics"} 0
+musterd_bus_coalesced_total{event="StatusSynced",subscriber="metrics"} 0
+musterd_bus_coalesced_total{event="ResourceChanged",subscriber="panicky"} 0
+musterd_bus_coalesced_total{event="ResourceChanged",subscriber="slow"} 0
 # HELP musterd_bus_delivered_total Total number of events handled per subscriber and event type.
 # TYPE musterd_bus_delivered_total counter
-musterd_bus_delivered_total{event="ResourceFailed",subscriber="metrics"} 0
-musterd_bus_delivered_total{event="ResourceSynced",subscriber="metrics"} 0
+musterd_bus_delivered_total{event="ResourceChanged",subscriber="merging"} 0
 musterd_bus_delivered_total{event="StatusSyncFailed",subscriber="metrics"} 0
 musterd_bus_delivered_total{event="StatusSynced",subscriber="metrics"} 0
 musterd_bus_delivered_total{event="ResourceChanged",subscriber="panicky"} 3
 musterd_bus_delivered_total{event="ResourceChanged",subscriber="slow"} %d
 # HELP musterd_bus_dropped_total Total number of events a lossy subscriber dropped because its mailbox was full.
 # TYPE musterd_bus_dropped_total counter
-musterd_bus_dropped_total{event="ResourceFailed",subscriber="metrics"} 0
-musterd_bus_dropped_total{event="ResourceSynced",subscriber="metrics"} 0
+musterd_bus_dropped_total{event="ResourceChanged",subscriber="merging"} 0
 musterd_bus_dropped_total{event="StatusSyncFailed",subscriber="metrics"} 0
 musterd_bus_dropped_total{event="StatusSynced",subscriber="metrics"} 0
 musterd_bus_dropped_total{event="ResourceChanged",subscriber="panicky"} 0
 musterd_bus_dropped_total{event="ResourceChanged",subscriber="slow"} 1
 # HELP musterd_bus_panics_total Total number of handler panics per subscriber and event type.
 # TYPE musterd_bus_panics_total counter
-musterd_bus_panics_total{event="ResourceFailed",subscriber="metrics"} 0
-musterd_bus_panics_total{event="ResourceSynced",subscriber="metrics"} 0
+musterd_bus_panics_total{event="ResourceChanged",subscriber="merging"} 0
 musterd_bus_panics_total{event="StatusSyncFailed",subscriber="metrics"} 0
 musterd_bus_panics_total{event="StatusSynced",subscriber="metrics"} 0
 musterd_bus_panics_total{event="ResourceChanged",subscriber="panicky"} 3
 musterd_bus_panics_total{event="ResourceChanged",subscriber="slow"} 0
 # HELP musterd_bus_pending Number of events waiting in a subscriber's mailbox.
 # TYPE musterd_bus_pending gauge
+musterd_bus_pending{subscriber="merging"} 1
 musterd_bus_pending{subscriber="metrics"} 0
 musterd_bus_pending{subscriber="panicky"} 0
 musterd_bus_pending{subscriber="slow"} %d
 # HELP musterd_bus_published_total Total number of events published per event type.
 # TYPE musterd_bus_published_total counter
 musterd_bus_published_total{event="ResourceChanged"} 3
-musterd_bus_published_total{event="ResourceFailed"} 0
-musterd_bus_published_total{event="ResourceSynced"} 0
 musterd_bus_published_total{event="StatusSyncFailed"} 0
 musterd_bus_published_total{event="StatusSynced"} 0
 # HELP musterd_bus_rejected_total Total number of nil events published.
 # TYPE musterd_bus_rejected_total counter
 musterd_bus_rejected_total 1
 `
-		names := []string{"musterd_bus_delivered_total", "musterd_bus_dropped_total", "musterd_bus_panics_total",
-			"musterd_bus_pending", "musterd_bus_published_total", "musterd_bus_rejected_total"}
+		names := []string{"musterd_bus_coalesced_total", "musterd_bus_delivered_total", "musterd_bus_dropped_total",
+			"musterd_bus_panics_total", "musterd_bus_pending", "musterd_bus_published_total", "musterd_bus_rejected_total"}
 		// The blocked handler is not counted as delivered until it returns.
 		assert.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(fmt.Sprintf(head, 0, 1)), names...))
 

@@ -117,6 +117,10 @@ type Store struct {
 	mu      sync.RWMutex
 	entries map[events.Key]entry
 	version uint64 // bumped by every change, to tell a key's states apart
+	// writing holds the keys being written or waiting for a write retry.
+	// Their changes are not queued: the write's success queues the newest
+	// state, and a failed write's retry writes it, after its backoff.
+	writing map[events.Key]bool
 
 	// Owned by the writer goroutine.
 	written map[events.Key]Status // last successful write per key
@@ -162,6 +166,7 @@ func NewStore(b *bus.Bus, opts StoreOptions) *Store {
 		opts:    opts,
 		log:     opts.Logger.With("component", storeName),
 		entries: map[events.Key]entry{},
+		writing: map[events.Key]bool{},
 		written: map[events.Key]Status{},
 		failing: map[events.Key]*failureLog{},
 	}
@@ -306,11 +311,9 @@ func (s *Store) set(key events.Key, e entry) {
 	s.version++
 	e.version = s.version
 	s.entries[key] = e
+	writing := s.writing[key]
 	s.mu.Unlock()
-	// A key whose write failed waits out its backoff: the retry writes
-	// whatever is newest then. (succeeded re-queues a change that this skips
-	// while the key's last retry is succeeding.)
-	if s.queue.NumRequeues(key) == 0 {
+	if !writing {
 		s.queue.Add(key)
 	}
 }
@@ -330,9 +333,15 @@ func (s *Store) writeLoop(ctx context.Context) {
 
 // sync brings key's written status up to its newest state.
 func (s *Store) sync(ctx context.Context, key events.Key) {
-	s.mu.RLock()
+	s.mu.Lock()
 	e, ok := s.entries[key]
-	s.mu.RUnlock()
+	if ok {
+		// Before the write: a change made during it must neither be queued
+		// now (were the write to fail, it would run again at once, ahead of
+		// its backoff) nor be lost.
+		s.writing[key] = true
+	}
+	s.mu.Unlock()
 	if !ok { // deleted and its deletion written already
 		s.queue.Forget(key)
 		return
@@ -374,10 +383,11 @@ func (s *Store) succeeded(key events.Key, e entry, category string) {
 	}
 	bus.Publish(s.bus, events.StatusSynced{Meta: events.NewMeta(e.status.CorrelationID), Key: key, Category: category})
 
-	// Forget came first, so a change that set skipped (NumRequeues > 0)
-	// shows here as a newer version, and one made after this check saw
-	// NumRequeues == 0 and queued itself.
+	// A change that set did not queue, because the key was being written,
+	// shows here as a newer version; one made after this saw the key no
+	// longer being written and queued itself.
 	s.mu.Lock()
+	delete(s.writing, key)
 	cur, ok := s.entries[key]
 	changed := ok && cur.version != e.version
 	if ok && !changed && e.deleted {

@@ -341,6 +341,33 @@ func TestStoreWritesAChangeMadeDuringASucceedingRetry(t *testing.T) {
 	})
 }
 
+func TestStoreChangeDuringAFailingWriteWaitsForTheRetry(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		gate := make(chan struct{})
+		w := &fakeWriter{fail: func(n int) error {
+			if n == 1 {
+				<-gate // the first write is in flight while the key changes, then fails
+				return errors.New("conflict")
+			}
+			return nil
+		}}
+		h := startStore(t, statusync.StoreOptions{Writer: w, Logger: slog.New(slog.DiscardHandler),
+			RetryBaseDelay: 10 * time.Second})
+		defer h.stop(t)
+		h.publish(events.ResourceChanged{Meta: meta("c1"), Key: gitKey})
+		require.Len(t, w.Calls(), 1)
+		h.publish(events.ReconciliationStarted{Meta: meta("c1"), Key: gitKey, Attempt: 1})
+		close(gate)
+		time.Sleep(time.Hour)
+		synctest.Wait()
+
+		assert.Equal(t, []call{
+			{At: epoch, Status: statusync.Status{Key: gitKey, State: statusync.StatePending, CorrelationID: "c1"}},
+			{At: epoch.Add(10 * time.Second), Status: statusync.Status{Key: gitKey, State: statusync.StateReconciling, CorrelationID: "c1"}},
+		}, w.Calls(), "the retry, after RetryBaseDelay, writes the newest state; nothing is written before it")
+	})
+}
+
 func TestStoreWriteTimeout(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		// A writer that hangs until its context ends: the timeout ends it.
