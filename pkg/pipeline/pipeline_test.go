@@ -262,7 +262,8 @@ func TestPermanentErrorIsNotRetried(t *testing.T) {
 		synctest.Wait()
 		assert.Len(t, h.rec.callsOf(key), 1)
 		st := h.status(key)
-		assert.Equal(t, statusync.StateFailed, st.State)
+		assert.Equal(t, statusync.StateError, st.State, "an invalid definition is an Error awaiting a fix")
+		assert.True(t, st.NextRetry.IsZero(), "no retry is scheduled")
 		assert.Equal(t, "spec.steps: at least one step is required", st.LastError)
 	})
 }

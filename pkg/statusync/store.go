@@ -29,10 +29,13 @@ const (
 	StateReconciling State = "Reconciling"
 	// StateSynced: the last reconcile succeeded.
 	StateSynced State = "Synced"
-	// StateError: the last reconcile failed and a retry is scheduled.
+	// StateError: the last reconcile failed. Either a retry is scheduled
+	// (NextRetry), or the error is permanent, such as an invalid
+	// definition, and waits for the user to fix it.
 	StateError State = "Error"
-	// StateFailed: the last reconcile failed and no retry is scheduled; the
-	// resource waits for its next change or resync.
+	// StateFailed: the last reconcile failed with a transient error and the
+	// retries are used up; the resource waits for its next change or
+	// resync.
 	StateFailed State = "Failed"
 )
 
@@ -48,8 +51,8 @@ type Status struct {
 	// RetryCount is the number of retries made in the current failure
 	// streak; 0 after a success.
 	RetryCount int
-	// NextRetry is when the failed reconcile is retried; zero unless State
-	// is StateError.
+	// NextRetry is when the failed reconcile is retried; zero when no
+	// retry is scheduled.
 	NextRetry time.Time
 	// CorrelationID is that of the chain of the last event applied.
 	CorrelationID string
@@ -276,9 +279,9 @@ func (s *Store) onSynced(e events.ResourceSynced) {
 
 func (s *Store) onFailed(e events.ResourceFailed) {
 	s.update(e.Key, e.CorrelationID, func(st *Status) {
-		st.State = StateFailed
-		if e.WillRetry() {
-			st.State = StateError
+		st.State = StateError
+		if !e.WillRetry() && !e.Permanent {
+			st.State = StateFailed // retries used up
 		}
 		st.LastReconcileTime = e.Time
 		st.LastError = redact.String(e.Error)

@@ -174,8 +174,10 @@ func TestStoreStateMachine(t *testing.T) {
 			statusync.Status{Key: gitKey, State: statusync.StateReconciling, LastReconcileTime: failedAt,
 				LastError: `Get "https://[redacted]@git.example.com/x": token=[redacted] refused`, CorrelationID: "c1"})
 		permanentAt := epoch.Add(7 * time.Second)
+		// A permanent error is an Error awaiting a fix: no retry is
+		// scheduled. Failed is for transient errors whose retries ran out.
 		step(events.ResourceFailed{Meta: meta("c1"), Key: gitKey, Attempt: 3, Permanent: true, Error: "invalid spec"},
-			statusync.Status{Key: gitKey, State: statusync.StateFailed, LastReconcileTime: permanentAt,
+			statusync.Status{Key: gitKey, State: statusync.StateError, LastReconcileTime: permanentAt,
 				LastError: "invalid spec", RetryCount: 2, CorrelationID: "c1"})
 
 		time.Sleep(time.Minute)
