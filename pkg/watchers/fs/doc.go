@@ -1,0 +1,54 @@
+// Package fs is the filesystem watcher: it keeps the desired-state index
+// (package resources) true to the definition files of muster's layout and
+// publishes a ResourceChanged for every change it makes there.
+//
+// Place in the pipeline: first, beside the Kubernetes watcher.
+//
+//	<config-dir>/mcpservers/*.yaml ─┐
+//	<config-dir>/workflows/*.yaml  ─┴─ fsnotify ─▶ fs-watcher ─▶ resources.Index
+//	                                                    └──ResourceChanged / IndexSynchronized──▶ debouncer
+//
+// Besides the guarantees of every watcher (package watchers), it
+// guarantees:
+//
+//   - One IndexSynchronized, published once the whole initial listing is in
+//     the index, also when the config directory does not exist yet: an empty
+//     listing is then the truth.
+//   - It converges on what is on disk, whatever the sequence of events.
+//     An event is only a hint that something changed: the file it names is
+//     read again (or found gone), so a delete followed by a create, an
+//     editor's rename over the original, or a Kubernetes ConfigMap's atomic
+//     swap of its ..data link all end in the index holding what the files
+//     say now. Bursts are read once they go quiet (settleDelay, at most
+//     maxSettle after the first event), so a file being truncated and
+//     rewritten is not read half written.
+//   - A file that cannot be used is an error, never a delete and never a
+//     crash or a hang: one that cannot be read (permission denied, a
+//     symlink loop, a directory named x.yaml, a named pipe, more than 8 MiB),
+//     fails to parse (or panics the decoder), or is empty (what a writer's
+//     truncate leaves for an instant) is recorded on its resources, whose
+//     last good definition stays in force. A document whose kind does not
+//     belong in its directory is an error naming the file. Errors name files
+//     relative to the config directory, and are logged once, when they
+//     appear.
+//   - A resource is deleted only when its file is gone, or its directory is
+//     confirmed gone by a second look: a directory that cannot be listed
+//     deletes nothing.
+//   - Only definition files count: *.yaml and *.yml directly in a kind
+//     directory, not hidden, which rules out editors' swap, backup and
+//     probe files (.x.yaml.swp, .#x.yaml, x.yaml~, 4913). The watcher
+//     watches the kind directories alone, so the status files that musterd
+//     writes under <state-dir>/status/ (which may be inside the config
+//     directory) never trigger anything: no self-feeding loop.
+//   - Directories that appear late are picked up: when the config
+//     directory or a kind directory is missing, the nearest existing parent
+//     is watched for its creation; a directory that is removed and recreated
+//     is watched again.
+//   - A lost event is repaired: an fsnotify queue overflow rescans
+//     everything, and so does a periodic rescan (Options.RescanInterval) for
+//     filesystems that miss events. Rescans publish only real differences.
+//
+// Cost: one goroutine and one fsnotify watcher; one read per changed file,
+// a directory listing only for directory-level events, overflows and the
+// periodic rescan.
+package fs

@@ -1,0 +1,146 @@
+package fs
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// These tests pin the watcher's timing with virtual time. fsnotify cannot
+// run in a synctest bubble (its reader blocks in a system call), so the
+// test plays fsnotify: it changes the real files and sends the events.
+
+// noWatches stands in for fsnotify's watch list.
+type noWatches struct{}
+
+func (noWatches) Add(string) error    { return nil }
+func (noWatches) Remove(string) error { return nil }
+
+// runInBubble runs h's watcher on fake fsnotify channels until stop is
+// called, and waits for its initial listing.
+func runInBubble(h *harness) (fsEvents chan<- fsnotify.Event, stop func()) {
+	h.record()
+	evs := make(chan fsnotify.Event)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- h.w.run(ctx, noWatches{}, evs, make(chan error)) }()
+	synctest.Wait()
+	require.Len(h.t, h.synced(), 1)
+	return evs, func() {
+		cancel()
+		require.NoError(h.t, <-done)
+		h.bus.Close()
+	}
+}
+
+func TestATruncateAndAWriteWithinTheSettleDelayAreReadOnceAsOne(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		dir := t.TempDir()
+		path := filepath.Join(dir, "mcpservers", "git.yaml")
+		write(t, path, mcp("git", "v1"))
+		h := newHarness(t, dir, Options{})
+		fsEvents, stop := runInBubble(h)
+		defer stop()
+		m := h.mark()
+
+		// A writer truncates, is held up for 30 ms, then writes.
+		write(t, path, "")
+		fsEvents <- fsnotify.Event{Name: path, Op: fsnotify.Write}
+		time.Sleep(30 * time.Millisecond)
+		write(t, path, mcp("git", "v2"))
+		fsEvents <- fsnotify.Event{Name: path, Op: fsnotify.Write}
+		lastEvent := time.Now()
+
+		time.Sleep(settleDelay - time.Nanosecond)
+		synctest.Wait()
+		assert.Empty(t, h.since(m), "nothing is read while the burst goes on")
+
+		time.Sleep(time.Nanosecond)
+		synctest.Wait()
+		changes := h.since(m)
+		require.Equal(t, []string{"update MCPServer/default/git"}, summary(changes), "the empty instant is never seen")
+		assert.Equal(t, hashOf(mcp("git", "v2")), changes[0].ContentHash)
+		assert.Equal(t, lastEvent.Add(settleDelay).UTC(), changes[0].Time, "read settleDelay after the last event")
+	})
+}
+
+func TestAFileRewrittenWithoutPauseIsReadMaxSettleAfterItsFirstEvent(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		dir := t.TempDir()
+		path := filepath.Join(dir, "mcpservers", "git.yaml")
+		write(t, path, mcp("git", "v0"))
+		h := newHarness(t, dir, Options{})
+		fsEvents, stop := runInBubble(h)
+		defer stop()
+		m := h.mark()
+
+		first := time.Now()
+		const every = settleDelay * 4 / 5
+		var last string
+		for i := 1; time.Since(first) < maxSettle; i++ {
+			last = mcp("git", fmt.Sprint("v", i))
+			write(t, path, last)
+			fsEvents <- fsnotify.Event{Name: path, Op: fsnotify.Write}
+			time.Sleep(every)
+			synctest.Wait()
+			if time.Since(first) < maxSettle {
+				require.Empty(t, h.since(m), "read before maxSettle at %v", time.Since(first))
+			}
+		}
+		synctest.Wait()
+		changes := h.since(m)
+		require.Equal(t, []string{"update MCPServer/default/git"}, summary(changes))
+		assert.Equal(t, first.Add(maxSettle).UTC(), changes[0].Time)
+		assert.Equal(t, hashOf(last), changes[0].ContentHash, "what the file held then")
+	})
+}
+
+func TestThePeriodicRescanRunsEveryIntervalAndPublishesOnlyDifferences(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		dir := t.TempDir()
+		path := filepath.Join(dir, "mcpservers", "git.yaml")
+		write(t, path, mcp("git", "v1"))
+		h := newHarness(t, dir, Options{RescanInterval: time.Minute})
+		var listings atomic.Int64
+		readDir := h.w.readDir
+		h.w.readDir = func(rel string) ([]os.DirEntry, error) {
+			if rel == "mcpservers" {
+				listings.Add(1)
+			}
+			return readDir(rel)
+		}
+		start := time.Now()
+		_, stop := runInBubble(h)
+		defer stop()
+		m := h.mark()
+		require.EqualValues(t, 1, listings.Load(), "the initial listing")
+
+		// A change no event reports.
+		write(t, path, mcp("git", "v2"))
+		time.Sleep(time.Minute - time.Nanosecond)
+		synctest.Wait()
+		assert.EqualValues(t, 1, listings.Load())
+		assert.Empty(t, h.since(m))
+
+		time.Sleep(time.Nanosecond)
+		synctest.Wait()
+		assert.EqualValues(t, 2, listings.Load())
+		changes := h.since(m)
+		require.Equal(t, []string{"update MCPServer/default/git"}, summary(changes))
+		assert.Equal(t, start.Add(time.Minute).UTC(), changes[0].Time)
+
+		time.Sleep(2 * time.Minute)
+		synctest.Wait()
+		assert.EqualValues(t, 4, listings.Load())
+		assert.Len(t, h.since(m), 1, "rescans of unchanged files publish nothing")
+	})
+}
