@@ -21,8 +21,8 @@ const module = "github.com/musterd/musterd"
 // the pipeline must be decided, not defaulted.
 var allowed = map[string][]string{
 	"pkg/events":      {},
-	"pkg/redact":      {}, // a leaf beside events, for every stage
-	"pkg/apis":        {}, // the resource types: a leaf
+	"pkg/redact":      {},             // a leaf beside events, for every stage
+	"pkg/apis":        {"pkg/events"}, // the resource types
 	"pkg/resources":   {"pkg/events"},
 	"pkg/bus":         {"pkg/events"},
 	"pkg/reconcilers": {"pkg/events", "pkg/apis", "pkg/resources", "pkg/redact"}, // plain code over state: never the bus

@@ -1,0 +1,392 @@
+package v1alpha1
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	yaml "go.yaml.in/yaml/v3"
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/musterd/musterd/pkg/events"
+)
+
+// MaxFileSize is the largest definition file DecodeFile reads, 4 MiB: far
+// above any real definition, far below what would strain musterd. Readers
+// should stop reading past it (io.LimitReader(f, MaxFileSize+1)).
+const MaxFileSize = 4 << 20
+
+// Object is what a definition file declares: *MCPServer or *Workflow.
+//
+// +kubebuilder:object:generate=false
+type Object interface {
+	runtime.Object
+	metav1.Object
+	// Default fills in the CRD's defaults for unset fields.
+	Default()
+	// Validate checks the object against the CRD's rules.
+	Validate() FieldErrors
+}
+
+// Document is one resource declared in a file.
+//
+// +kubebuilder:object:generate=false
+type Document struct {
+	Kind      string // KindMCPServer or KindWorkflow
+	Namespace string // as written, else "default"
+	Name      string // as written, else (in a single-document file) the file's name without extension
+	Line      int    // line of the document's first field
+	// Object is the decoded, validated and defaulted resource, with Name and
+	// Namespace filled in; nil when Err is set.
+	Object Object
+	// Hash is "sha256:<hex>" of the document's canonical JSON: the defaulted
+	// Object's, or, when Err is set, the document's own. Comments, layout,
+	// key order and spelling out a default do not change it; any change of
+	// content does.
+	Hash string
+	// Err holds every problem of this document (a FieldErrors), when its
+	// identity is known; problems that hide the identity are DecodeFile's
+	// error instead.
+	Err error
+}
+
+// Key is the document's resource key.
+func (d Document) Key() events.Key {
+	return events.NewKey(d.Kind, d.Namespace, d.Name)
+}
+
+// DecodeFile decodes the MCPServer and Workflow documents of one definition
+// file, strictly: every field must be known to the Go types (matched
+// exactly, case included), every value of the right type, every document of
+// apiVersion muster.giantswarm.io/v1alpha1. path names the file in errors
+// and, for a single-document file, provides the default name.
+//
+// Documents are separated by "---"; empty ones (comments only) are
+// skipped, so an empty file yields no documents. A problem confined to one
+// document whose kind, namespace and name are readable goes into that
+// Document's Err, so the file's other documents keep their identity. A
+// problem that leaves a document's identity unknown (invalid YAML, a
+// missing or unknown kind, a missing name in a multi-document file, an
+// invalid name) fails the whole file: the returned error is a *FieldError
+// naming the file and line, and no documents are returned.
+func DecodeFile(path string, data []byte) ([]Document, error) {
+	if len(data) > MaxFileSize {
+		return nil, &FieldError{File: path, Msg: fmt.Sprintf("file is %d bytes, more than the limit of %d", len(data), MaxFileSize)}
+	}
+	if ferr := checkText(data); ferr != nil {
+		ferr.File = path
+		return nil, ferr
+	}
+	nodes, ferr := parseDocuments(data)
+	if ferr != nil {
+		ferr.File = path
+		return nil, ferr
+	}
+	docs := make([]Document, 0, len(nodes))
+	defaultName := ""
+	if len(nodes) == 1 {
+		defaultName = strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+	}
+	for _, n := range nodes {
+		doc, ferr := decodeDocument(n, defaultName)
+		if ferr != nil {
+			ferr.File = path
+			return nil, ferr
+		}
+		docs = append(docs, doc)
+	}
+	rejectDuplicates(docs)
+	for i := range docs {
+		var fes FieldErrors
+		if errors.As(docs[i].Err, &fes) {
+			for _, fe := range fes {
+				fe.File = path
+			}
+		}
+	}
+	return docs, nil
+}
+
+// checkText requires UTF-8 text of YAML's printable characters, reporting
+// the line of the first offence; the YAML parser would reject both but
+// without a line.
+func checkText(data []byte) *FieldError {
+	line := 1
+	for i := 0; i < len(data); {
+		r, size := utf8.DecodeRune(data[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			return &FieldError{Line: line, Msg: "not UTF-8 text"}
+		case r == '\n':
+			line++
+		case r == '\t' || r == '\r' || r == 0x85 || (r >= 0x20 && r <= 0x7E) ||
+			(r >= 0xA0 && r <= 0xD7FF) || (r >= 0xE000 && r <= 0xFFFD && (r != 0xFEFF || i == 0)) || r >= 0x10000:
+		default:
+			return &FieldError{Line: line, Msg: fmt.Sprintf("character %U is not allowed in YAML", r)}
+		}
+		i += size
+	}
+	return nil
+}
+
+var (
+	yamlLinePrefix    = regexp.MustCompile(`^line (\d+): `)
+	yamlUnknownAnchor = regexp.MustCompile(`^unknown anchor '(.*)' referenced$`)
+)
+
+// syntaxError turns the YAML parser's error into a FieldError with the
+// line of the problem. The parser counts lines from 0 in the errors of its
+// parsing stage (those of its scanning stage count from 1), leaves out a
+// line 0, and gives none for an unknown anchor.
+func syntaxError(data []byte, err error) *FieldError {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	line := 1
+	if m := yamlLinePrefix.FindStringSubmatch(msg); m != nil {
+		line, _ = strconv.Atoi(m[1])
+		msg = msg[len(m[0]):]
+		if strings.HasPrefix(msg, "did not find expected ") || strings.HasPrefix(msg, "found duplicate %") ||
+			msg == "found incompatible YAML document" || msg == "found undefined tag handle" {
+			line++
+		}
+	} else if m := yamlUnknownAnchor.FindStringSubmatch(msg); m != nil {
+		line = lineOfAlias(data, m[1])
+	}
+	return &FieldError{Line: line, Msg: "invalid YAML: " + msg}
+}
+
+// lineOfAlias returns the line of the first "*name" in data that is not
+// part of a longer name.
+func lineOfAlias(data []byte, name string) int {
+	alias := []byte("*" + name)
+	for i := 0; ; {
+		j := bytes.Index(data[i:], alias)
+		if j < 0 {
+			return 1
+		}
+		end := i + j + len(alias)
+		if end == len(data) || bytes.IndexByte([]byte(" \t\r\n,]}"), data[end]) >= 0 {
+			return 1 + bytes.Count(data[:i+j], []byte("\n"))
+		}
+		i = end
+	}
+}
+
+// parseDocuments parses every document of data, dropping empty ones.
+func parseDocuments(data []byte) (nodes []*yaml.Node, ferr *FieldError) {
+	// A parser panic on some odd input must not take musterd down with it.
+	defer func() {
+		if r := recover(); r != nil {
+			nodes, ferr = nil, &FieldError{Msg: fmt.Sprintf("invalid YAML: parser failed: %v", r)}
+		}
+	}()
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	for {
+		var n yaml.Node
+		err := dec.Decode(&n)
+		if errors.Is(err, io.EOF) {
+			return nodes, nil
+		}
+		if err != nil {
+			return nil, syntaxError(data, err)
+		}
+		if c := n.Content[0]; c.Kind != yaml.ScalarNode || c.ShortTag() != "!!null" {
+			nodes = append(nodes, c)
+		}
+	}
+}
+
+// decodeDocument decodes one non-empty document. Its error return is for
+// problems that hide the document's identity; the others go in Document.Err.
+func decodeDocument(n *yaml.Node, defaultName string) (Document, *FieldError) {
+	doc := Document{Line: n.Line}
+	tree, ferr := buildTree(n)
+	if ferr != nil {
+		return doc, ferr
+	}
+	if tree.kind != yMap {
+		return doc, &FieldError{Line: doc.Line, Msg: fmt.Sprintf("a document must be a mapping, got %s", tree.typeName())}
+	}
+	if ferr := readIdentity(tree, &doc, defaultName); ferr != nil {
+		return doc, ferr
+	}
+
+	var obj Object
+	switch doc.Kind {
+	case KindMCPServer:
+		obj = &MCPServer{}
+	case KindWorkflow:
+		obj = &Workflow{}
+	}
+	errs := decodeObject(tree, obj, doc)
+	if len(errs) == 0 {
+		obj.SetName(doc.Name)
+		obj.SetNamespace(doc.Namespace)
+		obj.Default()
+		doc.Object = obj
+		doc.Hash = hashJSON(obj)
+	} else {
+		errs.sort()
+		doc.Err = errs
+		doc.Hash = hashJSON(tree.plain())
+	}
+	return doc, nil
+}
+
+// readIdentity fills in doc's kind, namespace and name, defaulting the last
+// two.
+func readIdentity(tree *yvalue, doc *Document, defaultName string) *FieldError {
+	kind := tree.get("kind")
+	switch {
+	case kind == nil || kind.value.kind == yNull:
+		return &FieldError{Line: doc.Line, Field: "kind", Msg: "required: must be MCPServer or Workflow"}
+	case kind.value.kind != yString:
+		return &FieldError{Line: kind.line, Field: "kind", Msg: "expected string, got " + kind.value.typeName()}
+	case kind.value.scalar != KindMCPServer && kind.value.scalar != KindWorkflow:
+		return &FieldError{Line: kind.line, Field: "kind", Msg: fmt.Sprintf("unsupported kind %q: must be MCPServer or Workflow", kind.value.scalar)}
+	}
+	doc.Kind = kind.value.scalar.(string)
+
+	// Further checks of metadata's shape come with the other fields'.
+	var name, namespace *yentry
+	if meta := tree.get("metadata"); meta != nil && meta.value.kind == yMap {
+		name, namespace = meta.value.get("name"), meta.value.get("namespace")
+	}
+	var ferr *FieldError
+	if doc.Name, ferr = identityField(name, "metadata.name", defaultName, doc.Line, validation.IsDNS1123Subdomain); ferr != nil {
+		return ferr
+	}
+	if doc.Name == "" {
+		return &FieldError{Line: doc.Line, Field: "metadata.name", Msg: "required in a file with more than one document"}
+	}
+	doc.Namespace, ferr = identityField(namespace, "metadata.namespace", events.DefaultNamespace, doc.Line, validation.IsDNS1123Label)
+	return ferr
+}
+
+// identityField reads metadata.name or metadata.namespace, which must be
+// valid Kubernetes names: musterd keys resources and their status files by
+// them.
+func identityField(e *yentry, field, fallback string, docLine int, valid func(string) []string) (string, *FieldError) {
+	if e == nil || e.value.kind == yNull {
+		if msgs := valid(fallback); fallback != "" && len(msgs) > 0 {
+			return "", &FieldError{Line: docLine, Field: field, Msg: fmt.Sprintf("not set, and the file name %q is no valid default: %s", fallback, strings.Join(msgs, "; "))}
+		}
+		return fallback, nil
+	}
+	if e.value.kind != yString {
+		return "", &FieldError{Line: e.line, Field: field, Msg: "expected string, got " + e.value.typeName()}
+	}
+	s := e.value.scalar.(string)
+	if msgs := valid(s); len(msgs) > 0 {
+		return "", &FieldError{Line: e.line, Field: field, Msg: fmt.Sprintf("invalid value %q: %s", s, strings.Join(msgs, "; "))}
+	}
+	return s, nil
+}
+
+// decodeObject checks tree field by field against obj's type, decodes it
+// into obj and validates the result, returning every problem found.
+func decodeObject(tree *yvalue, obj Object, doc Document) FieldErrors {
+	if av := tree.get("apiVersion"); av == nil || av.value.scalar != APIVersion {
+		if av == nil {
+			return FieldErrors{{Line: doc.Line, Field: "apiVersion", Msg: "required: must be " + APIVersion}}
+		}
+		got, _ := json.Marshal(av.value.plain())
+		return FieldErrors{{Line: av.line, Field: "apiVersion", Msg: fmt.Sprintf("unsupported value %s: must be %s", got, APIVersion)}}
+	}
+	checker := &fieldChecker{lines: map[string]int{"": doc.Line}}
+	plain := checker.check(tree, reflect.TypeOf(obj).Elem(), nil)
+	if len(checker.errs) > 0 {
+		return checker.errs
+	}
+	data, err := json.Marshal(plain)
+	if err == nil {
+		dec := json.NewDecoder(bytes.NewReader(data))
+		dec.DisallowUnknownFields()
+		err = dec.Decode(obj)
+	}
+	if err != nil {
+		// The field check leaves encoding/json little to object to (nesting
+		// deeper than it allows); whatever it is, report it where it points.
+		v := &validator{lines: checker.lines}
+		var typeErr *json.UnmarshalTypeError
+		if errors.As(err, &typeErr) {
+			v.fail(&fieldPath{s: typeErr.Field}, "cannot decode: %v", err)
+		} else {
+			v.fail(nil, "cannot decode: %v", err)
+		}
+		return v.errs
+	}
+	v := &validator{lines: checker.lines}
+	validateFileMetadata(v, obj)
+	switch o := obj.(type) {
+	case *MCPServer:
+		o.validate(v)
+	case *Workflow:
+		o.validate(v)
+	}
+	return v.errs
+}
+
+// validateFileMetadata checks labels and annotations as an API server
+// would, so a file musterd accepts is one Kubernetes accepts too.
+func validateFileMetadata(v *validator, obj Object) {
+	meta := field.NewPath("metadata")
+	errs := metav1validation.ValidateLabels(obj.GetLabels(), meta.Child("labels"))
+	errs = append(errs, apivalidation.ValidateAnnotations(obj.GetAnnotations(), meta.Child("annotations"))...)
+	for _, e := range errs {
+		v.fail(&fieldPath{s: e.Field}, "%s", e.ErrorBody())
+	}
+}
+
+// rejectDuplicates fails every document of a resource declared more than
+// once in the file: which one was meant is anyone's guess.
+func rejectDuplicates(docs []Document) {
+	lines := map[events.Key][]int{}
+	for _, d := range docs {
+		lines[d.Key()] = append(lines[d.Key()], d.Line)
+	}
+	for i := range docs {
+		d := &docs[i]
+		if l := lines[d.Key()]; len(l) > 1 {
+			var errs FieldErrors
+			errors.As(d.Err, &errs)
+			d.Object = nil
+			d.Err = append(FieldErrors{{Line: d.Line, Msg: fmt.Sprintf("%s %s/%s is declared more than once in this file (lines %s)",
+				d.Kind, d.Namespace, d.Name, strings.Join(lineList(l), ", "))}}, errs...)
+		}
+	}
+}
+
+func lineList(lines []int) []string {
+	s := make([]string, len(lines))
+	for i, l := range lines {
+		s[i] = strconv.Itoa(l)
+	}
+	return s
+}
+
+// hashJSON hashes v's JSON encoding, which encoding/json makes canonical:
+// struct fields in declaration order, map keys sorted, no whitespace.
+func hashJSON(v any) string {
+	data, err := json.Marshal(v)
+	if err != nil {
+		// Decoded documents hold only JSON-encodable values.
+		panic(fmt.Sprintf("v1alpha1: hashing a document: %v", err))
+	}
+	sum := sha256.Sum256(data)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}

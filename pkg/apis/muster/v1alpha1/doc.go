@@ -1,0 +1,38 @@
+// Package v1alpha1 is musterd's copy of muster's muster.giantswarm.io/v1alpha1
+// API: the MCPServer and Workflow types, their CRD defaults and validation
+// rules, and a strict decoder for the definition files of filesystem mode.
+//
+// Place in the pipeline: beside it, not on the bus. The filesystem watcher
+// decodes files with [DecodeFile] and publishes what changed (comparing
+// [Document.Hash]); the Kubernetes watcher reads the same types from the API
+// server, into which controller-gen turns their kubebuilder markers as
+// CRDs; reconcilers act on the decoded objects. Of musterd's packages it
+// imports only events.
+//
+// Guarantees:
+//
+//   - The Go types are the schema. Their JSON names, enums, patterns,
+//     bounds, defaults, CEL rules, printer columns and status fields match
+//     muster's CRDs, so users' existing files and clusters work unchanged;
+//     only status.observedGeneration is new.
+//   - Decoding is strict: an unknown field (names match exactly, case
+//     included), a value of the wrong type, a duplicate key or a broken rule
+//     is an error naming the file, the line and the field path
+//     ("mcpservers/git.yaml:7: spec.comand: unknown field (did you mean
+//     "command"?)"). Nothing is ignored silently.
+//   - A file that cannot be read fails as a whole, and never looks like a
+//     file without documents; a document that is wrong but whose identity is
+//     known fails alone, with its identity, so no other document of the
+//     file is hidden and no resource is mistaken for deleted.
+//   - Identity is canonical: the namespace defaults to "default" and the
+//     name of a single-document file to the file's name, and both must be
+//     valid Kubernetes names, so they are safe as keys and in file paths.
+//   - Decoding is bounded: files over [MaxFileSize] are refused, and YAML
+//     aliases expand to at most [MaxAliasValues] values per document, so an
+//     alias bomb fails fast.
+//   - Validate works without a file too (objects from Kubernetes), naming
+//     fields but no lines.
+//
+// +kubebuilder:object:generate=true
+// +groupName=muster.giantswarm.io
+package v1alpha1
