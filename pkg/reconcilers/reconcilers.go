@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -119,4 +121,81 @@ func (reg *Registry) Kinds() []string {
 	}
 	sort.Strings(kinds)
 	return kinds
+}
+
+// StatusReporter is implemented by reconcilers that know a resource's own
+// status (an MCPServer's state, a Workflow's validity) in the v1alpha1
+// schema, as they last observed it. Status files, CRD status and the API
+// show it.
+type StatusReporter interface {
+	Status(key events.Key) (status any, ok bool)
+}
+
+// Status returns the status the reconciler of key's kind last observed,
+// if it reports one.
+func (reg *Registry) Status(key events.Key) (any, bool) {
+	r, ok := reg.Get(key.Kind)
+	if !ok {
+		return nil, false
+	}
+	sr, ok := r.(StatusReporter)
+	if !ok {
+		return nil, false
+	}
+	return sr.Status(key.Canonical())
+}
+
+// Observed is a concurrency-safe record of what a reconciler observed per
+// key: the actual state it compares the desired state with. The zero value
+// is ready to use.
+type Observed[S any] struct {
+	mu sync.RWMutex
+	m  map[events.Key]S
+}
+
+// Set records s for key.
+func (o *Observed[S]) Set(key events.Key, s S) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.m == nil {
+		o.m = map[events.Key]S{}
+	}
+	o.m[key.Canonical()] = s
+}
+
+// Delete forgets key.
+func (o *Observed[S]) Delete(key events.Key) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	delete(o.m, key.Canonical())
+}
+
+// Get returns what was recorded for key.
+func (o *Observed[S]) Get(key events.Key) (S, bool) {
+	o.mu.RLock()
+	defer o.mu.RUnlock()
+	s, ok := o.m[key.Canonical()]
+	return s, ok
+}
+
+// Keys returns the recorded keys, in no particular order.
+func (o *Observed[S]) Keys() []events.Key {
+	o.mu.RLock()
+	defer o.mu.RUnlock()
+	keys := make([]events.Key, 0, len(o.m))
+	for k := range o.m {
+		keys = append(keys, k)
+	}
+	return keys
+}
+
+// Union returns the recorded keys together with keys, sorted and without
+// repeats: what a List reports, the declared and the actually running.
+func (o *Observed[S]) Union(keys []events.Key) []events.Key {
+	all := append(o.Keys(), keys...)
+	for i := range all {
+		all[i] = all[i].Canonical()
+	}
+	slices.SortFunc(all, func(a, b events.Key) int { return strings.Compare(a.String(), b.String()) })
+	return slices.Compact(all)
 }

@@ -151,6 +151,16 @@ func (ix *Index) List(kind string) []Entry {
 	return out
 }
 
+// Keys returns the keys of kind (every kind if empty), sorted.
+func (ix *Index) Keys(kind string) []events.Key {
+	entries := ix.List(kind)
+	keys := make([]events.Key, len(entries))
+	for i, e := range entries {
+		keys[i] = e.Key
+	}
+	return keys
+}
+
 // Files returns the paths the index knows, sorted.
 func (ix *Index) Files() []string {
 	ix.mu.RLock()
