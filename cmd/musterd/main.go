@@ -49,4 +49,3 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stderr, "musterd: unknown command %q\n\n%s", args[0], usage)
 	return 2
 }
-
