@@ -6,6 +6,8 @@
 GO      ?= go
 BIN     := bin
 CONFIG  ?= examples/config
+# Status files of make run go here, not into the example config.
+STATE   ?= .cache/state
 LISTEN  ?= 127.0.0.1:8090
 GOFLAGS ?=
 
@@ -17,7 +19,7 @@ build:
 	$(GO) build -o $(BIN)/musterd ./cmd/musterd
 
 run: build
-	$(BIN)/musterd run --config-dir $(CONFIG) --listen $(LISTEN)
+	$(BIN)/musterd run --config-dir $(CONFIG) --state-dir $(STATE) --listen $(LISTEN)
 
 vet:
 	$(GO) vet ./...

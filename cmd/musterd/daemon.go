@@ -11,18 +11,30 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/musterd/musterd/pkg/coordinator"
 	"github.com/musterd/musterd/pkg/debouncer"
+	"github.com/musterd/musterd/pkg/events"
 	"github.com/musterd/musterd/pkg/lifecycle"
 	"github.com/musterd/musterd/pkg/pipeline"
+	"github.com/musterd/musterd/pkg/reconcilers"
+	"github.com/musterd/musterd/pkg/reconcilers/mcpserver"
+	"github.com/musterd/musterd/pkg/reconcilers/workflow"
+	"github.com/musterd/musterd/pkg/resources"
+	"github.com/musterd/musterd/pkg/statusync"
+	"github.com/musterd/musterd/pkg/statusync/files"
+	"github.com/musterd/musterd/pkg/watchers/fs"
 )
 
-// daemonFlags are musterd run's flags.
-type daemonFlags struct {
+// daemonConfig is musterd run's configuration: defaults, then the config
+// dir's config.yaml, then the flags given on the command line.
+type daemonConfig struct {
 	configDir   string
+	stateDir    string
 	listen      string
 	allowRemote bool
 	logLevel    slog.Level
@@ -30,40 +42,94 @@ type daemonFlags struct {
 	debounce    time.Duration
 	workers     int
 	resync      time.Duration
+	rescan      time.Duration
 	stopTimeout time.Duration
+	tokenFile   string
+	// token is the API's bearer token, from tokenFile or MUSTERD_TOKEN. It
+	// is never logged.
+	token string
 }
 
-func parseDaemonFlags(args []string, stderr io.Writer) (daemonFlags, error) {
-	var f daemonFlags
-	fs := flag.NewFlagSet("musterd run", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.StringVar(&f.configDir, "config-dir", defaultConfigDir(), "directory holding mcpservers/ and workflows/")
-	fs.StringVar(&f.listen, "listen", "127.0.0.1:8090", "address of the HTTP API and metrics; loopback unless -allow-remote")
-	fs.BoolVar(&f.allowRemote, "allow-remote", false, "allow -listen on a non-loopback address")
-	fs.TextVar(&f.logLevel, "log-level", slog.LevelInfo, "debug, info, warn or error")
-	fs.StringVar(&f.logFormat, "log-format", "text", "text or json")
-	fs.DurationVar(&f.debounce, "debounce", debouncer.DefaultInterval, "refractory period per resource")
-	fs.IntVar(&f.workers, "workers", 2, "concurrent reconciles")
-	fs.DurationVar(&f.resync, "resync", 10*time.Minute, "period of the full level-triggered resync")
-	fs.DurationVar(&f.stopTimeout, "stop-timeout", 10*time.Second, "time allowed for a clean shutdown")
-	if err := fs.Parse(args); err != nil {
-		return f, err
+func defaultDaemonConfig() daemonConfig {
+	return daemonConfig{
+		configDir:   defaultConfigDir(),
+		listen:      "127.0.0.1:8090",
+		logLevel:    slog.LevelInfo,
+		logFormat:   "text",
+		debounce:    100 * time.Millisecond,
+		workers:     2,
+		resync:      10 * time.Minute,
+		rescan:      fs.DefaultRescanInterval,
+		stopTimeout: 10 * time.Second,
 	}
-	if fs.NArg() > 0 {
-		return f, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+}
+
+// parseDaemonFlags reads the configuration. notes collects what a logger,
+// which does not exist yet, should say about it.
+func parseDaemonFlags(args []string, stderr io.Writer) (cfg daemonConfig, notes []string, err error) {
+	cfg = defaultDaemonConfig()
+	fset := flag.NewFlagSet("musterd run", flag.ContinueOnError)
+	fset.SetOutput(stderr)
+	fset.StringVar(&cfg.configDir, "config-dir", cfg.configDir, "directory holding mcpservers/, workflows/ and an optional config.yaml")
+	fset.StringVar(&cfg.stateDir, "state-dir", "", "directory for status files (status/<kinds>/<namespace>/<name>.yaml); default the config dir")
+	fset.StringVar(&cfg.listen, "listen", cfg.listen, "address of the HTTP API and metrics; loopback unless -allow-remote")
+	fset.BoolVar(&cfg.allowRemote, "allow-remote", false, "allow -listen on a non-loopback address")
+	fset.TextVar(&cfg.logLevel, "log-level", cfg.logLevel, "debug, info, warn or error")
+	fset.StringVar(&cfg.logFormat, "log-format", cfg.logFormat, "text or json")
+	fset.DurationVar(&cfg.debounce, "debounce", cfg.debounce, "refractory period per resource: the first change reconciles at once, a burst once more at its end")
+	fset.IntVar(&cfg.workers, "workers", cfg.workers, "concurrent reconciles")
+	fset.DurationVar(&cfg.resync, "resync", cfg.resync, "period of the full level-triggered resync")
+	fset.DurationVar(&cfg.rescan, "rescan", cfg.rescan, "period of the safety-net rescan of the config dir")
+	fset.DurationVar(&cfg.stopTimeout, "stop-timeout", cfg.stopTimeout, "time allowed for a clean shutdown")
+	fset.StringVar(&cfg.tokenFile, "token-file", "", "file holding the bearer token that mutating API calls need (else $MUSTERD_TOKEN; none: no token needed)")
+	if err := fset.Parse(args); err != nil {
+		return cfg, nil, err
 	}
-	if f.logFormat != "text" && f.logFormat != "json" {
-		return f, fmt.Errorf("-log-format must be text or json, not %q", f.logFormat)
+	if fset.NArg() > 0 {
+		return cfg, nil, fmt.Errorf("unexpected argument %q", fset.Arg(0))
 	}
-	if err := checkListen(f.listen, f.allowRemote); err != nil {
-		return f, err
+	set := map[string]bool{}
+	fset.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	notes, err = applyConfigFile(&cfg, filepath.Join(cfg.configDir, "config.yaml"), set)
+	if err != nil {
+		return cfg, nil, err
 	}
-	return f, nil
+	if cfg.stateDir == "" {
+		cfg.stateDir = cfg.configDir
+	}
+	if cfg.logFormat != "text" && cfg.logFormat != "json" {
+		return cfg, nil, fmt.Errorf("-log-format must be text or json, not %q", cfg.logFormat)
+	}
+	if cfg.workers < 1 {
+		return cfg, nil, fmt.Errorf("-workers must be at least 1, not %d", cfg.workers)
+	}
+	if err := checkListen(cfg.listen, cfg.allowRemote); err != nil {
+		return cfg, nil, err
+	}
+	if cfg.token, err = readToken(cfg.tokenFile); err != nil {
+		return cfg, nil, err
+	}
+	return cfg, notes, nil
+}
+
+func readToken(file string) (string, error) {
+	if file == "" {
+		return strings.TrimSpace(os.Getenv("MUSTERD_TOKEN")), nil
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return "", fmt.Errorf("-token-file: %w", err)
+	}
+	token := strings.TrimSpace(string(data))
+	if token == "" {
+		return "", fmt.Errorf("-token-file %s is empty", file)
+	}
+	return token, nil
 }
 
 func defaultConfigDir() string {
 	if dir, err := os.UserConfigDir(); err == nil {
-		return dir + "/muster"
+		return filepath.Join(dir, "muster")
 	}
 	return "."
 }
@@ -97,7 +163,7 @@ func checkListen(addr string, allowRemote bool) error {
 }
 
 func runDaemon(args []string, stderr io.Writer) int {
-	f, err := parseDaemonFlags(args, stderr)
+	cfg, notes, err := parseDaemonFlags(args, stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
 	}
@@ -105,11 +171,14 @@ func runDaemon(args []string, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "musterd:", err)
 		return 2
 	}
-	log := newLogger(stderr, f)
+	log := newLogger(stderr, cfg)
+	for _, note := range notes {
+		log.Info(note)
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	if err := serve(ctx, f, log); err != nil {
+	if err := serve(ctx, cfg, log); err != nil {
 		log.Error("musterd stopped", "error", err)
 		return 1
 	}
@@ -117,38 +186,73 @@ func runDaemon(args []string, stderr io.Writer) int {
 	return 0
 }
 
-func newLogger(w io.Writer, f daemonFlags) *slog.Logger {
-	opts := &slog.HandlerOptions{Level: f.logLevel}
-	if f.logFormat == "json" {
+func newLogger(w io.Writer, cfg daemonConfig) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: cfg.logLevel}
+	if cfg.logFormat == "json" {
 		return slog.New(slog.NewJSONHandler(w, opts))
 	}
 	return slog.New(slog.NewTextHandler(w, opts))
 }
 
-// serve runs the pipeline and the HTTP server until ctx is done or one of
-// them fails.
-func serve(ctx context.Context, f daemonFlags, log *slog.Logger) error {
-	p, err := pipeline.New(pipeline.Options{
-		Logger:    log,
-		Debouncer: debouncer.Options{Interval: f.debounce},
-		Coordinator: coordinator.Options{
-			Workers:      f.workers,
-			ResyncPeriod: f.resync,
-		},
-		Lifecycle: lifecycle.Options{StopTimeout: f.stopTimeout},
+// daemon is musterd in filesystem mode: the pipeline with the config dir's
+// watcher, the reconcilers and status files.
+type daemon struct {
+	*pipeline.Pipeline
+	Index     *resources.Index
+	Readiness *statusync.Readiness
+}
+
+func newDaemon(cfg daemonConfig, log *slog.Logger) (*daemon, error) {
+	d := &daemon{Index: resources.New()}
+	statusFiles, err := files.New(files.Options{
+		StateDir: cfg.stateDir,
+		// The store writes only once the pipeline runs, after New has set
+		// d.Pipeline.
+		ResourceStatus: func(k events.Key) (any, bool) { return d.Reconcilers.Status(k) },
 	})
+	if err != nil {
+		return nil, err
+	}
+	d.Pipeline, err = pipeline.New(pipeline.Options{
+		Logger:      log,
+		Reconcilers: []reconcilers.Reconciler{mcpserver.New(d.Index), workflow.New(d.Index)},
+		Debouncer:   debouncer.Options{Interval: cfg.debounce},
+		Coordinator: coordinator.Options{Workers: cfg.workers, ResyncPeriod: cfg.resync},
+		Store:       statusync.StoreOptions{Writer: statusFiles},
+		Lifecycle:   lifecycle.Options{StopTimeout: cfg.stopTimeout},
+	})
+	if err != nil {
+		return nil, err
+	}
+	watcher, err := fs.New(d.Bus, fs.Options{ConfigDir: cfg.configDir, Index: d.Index, RescanInterval: cfg.rescan, Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	if err := d.Add(watcher, lifecycle.Critical()); err != nil {
+		return nil, err
+	}
+	d.Readiness = statusync.NewReadiness(d.Bus)
+	if err := d.Add(d.Readiness); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// serve runs the daemon and its HTTP server until ctx is done or one of
+// them fails.
+func serve(ctx context.Context, cfg daemonConfig, log *slog.Logger) error {
+	d, err := newDaemon(cfg, log)
 	if err != nil {
 		return err
 	}
-
-	ln, err := net.Listen("tcp", f.listen)
+	ln, err := net.Listen("tcp", cfg.listen)
 	if err != nil {
-		return fmt.Errorf("listen on %s: %w", f.listen, err)
+		return fmt.Errorf("listen on %s: %w", cfg.listen, err)
 	}
-	srv := &http.Server{Handler: newAPI(p), ReadHeaderTimeout: 5 * time.Second}
-	log.Info("musterd starting", "version", version, "config_dir", f.configDir, "listen", ln.Addr().String())
-	// Watchers of the config dir and the real reconcilers are wired here as
-	// they arrive (filesystem mode: issue 3; reconcilers: issue 4).
+	srv := &http.Server{Handler: newAPI(d.Pipeline), ReadHeaderTimeout: 5 * time.Second}
+	log.Info("musterd starting", "version", version, "config_dir", cfg.configDir, "state_dir", cfg.stateDir,
+		"listen", ln.Addr().String(), "debounce", cfg.debounce, "workers", cfg.workers, "resync", cfg.resync,
+		"api_token", cfg.token != "")
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -161,7 +265,7 @@ func serve(ctx context.Context, f daemonFlags, log *slog.Logger) error {
 		close(serveErr)
 	}()
 
-	runErr := p.Run(ctx)
+	runErr := d.Run(ctx)
 	shutdownCtx, done := context.WithTimeout(context.Background(), 5*time.Second)
 	defer done()
 	_ = srv.Shutdown(shutdownCtx)

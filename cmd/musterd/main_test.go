@@ -40,8 +40,8 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// daemon is a running musterd process.
-type daemon struct {
+// runningDaemon is a musterd process started by a test.
+type runningDaemon struct {
 	cmd    *exec.Cmd
 	addr   string
 	stderr *bytes.Buffer
@@ -50,13 +50,13 @@ type daemon struct {
 
 var listenLine = regexp.MustCompile(`msg="musterd starting".* listen=(\S+)`)
 
-func startDaemon(t *testing.T, args ...string) *daemon {
+func startDaemon(t *testing.T, args ...string) *runningDaemon {
 	t.Helper()
 	cmd := exec.Command(binary, append([]string{"run", "-listen", "127.0.0.1:0"}, args...)...)
 	pipe, err := cmd.StderrPipe()
 	require.NoError(t, err)
 	require.NoError(t, cmd.Start())
-	d := &daemon{cmd: cmd, stderr: &bytes.Buffer{}, exited: make(chan error, 1)}
+	d := &runningDaemon{cmd: cmd, stderr: &bytes.Buffer{}, exited: make(chan error, 1)}
 	found := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(pipe)
@@ -80,7 +80,7 @@ func startDaemon(t *testing.T, args ...string) *daemon {
 	return d
 }
 
-func (d *daemon) get(t *testing.T, path string) (int, string) {
+func (d *runningDaemon) get(t *testing.T, path string) (int, string) {
 	t.Helper()
 	resp, err := http.Get("http://" + d.addr + path)
 	require.NoError(t, err)
@@ -90,7 +90,7 @@ func (d *daemon) get(t *testing.T, path string) (int, string) {
 	return resp.StatusCode, string(body)
 }
 
-func (d *daemon) waitReady(t *testing.T) {
+func (d *runningDaemon) waitReady(t *testing.T) {
 	t.Helper()
 	deadline := time.Now().Add(e2eDeadline)
 	for time.Now().Before(deadline) {
@@ -103,7 +103,7 @@ func (d *daemon) waitReady(t *testing.T) {
 }
 
 func TestDaemonServesHealthMetricsAndStatusThenStopsOnSIGTERM(t *testing.T) {
-	d := startDaemon(t, "-config-dir", "../../examples/config")
+	d := startDaemon(t, "-config-dir", "../../examples/config", "-state-dir", t.TempDir())
 	d.waitReady(t)
 
 	code, body := d.get(t, "/healthz")
@@ -119,7 +119,7 @@ func TestDaemonServesHealthMetricsAndStatusThenStopsOnSIGTERM(t *testing.T) {
 		names = append(names, c.Name)
 		assert.Equal(t, "running", c.State, c.Name)
 	}
-	assert.ElementsMatch(t, []string{"coordinator", "debouncer", "metrics", "status-store"}, names)
+	assert.ElementsMatch(t, []string{"coordinator", "debouncer", "fs-watcher", "metrics", "readiness", "status-store"}, names)
 
 	code, body = d.get(t, "/metrics")
 	assert.Equal(t, http.StatusOK, code)
@@ -129,11 +129,12 @@ func TestDaemonServesHealthMetricsAndStatusThenStopsOnSIGTERM(t *testing.T) {
 
 	code, body = d.get(t, "/api/v1/status")
 	assert.Equal(t, http.StatusOK, code)
-	assert.JSONEq(t, `{"items":[]}`, body)
+	var list struct{ Items []struct{ Kind, Name, State string } }
+	require.NoError(t, json.Unmarshal([]byte(body), &list))
+	assert.ElementsMatch(t, []struct{ Kind, Name, State string }{{"MCPServer", "echo", "Synced"}, {"Workflow", "greet", "Synced"}}, list.Items,
+		"the example config is reconciled before the daemon is ready")
 	code, _ = d.get(t, "/api/v1/status/Workflow/default/nope")
 	assert.Equal(t, http.StatusNotFound, code)
-	code, _ = d.get(t, "/api/v1/status")
-	assert.Equal(t, http.StatusOK, code)
 
 	require.NoError(t, d.cmd.Process.Signal(syscall.SIGTERM))
 	select {

@@ -46,6 +46,9 @@ type Pipeline struct {
 	Bus         *bus.Bus
 	Debouncer   *debouncer.Debouncer
 	Coordinator *coordinator.Coordinator
+	// Reconcilers holds Options.Reconcilers; its Status reports what they
+	// observed of each resource.
+	Reconcilers *reconcilers.Registry
 	Store       *statusync.Store
 	Metrics     *statusync.Metrics
 	// Components runs the stages and whatever Add registers.
@@ -64,7 +67,8 @@ func New(opts Options) (*Pipeline, error) {
 	}
 	p := &Pipeline{Bus: bus.New(bus.Options{Logger: opts.Logger}), Registry: opts.Registry}
 
-	recs, err := reconcilers.NewRegistry(opts.Reconcilers...)
+	var err error
+	p.Reconcilers, err = reconcilers.NewRegistry(opts.Reconcilers...)
 	if err != nil {
 		return nil, err
 	}
@@ -82,7 +86,7 @@ func New(opts Options) (*Pipeline, error) {
 	if opts.Coordinator.Observer == nil {
 		opts.Coordinator.Observer = reconciles
 	}
-	if p.Coordinator, err = coordinator.New(p.Bus, recs, opts.Coordinator); err != nil {
+	if p.Coordinator, err = coordinator.New(p.Bus, p.Reconcilers, opts.Coordinator); err != nil {
 		return nil, err
 	}
 	opts.Store.Logger = opts.Logger

@@ -48,11 +48,10 @@ type Options struct {
 	ConfigDir string
 	// Index receives what the files declare. Required.
 	Index *resources.Index
-	// Decode turns one file's bytes into its documents (wired to the real
-	// v1alpha1 decoder by the daemon; tests may pass a simple one). path is
-	// relative to ConfigDir ("mcpservers/git.yaml") so errors name it that
-	// way. A returned error means the file as a whole could not be parsed.
-	// Required.
+	// Decode turns one file's bytes into its documents. path is relative
+	// to ConfigDir ("mcpservers/git.yaml") so errors name it that way. A
+	// returned error means the file as a whole could not be parsed.
+	// Default DecodeV1alpha1.
 	Decode func(path string, data []byte) ([]resources.Doc, error)
 	// Kinds maps a subdirectory of ConfigDir to the kind of the documents it
 	// holds. Default {"mcpservers": "MCPServer", "workflows": "Workflow"}.
@@ -117,8 +116,9 @@ func New(b *bus.Bus, opts Options) (*Watcher, error) {
 		return nil, errors.New("fs-watcher: Options.ConfigDir is required")
 	case opts.Index == nil:
 		return nil, errors.New("fs-watcher: Options.Index is required")
-	case opts.Decode == nil:
-		return nil, errors.New("fs-watcher: Options.Decode is required")
+	}
+	if opts.Decode == nil {
+		opts.Decode = DecodeV1alpha1
 	}
 	root, err := filepath.Abs(opts.ConfigDir)
 	if err != nil {

@@ -34,7 +34,6 @@ func TestNewRequiresItsOptionsAndFillsDefaults(t *testing.T) {
 		"nil bus":     {opts: func(*Options) {}, want: "nil bus"},
 		"no dir":      {bus: b, opts: func(o *Options) { o.ConfigDir = "" }, want: "ConfigDir is required"},
 		"no index":    {bus: b, opts: func(o *Options) { o.Index = nil }, want: "Index is required"},
-		"no decoder":  {bus: b, opts: func(o *Options) { o.Decode = nil }, want: "Decode is required"},
 		"no kinds":    {bus: b, opts: func(o *Options) { o.Kinds = map[string]string{} }, want: "Kinds is empty"},
 		"nested kind": {bus: b, opts: func(o *Options) { o.Kinds = map[string]string{"a/b": "X"} }, want: `Kinds["a/b"]`},
 		"hidden kind": {bus: b, opts: func(o *Options) { o.Kinds = map[string]string{".x": "X"} }, want: `Kinds[".x"]`},

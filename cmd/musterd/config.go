@@ -1,0 +1,107 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// configFile is what musterd reads from <config-dir>/config.yaml. Each key
+// is the camelCase spelling of a musterd run flag. Muster keeps its own
+// settings in the same file, so keys musterd does not use are left alone
+// (and named once in the log), not rejected.
+type configFile struct {
+	StateDir    *string   `yaml:"stateDir"`
+	Listen      *string   `yaml:"listen"`
+	LogLevel    *string   `yaml:"logLevel"`
+	LogFormat   *string   `yaml:"logFormat"`
+	Debounce    *duration `yaml:"debounce"`
+	Workers     *int      `yaml:"workers"`
+	Resync      *duration `yaml:"resync"`
+	Rescan      *duration `yaml:"rescan"`
+	StopTimeout *duration `yaml:"stopTimeout"`
+	TokenFile   *string   `yaml:"tokenFile"`
+}
+
+// duration reads "100ms", "10m" and the like.
+type duration time.Duration
+
+func (d *duration) UnmarshalYAML(n *yaml.Node) error {
+	v, err := time.ParseDuration(n.Value)
+	if err != nil {
+		return fmt.Errorf("line %d: %q is not a duration such as 100ms or 10m", n.Line, n.Value)
+	}
+	*d = duration(v)
+	return nil
+}
+
+// applyConfigFile sets what path says on cfg, except what the command line
+// set. A missing file is fine; a malformed one is an error naming it.
+func applyConfigFile(cfg *daemonConfig, path string, setOnCommandLine map[string]bool) (notes []string, err error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("config file: %w", err)
+	}
+	var raw map[string]yaml.Node
+	if err := yaml.Unmarshal(data, &raw); err != nil {
+		return nil, fmt.Errorf("config file %s: %w", path, err)
+	}
+	var file configFile
+	if err := yaml.Unmarshal(data, &file); err != nil {
+		return nil, fmt.Errorf("config file %s: %w", path, err)
+	}
+	known := map[string]bool{}
+	for _, k := range []string{"stateDir", "listen", "logLevel", "logFormat", "debounce", "workers", "resync", "rescan", "stopTimeout", "tokenFile"} {
+		known[k] = true
+	}
+	var ignored []string
+	for k := range raw {
+		if !known[k] {
+			ignored = append(ignored, k)
+		}
+	}
+	if len(ignored) > 0 {
+		slices.Sort(ignored)
+		notes = append(notes, fmt.Sprintf("config.yaml: ignoring keys musterd does not use: %s", strings.Join(ignored, ", ")))
+	}
+
+	setString := func(flag string, v *string, dst *string) {
+		if v != nil && !setOnCommandLine[flag] {
+			*dst = *v
+		}
+	}
+	setDuration := func(flag string, v *duration, dst *time.Duration) {
+		if v != nil && !setOnCommandLine[flag] {
+			*dst = time.Duration(*v)
+		}
+	}
+	setString("state-dir", file.StateDir, &cfg.stateDir)
+	setString("listen", file.Listen, &cfg.listen)
+	setString("log-format", file.LogFormat, &cfg.logFormat)
+	setString("token-file", file.TokenFile, &cfg.tokenFile)
+	setDuration("debounce", file.Debounce, &cfg.debounce)
+	setDuration("resync", file.Resync, &cfg.resync)
+	setDuration("rescan", file.Rescan, &cfg.rescan)
+	setDuration("stop-timeout", file.StopTimeout, &cfg.stopTimeout)
+	if file.Workers != nil && !setOnCommandLine["workers"] {
+		cfg.workers = *file.Workers
+	}
+	if file.LogLevel != nil && !setOnCommandLine["log-level"] {
+		var level slog.Level
+		if err := level.UnmarshalText([]byte(*file.LogLevel)); err != nil {
+			return nil, fmt.Errorf("config file %s: logLevel: %w", path, err)
+		}
+		cfg.logLevel = level
+	}
+	return notes, nil
+}

@@ -1,0 +1,74 @@
+package main
+
+import (
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestConfigYAMLSetsDefaultsThatFlagsOverride(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "config.yaml"), []byte(`
+debounce: 250ms
+workers: 4
+logLevel: debug
+stateDir: /var/lib/musterd
+aggregator: {port: 8090}   # muster's own setting
+`), 0o644))
+	cfg, notes, err := parseDaemonFlags([]string{"-config-dir", dir, "-workers", "3"}, io.Discard)
+	require.NoError(t, err)
+	assert.Equal(t, 250*time.Millisecond, cfg.debounce)
+	assert.Equal(t, 3, cfg.workers, "the command line wins")
+	assert.Equal(t, slog.LevelDebug, cfg.logLevel)
+	assert.Equal(t, "/var/lib/musterd", cfg.stateDir)
+	assert.Equal(t, []string{"config.yaml: ignoring keys musterd does not use: aggregator"}, notes)
+}
+
+func TestWithoutConfigYAMLTheDefaultsHoldAndTheStateDirIsTheConfigDir(t *testing.T) {
+	dir := t.TempDir()
+	cfg, notes, err := parseDaemonFlags([]string{"-config-dir", dir}, io.Discard)
+	require.NoError(t, err)
+	assert.Empty(t, notes)
+	assert.Equal(t, dir, cfg.stateDir)
+	assert.Equal(t, 100*time.Millisecond, cfg.debounce)
+	assert.Equal(t, "127.0.0.1:8090", cfg.listen)
+}
+
+func TestAMalformedConfigYAMLIsAnErrorNamingIt(t *testing.T) {
+	for name, content := range map[string]string{
+		"syntax":   "debounce: [\n",
+		"duration": "debounce: soon\n",
+		"level":    "logLevel: loud\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			require.NoError(t, os.WriteFile(filepath.Join(dir, "config.yaml"), []byte(content), 0o644))
+			_, _, err := parseDaemonFlags([]string{"-config-dir", dir}, io.Discard)
+			assert.ErrorContains(t, err, "config")
+		})
+	}
+}
+
+func TestTheAPITokenComesFromAFileOrTheEnvironment(t *testing.T) {
+	dir := t.TempDir()
+	tokenFile := filepath.Join(dir, "token")
+	require.NoError(t, os.WriteFile(tokenFile, []byte("s3cret\n"), 0o600))
+	cfg, _, err := parseDaemonFlags([]string{"-config-dir", dir, "-token-file", tokenFile}, io.Discard)
+	require.NoError(t, err)
+	assert.Equal(t, "s3cret", cfg.token)
+
+	t.Setenv("MUSTERD_TOKEN", "from-env")
+	cfg, _, err = parseDaemonFlags([]string{"-config-dir", dir}, io.Discard)
+	require.NoError(t, err)
+	assert.Equal(t, "from-env", cfg.token)
+
+	require.NoError(t, os.WriteFile(tokenFile, nil, 0o600))
+	_, _, err = parseDaemonFlags([]string{"-config-dir", dir, "-token-file", tokenFile}, io.Discard)
+	assert.ErrorContains(t, err, "is empty")
+}
