@@ -129,7 +129,9 @@ func TestDaemonServesHealthMetricsAndStatusThenStopsOnSIGTERM(t *testing.T) {
 
 	code, body = d.get(t, "/api/v1/status")
 	assert.Equal(t, http.StatusOK, code)
-	var list struct{ Items []struct{ Kind, Name, State string } }
+	var list struct {
+		Items []struct{ Kind, Name, State string }
+	}
 	require.NoError(t, json.Unmarshal([]byte(body), &list))
 	assert.ElementsMatch(t, []struct{ Kind, Name, State string }{{"MCPServer", "echo", "Synced"}, {"Workflow", "greet", "Synced"}}, list.Items,
 		"the example config is reconciled before the daemon is ready")

@@ -55,4 +55,3 @@ func (r *Reconciler) Status(key events.Key) (any, bool) {
 	st, ok := r.observed.Get(key)
 	return st, ok
 }
-
