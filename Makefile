@@ -26,7 +26,7 @@ vet:
 
 # The suite runs with the race detector on this 2-core machine well inside
 # CI's limit; -count=1 so a cached pass never hides a flaky one.
-test: vet
+test: vet npm-servers
 	@unformatted="$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))"; \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	$(GO) test -race -count=1 ./...
@@ -41,3 +41,23 @@ bench:
 
 clean:
 	rm -rf $(BIN)
+
+# A real third-party MCP server for the supervisor's tests, at a pinned
+# version, installed with npm under .cache/npm when node is present. Without
+# node the target says so and the tests that need the server skip.
+NPM_PREFIX                := .cache/npm
+SERVER_EVERYTHING_VERSION := 2026.8.31
+NPM_SERVER_EVERYTHING     := @modelcontextprotocol/server-everything@$(SERVER_EVERYTHING_VERSION)
+# Names the installed version, so that a new pin installs again.
+NPM_SERVERS_STAMP         := $(NPM_PREFIX)/.installed-server-everything-$(SERVER_EVERYTHING_VERSION)
+
+.PHONY: npm-servers
+
+npm-servers:
+	@if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then \
+		echo "npm-servers: node or npm not found; not installing $(NPM_SERVER_EVERYTHING) (tests that need it will skip)"; \
+	elif [ ! -f $(NPM_SERVERS_STAMP) ]; then \
+		mkdir -p $(NPM_PREFIX) && \
+		npm install --prefix $(NPM_PREFIX) --no-audit --no-fund --save-exact $(NPM_SERVER_EVERYTHING) && \
+		touch $(NPM_SERVERS_STAMP); \
+	fi

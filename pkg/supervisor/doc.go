@@ -1,0 +1,46 @@
+// Package supervisor runs and watches MCP servers: stdio servers as local
+// processes, streamable-http and sse servers as remote connections, each
+// through the official MCP Go SDK.
+//
+// Place in the pipeline: a library under the MCPServer reconciler, beside
+// the pipeline rather than in it. It knows nothing of the bus; it reports
+// every change of a server's observed state through Options.OnChange, which
+// the wiring bridges to ServiceStateChanged, and the reconcile that follows
+// calls Ensure again.
+//
+// Guarantees:
+//
+//   - Ensure is idempotent and level-triggered: it makes the server run the
+//     given spec, starting it if it is not running, restarting it if a
+//     field that matters changed (type, command, args, env, url, headers,
+//     timeout, toolPrefix; not description), and leaving it alone
+//     otherwise. Calls for one key are serialised.
+//   - A stdio server is exec'd directly, without a shell, with its args and
+//     its env on top of a minimal inherited one (PATH, HOME, USER, LOGNAME,
+//     LANG, LC_ALL, LC_CTYPE, TZ, TMPDIR), as the leader of its own process
+//     group, its stderr kept as a bounded tail. Stopping it closes its
+//     stdin, sends SIGTERM to the group and, after StopGrace, SIGKILL; when
+//     its main process dies, whatever is left of its group is killed too.
+//     Stop and Shutdown return only once the process is reaped, so no
+//     process they stopped outlives them. (A process that leaves the group
+//     with setsid escapes this; on Linux the server's main process also
+//     gets SIGKILL if musterd dies without stopping it.)
+//   - A start waits for initialize and tools/list within the spec's timeout;
+//     a server that hangs is killed and Failed with a timeout error.
+//   - Health: each connected server is pinged every PingInterval. A crash,
+//     a failed ping or a closed connection makes it Failed (stdio) or
+//     Disconnected (remote) and is reported through OnChange at once.
+//   - Backoff: a failed server is not started again before its
+//     NextRetryAfter, however often and by whomever Ensure is called;
+//     Ensure returns a *RetryLaterError instead. Each consecutive failure
+//     doubles the delay (Backoff: 1s to 5m, plus up to 10% jitter); a
+//     server that runs for StableAfter clears its streak. A server that
+//     crashes at once therefore starts at most 6 times in its first minute.
+//   - Secrets: env values and headers never appear in logs, errors,
+//     LastError or Observed. Every message is scrubbed of their literal
+//     values (from 4 characters on) and then passed through redact.String;
+//     SpecHash is keyed by a secret of the supervisor's own.
+//   - OnChange is called one change at a time, in order, with no lock held.
+//
+// The package is for Unix: it relies on process groups and signals.
+package supervisor

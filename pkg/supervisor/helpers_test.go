@@ -1,0 +1,151 @@
+package supervisor_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/musterd/musterd/pkg/apis/muster/v1alpha1"
+	"github.com/musterd/musterd/pkg/events"
+	"github.com/musterd/musterd/pkg/supervisor"
+)
+
+// fakeBin is cmd/mcp-fake, built once for the tests.
+var fakeBin string
+
+func TestMain(m *testing.M) {
+	os.Exit(runTests(m))
+}
+
+func runTests(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "supervisor-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	fakeBin = filepath.Join(dir, "mcp-fake")
+	if out, err := exec.Command("go", "build", "-o", fakeBin, "github.com/musterd/musterd/cmd/mcp-fake").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "building mcp-fake: %v\n%s", err, out)
+		return 1
+	}
+	return m.Run()
+}
+
+// deadline bounds every wait on a real process: generous, for a loaded
+// 2-core machine running the race detector.
+const deadline = 20 * time.Second
+
+func fake(args ...string) v1alpha1.MCPServerSpec {
+	return v1alpha1.MCPServerSpec{Type: v1alpha1.MCPServerTypeStdio, Command: fakeBin, Args: args, Timeout: 20}
+}
+
+func key(name string) events.Key { return events.NewKey("MCPServer", "", name) }
+
+// recorder keeps every OnChange call.
+type recorder struct {
+	mu      sync.Mutex
+	changes map[events.Key][]supervisor.Observed
+}
+
+func (r *recorder) onChange(k events.Key, o supervisor.Observed) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.changes[k] = append(r.changes[k], o)
+}
+
+func (r *recorder) of(k events.Key) []supervisor.Observed {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.changes[k])
+}
+
+func (r *recorder) states(k events.Key) []v1alpha1.MCPServerState {
+	var states []v1alpha1.MCPServerState
+	for _, o := range r.of(k) {
+		states = append(states, o.State)
+	}
+	return states
+}
+
+// waitFor polls until a change of k reported through OnChange satisfies
+// ok, and returns the first that does.
+func (r *recorder) waitFor(t *testing.T, k events.Key, what string, ok func(supervisor.Observed) bool) supervisor.Observed {
+	t.Helper()
+	var found supervisor.Observed
+	require.Eventually(t, func() bool {
+		for _, o := range r.of(k) {
+			if ok(o) {
+				found = o
+				return true
+			}
+		}
+		return false
+	}, deadline, 5*time.Millisecond, "%s: no such change of %s; changes: %+v", what, k, r.of(k))
+	return found
+}
+
+// lockedBuffer is a log sink safe to read while the supervisor writes.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+type harness struct {
+	sup  *supervisor.Supervisor
+	rec  *recorder
+	logs *lockedBuffer
+}
+
+// newHarness returns a supervisor with opts, its OnChange recorded and its
+// logs captured, shut down when the test ends.
+func newHarness(t *testing.T, opts supervisor.Options) *harness {
+	h := &harness{rec: &recorder{changes: map[events.Key][]supervisor.Observed{}}, logs: &lockedBuffer{}}
+	opts.OnChange = h.rec.onChange
+	opts.Logger = slog.New(slog.NewTextHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	h.sup = supervisor.New(opts)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), deadline)
+		defer cancel()
+		require.NoError(t, h.sup.Shutdown(ctx))
+	})
+	return h
+}
+
+func (h *harness) ensure(t *testing.T, k events.Key, spec v1alpha1.MCPServerSpec) supervisor.Observed {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), deadline)
+	defer cancel()
+	obs, err := h.sup.Ensure(ctx, k, spec)
+	require.NoError(t, err)
+	return obs
+}
+
+// processExists reports whether pid names a process (a zombie included).
+func processExists(pid int) bool { return syscall.Kill(pid, 0) == nil }
+
+// groupExists reports whether any process is left in process group pgid.
+func groupExists(pgid int) bool { return syscall.Kill(-pgid, 0) == nil }

@@ -1,0 +1,370 @@
+package supervisor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/musterd/musterd/pkg/apis/muster/v1alpha1"
+	"github.com/musterd/musterd/pkg/events"
+)
+
+// exitSettle bounds how long a stdio server whose MCP connection broke
+// gets to exit by itself, so that its exit code and stderr, rather than a
+// broken pipe, explain the failure.
+const exitSettle = time.Second
+
+// clientInfo is how musterd introduces itself in initialize.
+var clientInfo = &mcp.Implementation{Name: "musterd", Version: "dev"}
+
+// errReleased is the cause that ends an instance's context in teardown,
+// unless something cancelled it before.
+var errReleased = errors.New("instance released")
+
+// startTimeoutError is the cause that cancels a start that outlived the
+// spec's timeout.
+type startTimeoutError struct{ timeout time.Duration }
+
+func (e *startTimeoutError) Error() string { return fmt.Sprintf("start timed out after %s", e.timeout) }
+
+// instance is one run of one spec: a process and its session (stdio) or a
+// session (remote). Its monitor goroutine owns it once it has started: only
+// the monitor tears it down, others ask with requestStop (or, out of
+// patience, kill) and wait for done.
+type instance struct {
+	key    events.Key
+	spec   v1alpha1.MCPServerSpec
+	hash   string
+	remote bool
+	scrub  scrubber
+	log    *slog.Logger
+
+	// ctx lives as long as the instance: the SSE transport ties its stream
+	// to the context it connects with. During the start it carries the
+	// spec's timeout, the caller's cancellation and Stop's.
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+
+	session       *mcp.ClientSession
+	sessionEnded  chan struct{} // closed when the session is over, after a start that got one
+	tools         []string      // as listed at the start
+	proc          *process      // stdio
+	httpTransport *http.Transport
+	stderrTail    int
+
+	toolsChanged chan struct{} // the server said its tools changed
+	stopOnce     sync.Once
+	stopReq      chan struct{} // closed to ask the monitor to tear down
+	done         chan struct{} // closed by the monitor once everything is released
+}
+
+func (s *Supervisor) newInstance(key events.Key, spec v1alpha1.MCPServerSpec, hash string) *instance {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	return &instance{
+		key:          key,
+		spec:         spec,
+		hash:         hash,
+		remote:       spec.Type.IsRemote(),
+		scrub:        newScrubber(spec),
+		log:          s.log,
+		ctx:          ctx,
+		cancel:       cancel,
+		sessionEnded: make(chan struct{}),
+		stderrTail:   s.opts.StderrTail,
+		toolsChanged: make(chan struct{}, 1),
+		stopReq:      make(chan struct{}),
+		done:         make(chan struct{}),
+	}
+}
+
+func (inst *instance) pid() int {
+	if inst.proc == nil {
+		return 0
+	}
+	return inst.proc.pid
+}
+
+// failure makes the error of a failed start from msg, scrubbed.
+func (inst *instance) failure(msg string) error { return errors.New(inst.scrub.clean(msg)) }
+
+func (inst *instance) timedOut() bool {
+	var timedOut *startTimeoutError
+	return errors.As(context.Cause(inst.ctx), &timedOut)
+}
+
+// launch starts the server, initializes the session and lists the tools.
+// When it fails it has released everything, and its error is scrubbed.
+func (inst *instance) launch() error {
+	switch inst.spec.Type {
+	case v1alpha1.MCPServerTypeStdio:
+		return inst.launchStdio()
+	case v1alpha1.MCPServerTypeStreamableHTTP, v1alpha1.MCPServerTypeSSE:
+		return inst.launchRemote()
+	default:
+		inst.cancel(errReleased)
+		return inst.failure(fmt.Sprintf("unsupported server type %q", inst.spec.Type))
+	}
+}
+
+func (inst *instance) launchStdio() error {
+	p, err := startProcess(inst.spec, inst.stderrTail)
+	if err != nil {
+		return inst.failure(fmt.Sprintf("could not start %s: %v", inst.spec.Command, err))
+	}
+	inst.proc = p
+	err = inst.connect(&mcp.IOTransport{Reader: p.stdout, Writer: p.stdin})
+	if err == nil {
+		return nil
+	}
+	cancelled := inst.ctx.Err() != nil
+	exited := p.hasExited()
+	if !exited && !cancelled {
+		exited = p.awaitExit(exitSettle)
+	}
+	inst.teardown(0)
+	var msg string
+	switch {
+	case exited:
+		msg = describeExit(p.state) + " before it finished starting"
+	case inst.timedOut():
+		msg = fmt.Sprintf("did not answer initialize and tools/list within %s", specTimeout(inst.spec))
+	case cancelled:
+		msg = "start cancelled: " + context.Cause(inst.ctx).Error()
+	default:
+		msg = "initialize failed: " + err.Error()
+	}
+	return inst.failure(withStderr(msg, p.stderr.Tail()))
+}
+
+func (inst *instance) launchRemote() error {
+	base, ok := http.DefaultTransport.(*http.Transport)
+	if !ok {
+		base = &http.Transport{}
+	}
+	// A transport of its own, so that its connections go with the instance.
+	inst.httpTransport = base.Clone()
+	header := make(http.Header, len(inst.spec.Headers))
+	for name, value := range inst.spec.Headers {
+		header.Set(name, value)
+	}
+	client := &http.Client{Transport: &headerTransport{base: inst.httpTransport, header: header}}
+	var transport mcp.Transport = &mcp.StreamableClientTransport{Endpoint: inst.spec.URL, HTTPClient: client}
+	if inst.spec.Type == v1alpha1.MCPServerTypeSSE {
+		transport = &mcp.SSEClientTransport{Endpoint: inst.spec.URL, HTTPClient: client}
+	}
+	err := inst.connect(transport)
+	if err == nil {
+		return nil
+	}
+	cancelled := inst.ctx.Err() != nil
+	inst.teardown(0)
+	switch {
+	case inst.timedOut():
+		return inst.failure(fmt.Sprintf("%s did not connect, initialize and list tools within %s", inst.spec.URL, specTimeout(inst.spec)))
+	case cancelled:
+		return inst.failure(fmt.Sprintf("connect to %s: start cancelled: %v", inst.spec.URL, context.Cause(inst.ctx)))
+	default:
+		return inst.failure(fmt.Sprintf("connect to %s: %v", inst.spec.URL, err))
+	}
+}
+
+// connect initializes a session over transport and lists its tools.
+func (inst *instance) connect(transport mcp.Transport) error {
+	client := mcp.NewClient(clientInfo, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+			select {
+			case inst.toolsChanged <- struct{}{}:
+			default: // a relist is due already
+			}
+		},
+	})
+	session, err := client.Connect(inst.ctx, transport, nil)
+	if err != nil {
+		return err
+	}
+	inst.session = session
+	go func() {
+		_ = session.Wait()
+		close(inst.sessionEnded)
+	}()
+	tools, err := listTools(inst.ctx, session)
+	if err != nil {
+		return fmt.Errorf("tools/list: %w", err)
+	}
+	inst.tools = tools
+	return nil
+}
+
+// listTools returns the sorted names of the server's tools, or none if it
+// offers no tools at all.
+func listTools(ctx context.Context, session *mcp.ClientSession) ([]string, error) {
+	if res := session.InitializeResult(); res == nil || res.Capabilities == nil || res.Capabilities.Tools == nil {
+		return nil, nil
+	}
+	var names []string
+	for tool, err := range session.Tools(ctx, nil) {
+		if err != nil {
+			return nil, err
+		}
+		names = append(names, tool.Name)
+	}
+	slices.Sort(names)
+	return slices.Compact(names), nil
+}
+
+func (inst *instance) ping(timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(inst.ctx, timeout)
+	defer cancel()
+	err := inst.session.Ping(ctx, nil)
+	if err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return fmt.Errorf("no answer within %s", timeout)
+	}
+	return err
+}
+
+// requestStop asks the monitor to tear the instance down, and cancels what
+// it may be waiting for.
+func (inst *instance) requestStop() {
+	inst.stopOnce.Do(func() {
+		close(inst.stopReq)
+		inst.cancel(errStopping)
+	})
+}
+
+func (inst *instance) stopRequested() bool {
+	select {
+	case <-inst.stopReq:
+		return true
+	default:
+		return false
+	}
+}
+
+// kill cuts a teardown short: SIGKILL to the process group at once.
+func (inst *instance) kill() {
+	inst.cancel(errStopping)
+	if inst.proc != nil {
+		inst.proc.kill()
+	}
+}
+
+// teardown releases everything: the session (closing a stdio server's
+// stdin), the process group (SIGTERM, grace, SIGKILL; at once for a grace
+// of 0) and the HTTP connections. It may be called more than once.
+func (inst *instance) teardown(grace time.Duration) {
+	inst.cancel(errReleased)
+	if inst.session != nil {
+		_ = inst.session.Close()
+		<-inst.sessionEnded
+	}
+	if inst.proc != nil {
+		inst.proc.stop(grace)
+		if inst.proc.killed {
+			inst.log.Warn("mcp server outlived its grace after SIGTERM; killed it", "key", inst.key.String(),
+				"pid", inst.proc.pid, "grace", grace)
+		}
+	}
+	if inst.httpTransport != nil {
+		inst.httpTransport.CloseIdleConnections()
+	}
+}
+
+// monitor watches a started instance until it fails or is asked to stop:
+// the exit of its process, the end of its session, a periodic ping, the
+// server's notice that its tools changed, and StableAfter of good health.
+// One goroutine per instance: a server's slow ping delays no other's, and
+// the instance's whole lifecycle sits in one place.
+func (s *Supervisor) monitor(e *entry, inst *instance) {
+	defer close(inst.done)
+	ping := time.NewTicker(s.opts.PingInterval)
+	defer ping.Stop()
+	stable := time.NewTimer(s.opts.StableAfter)
+	defer stable.Stop()
+	var exited <-chan struct{}
+	if inst.proc != nil {
+		exited = inst.proc.exited
+	}
+	for {
+		select {
+		case <-inst.stopReq:
+			inst.teardown(s.opts.StopGrace)
+			return
+		case <-exited:
+			s.crashed(e, inst)
+			return
+		case <-inst.sessionEnded:
+			s.disconnected(e, inst, "closed its MCP connection", true)
+			return
+		case <-ping.C:
+			if err := inst.ping(s.opts.PingTimeout); err != nil {
+				s.disconnected(e, inst, "health ping failed: "+err.Error(), false)
+				return
+			}
+		case <-stable.C:
+			s.markStable(e, inst)
+		case <-inst.toolsChanged:
+			s.refreshTools(e, inst)
+		}
+	}
+}
+
+// crashed handles a stdio server whose process exited by itself.
+func (s *Supervisor) crashed(e *entry, inst *instance) {
+	inst.proc.stop(0) // what is left of its group; reads stderr to its end
+	if !inst.stopRequested() {
+		msg := withStderr(describeExit(inst.proc.state), inst.proc.stderr.Tail())
+		s.fail(e, inst, inst.scrub.clean(msg), v1alpha1.MCPServerStateFailed)
+	}
+	inst.teardown(0)
+}
+
+// disconnected handles a session that ended or a failed ping. A stdio
+// process that exits meanwhile (waited for when settle is set) crashed.
+func (s *Supervisor) disconnected(e *entry, inst *instance, reason string, settle bool) {
+	if inst.proc != nil && (inst.proc.hasExited() || settle && inst.proc.awaitExit(exitSettle)) {
+		s.crashed(e, inst)
+		return
+	}
+	if !inst.stopRequested() {
+		state := v1alpha1.MCPServerStateFailed
+		if inst.remote {
+			state = v1alpha1.MCPServerStateDisconnected
+		}
+		s.fail(e, inst, inst.scrub.clean(reason), state)
+	}
+	inst.teardown(s.opts.StopGrace)
+}
+
+func (s *Supervisor) refreshTools(e *entry, inst *instance) {
+	ctx, cancel := context.WithTimeout(inst.ctx, s.opts.PingTimeout)
+	defer cancel()
+	tools, err := listTools(ctx, inst.session)
+	if err != nil {
+		// Not a failure of the server's: the next ping tells.
+		s.log.Warn("mcp server: tools/list after its tools changed failed", "key", inst.key.String(),
+			"error", inst.scrub.clean(err.Error()))
+		return
+	}
+	s.setTools(e, inst, tools)
+}
+
+// headerTransport adds a remote server's headers to every request.
+type headerTransport struct {
+	base   http.RoundTripper
+	header http.Header
+}
+
+func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	req = req.Clone(req.Context()) // a RoundTripper must not change its request
+	for name, values := range t.header {
+		req.Header[name] = values
+	}
+	return t.base.RoundTrip(req)
+}

@@ -1,0 +1,241 @@
+package supervisor
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+	"unicode"
+
+	"github.com/musterd/musterd/pkg/apis/muster/v1alpha1"
+)
+
+// stderrSettle bounds the wait for a dead server's stderr to reach EOF. Every
+// process of its group is gone by then, so only a process that left the
+// group (setsid) can hold stderr open; past this, the pipe is closed under
+// it.
+const stderrSettle = 500 * time.Millisecond
+
+// process is the process of a stdio server, the leader of its own process
+// group. The supervisor talks MCP over pipes of its own making (not
+// exec.Cmd's), so that reaping the process never closes a pipe that the MCP
+// session still reads.
+type process struct {
+	cmd     *exec.Cmd
+	pid     int
+	stdin   *os.File // write end: the server's stdin
+	stdout  *os.File // read end: the server's stdout
+	stderrR *os.File // read end: the server's stderr, copied into stderr
+	stderr  *tailBuffer
+
+	exited     chan struct{} // closed once the process is reaped; state is set then
+	state      *os.ProcessState
+	stderrDone chan struct{} // closed once stderr is copied to EOF (or cut off)
+
+	stopOnce sync.Once
+	killed   bool // stop needed SIGKILL: the process outlived its grace
+}
+
+// startProcess starts spec's command, exec'd directly (no shell), with args
+// and env, in a new process group.
+func startProcess(spec v1alpha1.MCPServerSpec, tail int) (*process, error) {
+	cmd := exec.Command(spec.Command, spec.Args...)
+	cmd.Env = processEnv(spec.Env)
+	cmd.SysProcAttr = sysProcAttr()
+
+	var parentEnds, childEnds []*os.File
+	closeAll := func(files []*os.File) {
+		for _, f := range files {
+			_ = f.Close()
+		}
+	}
+	pipe := func() (r, w *os.File, err error) {
+		if r, w, err = os.Pipe(); err != nil {
+			closeAll(parentEnds)
+			closeAll(childEnds)
+		}
+		return r, w, err
+	}
+	stdinR, stdinW, err := pipe()
+	if err != nil {
+		return nil, err
+	}
+	parentEnds, childEnds = append(parentEnds, stdinW), append(childEnds, stdinR)
+	stdoutR, stdoutW, err := pipe()
+	if err != nil {
+		return nil, err
+	}
+	parentEnds, childEnds = append(parentEnds, stdoutR), append(childEnds, stdoutW)
+	stderrR, stderrW, err := pipe()
+	if err != nil {
+		return nil, err
+	}
+	parentEnds, childEnds = append(parentEnds, stderrR), append(childEnds, stderrW)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdinR, stdoutW, stderrW
+
+	err = cmd.Start()
+	closeAll(childEnds) // the child has its copies; ours would keep EOF away
+	if err != nil {
+		closeAll(parentEnds)
+		return nil, err
+	}
+	p := &process{
+		cmd:        cmd,
+		pid:        cmd.Process.Pid,
+		stdin:      stdinW,
+		stdout:     stdoutR,
+		stderrR:    stderrR,
+		stderr:     newTailBuffer(tail),
+		exited:     make(chan struct{}),
+		stderrDone: make(chan struct{}),
+	}
+	go func() {
+		_, _ = io.Copy(p.stderr, stderrR)
+		close(p.stderrDone)
+	}()
+	go func() {
+		_ = cmd.Wait() // its error says no more than ProcessState
+		p.state = cmd.ProcessState
+		close(p.exited)
+	}()
+	return p, nil
+}
+
+// signalGroup sends sig to every process of the group. A group already gone
+// is no error.
+func (p *process) signalGroup(sig syscall.Signal) {
+	_ = syscall.Kill(-p.pid, sig)
+}
+
+// hasExited reports whether the process has been reaped.
+func (p *process) hasExited() bool {
+	select {
+	case <-p.exited:
+		return true
+	default:
+		return false
+	}
+}
+
+// awaitExit waits up to d for the process to exit by itself.
+func (p *process) awaitExit(d time.Duration) bool {
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-p.exited:
+		return true
+	case <-timer.C:
+		return false
+	}
+}
+
+// stop ends the process group and returns once the process is reaped and
+// its stderr read: SIGTERM to the group and up to grace for the process to
+// exit, then SIGKILL to whatever is left of the group (the process itself,
+// or children it left behind). A grace of zero kills at once. Only the
+// first call acts; later ones wait for it.
+func (p *process) stop(grace time.Duration) {
+	p.stopOnce.Do(func() {
+		if grace > 0 && !p.hasExited() {
+			p.signalGroup(syscall.SIGTERM)
+			p.signalGroup(syscall.SIGCONT) // a stopped process handles SIGTERM only once continued
+			p.killed = !p.awaitExit(grace)
+		}
+		// After the leader is reaped its PID cannot be reused while any
+		// process of its group lives, so this reaches only that group.
+		p.signalGroup(syscall.SIGKILL)
+		<-p.exited
+		select {
+		case <-p.stderrDone:
+		case <-time.After(stderrSettle):
+			_ = p.stderrR.Close()
+			<-p.stderrDone
+		}
+		_ = p.stdin.Close()
+		_ = p.stdout.Close()
+		_ = p.stderrR.Close()
+	})
+}
+
+// kill sends SIGKILL to the group at once, for a caller out of patience. It
+// does nothing once the process is reaped.
+func (p *process) kill() {
+	if !p.hasExited() {
+		p.signalGroup(syscall.SIGKILL)
+	}
+}
+
+// describeExit says how a reaped process ended.
+func describeExit(state *os.ProcessState) string {
+	if ws, ok := state.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return fmt.Sprintf("was killed by signal %d (%s)", int(ws.Signal()), ws.Signal())
+	}
+	return fmt.Sprintf("exited with exit code %d", state.ExitCode())
+}
+
+// stderrSeparator comes between a failure and the stderr tail that follows
+// it on the next lines.
+const stderrSeparator = "; stderr:"
+
+// withStderr appends a stderr tail to a message, when there is one.
+func withStderr(msg, tail string) string {
+	if tail == "" {
+		return msg
+	}
+	return msg + stderrSeparator + "\n" + tail
+}
+
+// tailBuffer keeps the last max bytes written to it.
+type tailBuffer struct {
+	mu        sync.Mutex
+	buf       []byte
+	max       int
+	truncated bool // bytes were dropped from the front
+}
+
+func newTailBuffer(max int) *tailBuffer {
+	return &tailBuffer{buf: make([]byte, 0, max), max: max}
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	n := len(p)
+	if len(p) >= t.max {
+		t.truncated = t.truncated || len(t.buf) > 0 || len(p) > t.max
+		t.buf = append(t.buf[:0], p[len(p)-t.max:]...)
+		return n, nil
+	}
+	if over := len(t.buf) + len(p) - t.max; over > 0 {
+		t.buf = t.buf[:copy(t.buf, t.buf[over:])]
+		t.truncated = true
+	}
+	t.buf = append(t.buf, p...)
+	return n, nil
+}
+
+// Tail returns the kept bytes as text, unredacted. When bytes were dropped
+// it starts at the next whole line (or word), so that it never begins in
+// the middle of a "key=value" whose key, cut short, would no longer look
+// secret to redaction.
+func (t *tailBuffer) Tail() string {
+	t.mu.Lock()
+	b := bytes.Clone(t.buf)
+	truncated := t.truncated
+	t.mu.Unlock()
+	if truncated {
+		if i := bytes.IndexByte(b, '\n'); i >= 0 {
+			b = b[i+1:]
+		} else if i := bytes.IndexFunc(b, unicode.IsSpace); i >= 0 {
+			b = b[i+1:]
+		} else {
+			b = nil
+		}
+	}
+	return strings.TrimSpace(strings.ToValidUTF8(string(b), "�"))
+}

@@ -1,0 +1,140 @@
+package supervisor
+
+import (
+	"cmp"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"maps"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/musterd/musterd/pkg/apis/muster/v1alpha1"
+	"github.com/musterd/musterd/pkg/redact"
+)
+
+// specHash identifies the fields of spec that change what runs: type,
+// command, args, env, url, headers, timeout (defaulted) and toolPrefix, not
+// description or autoStart. It is an HMAC under a key of this supervisor's
+// own, so that the hash of an env value or header, which travels in
+// Observed and status, is no oracle for guessing it.
+func specHash(key []byte, spec v1alpha1.MCPServerSpec) string {
+	relevant := struct {
+		Type       v1alpha1.MCPServerType
+		Command    string
+		Args       []string
+		Env        map[string]string
+		URL        string
+		Headers    map[string]string
+		Timeout    time.Duration
+		ToolPrefix string
+	}{
+		Type:       spec.Type,
+		Command:    spec.Command,
+		Args:       nilIfEmpty(spec.Args),
+		Env:        nilIfEmptyMap(spec.Env),
+		URL:        spec.URL,
+		Headers:    nilIfEmptyMap(spec.Headers),
+		Timeout:    specTimeout(spec),
+		ToolPrefix: spec.ToolPrefix,
+	}
+	data, err := json.Marshal(relevant) // map keys come out sorted
+	if err != nil {
+		panic("supervisor: spec hash: " + err.Error()) // strings and ints always marshal
+	}
+	mac := hmac.New(sha256.New, key)
+	mac.Write(data)
+	return hex.EncodeToString(mac.Sum(nil)[:8])
+}
+
+func nilIfEmpty(s []string) []string {
+	if len(s) == 0 {
+		return nil
+	}
+	return s
+}
+
+func nilIfEmptyMap(m map[string]string) map[string]string {
+	if len(m) == 0 {
+		return nil
+	}
+	return m
+}
+
+// specTimeout is the spec's timeout, or the CRD's default when unset.
+func specTimeout(spec v1alpha1.MCPServerSpec) time.Duration {
+	seconds := spec.Timeout
+	if seconds <= 0 {
+		seconds = v1alpha1.DefaultMCPServerTimeout
+	}
+	return time.Duration(seconds) * time.Second
+}
+
+// inheritedEnv names the variables of musterd's own environment that a
+// stdio server inherits; its spec's env comes on top. Anything else (tokens,
+// cloud credentials, proxies) must be given in the spec, so that a server
+// sees only what its definition grants.
+var inheritedEnv = []string{"PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR"}
+
+// processEnv is the environment of a stdio server's process.
+func processEnv(specEnv map[string]string) []string {
+	env := make(map[string]string, len(inheritedEnv)+len(specEnv))
+	for _, name := range inheritedEnv {
+		if value, ok := os.LookupEnv(name); ok {
+			env[name] = value
+		}
+	}
+	maps.Copy(env, specEnv)
+	out := make([]string, 0, len(env))
+	for _, name := range slices.Sorted(maps.Keys(env)) {
+		out = append(out, name+"="+env[name])
+	}
+	return out
+}
+
+// minScrubbedLength is the length from which an env value or header value
+// is scrubbed from messages wherever it appears. Shorter values ("1",
+// "yes") are too common to find verbatim without mangling every message,
+// and too short to be secrets worth the name.
+const minScrubbedLength = 4
+
+// scrubber cleans every message about one server before it is logged,
+// stored or returned: it replaces the literal values of the server's env
+// and headers (which a server may well echo on stderr or in an HTTP error
+// body), then applies redact.String.
+type scrubber struct {
+	values *strings.Replacer // nil when there is nothing to replace
+}
+
+func newScrubber(spec v1alpha1.MCPServerSpec) scrubber {
+	var secrets []string
+	for _, m := range []map[string]string{spec.Env, spec.Headers} {
+		for _, v := range m {
+			if len(v) >= minScrubbedLength {
+				secrets = append(secrets, v)
+			}
+		}
+	}
+	if len(secrets) == 0 {
+		return scrubber{}
+	}
+	// Longest first: a Replacer tries its old strings in order, and a value
+	// that contains another must go whole. Equal values end up side by side
+	// for Compact.
+	slices.SortFunc(secrets, func(a, b string) int { return cmp.Or(cmp.Compare(len(b), len(a)), strings.Compare(a, b)) })
+	pairs := make([]string, 0, 2*len(secrets))
+	for _, v := range slices.Compact(secrets) {
+		pairs = append(pairs, v, "[redacted]")
+	}
+	return scrubber{values: strings.NewReplacer(pairs...)}
+}
+
+func (s scrubber) clean(msg string) string {
+	if s.values != nil {
+		msg = s.values.Replace(msg)
+	}
+	return redact.String(msg)
+}

@@ -1,0 +1,404 @@
+package supervisor_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/musterd/musterd/pkg/apis/muster/v1alpha1"
+	"github.com/musterd/musterd/pkg/events"
+	"github.com/musterd/musterd/pkg/supervisor"
+)
+
+const (
+	running = v1alpha1.MCPServerStateRunning
+	failed  = v1alpha1.MCPServerStateFailed
+)
+
+func TestAStdioServerRunsWithItsToolsAndEnsureIsIdempotent(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, supervisor.Options{})
+	k := key("tools")
+	spec := fake("-tools", "echo,add")
+
+	obs := h.ensure(t, k, spec)
+	assert.Equal(t, running, obs.State)
+	assert.Equal(t, []string{"add", "echo"}, obs.Tools)
+	assert.True(t, processExists(obs.PID), "pid %d", obs.PID)
+	assert.False(t, obs.LastConnected.IsZero())
+	assert.Zero(t, obs.RestartCount)
+	assert.NotEmpty(t, obs.SpecHash)
+
+	spec.Description = "a new description, which restarts nothing"
+	again := h.ensure(t, k, spec)
+	assert.Equal(t, obs, again, "the same server, untouched")
+	got, ok := h.sup.Get(events.NewKey("MCPServer", "default", "tools"))
+	require.True(t, ok, "keys are canonical")
+	assert.Equal(t, obs, got)
+	assert.Equal(t, []events.Key{k}, h.sup.Keys())
+	h.rec.waitFor(t, k, "running", func(o supervisor.Observed) bool { return o.State == running })
+	assert.Equal(t, []v1alpha1.MCPServerState{v1alpha1.MCPServerStateStarting, running}, h.rec.states(k))
+}
+
+func TestASpecChangeRestartsTheServerWithTheNewArgs(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, supervisor.Options{})
+	k := key("respec")
+	first := h.ensure(t, k, fake("-tools", "echo"))
+	require.Equal(t, []string{"echo"}, first.Tools)
+
+	second := h.ensure(t, k, fake("-tools", "echo,sum"))
+	assert.Equal(t, running, second.State)
+	assert.NotEqual(t, first.PID, second.PID)
+	assert.Equal(t, []string{"echo", "sum"}, second.Tools, "the new args are in effect")
+	assert.Equal(t, 1, second.RestartCount)
+	assert.NotEqual(t, first.SpecHash, second.SpecHash)
+	assert.False(t, processExists(first.PID), "the old process is reaped before the new one starts")
+	h.rec.waitFor(t, k, "restarted", func(o supervisor.Observed) bool { return o.PID == second.PID })
+	assert.Equal(t, []v1alpha1.MCPServerState{v1alpha1.MCPServerStateStarting, running, v1alpha1.MCPServerStateStopped, v1alpha1.MCPServerStateStarting, running},
+		h.rec.states(k))
+}
+
+func TestStopKillsTheProcessGroupAndForgetsTheServer(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, supervisor.Options{})
+	k := key("stop")
+	obs := h.ensure(t, k, fake())
+
+	require.NoError(t, h.sup.Stop(t.Context(), k))
+	assert.False(t, processExists(obs.PID))
+	assert.False(t, groupExists(obs.PID))
+	_, ok := h.sup.Get(k)
+	assert.False(t, ok)
+	assert.Empty(t, h.sup.Keys())
+	last := h.rec.waitFor(t, k, "stopped", func(o supervisor.Observed) bool { return o.State == v1alpha1.MCPServerStateStopped })
+	assert.Zero(t, last.PID)
+	assert.Empty(t, last.Tools)
+	require.NoError(t, h.sup.Stop(t.Context(), k), "stopping an unknown key does nothing")
+}
+
+func TestAServerThatIgnoresSIGTERMIsKilledAfterStopGrace(t *testing.T) {
+	t.Parallel()
+	const grace = 300 * time.Millisecond
+	h := newHarness(t, supervisor.Options{StopGrace: grace})
+	k := key("stubborn")
+	obs := h.ensure(t, k, fake("-ignore-sigterm"))
+
+	began := time.Now()
+	require.NoError(t, h.sup.Stop(t.Context(), k))
+	assert.GreaterOrEqual(t, time.Since(began), grace, "SIGTERM and stdin's EOF did not end it: only SIGKILL after the grace did")
+	assert.False(t, processExists(obs.PID))
+	assert.Contains(t, h.logs.String(), "outlived its grace after SIGTERM; killed it")
+}
+
+func TestStopOutOfTimeKillsAtOnceAndStillReaps(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, supervisor.Options{StopGrace: time.Hour})
+	k := key("impatient")
+	obs := h.ensure(t, k, fake("-ignore-sigterm"))
+
+	ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
+	defer cancel()
+	err := h.sup.Stop(ctx, k)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.Contains(t, err.Error(), "killed, out of time to stop gracefully")
+	assert.False(t, processExists(obs.PID), "reaped before Stop returned")
+}
+
+var pidInStderr = regexp.MustCompile(`mcp-fake: starting, pid (\d+)`)
+
+// pidOf reads the pid that mcp-fake wrote to its stderr, from a LastError.
+func pidOf(t *testing.T, lastError string) int {
+	t.Helper()
+	m := pidInStderr.FindStringSubmatch(lastError)
+	require.NotNil(t, m, "no pid in %q", lastError)
+	pid, err := strconv.Atoi(m[1])
+	require.NoError(t, err)
+	return pid
+}
+
+func TestAServerThatExitsAtOnceFailsWithItsExitCodeAndRedactedStderrAndBacksOff(t *testing.T) {
+	t.Parallel()
+	const base = 100 * time.Millisecond
+	h := newHarness(t, supervisor.Options{RestartBackoff: supervisor.Backoff{Base: base, Max: time.Minute, Jitter: 0.1}})
+	k := key("exit-at-once")
+	spec := fake("-exit-at-once", "-stderr-secret", "hunter2-token")
+
+	// Ensure as fast as a buggy caller can; only the backoff paces starts.
+	var attempts []time.Time
+	refusals := 0
+	stop := time.Now().Add(deadline)
+	for len(attempts) < 4 && time.Now().Before(stop) {
+		obs, err := h.sup.Ensure(t.Context(), k, spec)
+		require.Error(t, err)
+		if later, ok := errors.AsType[*supervisor.RetryLaterError](err); ok {
+			refusals++
+			assert.Equal(t, obs.NextRetryAfter, later.Until)
+			assert.Equal(t, len(attempts), later.ConsecutiveFailures)
+			assert.Contains(t, err.Error(), "backing off after")
+			time.Sleep(time.Millisecond)
+			continue
+		}
+		attempts = append(attempts, obs.LastAttempt)
+		assert.Equal(t, failed, obs.State)
+		assert.Zero(t, obs.PID)
+		assert.Equal(t, len(attempts), obs.ConsecutiveFailures)
+		assert.Equal(t, len(attempts)-1, obs.RestartCount)
+		assert.True(t, obs.NextRetryAfter.After(obs.LastAttempt))
+		assert.Contains(t, obs.LastError, "exited with exit code 3 before it finished starting")
+		assert.Contains(t, obs.LastError, "mcp-fake: exiting at once as asked, exit code 3", "the stderr tail")
+		assert.Contains(t, obs.LastError, "password=[redacted]")
+		assert.Contains(t, err.Error(), "exit code 3")
+		pid := pidOf(t, obs.LastError)
+		assert.False(t, processExists(pid), "pid %d reaped", pid)
+	}
+	require.Len(t, attempts, 4)
+	assert.Positive(t, refusals, "Ensure refused while the server backed off")
+	for i := 1; i < len(attempts); i++ {
+		gap := attempts[i].Sub(attempts[i-1])
+		assert.GreaterOrEqual(t, gap, base<<(i-1), "start %d came %s after the one before; the backoff allows no less than %s", i+1, gap, base<<(i-1))
+	}
+	h.rec.waitFor(t, k, "last failure", func(o supervisor.Observed) bool { return o.ConsecutiveFailures == len(attempts) })
+	starting := 0
+	for _, s := range h.rec.states(k) {
+		if s == v1alpha1.MCPServerStateStarting {
+			starting++
+		}
+	}
+	assert.Equal(t, len(attempts), starting, "no start beyond those seen")
+	assert.NotContains(t, h.logs.String(), "hunter2-token")
+}
+
+func TestAChangedSpecIsNotHeldBackByTheBackoff(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, supervisor.Options{RestartBackoff: supervisor.Backoff{Base: time.Hour, Jitter: -1}})
+	k := key("fixed")
+	_, err := h.sup.Ensure(t.Context(), k, fake("-exit-at-once"))
+	require.Error(t, err)
+	_, err = h.sup.Ensure(t.Context(), k, fake("-exit-at-once"))
+	later, ok := errors.AsType[*supervisor.RetryLaterError](err)
+	require.True(t, ok, "err %v", err)
+	assert.Greater(t, time.Until(later.Until), 59*time.Minute)
+
+	obs := h.ensure(t, k, fake("-tools", "fixed"))
+	assert.Equal(t, running, obs.State)
+	assert.Equal(t, 1, obs.ConsecutiveFailures, "the streak goes on until the server proves stable")
+	assert.Zero(t, obs.NextRetryAfter)
+}
+
+func TestAServerThatHangsOnInitializeTimesOutIntoFailedAndIsKilled(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, supervisor.Options{})
+	k := key("hang")
+	spec := fake("-hang-on-initialize")
+	spec.Timeout = 1
+
+	obs, err := h.sup.Ensure(t.Context(), k, spec)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "did not answer initialize and tools/list within 1s")
+	assert.Equal(t, failed, obs.State)
+	assert.Contains(t, obs.LastError, "mcp-fake: hanging on initialize as asked")
+	pid := pidOf(t, obs.LastError)
+	assert.False(t, processExists(pid))
+	assert.False(t, groupExists(pid))
+}
+
+func TestASlowStartWithinTheTimeoutRuns(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, supervisor.Options{})
+	obs := h.ensure(t, key("slow"), fake("-slow-start", "500ms"))
+	assert.Equal(t, running, obs.State)
+}
+
+func TestAKilledServerIsNoticedAndRestarted(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, supervisor.Options{RestartBackoff: supervisor.Backoff{Base: 50 * time.Millisecond}})
+	k := key("kill9")
+	first := h.ensure(t, k, fake())
+
+	require.NoError(t, syscall.Kill(first.PID, syscall.SIGKILL))
+	crashed := h.rec.waitFor(t, k, "failed", func(o supervisor.Observed) bool { return o.State == failed })
+	assert.Contains(t, crashed.LastError, "was killed by signal 9 (killed)")
+	assert.Equal(t, 1, crashed.ConsecutiveFailures)
+	assert.Empty(t, crashed.Tools, "a dead server offers no tools")
+
+	second := ensureUntilStarted(t, h, k, fake())
+	assert.NotEqual(t, first.PID, second.PID)
+	assert.Equal(t, 1, second.RestartCount)
+	assert.True(t, processExists(second.PID))
+}
+
+// ensureUntilStarted calls Ensure, waiting out the backoff, until it starts
+// the server.
+func ensureUntilStarted(t *testing.T, h *harness, k events.Key, spec v1alpha1.MCPServerSpec) supervisor.Observed {
+	t.Helper()
+	stop := time.Now().Add(deadline)
+	for time.Now().Before(stop) {
+		obs, err := h.sup.Ensure(t.Context(), k, spec)
+		if later, ok := errors.AsType[*supervisor.RetryLaterError](err); ok {
+			time.Sleep(time.Until(later.Until))
+			continue
+		}
+		require.NoError(t, err)
+		return obs
+	}
+	t.Fatalf("%s did not start within %s", k, deadline)
+	return supervisor.Observed{}
+}
+
+func TestACrashIsNoticedWithItsExitCodeAndStderr(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, supervisor.Options{})
+	k := key("crash-after")
+	h.ensure(t, k, fake("-crash-after", "300ms"))
+	crashed := h.rec.waitFor(t, k, "failed", func(o supervisor.Observed) bool { return o.State == failed })
+	assert.Contains(t, crashed.LastError, "exited with exit code 1; stderr:")
+	assert.Contains(t, crashed.LastError, "mcp-fake: crashing after 300ms as asked, exit code 1")
+	assert.False(t, crashed.NextRetryAfter.IsZero())
+}
+
+func TestAFrozenServerFailsItsPingAndIsKilled(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, supervisor.Options{PingInterval: 100 * time.Millisecond, PingTimeout: 300 * time.Millisecond, StopGrace: 200 * time.Millisecond})
+	k := key("frozen")
+	obs := h.ensure(t, k, fake())
+
+	require.NoError(t, syscall.Kill(obs.PID, syscall.SIGSTOP))
+	frozen := h.rec.waitFor(t, k, "failed", func(o supervisor.Observed) bool { return o.State == failed })
+	assert.Equal(t, "health ping failed: no answer within 300ms", frozen.LastError)
+	require.Eventually(t, func() bool { return !processExists(obs.PID) }, deadline, 5*time.Millisecond, "the frozen process is killed and reaped")
+}
+
+func TestToolChangesAreReported(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, supervisor.Options{})
+	k := key("late-tool")
+	obs := h.ensure(t, k, fake("-add-tool-after", "300ms"))
+	require.Equal(t, []string{"echo"}, obs.Tools)
+	changed := h.rec.waitFor(t, k, "tools changed", func(o supervisor.Observed) bool { return len(o.Tools) == 2 })
+	assert.Equal(t, []string{"echo", "late"}, changed.Tools)
+	assert.Equal(t, obs.PID, changed.PID)
+	got, _ := h.sup.Get(k)
+	assert.Equal(t, []string{"echo", "late"}, got.Tools)
+}
+
+func TestRunningForStableAfterClearsTheFailureStreak(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, supervisor.Options{StableAfter: 500 * time.Millisecond, RestartBackoff: supervisor.Backoff{Base: 50 * time.Millisecond}})
+	k := key("stable")
+	first := h.ensure(t, k, fake())
+	require.NoError(t, syscall.Kill(first.PID, syscall.SIGKILL))
+	h.rec.waitFor(t, k, "failed", func(o supervisor.Observed) bool { return o.State == failed })
+
+	restarted := ensureUntilStarted(t, h, k, fake())
+	assert.Equal(t, 1, restarted.ConsecutiveFailures)
+	assert.NotEmpty(t, restarted.LastError)
+	cleared := h.rec.waitFor(t, k, "streak cleared", func(o supervisor.Observed) bool {
+		return o.State == running && o.ConsecutiveFailures == 0 && o.PID == restarted.PID
+	})
+	assert.Empty(t, cleared.LastError)
+	assert.Equal(t, 1, cleared.RestartCount, "restarts still count")
+}
+
+func TestStopCancelsAStartInProgress(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, supervisor.Options{})
+	k := key("cancelled")
+	spec := fake("-hang-on-initialize")
+	spec.Timeout = 300 // the most the CRD allows: only Stop can end this start
+
+	result := make(chan error, 1)
+	go func() {
+		_, err := h.sup.Ensure(context.Background(), k, spec)
+		result <- err
+	}()
+	h.rec.waitFor(t, k, "starting", func(o supervisor.Observed) bool { return o.State == v1alpha1.MCPServerStateStarting })
+	require.NoError(t, h.sup.Stop(t.Context(), k))
+	err := <-result
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "start cancelled: server is being stopped")
+	_, ok := h.sup.Get(k)
+	assert.False(t, ok)
+}
+
+func TestACallerThatGivesUpOnAStartStillArmsTheBackoff(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, supervisor.Options{RestartBackoff: supervisor.Backoff{Base: time.Hour}})
+	k := key("caller-gave-up")
+	spec := fake("-hang-on-initialize")
+	ctx, cancel := context.WithTimeout(t.Context(), 500*time.Millisecond)
+	defer cancel()
+	obs, err := h.sup.Ensure(ctx, k, spec)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.Contains(t, err.Error(), "start cancelled")
+	assert.Equal(t, failed, obs.State)
+	assert.Equal(t, 1, obs.ConsecutiveFailures)
+	assert.Contains(t, obs.LastError, "start cancelled: context deadline exceeded")
+	pid := pidOf(t, obs.LastError)
+	assert.False(t, processExists(pid))
+
+	_, err = h.sup.Ensure(t.Context(), k, spec)
+	_, backingOff := errors.AsType[*supervisor.RetryLaterError](err)
+	assert.True(t, backingOff, "a short-deadline caller cannot restart a hanging server at will; got %v", err)
+}
+
+func TestShutdownLeavesNoProcess(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, supervisor.Options{})
+	const servers = 20
+	pids := make([]int, servers)
+	var wg sync.WaitGroup
+	for i := range servers {
+		wg.Go(func() {
+			obs, err := h.sup.Ensure(t.Context(), key(fmt.Sprintf("s%02d", i)), fake())
+			if assert.NoError(t, err) {
+				pids[i] = obs.PID
+			}
+		})
+	}
+	wg.Wait()
+	require.Len(t, h.sup.Keys(), servers)
+	for _, pid := range pids {
+		require.True(t, processExists(pid))
+	}
+
+	ctx, cancel := context.WithTimeout(t.Context(), deadline)
+	defer cancel()
+	require.NoError(t, h.sup.Shutdown(ctx))
+	for _, pid := range pids {
+		assert.False(t, processExists(pid), "pid %d", pid)
+		assert.False(t, groupExists(pid), "group %d", pid)
+	}
+	for i := range servers {
+		states := h.rec.states(key(fmt.Sprintf("s%02d", i)))
+		assert.Equal(t, v1alpha1.MCPServerStateStopped, states[len(states)-1], "the last change, delivered before Shutdown returned")
+	}
+	_, err := h.sup.Ensure(t.Context(), key("late"), fake())
+	assert.ErrorIs(t, err, supervisor.ErrShutdown)
+}
+
+func TestEnvValuesNeverLeakIntoErrorsStatusOrLogs(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, supervisor.Options{})
+	k := key("env-secret")
+	spec := fake("-stderr-env", "SERVICE_KEY", "-exit-at-once")
+	spec.Env = map[string]string{"SERVICE_KEY": "s3cr3t-env-value"}
+
+	obs, err := h.sup.Ensure(t.Context(), k, spec)
+	require.Error(t, err)
+	assert.Contains(t, obs.LastError, "mcp-fake: [redacted]", "the server got the value, and printed it")
+	for what, text := range map[string]string{
+		"error": err.Error(), "observed": fmt.Sprintf("%+v", obs), "changes": fmt.Sprintf("%+v", h.rec.of(k)), "logs": h.logs.String(),
+	} {
+		assert.NotContains(t, text, "s3cr3t-env-value", what)
+	}
+}
