@@ -1,0 +1,289 @@
+package api
+
+import (
+	"bytes"
+	"cmp"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/musterd/musterd/pkg/api/types"
+	"github.com/musterd/musterd/pkg/bus"
+	"github.com/musterd/musterd/pkg/events"
+	"github.com/musterd/musterd/pkg/lifecycle"
+	"github.com/musterd/musterd/pkg/redact"
+	"github.com/musterd/musterd/pkg/resources"
+	"github.com/musterd/musterd/pkg/statusync"
+)
+
+// StatusSource is where the reconcile state of resources is read;
+// *statusync.Store is one.
+type StatusSource interface {
+	Get(key events.Key) (statusync.Status, bool)
+}
+
+// Options configures the API.
+type Options struct {
+	// Index is the desired-state index. Required.
+	Index *resources.Index
+	// Statuses holds the reconcile state of resources. Required.
+	Statuses StatusSource
+	// ResourceStatus returns a resource's status in the v1alpha1 schema as
+	// its reconciler last observed it (reconcilers.Registry.Status).
+	// Optional: without it, objects carry no status.
+	ResourceStatus func(events.Key) (any, bool)
+	// Trigger asks for a reconcile of key (coordinator.Trigger). Required.
+	Trigger func(events.Key)
+	// Bus is the bus the event stream shows. Required.
+	Bus *bus.Bus
+	// Metrics is served on /metrics. Default: prometheus.DefaultGatherer.
+	Metrics prometheus.Gatherer
+	// Health reports the components' health (lifecycle.Registry.Health).
+	// Optional: without it, /healthz reports no components and is healthy.
+	Health func() []lifecycle.ComponentHealth
+	// Ready reports whether the first full reconcile is done. Required.
+	Ready func() bool
+	// Token, when not empty, is the bearer token mutating requests must
+	// carry.
+	Token string
+	// Logger defaults to slog.Default().
+	Logger *slog.Logger
+}
+
+const (
+	// heartbeatInterval is how often an idle event stream gets a comment,
+	// which keeps proxies from closing it and lets the server notice a
+	// client that went away without closing.
+	heartbeatInterval = 15 * time.Second
+	// streamBuffer is the bound of a stream's bus subscription.
+	streamBuffer = 1024
+	// streamWriteTimeout bounds one write to an event stream: a client that
+	// stops reading loses its stream instead of holding a subscription
+	// forever.
+	streamWriteTimeout = time.Minute
+)
+
+type server struct {
+	opts      Options
+	log       *slog.Logger
+	tokenHash [sha256.Size]byte
+	streams   atomic.Uint64 // numbers event streams, for unique subscription names
+}
+
+// NewHandler returns the API's handler.
+func NewHandler(opts Options) (http.Handler, error) {
+	var missing []string
+	for name, isNil := range map[string]bool{
+		"Index": opts.Index == nil, "Statuses": opts.Statuses == nil, "Trigger": opts.Trigger == nil,
+		"Bus": opts.Bus == nil, "Ready": opts.Ready == nil,
+	} {
+		if isNil {
+			missing = append(missing, name)
+		}
+	}
+	if len(missing) > 0 {
+		slices.Sort(missing)
+		return nil, fmt.Errorf("api: options %s are required", strings.Join(missing, ", "))
+	}
+	s := &server{opts: opts, log: cmp.Or(opts.Logger, slog.Default()).With("component", "api")}
+	if s.opts.Metrics == nil {
+		s.opts.Metrics = prometheus.DefaultGatherer
+	}
+	s.tokenHash = sha256.Sum256([]byte(opts.Token))
+
+	read := []string{http.MethodGet, http.MethodHead}
+	mux := http.NewServeMux()
+	mux.Handle("/healthz", allow(read, s.healthz))
+	mux.Handle("/readyz", allow(read, s.readyz))
+	mux.Handle("/metrics", allow(read, promhttp.HandlerFor(s.opts.Metrics, promhttp.HandlerOpts{}).ServeHTTP))
+	mux.Handle("/api/v1/resources", allow(read, s.list))
+	mux.Handle("/api/v1/resources/{kind}/{namespace}/{name}", allow(read, s.get))
+	mux.Handle("/api/v1/resources/{kind}/{namespace}/{name}/reconcile", allow([]string{http.MethodPost}, s.reconcile))
+	mux.Handle("/api/v1/events", allow(read, s.events))
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, "no such endpoint: "+r.URL.Path)
+	})
+	return mux, nil
+}
+
+// allow serves only methods; anything else is a 405 naming them.
+func allow(methods []string, h http.HandlerFunc) http.Handler {
+	allowed := strings.Join(methods, ", ")
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !slices.Contains(methods, r.Method) {
+			w.Header().Set("Allow", allowed)
+			writeError(w, http.StatusMethodNotAllowed, fmt.Sprintf("method %s not allowed on %s: use %s", r.Method, r.URL.Path, allowed))
+			return
+		}
+		h(w, r)
+	})
+}
+
+func (s *server) healthz(w http.ResponseWriter, _ *http.Request) {
+	h := types.Health{Healthy: true, Components: []types.ComponentHealth{}}
+	if s.opts.Health != nil {
+		for _, c := range s.opts.Health() {
+			v := types.ComponentHealth{Name: c.Name, State: string(c.State), Healthy: c.Healthy}
+			if c.Err != nil {
+				v.Error = redact.String(c.Err.Error())
+			}
+			h.Healthy = h.Healthy && c.Healthy
+			h.Components = append(h.Components, v)
+		}
+	}
+	writeJSON(w, cond(h.Healthy, http.StatusOK, http.StatusServiceUnavailable), h)
+}
+
+func (s *server) readyz(w http.ResponseWriter, _ *http.Request) {
+	ready := s.opts.Ready()
+	writeJSON(w, cond(ready, http.StatusOK, http.StatusServiceUnavailable), types.Readiness{Ready: ready})
+}
+
+func (s *server) list(w http.ResponseWriter, r *http.Request) {
+	kind := ""
+	if q := r.URL.Query().Get("kind"); q != "" {
+		k, err := types.ResolveKind(q)
+		if err != nil {
+			writeError(w, http.StatusNotFound, err.Error())
+			return
+		}
+		kind = k.Name
+	}
+	namespace := r.URL.Query().Get("namespace")
+	entries := s.opts.Index.List(kind)
+	// The index sorts by key string, in which "a-b" sorts before "a/";
+	// listings promise the order of the fields.
+	slices.SortFunc(entries, func(a, b resources.Entry) int {
+		return cmp.Or(cmp.Compare(a.Key.Kind, b.Key.Kind), cmp.Compare(a.Key.Namespace, b.Key.Namespace), cmp.Compare(a.Key.Name, b.Key.Name))
+	})
+	list := types.List{Items: []types.Object{}}
+	for _, e := range entries {
+		if namespace != "" && e.Key.Namespace != namespace {
+			continue
+		}
+		o, err := s.object(e)
+		if err != nil {
+			s.internalError(w, err)
+			return
+		}
+		list.Items = append(list.Items, o)
+	}
+	writeJSON(w, http.StatusOK, list)
+}
+
+func (s *server) get(w http.ResponseWriter, r *http.Request) {
+	kind, key, ok := resourceKey(w, r)
+	if !ok {
+		return
+	}
+	e, found := s.opts.Index.Get(key)
+	if !found {
+		writeError(w, http.StatusNotFound, kind.Ref(key.Namespace, key.Name)+": not found")
+		return
+	}
+	o, err := s.object(e)
+	if err != nil {
+		s.internalError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, o)
+}
+
+func (s *server) reconcile(w http.ResponseWriter, r *http.Request) {
+	if !s.authorized(r) {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="musterd"`)
+		writeError(w, http.StatusUnauthorized, "a valid bearer token is required to trigger a reconcile")
+		return
+	}
+	kind, key, ok := resourceKey(w, r)
+	if !ok {
+		return
+	}
+	if _, found := s.opts.Index.Get(key); !found {
+		writeError(w, http.StatusNotFound, kind.Ref(key.Namespace, key.Name)+": not found")
+		return
+	}
+	s.opts.Trigger(key)
+	s.log.Info("reconcile triggered through the API", "key", key.String())
+	writeJSON(w, http.StatusAccepted, types.ReconcileResponse{Key: key})
+}
+
+// authorized reports whether r carries the token, when one is required.
+// Comparing digests keeps the time independent of the token's length as
+// well as its content.
+func (s *server) authorized(r *http.Request) bool {
+	if s.opts.Token == "" {
+		return true
+	}
+	scheme, credentials, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+	got := sha256.Sum256([]byte(strings.TrimSpace(credentials)))
+	return subtle.ConstantTimeCompare(got[:], s.tokenHash[:]) == 1 && strings.EqualFold(scheme, "Bearer")
+}
+
+// resourceKey reads the key of the path's resource, or answers the error.
+func resourceKey(w http.ResponseWriter, r *http.Request) (types.Kind, events.Key, bool) {
+	kind, err := types.ResolveKind(r.PathValue("kind"))
+	if err != nil {
+		writeError(w, http.StatusNotFound, err.Error())
+		return types.Kind{}, events.Key{}, false
+	}
+	namespace, name := r.PathValue("namespace"), r.PathValue("name")
+	for _, check := range []struct {
+		field, value string
+		valid        func(string) []string
+	}{
+		{"namespace", namespace, validation.IsDNS1123Label},
+		{"name", name, validation.IsDNS1123Subdomain},
+	} {
+		if msgs := check.valid(check.value); len(msgs) > 0 {
+			writeError(w, http.StatusBadRequest, fmt.Sprintf("invalid %s %q: %s", check.field, check.value, strings.Join(msgs, "; ")))
+			return types.Kind{}, events.Key{}, false
+		}
+	}
+	return kind, events.NewKey(kind.Name, namespace, name), true
+}
+
+func (s *server) internalError(w http.ResponseWriter, err error) {
+	s.log.Error("API request failed", "error", err)
+	writeError(w, http.StatusInternalServerError, redact.String(err.Error()))
+}
+
+// writeJSON writes v indented. HTML characters are not escaped: this is
+// JSON for programs and terminals, and URLs keep their & readable.
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	var body bytes.Buffer
+	enc := json.NewEncoder(&body)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		code = http.StatusInternalServerError
+		body.Reset()
+		_ = json.NewEncoder(&body).Encode(types.ErrorResponse{Error: "encode the answer: " + err.Error()})
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(code)
+	_, _ = w.Write(body.Bytes())
+}
+
+func writeError(w http.ResponseWriter, code int, msg string) {
+	writeJSON(w, code, types.ErrorResponse{Error: msg})
+}
+
+func cond[T any](c bool, yes, no T) T {
+	if c {
+		return yes
+	}
+	return no
+}

@@ -1,0 +1,44 @@
+// Package api is musterd's HTTP API: health, readiness and metrics, the
+// declared resources with their spec in force, their status and reconcile
+// state, manual reconciles, and a server-sent-events stream of the live
+// bus.
+//
+// Place in the pipeline: at its end, beside the status store. It reads the
+// desired-state index (resources), the status store (statusync) and what
+// the reconcilers observed, triggers reconciles through a function the
+// daemon wires to the coordinator, and subscribes to the bus for the event
+// stream only while a client is connected. The wire format is package
+// types; package client speaks it.
+//
+// Endpoints (kinds in paths: mcpservers, workflows, or any alias
+// types.ResolveKind accepts):
+//
+//	GET  /healthz                                   components' state and health; 503 if one is unhealthy
+//	GET  /readyz                                    200 once the first full reconcile is done, else 503
+//	GET  /metrics                                   Prometheus
+//	GET  /api/v1/resources?kind=&namespace=         {"items":[…]}, sorted by kind, namespace, name
+//	GET  /api/v1/resources/{kind}/{namespace}/{name}
+//	POST /api/v1/resources/{kind}/{namespace}/{name}/reconcile   202; bearer token when configured
+//	GET  /api/v1/events?kind=&namespace=&name=&type=             text/event-stream
+//
+// Guarantees:
+//
+//   - Secrets never reach a client: the values of an MCPServer's env and
+//     headers are replaced by "[redacted]", credentials in its URL are
+//     redacted, and every error text (reconcile errors, file errors,
+//     component errors) is passed through redact.String.
+//   - The spec shown is the one in force: the last good definition, kept
+//     while a malformed edit is reported as the resource's error.
+//   - Only declared resources are shown: a status left in the store for a
+//     resource no longer in the index is not listed.
+//   - Answers are deterministic: JSON with a stable field order, listings
+//     sorted, every error as {"error":"…"} with its status code (400 bad
+//     name, 401 bad token, 404 unknown kind, resource or path, 405 method).
+//   - The token is compared in constant time, independent of its length.
+//   - The event stream never slows the pipeline: each client is a
+//     bus.Lossy(1024) subscription of its own, so a slow client loses its
+//     own events (counted by the bus and announced in the stream as a
+//     ": dropped N" comment) and delays nothing else. The subscription ends
+//     when the client goes, when a write stalls for a minute, or when the
+//     bus closes.
+package api

@@ -1,0 +1,95 @@
+package api
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"time"
+
+	"github.com/musterd/musterd/pkg/api/types"
+	"github.com/musterd/musterd/pkg/apis/muster/v1alpha1"
+	"github.com/musterd/musterd/pkg/redact"
+	"github.com/musterd/musterd/pkg/resources"
+	"github.com/musterd/musterd/pkg/statusync"
+)
+
+// redacted replaces each secret value shown.
+const redacted = "[redacted]"
+
+// object shows the index entry e with its status and reconcile state.
+func (s *server) object(e resources.Entry) (types.Object, error) {
+	o := types.Object{
+		APIVersion: v1alpha1.APIVersion,
+		Kind:       e.Key.Kind,
+		Metadata:   types.ObjectMeta{Name: e.Key.Name, Namespace: e.Key.Namespace},
+		Files:      e.Files,
+	}
+	var spec any
+	switch obj := e.Object.(type) {
+	case *v1alpha1.MCPServer:
+		o.Metadata.Labels, o.Metadata.Annotations, o.Metadata.Generation = obj.Labels, obj.Annotations, obj.Generation
+		spec = redactMCPServer(obj.Spec)
+	case *v1alpha1.Workflow:
+		o.Metadata.Labels, o.Metadata.Annotations, o.Metadata.Generation = obj.Labels, obj.Annotations, obj.Generation
+		spec = obj.Spec
+	}
+	var err error
+	if spec != nil {
+		if o.Spec, err = json.Marshal(spec); err != nil {
+			return types.Object{}, fmt.Errorf("%s: encode spec: %w", e.Key, err)
+		}
+	}
+	if s.opts.ResourceStatus != nil {
+		if status, ok := s.opts.ResourceStatus(e.Key); ok && status != nil {
+			if o.Status, err = json.Marshal(status); err != nil {
+				return types.Object{}, fmt.Errorf("%s: encode status: %w", e.Key, err)
+			}
+		}
+	}
+	o.Reconcile = reconcileOf(s.opts.Statuses.Get(e.Key))
+	if o.Reconcile.LastError == "" && e.Err != nil {
+		// Not reconciled since its file went wrong: show what is wrong.
+		o.Reconcile.LastError = redact.String(e.Err.Error())
+	}
+	return o, nil
+}
+
+// reconcileOf shows st; a resource the store has not seen yet is Pending.
+func reconcileOf(st statusync.Status, found bool) types.Reconcile {
+	if !found {
+		return types.Reconcile{State: string(statusync.StatePending)}
+	}
+	return types.Reconcile{
+		State:             string(st.State),
+		LastReconcileTime: timeOrNil(st.LastReconcileTime),
+		LastError:         st.LastError, // redacted by the store
+		RetryCount:        st.RetryCount,
+		NextRetry:         timeOrNil(st.NextRetry),
+		CorrelationID:     st.CorrelationID,
+	}
+}
+
+// redactMCPServer hides the values of spec's env and headers, which hold
+// API keys and tokens, and credentials in its URL.
+func redactMCPServer(spec v1alpha1.MCPServerSpec) v1alpha1.MCPServerSpec {
+	hide := func(m map[string]string) map[string]string {
+		if m == nil {
+			return nil
+		}
+		out := maps.Clone(m)
+		for k := range out {
+			out[k] = redacted
+		}
+		return out
+	}
+	spec.Env, spec.Headers = hide(spec.Env), hide(spec.Headers)
+	spec.URL = redact.String(spec.URL)
+	return spec
+}
+
+func timeOrNil(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &t
+}
