@@ -221,6 +221,7 @@ func (d *Debouncer) change(key events.Key, correlationID string, reason events.R
 	if s.pending {
 		d.coalesced.Add(1)
 	}
+	s.runtimeOnly = reason == events.ReasonServiceState && (!s.pending || s.runtimeOnly)
 	s.pending, s.correlationID = true, correlationID
 }
 
@@ -294,7 +295,9 @@ func (d *Debouncer) fireDue() {
 	defer d.mu.Unlock()
 	now := time.Now()
 	d.armedFor = time.Time{} // the timer has fired
-	var keys []events.TriggeredKey
+	// Keys whose pending changes all came from running services end their
+	// period as a service-state trigger, the rest as refractory-end.
+	var changed, runtime []events.TriggeredKey
 	for len(d.deadlines) > 0 && !d.deadlines[0].deadline.After(now) {
 		s := d.deadlines[0]
 		if !s.pending {
@@ -302,14 +305,22 @@ func (d *Debouncer) fireDue() {
 			delete(d.keys, s.key)
 			continue
 		}
-		keys = append(keys, events.TriggeredKey{Key: s.key, CorrelationID: s.correlationID})
+		tk := events.TriggeredKey{Key: s.key, CorrelationID: s.correlationID}
+		if s.runtimeOnly {
+			runtime = append(runtime, tk)
+		} else {
+			changed = append(changed, tk)
+		}
 		d.seq++
-		s.pending, s.correlationID = false, ""
+		s.pending, s.runtimeOnly, s.correlationID = false, false, ""
 		s.deadline, s.seq = now.Add(d.interval), d.seq
 		heap.Fix(&d.deadlines, 0)
 	}
-	if len(keys) > 0 {
-		bus.Publish(d.bus, trigger(events.ReasonRefractoryEnd, keys, "", now))
+	if len(changed) > 0 {
+		bus.Publish(d.bus, trigger(events.ReasonRefractoryEnd, changed, "", now))
+	}
+	if len(runtime) > 0 {
+		bus.Publish(d.bus, trigger(events.ReasonServiceState, runtime, "", now))
 	}
 	d.rearm(now)
 }

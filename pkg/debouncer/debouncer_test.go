@@ -496,11 +496,34 @@ func TestServiceStateObeysRefractoryPeriod(t *testing.T) {
 		}
 		h.at(8 * interval)
 		want := []firing{{at: 0, reason: events.ReasonServiceState, keys: []events.TriggeredKey{tk("svc", "crash-0")}}}
+		// Each period ends as a service-state trigger, not refractory-end:
+		// the coordinator must not take a crash for a change of definition
+		// and reset the server's retry backoff.
 		for i := 1; i <= 5; i++ {
-			want = append(want, firing{at: time.Duration(i) * interval, reason: events.ReasonRefractoryEnd,
+			want = append(want, firing{at: time.Duration(i) * interval, reason: events.ReasonServiceState,
 				keys: []events.TriggeredKey{tk("svc", last[i-1])}})
 		}
 		h.expect(want...)
+	})
+}
+
+func TestAPeriodEndsAsAChangeIfAnyPendingChangeWasOfTheDefinition(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := start(t)
+		h.change("mixed", "m0")
+		h.change("runtime", "r0")
+		synctest.Wait()
+		h.at(interval / 10)
+		h.serviceState("mixed", "m1")
+		h.serviceState("runtime", "r1")
+		h.at(2 * interval / 10)
+		h.change("mixed", "m2") // a definition change joins the crash
+		h.at(3 * interval)
+		h.expect(
+			firing{at: 0, reason: events.ReasonChange, keys: []events.TriggeredKey{tk("mixed", "m0"), tk("runtime", "r0")}},
+			firing{at: interval, reason: events.ReasonRefractoryEnd, keys: []events.TriggeredKey{tk("mixed", "m2")}},
+			firing{at: interval, reason: events.ReasonServiceState, keys: []events.TriggeredKey{tk("runtime", "r1")}},
+		)
 	})
 }
 
@@ -636,7 +659,7 @@ func TestDefaultIntervalIsHalfASecond(t *testing.T) {
 		h.expect(
 			firing{at: 0, reason: events.ReasonManual, keys: []events.TriggeredKey{tk("a", "m")}},
 			firing{at: 0, reason: events.ReasonManual, keys: []events.TriggeredKey{tk("a", "m2")}},
-			firing{at: 500 * time.Millisecond, reason: events.ReasonRefractoryEnd, keys: []events.TriggeredKey{tk("a", "s")}},
+			firing{at: 500 * time.Millisecond, reason: events.ReasonServiceState, keys: []events.TriggeredKey{tk("a", "s")}},
 		)
 	})
 }

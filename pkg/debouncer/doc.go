@@ -14,9 +14,12 @@
 //     Options.Interval.
 //   - Refractory period: at least one Interval separates two triggers of a
 //     key that come from changes. Changes inside the period are coalesced
-//     and trigger once when it ends (reason refractory-end), which starts a
-//     new period. So a service that crashes in a loop makes its key
-//     reconcile at most once per Interval, which is what stops restart
+//     and trigger once when it ends, which starts a new period: reason
+//     refractory-end if any of them changed the definition, service-state
+//     if all came from the running service, so that a crash is never taken
+//     for a user's change (which resets a key's retry backoff). So a
+//     service that crashes in a loop makes its key reconcile at most once
+//     per Interval, and never faster than its backoff: what stops restart
 //     storms.
 //   - Nothing is lost: every change is followed by a trigger of its key
 //     within one Interval.

@@ -19,7 +19,12 @@ type keyState struct {
 	index int
 	// pending says a change arrived inside the period and fires at its end;
 	// correlationID is that of the newest such change.
-	pending       bool
+	pending bool
+	// runtimeOnly says every pending change came from a running service
+	// (ServiceStateChanged), none from a definition: the period then ends
+	// with a service-state trigger, which does not reset a key's retry
+	// backoff as a change of its definition does.
+	runtimeOnly   bool
 	correlationID string
 }
 
