@@ -15,8 +15,10 @@ GOFLAGS ?=
 
 all: build
 
+# bin/mcp-fake is the small MCP server that examples/config runs.
 build:
 	$(GO) build -o $(BIN)/musterd ./cmd/musterd
+	$(GO) build -o $(BIN)/mcp-fake ./cmd/mcp-fake
 
 run: build
 	$(BIN)/musterd run --config-dir $(CONFIG) --state-dir $(STATE) --listen $(LISTEN)

@@ -18,16 +18,17 @@ import (
 // settings in the same file, so keys musterd does not use are left alone
 // (and named once in the log), not rejected.
 type configFile struct {
-	StateDir    *string   `yaml:"stateDir"`
-	Listen      *string   `yaml:"listen"`
-	LogLevel    *string   `yaml:"logLevel"`
-	LogFormat   *string   `yaml:"logFormat"`
-	Debounce    *duration `yaml:"debounce"`
-	Workers     *int      `yaml:"workers"`
-	Resync      *duration `yaml:"resync"`
-	Rescan      *duration `yaml:"rescan"`
-	StopTimeout *duration `yaml:"stopTimeout"`
-	TokenFile   *string   `yaml:"tokenFile"`
+	StateDir         *string   `yaml:"stateDir"`
+	Listen           *string   `yaml:"listen"`
+	LogLevel         *string   `yaml:"logLevel"`
+	LogFormat        *string   `yaml:"logFormat"`
+	Debounce         *duration `yaml:"debounce"`
+	Workers          *int      `yaml:"workers"`
+	ReconcileTimeout *duration `yaml:"reconcileTimeout"`
+	Resync           *duration `yaml:"resync"`
+	Rescan           *duration `yaml:"rescan"`
+	StopTimeout      *duration `yaml:"stopTimeout"`
+	TokenFile        *string   `yaml:"tokenFile"`
 }
 
 // duration reads "100ms", "10m" and the like.
@@ -61,7 +62,7 @@ func applyConfigFile(cfg *daemonConfig, path string, setOnCommandLine map[string
 		return nil, fmt.Errorf("config file %s: %w", path, err)
 	}
 	known := map[string]bool{}
-	for _, k := range []string{"stateDir", "listen", "logLevel", "logFormat", "debounce", "workers", "resync", "rescan", "stopTimeout", "tokenFile"} {
+	for _, k := range []string{"stateDir", "listen", "logLevel", "logFormat", "debounce", "workers", "reconcileTimeout", "resync", "rescan", "stopTimeout", "tokenFile"} {
 		known[k] = true
 	}
 	var ignored []string
@@ -91,6 +92,7 @@ func applyConfigFile(cfg *daemonConfig, path string, setOnCommandLine map[string
 	setString("token-file", file.TokenFile, &cfg.tokenFile)
 	setDuration("debounce", file.Debounce, &cfg.debounce)
 	setDuration("resync", file.Resync, &cfg.resync)
+	setDuration("reconcile-timeout", file.ReconcileTimeout, &cfg.reconcileTimeout)
 	setDuration("rescan", file.Rescan, &cfg.rescan)
 	setDuration("stop-timeout", file.StopTimeout, &cfg.stopTimeout)
 	if file.Workers != nil && !setOnCommandLine["workers"] {

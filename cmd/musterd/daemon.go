@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/musterd/musterd/pkg/api"
+	"github.com/musterd/musterd/pkg/catalogue"
 	"github.com/musterd/musterd/pkg/coordinator"
 	"github.com/musterd/musterd/pkg/debouncer"
 	"github.com/musterd/musterd/pkg/events"
@@ -27,24 +29,27 @@ import (
 	"github.com/musterd/musterd/pkg/resources"
 	"github.com/musterd/musterd/pkg/statusync"
 	"github.com/musterd/musterd/pkg/statusync/files"
+	"github.com/musterd/musterd/pkg/supervisor"
 	"github.com/musterd/musterd/pkg/watchers/fs"
+	"github.com/musterd/musterd/pkg/watchers/runtime"
 )
 
 // daemonConfig is musterd run's configuration: defaults, then the config
 // dir's config.yaml, then the flags given on the command line.
 type daemonConfig struct {
-	configDir   string
-	stateDir    string
-	listen      string
-	allowRemote bool
-	logLevel    slog.Level
-	logFormat   string
-	debounce    time.Duration
-	workers     int
-	resync      time.Duration
-	rescan      time.Duration
-	stopTimeout time.Duration
-	tokenFile   string
+	configDir        string
+	stateDir         string
+	listen           string
+	allowRemote      bool
+	logLevel         slog.Level
+	logFormat        string
+	debounce         time.Duration
+	workers          int
+	reconcileTimeout time.Duration
+	resync           time.Duration
+	rescan           time.Duration
+	stopTimeout      time.Duration
+	tokenFile        string
 	// token is the API's bearer token, from tokenFile or MUSTERD_TOKEN. It
 	// is never logged.
 	token string
@@ -52,15 +57,18 @@ type daemonConfig struct {
 
 func defaultDaemonConfig() daemonConfig {
 	return daemonConfig{
-		configDir:   defaultConfigDir(),
-		listen:      "127.0.0.1:8090",
-		logLevel:    slog.LevelInfo,
-		logFormat:   "text",
-		debounce:    100 * time.Millisecond,
-		workers:     2,
-		resync:      10 * time.Minute,
-		rescan:      fs.DefaultRescanInterval,
-		stopTimeout: 10 * time.Second,
+		configDir: defaultConfigDir(),
+		listen:    "127.0.0.1:8090",
+		logLevel:  slog.LevelInfo,
+		logFormat: "text",
+		debounce:  100 * time.Millisecond,
+		workers:   2,
+		// An MCPServer's start may take its whole timeout (at most 300 s)
+		// and its stop the supervisor's grace period.
+		reconcileTimeout: 5*time.Minute + 30*time.Second,
+		resync:           10 * time.Minute,
+		rescan:           fs.DefaultRescanInterval,
+		stopTimeout:      10 * time.Second,
 	}
 }
 
@@ -78,6 +86,7 @@ func parseDaemonFlags(args []string, stderr io.Writer) (cfg daemonConfig, notes 
 	fset.StringVar(&cfg.logFormat, "log-format", cfg.logFormat, "text or json")
 	fset.DurationVar(&cfg.debounce, "debounce", cfg.debounce, "refractory period per resource: the first change reconciles at once, a burst once more at its end")
 	fset.IntVar(&cfg.workers, "workers", cfg.workers, "concurrent reconciles")
+	fset.DurationVar(&cfg.reconcileTimeout, "reconcile-timeout", cfg.reconcileTimeout, "deadline of one reconcile; above the longest MCPServer timeout")
 	fset.DurationVar(&cfg.resync, "resync", cfg.resync, "period of the full level-triggered resync")
 	fset.DurationVar(&cfg.rescan, "rescan", cfg.rescan, "period of the safety-net rescan of the config dir")
 	fset.DurationVar(&cfg.stopTimeout, "stop-timeout", cfg.stopTimeout, "time allowed for a clean shutdown")
@@ -198,8 +207,10 @@ func newLogger(w io.Writer, cfg daemonConfig) *slog.Logger {
 // watcher, the reconcilers and status files.
 type daemon struct {
 	*pipeline.Pipeline
-	Index     *resources.Index
-	Readiness *statusync.Readiness
+	Index      *resources.Index
+	Catalogue  *catalogue.Catalogue
+	Supervisor *supervisor.Supervisor
+	Readiness  *statusync.Readiness
 }
 
 func newDaemon(cfg daemonConfig, log *slog.Logger) (*daemon, error) {
@@ -215,13 +226,33 @@ func newDaemon(cfg daemonConfig, log *slog.Logger) (*daemon, error) {
 	}
 	d.Pipeline, err = pipeline.New(pipeline.Options{
 		Logger:      log,
-		Reconcilers: []reconcilers.Reconciler{mcpserver.New(d.Index), workflow.New(d.Index)},
 		Debouncer:   debouncer.Options{Interval: cfg.debounce},
-		Coordinator: coordinator.Options{Workers: cfg.workers, ResyncPeriod: cfg.resync},
+		Coordinator: coordinator.Options{Workers: cfg.workers, ResyncPeriod: cfg.resync, ReconcileTimeout: cfg.reconcileTimeout},
 		Store:       statusync.StoreOptions{Writer: statusFiles},
 		Lifecycle:   lifecycle.Options{StopTimeout: cfg.stopTimeout},
 	})
 	if err != nil {
+		return nil, err
+	}
+	// The runtime: the catalogue, the bridge publishing on the pipeline's
+	// bus, the supervisor reporting to the bridge, the reconcilers over
+	// both, and the supervisor's stopper, registered with no dependency
+	// so that it starts first and stops last.
+	d.Catalogue = catalogue.New(catalogue.Options{})
+	bridge, err := runtime.New(d.Bus, runtime.Options{Index: d.Index, Catalogue: d.Catalogue, Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	d.Supervisor = supervisor.New(supervisor.Options{Logger: log, OnChange: bridge.OnChange})
+	for _, r := range []reconcilers.Reconciler{mcpserver.New(d.Index, d.Supervisor, d.Catalogue), workflow.New(d.Index, d.Catalogue)} {
+		if err := d.Reconcilers.Register(r); err != nil {
+			return nil, err
+		}
+	}
+	if err := d.Components.Register(runtime.NewStopper(d.Supervisor, runtime.StopperOptions{})); err != nil {
+		return nil, err
+	}
+	if err := d.Add(bridge); err != nil {
 		return nil, err
 	}
 	watcher, err := fs.New(d.Bus, fs.Options{ConfigDir: cfg.configDir, Index: d.Index, RescanInterval: cfg.rescan, Logger: log})
@@ -249,7 +280,16 @@ func serve(ctx context.Context, cfg daemonConfig, log *slog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.listen, err)
 	}
-	srv := &http.Server{Handler: newAPI(d.Pipeline), ReadHeaderTimeout: 5 * time.Second}
+	handler, err := api.NewHandler(api.Options{
+		Index: d.Index, Statuses: d.Store, ResourceStatus: d.Reconcilers.Status,
+		Trigger: func(k events.Key) { d.Coordinator.Trigger(k) }, Bus: d.Bus,
+		Metrics: d.Registry, Health: d.Components.Health, Ready: d.Readiness.Ready,
+		Token: cfg.token, Logger: log,
+	})
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 5 * time.Second}
 	log.Info("musterd starting", "version", version, "config_dir", cfg.configDir, "state_dir", cfg.stateDir,
 		"listen", ln.Addr().String(), "debounce", cfg.debounce, "workers", cfg.workers, "resync", cfg.resync,
 		"api_token", cfg.token != "")

@@ -1,11 +1,16 @@
-// Command musterd is the reconciliation daemon.
+// Command musterd is the reconciliation daemon and its command-line client.
 //
-//	musterd run [flags]   run the daemon
-//	musterd version       print the version
+//	musterd run [flags]                  run the daemon
+//	musterd get [KIND [NAME]]            list resources, or show one
+//	musterd describe KIND/NAME           show a resource in detail
+//	musterd reconcile KIND/NAME          reconcile a resource now
+//	musterd events [-f]                  print the daemon's events
+//	musterd wait KIND/NAME --for synced  wait for a resource's state
+//	musterd version                      print the version
 //
-// It wires the pipeline (pkg/pipeline) and serves, on loopback by default,
-// Prometheus metrics, health and readiness, and the reconcile status of
-// every resource.
+// The daemon wires the pipeline (pkg/pipeline) in filesystem mode and
+// serves its HTTP API (pkg/api) on loopback by default; the client
+// commands talk to that API.
 package main
 
 import (
@@ -20,10 +25,20 @@ var version = "dev"
 const usage = `musterd keeps MCP servers and workflows true to their definitions.
 
 Usage:
-  musterd run [flags]   run the daemon
-  musterd version       print the version
+  musterd run [flags]                  run the daemon
+  musterd get [KIND [NAME]]            list resources, or show one (-o table|json|yaml)
+  musterd describe KIND/NAME           show a resource in detail
+  musterd reconcile KIND/NAME          reconcile a resource now
+  musterd events [-f]                  print the daemon's events as they happen
+  musterd wait KIND/NAME --for synced  wait until a resource is synced (error, failed, deleted)
+  musterd version                      print the version
 
-Run "musterd run -h" for the daemon's flags.
+Kinds: mcpservers (mcpserver, mcps) and workflows (workflow, wf); name a
+resource as KIND/NAME or KIND NAME, with -n NAMESPACE outside "default".
+The client commands reach the daemon at --server (default
+http://127.0.0.1:8090, or $MUSTERD_SERVER) with --token (or $MUSTERD_TOKEN).
+
+Run "musterd COMMAND -h" for a command's flags.
 `
 
 func main() {
@@ -39,6 +54,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "run":
 		return runDaemon(args[1:], stderr)
+	case "get", "describe", "reconcile", "events", "wait":
+		return runClient(args[0], args[1:], stdout, stderr)
 	case "version", "--version":
 		fmt.Fprintln(stdout, "musterd", version)
 		return 0

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -22,18 +23,23 @@ import (
 // to reach a condition; it polls, it never sleeps a fixed time.
 const e2eDeadline = 60 * time.Second
 
-var binary string
+// binary is musterd built for the tests; workDir is where the daemon runs,
+// holding bin/mcp-fake, which the example config names relative to it.
+var binary, workDir string
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "musterd-e2e")
 	if err != nil {
 		panic(err)
 	}
+	workDir = dir
 	binary = filepath.Join(dir, "musterd")
-	build := exec.Command("go", "build", "-race", "-o", binary, ".")
-	build.Stdout, build.Stderr = os.Stdout, os.Stderr
-	if err := build.Run(); err != nil {
-		panic("build musterd: " + err.Error())
+	for _, b := range []struct{ out, pkg string }{{binary, "."}, {filepath.Join(dir, "bin", "mcp-fake"), "../mcp-fake"}} {
+		build := exec.Command("go", "build", "-race", "-o", b.out, b.pkg)
+		build.Stdout, build.Stderr = os.Stdout, os.Stderr
+		if err := build.Run(); err != nil {
+			panic("build " + b.pkg + ": " + err.Error())
+		}
 	}
 	code := m.Run()
 	os.RemoveAll(dir)
@@ -53,6 +59,7 @@ var listenLine = regexp.MustCompile(`msg="musterd starting".* listen=(\S+)`)
 func startDaemon(t *testing.T, args ...string) *runningDaemon {
 	t.Helper()
 	cmd := exec.Command(binary, append([]string{"run", "-listen", "127.0.0.1:0"}, args...)...)
+	cmd.Dir = workDir
 	pipe, err := cmd.StderrPipe()
 	require.NoError(t, err)
 	require.NoError(t, cmd.Start())
@@ -103,7 +110,9 @@ func (d *runningDaemon) waitReady(t *testing.T) {
 }
 
 func TestDaemonServesHealthMetricsAndStatusThenStopsOnSIGTERM(t *testing.T) {
-	d := startDaemon(t, "-config-dir", "../../examples/config", "-state-dir", t.TempDir())
+	examples, err := filepath.Abs("../../examples/config")
+	require.NoError(t, err)
+	d := startDaemon(t, "-config-dir", examples, "-state-dir", t.TempDir())
 	d.waitReady(t)
 
 	code, body := d.get(t, "/healthz")
@@ -119,7 +128,7 @@ func TestDaemonServesHealthMetricsAndStatusThenStopsOnSIGTERM(t *testing.T) {
 		names = append(names, c.Name)
 		assert.Equal(t, "running", c.State, c.Name)
 	}
-	assert.ElementsMatch(t, []string{"coordinator", "debouncer", "fs-watcher", "metrics", "readiness", "status-store"}, names)
+	assert.ElementsMatch(t, []string{"coordinator", "debouncer", "fs-watcher", "metrics", "readiness", "runtime-bridge", "status-store", "supervisor"}, names)
 
 	code, body = d.get(t, "/metrics")
 	assert.Equal(t, http.StatusOK, code)
@@ -127,15 +136,31 @@ func TestDaemonServesHealthMetricsAndStatusThenStopsOnSIGTERM(t *testing.T) {
 		assert.Contains(t, body, metric)
 	}
 
-	code, body = d.get(t, "/api/v1/status")
-	assert.Equal(t, http.StatusOK, code)
-	var list struct {
-		Items []struct{ Kind, Name, State string }
-	}
-	require.NoError(t, json.Unmarshal([]byte(body), &list))
-	assert.ElementsMatch(t, []struct{ Kind, Name, State string }{{"MCPServer", "echo", "Synced"}, {"Workflow", "greet", "Synced"}}, list.Items,
-		"the example config is reconciled before the daemon is ready")
-	code, _ = d.get(t, "/api/v1/status/Workflow/default/nope")
+	// Once the servers run, their tools reach the catalogue and the
+	// workflow that uses them is reconciled again, valid.
+	var got []string
+	eventually(t, "the example config settles: servers Running, the workflow valid", func() bool {
+		code, body := d.get(t, "/api/v1/resources")
+		require.Equal(t, http.StatusOK, code)
+		var list struct {
+			Items []struct {
+				Kind     string
+				Metadata struct{ Name string }
+				Status   struct {
+					State string
+					Valid bool
+				}
+				Reconcile struct{ State string }
+			}
+		}
+		require.NoError(t, json.Unmarshal([]byte(body), &list))
+		got = got[:0]
+		for _, it := range list.Items {
+			got = append(got, fmt.Sprintf("%s/%s=%s %s %v", it.Kind, it.Metadata.Name, it.Reconcile.State, it.Status.State, it.Status.Valid))
+		}
+		return fmt.Sprint(got) == fmt.Sprint([]string{"MCPServer/clock=Synced Running false", "MCPServer/echo=Synced Running false", "Workflow/greet=Synced  true"})
+	})
+	code, _ = d.get(t, "/api/v1/resources/workflows/default/nope")
 	assert.Equal(t, http.StatusNotFound, code)
 
 	require.NoError(t, d.cmd.Process.Signal(syscall.SIGTERM))

@@ -25,13 +25,17 @@ var allowed = map[string][]string{
 	"pkg/apis":        {"pkg/events"}, // the resource types
 	"pkg/resources":   {"pkg/events"},
 	"pkg/bus":         {"pkg/events"},
-	"pkg/reconcilers": {"pkg/events", "pkg/apis", "pkg/resources", "pkg/redact", "pkg/supervisor"}, // plain code over state: never the bus
+	"pkg/catalogue":   {"pkg/events"},                                                                               // the tools of running servers, beside the index
+	"pkg/reconcilers": {"pkg/events", "pkg/apis", "pkg/resources", "pkg/redact", "pkg/supervisor", "pkg/catalogue"}, // plain code over state: never the bus
 	"pkg/debouncer":   {"pkg/events", "pkg/bus", "pkg/redact"},
 	"pkg/coordinator": {"pkg/events", "pkg/bus", "pkg/reconcilers", "pkg/redact"},
 	"pkg/statusync":   {"pkg/events", "pkg/bus", "pkg/redact", "pkg/apis"},
 	"pkg/watchers":    {"pkg/events", "pkg/bus", "pkg/redact", "pkg/apis", "pkg/resources"},
-	"pkg/lifecycle":   {"pkg/events", "pkg/bus", "pkg/redact"},
-	"pkg/supervisor":  {"pkg/events", "pkg/apis", "pkg/redact"}, // runs servers; knows nothing of the bus
+	// The runtime watcher bridges the supervisor to the bus and the
+	// catalogue, and finds workflows by the tools they name.
+	"pkg/watchers/runtime": {"pkg/events", "pkg/bus", "pkg/redact", "pkg/apis", "pkg/resources", "pkg/supervisor", "pkg/catalogue", "pkg/reconcilers/workflow"},
+	"pkg/lifecycle":        {"pkg/events", "pkg/bus", "pkg/redact"},
+	"pkg/supervisor":       {"pkg/events", "pkg/apis", "pkg/redact"}, // runs servers; knows nothing of the bus
 	// The API is an edge, like cmd: it reads the stages' state and serves it.
 	"pkg/api":      {"pkg/events", "pkg/bus", "pkg/apis", "pkg/resources", "pkg/statusync", "pkg/lifecycle", "pkg/redact", "pkg/reconcilers"},
 	"pkg/pipeline": {"*"}, // the wiring
@@ -117,4 +121,7 @@ func TestTheCheckCatchesWrongWayImports(t *testing.T) {
 	assert.Len(t, violations("pkg/debouncer", []string{module + "/pkg/coordinator"}), 1, "stages do not import each other")
 	assert.Len(t, violations("pkg/unplaced", nil), 1, "a package with no rule fails")
 	assert.Empty(t, violations("pkg/watchers/fs", []string{module + "/pkg/watchers"}), "a package may use its own subtree")
+	assert.Len(t, violations("pkg/reconcilers/workflow", []string{module + "/pkg/watchers/runtime"}), 1, "reconcilers do not import the bridge")
+	assert.Len(t, violations("pkg/catalogue", []string{module + "/pkg/bus"}), 1, "the catalogue knows nothing of the bus")
+	assert.Len(t, violations("pkg/watchers/fs", []string{module + "/pkg/supervisor"}), 1, "only the runtime watcher sees the supervisor")
 }

@@ -33,6 +33,10 @@ type JitteredBackoff[T comparable] struct {
 type backoffItem struct {
 	failures int
 	last     time.Duration
+	// next, when nextSet, is what the next When returns instead of the
+	// backoff's delay.
+	next    time.Duration
+	nextSet bool
 }
 
 var _ workqueue.TypedRateLimiter[string] = (*JitteredBackoff[string])(nil)
@@ -54,9 +58,24 @@ func (b *JitteredBackoff[T]) When(item T) time.Duration {
 	defer b.mu.Unlock()
 	it := b.items[item]
 	it.failures++
-	it.last = b.delay(it.failures)
+	if it.nextSet {
+		it.last, it.next, it.nextSet = it.next, 0, false
+	} else {
+		it.last = b.delay(it.failures)
+	}
 	b.items[item] = it
 	return it.last
+}
+
+// SetNextDelay makes the next When of item return d instead of the
+// backoff's delay, for a retry whose time is known (reconcilers.RetryAt).
+// That When still counts a failure; Forget drops d.
+func (b *JitteredBackoff[T]) SetNextDelay(item T, d time.Duration) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	it := b.items[item]
+	it.next, it.nextSet = max(d, 0), true
+	b.items[item] = it
 }
 
 func (b *JitteredBackoff[T]) delay(failures int) time.Duration {

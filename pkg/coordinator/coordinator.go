@@ -523,6 +523,11 @@ func (c *Coordinator) settle(ctx context.Context, req reconcilers.Request, res r
 			Deleted: res.Deleted, RequeueAfter: res.RequeueAfter}
 	case !reconcilers.IsPermanent(res.Err) && ctx.Err() == nil && c.backoff.NumRequeues(req.Key) < c.opts.MaxRetries:
 		now := time.Now()
+		if at, ok := reconcilers.RetryTime(res.Err); ok {
+			// The reconciler knows when a retry can succeed (a server's
+			// own restart backoff): an earlier one would only fail again.
+			c.backoff.SetNextDelay(req.Key, at.Sub(now))
+		}
 		c.queue.AddRateLimited(req.Key)
 		st.wakeAt, st.retrying = now.Add(c.backoff.LastDelay(req.Key)), true
 		// A runtime or resync trigger that arrived during the reconcile

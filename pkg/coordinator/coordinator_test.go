@@ -356,6 +356,60 @@ func TestJitteredRetryIsAnnouncedExactly(t *testing.T) {
 	})
 }
 
+func TestRetryAtIsHonouredExactlyAndCountsAgainstMaxRetries(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		// The dependency's own schedule: not before 10s, then 40s, then 5s
+		// (already past by then), each measured from the bubble's start,
+		// and far beyond BackoffMax once.
+		start := time.Now()
+		wants := []time.Duration{10 * time.Second, 40 * time.Second, 5 * time.Second, 2 * time.Hour, time.Second}
+		var calls atomic.Int32
+		f := newFake(kind)
+		f.reconcile = func(context.Context, reconcilers.Request) reconcilers.Result {
+			n := calls.Add(1)
+			return reconcilers.Result{Err: reconcilers.RetryAt(errBoom, start.Add(wants[n-1]))}
+		}
+		// A jittered backoff: the retry times must not depend on it.
+		h := run(t, coordinator.Options{Jitter: 0.5, Rand: func() float64 { return 0.9 }, MaxRetries: 4, BackoffMax: time.Minute}, f)
+
+		h.trigger(events.ReasonChange, "corr-1", keyA)
+		for range 100 { // runtime triggers do not bypass the retry time
+			time.Sleep(time.Second)
+			h.trigger(events.ReasonServiceState, "crash", keyA)
+		}
+		time.Sleep(24 * time.Hour)
+		synctest.Wait()
+
+		assert.Equal(t, []try{{0, 1}, {10 * time.Second, 2}, {40 * time.Second, 3}, {40 * time.Second, 4}, {2 * time.Hour, 5}}, tries(f.Calls()),
+			"each retry at the time its error named, a past one at once, one past BackoffMax all the same; four retries, then no more")
+		var next []time.Time
+		for _, e := range eventsOf[events.ResourceFailed](h) {
+			next = append(next, e.NextRetry)
+			assert.Equal(t, "boom", e.Error)
+		}
+		assert.Equal(t, []time.Time{h.at(10 * time.Second), h.at(40 * time.Second), h.at(40 * time.Second), h.at(2 * time.Hour), {}}, next)
+	})
+}
+
+func TestRetryAtOfAPermanentErrorIsNotRetried(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
+		f := newFake(kind)
+		f.reconcile = func(context.Context, reconcilers.Request) reconcilers.Result {
+			return reconcilers.Result{Err: reconcilers.RetryAt(reconcilers.Permanent(errBoom), start.Add(time.Second))}
+		}
+		h := run(t, exact, f)
+		h.trigger(events.ReasonChange, "corr-1", keyA)
+		time.Sleep(time.Hour)
+		synctest.Wait()
+		assert.Len(t, f.Calls(), 1)
+		failed := eventsOf[events.ResourceFailed](h)
+		require.Len(t, failed, 1)
+		assert.True(t, failed[0].Permanent)
+		assert.False(t, failed[0].WillRetry())
+	})
+}
+
 func TestRequeueAfterIsHonouredExactly(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var calls atomic.Int32

@@ -25,6 +25,9 @@
 //     at most MaxRetries times; ResourceFailed.NextRetry says exactly when.
 //     Delays never exceed BackoffMax, and keep their jitter there (below
 //     it), so keys that fail together never retry in lockstep.
+//     An error made with reconcilers.RetryAt is retried at exactly the time
+//     it names instead (never earlier, not capped by BackoffMax, at once if
+//     that time has passed), and counts against MaxRetries all the same.
 //     A permanent error (reconcilers.Permanent) is never retried. Only a
 //     change (change, refractory-end, manual, index-synced) resets the
 //     backoff; runtime events (service-state, retry, resync) never bypass

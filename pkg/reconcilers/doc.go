@@ -15,7 +15,8 @@
 //     at once; calls for different keys may overlap.
 //   - Reconcile honours ctx: the coordinator gives each call a deadline.
 //   - An error wrapped with Permanent is not retried; any other error is
-//     retried with backoff.
+//     retried with backoff, or at the time RetryAt names, when the
+//     reconciler knows better (a server's own restart backoff).
 //   - List returns every key the reconciler knows of, desired or actually
 //     running, so that the periodic resync reaches orphans too.
 package reconcilers

@@ -36,7 +36,8 @@ type Request struct {
 
 // Result is the outcome of one Reconcile.
 type Result struct {
-	// Err is nil on success. Wrap it with Permanent to stop retries.
+	// Err is nil on success. Wrap it with Permanent to stop retries, or with
+	// RetryAt to say when to retry.
 	Err error
 	// RequeueAfter, when positive and Err is nil, asks for another reconcile
 	// of the key after this long.
@@ -67,6 +68,37 @@ func Permanent(err error) error {
 func IsPermanent(err error) bool {
 	var p *PermanentError
 	return errors.As(err, &p)
+}
+
+// RetryAtError marks an error whose retry must come at a known time, such
+// as that of a dependency whose own backoff says when it may be tried
+// again: the coordinator retries it at At instead of after its own backoff
+// delay, and counts it against its retries like any failure.
+type RetryAtError struct {
+	Err error
+	At  time.Time
+}
+
+func (e *RetryAtError) Error() string { return e.Err.Error() }
+func (e *RetryAtError) Unwrap() error { return e.Err }
+
+// RetryAt wraps err as a RetryAtError: retry it at at. It returns nil for
+// nil. A Permanent error stays permanent.
+func RetryAt(err error, at time.Time) error {
+	if err == nil {
+		return nil
+	}
+	return &RetryAtError{Err: err, At: at}
+}
+
+// RetryTime returns the time err asks to be retried at, if it is or wraps
+// a RetryAtError.
+func RetryTime(err error) (time.Time, bool) {
+	var r *RetryAtError
+	if !errors.As(err, &r) {
+		return time.Time{}, false
+	}
+	return r.At, true
 }
 
 // Registry holds one reconciler per kind. It is safe for concurrent use.

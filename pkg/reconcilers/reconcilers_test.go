@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -44,4 +45,21 @@ func TestPermanentErrorsAreFoundThroughWrapping(t *testing.T) {
 	assert.ErrorIs(t, wrapped, base)
 	assert.False(t, reconcilers.IsPermanent(base))
 	assert.NoError(t, reconcilers.Permanent(nil))
+}
+
+func TestRetryAtCarriesItsTimeThroughWrapping(t *testing.T) {
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	cause := errors.New("backing off")
+	err := fmt.Errorf("reconcile: %w", reconcilers.RetryAt(cause, at))
+	got, ok := reconcilers.RetryTime(err)
+	assert.True(t, ok)
+	assert.Equal(t, at, got)
+	assert.ErrorIs(t, err, cause)
+	assert.Equal(t, "reconcile: backing off", err.Error())
+	assert.False(t, reconcilers.IsPermanent(err))
+
+	assert.NoError(t, reconcilers.RetryAt(nil, at))
+	_, ok = reconcilers.RetryTime(cause)
+	assert.False(t, ok)
+	assert.True(t, reconcilers.IsPermanent(reconcilers.RetryAt(reconcilers.Permanent(cause), at)), "permanent stays permanent")
 }

@@ -1,17 +1,41 @@
-// Package mcpserver reconciles MCPServer resources.
+// Package mcpserver reconciles MCPServer resources: it makes the supervisor
+// run what the index declares.
 //
 // Place in the pipeline: called by the coordinator for keys of kind
-// MCPServer; reads the desired state from the resources index. Like every
-// reconciler it never imports the bus.
+// MCPServer; reads the desired state from the resources index and acts on
+// the actual state through the supervisor. Like every reconciler it never
+// imports the bus: the supervisor's changes reach the bus through the
+// runtime bridge (package watchers/runtime), whose ServiceStateChanged
+// brings the key back here.
 //
-// This version validates and records the desired state only: it does not
-// start processes or connect to remote servers yet, so every server it
-// records is reported Stopped. What it guarantees already:
+// Guarantees:
 //
-//   - the definition in force is the index's last good one; an invalid or
-//     unreadable file is a permanent error on the resource, naming the file,
-//     line and field, while the last good definition stays recorded;
-//   - a resource no longer declared is forgotten, and reported Deleted;
-//   - List covers both what is declared and what was recorded, so the
-//     resync reaches orphans.
+//   - Declared with autoStart: the server runs the definition in force
+//     (supervisor.Ensure): started if it is not running, restarted if a
+//     field that matters changed (type, command, args, env, url, headers,
+//     timeout, toolPrefix), left alone otherwise (a new description
+//     restarts nothing).
+//   - Declared with autoStart false: nothing runs; the status is Stopped
+//     (Disconnected for a remote server).
+//   - Not declared: the server is stopped (SIGTERM to its process group,
+//     SIGKILL after the grace) and forgotten, and the result is Deleted.
+//     List reports the declared keys and every key the supervisor knows,
+//     so the resync prunes a server whose definition is gone.
+//   - An invalid edit never stops a running server: the last good
+//     definition stays in force and keeps running, and the reconcile fails
+//     with the file's error (permanent, naming file, line and field) so the
+//     reconcile state shows it.
+//   - A server in its restart backoff is reconciled again exactly when the
+//     backoff allows a start (reconcilers.RetryAt at the supervisor's
+//     NextRetryAfter), never earlier, so the supervisor's per-server
+//     exponential backoff with jitter paces every restart; the retries count
+//     against the coordinator's MaxRetries like any failure.
+//   - Status (v1alpha1.MCPServerStatus, through Status) is the supervisor's
+//     observation at the last reconcile: state, the exposed names of the
+//     tools and their count, restartCount, consecutiveFailures, lastError
+//     (for a crash the exit code and stderr tail), lastConnected,
+//     lastAttempt, nextRetryAfter, observedGeneration and a Ready
+//     condition. It never holds an env value or a header: the spec's
+//     secrets are not copied into it, and the supervisor scrubs every
+//     message of them.
 package mcpserver

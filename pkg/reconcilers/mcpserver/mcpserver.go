@@ -2,16 +2,36 @@ package mcpserver
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/musterd/musterd/pkg/apis/muster/v1alpha1"
+	"github.com/musterd/musterd/pkg/catalogue"
 	"github.com/musterd/musterd/pkg/events"
 	"github.com/musterd/musterd/pkg/reconcilers"
 	"github.com/musterd/musterd/pkg/resources"
+	"github.com/musterd/musterd/pkg/supervisor"
 )
 
-// Reconciler reconciles MCPServers against the index.
+// Reasons of the Ready condition besides the states themselves (Running,
+// Connected, Failed, …).
+const (
+	ReasonAutoStartDisabled = "AutoStartDisabled"
+	ReasonBackingOff        = "BackingOff"
+)
+
+// Reconciler reconciles MCPServers: desired state from the index, actual
+// state from the supervisor.
 type Reconciler struct {
 	index    *resources.Index
+	sup      *supervisor.Supervisor
+	names    *catalogue.Catalogue
 	observed reconcilers.Observed[v1alpha1.MCPServerStatus]
 }
 
@@ -20,38 +40,166 @@ var (
 	_ reconcilers.StatusReporter = (*Reconciler)(nil)
 )
 
-// New returns a reconciler reading desired state from index.
-func New(index *resources.Index) *Reconciler { return &Reconciler{index: index} }
+// New returns a reconciler that reads desired state from index, runs
+// servers with sup, and names their tools in status as cat exposes them
+// (cat itself is kept by the runtime bridge, not by the reconciler).
+func New(index *resources.Index, sup *supervisor.Supervisor, cat *catalogue.Catalogue) *Reconciler {
+	return &Reconciler{index: index, sup: sup, names: cat}
+}
 
 // Kind is v1alpha1.KindMCPServer.
 func (r *Reconciler) Kind() string { return v1alpha1.KindMCPServer }
 
-// Reconcile records the MCPServer in force for req.Key.
-func (r *Reconciler) Reconcile(_ context.Context, req reconcilers.Request) reconcilers.Result {
-	entry, declared := r.index.Get(req.Key)
-	if !declared {
-		r.observed.Delete(req.Key)
+// Reconcile makes what runs for req.Key match its definition in force.
+func (r *Reconciler) Reconcile(ctx context.Context, req reconcilers.Request) reconcilers.Result {
+	key := req.Key
+	entry, declared := r.index.Get(key)
+	server, _ := entry.Object.(*v1alpha1.MCPServer)
+	if server == nil {
+		// Not declared, or never with a good definition: nothing may run.
+		if err := r.sup.Stop(ctx, key); err != nil {
+			return reconcilers.Result{Err: fmt.Errorf("stopping mcp server %s: %w", key, err)}
+		}
+		r.observed.Delete(key)
+		if declared {
+			return reconcilers.Result{Err: reconcilers.Permanent(entry.Err)}
+		}
 		return reconcilers.Result{Deleted: true}
 	}
-	if server, ok := entry.Object.(*v1alpha1.MCPServer); ok {
-		r.observed.Set(req.Key, v1alpha1.MCPServerStatus{
-			State:              v1alpha1.MCPServerStateStopped,
-			ObservedGeneration: server.Generation,
-		})
+
+	spec := server.Spec
+	var (
+		obs supervisor.Observed
+		err error
+	)
+	if spec.AutoStart {
+		obs, err = r.sup.Ensure(ctx, key, spec)
+	} else {
+		err = r.sup.Stop(ctx, key)
+		obs = supervisor.Observed{State: stoppedState(spec.Type)}
 	}
+	if errors.Is(err, supervisor.ErrShutdown) || obs.State == "" {
+		// musterd is stopping, or Ensure gave up before it observed
+		// anything: the status keeps what was last seen.
+		return reconcilers.Result{Err: err}
+	}
+	prev, _ := r.observed.Get(key)
+	r.observed.Set(key, r.status(key, server, obs, err, prev))
+
+	at, retryAt := retryTime(obs, err)
 	if entry.Err != nil {
-		return reconcilers.Result{Err: reconcilers.Permanent(entry.Err)}
+		// The definition in force is the last good one, which runs; the
+		// file's error is what the reconcile state must show.
+		if err == nil {
+			return reconcilers.Result{Err: reconcilers.Permanent(entry.Err)}
+		}
+		err = errors.Join(entry.Err, err)
 	}
-	return reconcilers.Result{}
+	if retryAt {
+		err = reconcilers.RetryAt(err, at)
+	}
+	return reconcilers.Result{Err: err}
 }
 
-// List returns every MCPServer declared or recorded.
+// retryTime is when a server that failed may start again: the reconcile
+// must come back then, not earlier, since the supervisor refuses any start
+// before it.
+func retryTime(obs supervisor.Observed, err error) (time.Time, bool) {
+	if err == nil {
+		return time.Time{}, false
+	}
+	if later, ok := errors.AsType[*supervisor.RetryLaterError](err); ok {
+		return later.Until, true
+	}
+	if !obs.NextRetryAfter.IsZero() {
+		return obs.NextRetryAfter, true // the start failed just now
+	}
+	return time.Time{}, false
+}
+
+// status turns the supervisor's observation into the v1alpha1 status,
+// keeping the Ready condition's transition time while its status holds.
+func (r *Reconciler) status(key events.Key, server *v1alpha1.MCPServer, obs supervisor.Observed, err error, prev v1alpha1.MCPServerStatus) v1alpha1.MCPServerStatus {
+	st := v1alpha1.MCPServerStatus{
+		State:               obs.State,
+		LastError:           obs.LastError,
+		LastConnected:       timeOf(obs.LastConnected),
+		RestartCount:        obs.RestartCount,
+		ConsecutiveFailures: obs.ConsecutiveFailures,
+		LastAttempt:         timeOf(obs.LastAttempt),
+		NextRetryAfter:      timeOf(obs.NextRetryAfter),
+		ObservedGeneration:  server.Generation,
+		Conditions:          append([]metav1.Condition(nil), prev.Conditions...),
+	}
+	if obs.Running() {
+		st.Tools = r.names.Exposed(key, obs.ToolPrefix, obs.Tools)
+		st.ToolCount = len(st.Tools)
+	}
+	ready := metav1.Condition{
+		Type:               v1alpha1.ConditionReady,
+		Status:             metav1.ConditionFalse,
+		ObservedGeneration: server.Generation,
+		Reason:             strings.ReplaceAll(string(obs.State), " ", ""),
+	}
+	switch later, backingOff := errors.AsType[*supervisor.RetryLaterError](err); {
+	case obs.Running():
+		ready.Status = metav1.ConditionTrue
+		ready.Message = "serving " + strconv.Itoa(st.ToolCount) + " tools"
+	case !server.Spec.AutoStart:
+		ready.Reason = ReasonAutoStartDisabled
+		ready.Message = "autoStart is false: the server is declared but not started"
+	case backingOff:
+		ready.Reason = ReasonBackingOff
+		ready.Message = later.Error()
+	case obs.LastError != "":
+		ready.Message = firstLine(obs.LastError)
+	case err != nil:
+		ready.Message = firstLine(err.Error())
+	default:
+		ready.Message = "not running"
+	}
+	meta.SetStatusCondition(&st.Conditions, ready)
+	return st
+}
+
+// List returns every MCPServer declared, known to the supervisor (running
+// or not) or with a recorded status.
 func (r *Reconciler) List(context.Context) ([]events.Key, error) {
-	return r.observed.Union(r.index.Keys(v1alpha1.KindMCPServer)), nil
+	keys := r.index.Keys(v1alpha1.KindMCPServer)
+	for _, k := range r.sup.Keys() {
+		if k.Kind == v1alpha1.KindMCPServer {
+			keys = append(keys, k)
+		}
+	}
+	return r.observed.Union(keys), nil
 }
 
-// Status returns the status last recorded for key.
+// Status returns the status recorded at key's last reconcile, as a
+// v1alpha1.MCPServerStatus the caller may keep.
 func (r *Reconciler) Status(key events.Key) (any, bool) {
 	st, ok := r.observed.Get(key)
-	return st, ok
+	if !ok {
+		return nil, false
+	}
+	return *st.DeepCopy(), true
+}
+
+func stoppedState(t v1alpha1.MCPServerType) v1alpha1.MCPServerState {
+	if t.IsRemote() {
+		return v1alpha1.MCPServerStateDisconnected
+	}
+	return v1alpha1.MCPServerStateStopped
+}
+
+func timeOf(t time.Time) *metav1.Time {
+	if t.IsZero() {
+		return nil
+	}
+	mt := metav1.NewTime(t)
+	return &mt
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
 }

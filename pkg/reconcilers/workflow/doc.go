@@ -1,17 +1,30 @@
-// Package workflow reconciles Workflow resources.
+// Package workflow reconciles Workflow resources: it validates each one
+// and checks the tools it names against the live tool catalogue.
 //
 // Place in the pipeline: called by the coordinator for keys of kind
-// Workflow; reads the desired state from the resources index. Like every
-// reconciler it never imports the bus.
+// Workflow; reads the desired state from the resources index and the tools
+// of the running MCP servers from the catalogue. Like every reconciler it
+// never imports the bus. When the catalogue changes, the runtime bridge
+// (package watchers/runtime) publishes a change of every workflow that
+// names an affected tool, which brings it back here: no polling.
 //
-// This version validates and records the desired state: a Workflow is
-// valid when its file decodes and passes the CRD's rules. Checking the
-// tools its steps name against the tools of the running MCP servers comes
-// with the real MCPServer reconciler. What it guarantees already:
+// Guarantees:
 //
-//   - an invalid or unreadable file makes the Workflow invalid, with
-//     validation errors naming file, line and field, and is a permanent
-//     error on the resource; the last good definition stays recorded;
-//   - a resource no longer declared is forgotten, and reported Deleted;
-//   - List covers both what is declared and what was recorded.
+//   - A workflow is checked by the rules of the reference CRD (the index
+//     holds only definitions that passed them); an invalid or unreadable
+//     file makes it invalid, with validation errors naming file, line and
+//     field, and is a permanent error on the resource; the last good
+//     definition stays in force.
+//   - Every tool that a step, a step's condition, a forEach or parallel
+//     sub-step, an onFailure step or their conditions name is looked up in
+//     the catalogue. Each one missing is a validation error naming its step
+//     ("step build: tool x_git_status is not offered by any running
+//     server"), and is listed in missingTools.
+//   - A workflow whose tools are missing reconciled successfully: the
+//     reconcile state is Synced, the status says valid: false. It turns
+//     valid, with no edit, when a server offering the tools runs.
+//   - Status: valid, validationErrors, referencedTools, missingTools,
+//     stepCount, observedGeneration and a Ready condition.
+//   - A resource no longer declared is forgotten, and reported Deleted;
+//     List covers both what is declared and what was recorded.
 package workflow

@@ -3,17 +3,31 @@ package workflow
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/musterd/musterd/pkg/apis/muster/v1alpha1"
+	"github.com/musterd/musterd/pkg/catalogue"
 	"github.com/musterd/musterd/pkg/events"
 	"github.com/musterd/musterd/pkg/reconcilers"
 	"github.com/musterd/musterd/pkg/resources"
 )
 
-// Reconciler reconciles Workflows against the index.
+// Reasons of the Ready condition.
+const (
+	ReasonValid        = "Valid"
+	ReasonInvalid      = "Invalid"
+	ReasonToolsMissing = "ToolsMissing"
+)
+
+// Reconciler reconciles Workflows against the index and the catalogue.
 type Reconciler struct {
 	index    *resources.Index
+	tools    *catalogue.Catalogue
 	observed reconcilers.Observed[v1alpha1.WorkflowStatus]
 }
 
@@ -22,27 +36,51 @@ var (
 	_ reconcilers.StatusReporter = (*Reconciler)(nil)
 )
 
-// New returns a reconciler reading desired state from index.
-func New(index *resources.Index) *Reconciler { return &Reconciler{index: index} }
+// New returns a reconciler reading desired state from index and the tools
+// on offer from cat.
+func New(index *resources.Index, cat *catalogue.Catalogue) *Reconciler {
+	return &Reconciler{index: index, tools: cat}
+}
 
 // Kind is v1alpha1.KindWorkflow.
 func (r *Reconciler) Kind() string { return v1alpha1.KindWorkflow }
 
-// Reconcile validates and records the Workflow in force for req.Key.
+// Reconcile validates the Workflow in force for req.Key and records its
+// status.
 func (r *Reconciler) Reconcile(_ context.Context, req reconcilers.Request) reconcilers.Result {
 	entry, declared := r.index.Get(req.Key)
 	if !declared {
 		r.observed.Delete(req.Key)
 		return reconcilers.Result{Deleted: true}
 	}
-	var st v1alpha1.WorkflowStatus
+	st := v1alpha1.WorkflowStatus{ValidationErrors: messages(entry.Err)}
 	if wf, ok := entry.Object.(*v1alpha1.Workflow); ok {
 		st.StepCount = len(wf.Spec.Steps)
 		st.ReferencedTools = Tools(wf)
 		st.ObservedGeneration = wf.Generation
+		for _, ref := range references(wf) {
+			if !r.tools.Has(ref.tool) {
+				st.ValidationErrors = append(st.ValidationErrors,
+					fmt.Sprintf("%s: tool %s is not offered by any running server", ref.where, ref.tool))
+				st.MissingTools = append(st.MissingTools, ref.tool)
+			}
+		}
+		slices.Sort(st.MissingTools)
+		st.MissingTools = slices.Compact(st.MissingTools)
 	}
-	st.Valid = entry.Err == nil
-	st.ValidationErrors = messages(entry.Err)
+	st.Valid = len(st.ValidationErrors) == 0
+	ready := metav1.Condition{Type: v1alpha1.ConditionReady, Status: metav1.ConditionTrue, Reason: ReasonValid,
+		ObservedGeneration: st.ObservedGeneration, Message: "every tool it calls is offered"}
+	switch {
+	case entry.Err != nil:
+		ready.Status, ready.Reason, ready.Message = metav1.ConditionFalse, ReasonInvalid, st.ValidationErrors[0]
+	case !st.Valid:
+		ready.Status, ready.Reason = metav1.ConditionFalse, ReasonToolsMissing
+		ready.Message = "tools not offered by any running server: " + strings.Join(st.MissingTools, ", ")
+	}
+	prev, _ := r.observed.Get(req.Key)
+	st.Conditions = append([]metav1.Condition(nil), prev.Conditions...)
+	meta.SetStatusCondition(&st.Conditions, ready)
 	r.observed.Set(req.Key, st)
 	if entry.Err != nil {
 		return reconcilers.Result{Err: reconcilers.Permanent(entry.Err)}
@@ -55,37 +93,58 @@ func (r *Reconciler) List(context.Context) ([]events.Key, error) {
 	return r.observed.Union(r.index.Keys(v1alpha1.KindWorkflow)), nil
 }
 
-// Status returns the status last recorded for key.
+// Status returns the status recorded at key's last reconcile, as a
+// v1alpha1.WorkflowStatus the caller may keep.
 func (r *Reconciler) Status(key events.Key) (any, bool) {
 	st, ok := r.observed.Get(key)
-	return st, ok
+	if !ok {
+		return nil, false
+	}
+	return *st.DeepCopy(), true
+}
+
+// reference is one tool named in a workflow, and where.
+type reference struct {
+	where string // "step build", "step fan.a condition", "onFailure step cleanup"
+	tool  string
+}
+
+// references lists every tool wf names, in the order of the definition:
+// steps, their conditions, forEach and parallel sub-steps and their
+// conditions, then onFailure steps and theirs.
+func references(wf *v1alpha1.Workflow) []reference {
+	var refs []reference
+	add := func(where, tool string, cond *v1alpha1.WorkflowCondition) {
+		if tool != "" {
+			refs = append(refs, reference{where, tool})
+		}
+		if cond != nil && cond.Tool != "" {
+			refs = append(refs, reference{where + " condition", cond.Tool})
+		}
+	}
+	addSubs := func(where string, subs []v1alpha1.WorkflowSubStep) {
+		for _, s := range subs {
+			add(where+s.ID, s.Tool, s.Condition)
+		}
+	}
+	for _, s := range wf.Spec.Steps {
+		add("step "+s.ID, s.Tool, s.Condition)
+		if s.ForEach != nil {
+			addSubs("step "+s.ID+".", s.ForEach.Steps)
+		}
+		addSubs("step "+s.ID+".", s.Parallel)
+	}
+	addSubs("onFailure step ", wf.Spec.OnFailure)
+	return refs
 }
 
 // Tools returns the tools wf's steps, sub-steps and conditions call,
 // sorted and without repeats.
 func Tools(wf *v1alpha1.Workflow) []string {
 	var tools []string
-	add := func(tool string, cond *v1alpha1.WorkflowCondition) {
-		if tool != "" {
-			tools = append(tools, tool)
-		}
-		if cond != nil && cond.Tool != "" {
-			tools = append(tools, cond.Tool)
-		}
+	for _, ref := range references(wf) {
+		tools = append(tools, ref.tool)
 	}
-	addSubs := func(subs []v1alpha1.WorkflowSubStep) {
-		for _, s := range subs {
-			add(s.Tool, s.Condition)
-		}
-	}
-	for _, s := range wf.Spec.Steps {
-		add(s.Tool, s.Condition)
-		if s.ForEach != nil {
-			addSubs(s.ForEach.Steps)
-		}
-		addSubs(s.Parallel)
-	}
-	addSubs(wf.Spec.OnFailure)
 	slices.Sort(tools)
 	return slices.Compact(tools)
 }

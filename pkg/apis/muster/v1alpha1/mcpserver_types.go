@@ -314,6 +314,17 @@ type MCPServerStatus struct {
 	// Conditions are the latest observations; see ConditionReady.
 	// +optional
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// Tools are the exposed names of the tools the server offers while it
+	// runs, sorted: {global prefix}_{toolPrefix or server name}_{tool}.
+	// A musterd addition, not in muster's CRD.
+	// +optional
+	Tools []string `json:"tools,omitempty"`
+
+	// ToolCount is the number of Tools. A musterd addition, not in muster's
+	// CRD.
+	// +optional
+	ToolCount int `json:"toolCount,omitempty"`
 }
 
 // MCPServerList is a list of MCPServers.

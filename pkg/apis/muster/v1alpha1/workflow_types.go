@@ -259,6 +259,11 @@ type WorkflowStatus struct {
 	// +optional
 	ReferencedTools []string `json:"referencedTools,omitempty"`
 
+	// MissingTools are the ReferencedTools that no running MCP server
+	// offers, sorted. A musterd addition, not in muster's CRD.
+	// +optional
+	MissingTools []string `json:"missingTools,omitempty"`
+
 	// StepCount is the number of steps.
 	// +optional
 	StepCount int `json:"stepCount,omitempty"`

@@ -1,0 +1,108 @@
+package catalogue_test
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/musterd/musterd/pkg/catalogue"
+	"github.com/musterd/musterd/pkg/events"
+)
+
+func server(name string) events.Key { return events.NewKey("MCPServer", "", name) }
+
+func TestExposedNamesFollowMustersRule(t *testing.T) {
+	c := catalogue.New(catalogue.Options{})
+	assert.Equal(t, "x", c.Prefix())
+	assert.Equal(t, []string{"x_ec_echo"}, c.Exposed(server("echo"), "ec", []string{"echo"}))
+	assert.Equal(t, []string{"x_git_log", "x_git_status"}, c.Exposed(server("git"), "", []string{"status", "log", "status"}),
+		"no toolPrefix: the server's name; sorted, without repeats")
+
+	custom := catalogue.New(catalogue.Options{Prefix: "m"})
+	assert.Equal(t, []string{"m_ec_echo"}, custom.Exposed(server("echo"), "ec", []string{"echo"}))
+	assert.Empty(t, custom.Tools(), "naming changes nothing")
+}
+
+func TestSetAndRemoveReportExactlyWhatChanged(t *testing.T) {
+	c := catalogue.New(catalogue.Options{})
+	echo := server("echo")
+
+	assert.Equal(t, []string{"x_echo_echo", "x_echo_reverse"}, c.Set(echo, "", []string{"reverse", "echo"}))
+	assert.Empty(t, c.Set(echo, "", []string{"echo", "reverse"}), "the same tools again: nothing changed")
+	assert.Equal(t, []string{"x_echo_late", "x_echo_reverse"}, c.Set(echo, "", []string{"echo", "late"}),
+		"one tool added, one gone")
+	assert.Equal(t, []string{"x_ec_echo", "x_ec_late", "x_echo_echo", "x_echo_late"}, c.Set(echo, "ec", []string{"echo", "late"}),
+		"a new toolPrefix renames every tool")
+	assert.Equal(t, []string{"x_ec_echo", "x_ec_late"}, c.Tools())
+
+	got, ok := c.Lookup("x_ec_echo")
+	assert.True(t, ok)
+	assert.Equal(t, echo, got)
+	assert.True(t, c.Has("x_ec_late"))
+	assert.False(t, c.Has("x_echo_echo"))
+	_, ok = c.Lookup("x_echo_echo")
+	assert.False(t, ok)
+
+	assert.Equal(t, []string{"x_ec_echo", "x_ec_late"}, c.Remove(echo))
+	assert.Empty(t, c.Remove(echo), "removing twice changes nothing")
+	assert.Empty(t, c.Tools())
+	assert.False(t, c.Has("x_ec_echo"))
+}
+
+func TestANameTwoServersExposeStaysUntilBothAreGoneAndLookupIsStable(t *testing.T) {
+	a, b := server("a"), server("b")
+	for _, order := range [][]events.Key{{a, b}, {b, a}} {
+		c := catalogue.New(catalogue.Options{})
+		assert.Equal(t, []string{"x_shared_t"}, c.Set(order[0], "shared", []string{"t"}))
+		changed := c.Set(order[1], "shared", []string{"t"})
+		if order[1] == a {
+			assert.Equal(t, []string{"x_shared_t"}, changed, "a sorts first: Lookup's answer moved to it")
+		} else {
+			assert.Empty(t, changed, "b sorts after a: Lookup's answer is unchanged")
+		}
+		got, _ := c.Lookup("x_shared_t")
+		assert.Equal(t, a, got, "order %v", order)
+
+		assert.Equal(t, []string{"x_shared_t"}, c.Remove(a), "the answer moves to b")
+		got, ok := c.Lookup("x_shared_t")
+		assert.True(t, ok)
+		assert.Equal(t, b, got)
+		assert.Equal(t, []string{"x_shared_t"}, c.Remove(b))
+		assert.False(t, c.Has("x_shared_t"))
+	}
+}
+
+func TestKeysAreCanonical(t *testing.T) {
+	c := catalogue.New(catalogue.Options{})
+	c.Set(events.Key{Kind: "MCPServer", Name: "echo"}, "", []string{"echo"})
+	got, _ := c.Lookup("x_echo_echo")
+	assert.Equal(t, server("echo"), got)
+	assert.Equal(t, []string{"x_echo_echo"}, c.Remove(server("echo")), "\"\" and \"default\" name one namespace")
+}
+
+func TestConcurrentUse(t *testing.T) {
+	c := catalogue.New(catalogue.Options{})
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Go(func() {
+			s := server(fmt.Sprint("s", i))
+			for range 200 {
+				c.Set(s, "", []string{"a", "b"})
+				c.Has("x_s0_a")
+				c.Tools()
+				c.Remove(s)
+			}
+			c.Set(s, "", []string{"a"})
+		})
+	}
+	wg.Wait()
+	require.Len(t, c.Tools(), 8)
+	for i := range 8 {
+		got, ok := c.Lookup(fmt.Sprintf("x_s%d_a", i))
+		assert.True(t, ok)
+		assert.Equal(t, server(fmt.Sprint("s", i)), got)
+	}
+}

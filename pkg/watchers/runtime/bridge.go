@@ -1,0 +1,220 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/musterd/musterd/pkg/apis/muster/v1alpha1"
+	"github.com/musterd/musterd/pkg/bus"
+	"github.com/musterd/musterd/pkg/catalogue"
+	"github.com/musterd/musterd/pkg/events"
+	"github.com/musterd/musterd/pkg/reconcilers/workflow"
+	"github.com/musterd/musterd/pkg/redact"
+	"github.com/musterd/musterd/pkg/resources"
+	"github.com/musterd/musterd/pkg/supervisor"
+)
+
+// Name is the bridge's component name.
+const Name = "runtime-bridge"
+
+// Options configure a Bridge.
+type Options struct {
+	// Index is where the bridge finds the Workflows that name a changed
+	// tool. Required.
+	Index *resources.Index
+	// Catalogue is kept in step with the servers that run. Required.
+	Catalogue *catalogue.Catalogue
+	// Logger receives a debug line per change applied. Default
+	// slog.Default().
+	Logger *slog.Logger
+}
+
+// Bridge applies the supervisor's changes to the catalogue and the bus.
+// Make one with New, pass its OnChange as supervisor.Options.OnChange and
+// run it with Start.
+type Bridge struct {
+	bus   *bus.Bus
+	index *resources.Index
+	cat   *catalogue.Catalogue
+	log   *slog.Logger
+
+	mu      sync.Mutex
+	queue   []change
+	stopped bool          // Start has returned: changes are dropped
+	wake    chan struct{} // capacity 1: the queue has work
+
+	started atomic.Bool
+	// last is the last observation applied per server, for telling
+	// transitions apart; only Start's goroutine touches it.
+	last map[events.Key]supervisor.Observed
+}
+
+type change struct {
+	key events.Key
+	obs supervisor.Observed
+}
+
+// New returns a bridge publishing on b.
+func New(b *bus.Bus, opts Options) (*Bridge, error) {
+	switch {
+	case b == nil:
+		return nil, errors.New("runtime-bridge: nil bus")
+	case opts.Index == nil:
+		return nil, errors.New("runtime-bridge: Options.Index is required")
+	case opts.Catalogue == nil:
+		return nil, errors.New("runtime-bridge: Options.Catalogue is required")
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	return &Bridge{
+		bus:   b,
+		index: opts.Index,
+		cat:   opts.Catalogue,
+		log:   opts.Logger.With("component", Name),
+		wake:  make(chan struct{}, 1),
+		last:  map[events.Key]supervisor.Observed{},
+	}, nil
+}
+
+// Name returns "runtime-bridge".
+func (br *Bridge) Name() string { return Name }
+
+// OnChange queues a change of a server's observed state and returns at
+// once. Its signature is supervisor.Options.OnChange's. Changes queued
+// before Start are applied when it starts; those after it returned are
+// dropped, as musterd is stopping.
+func (br *Bridge) OnChange(key events.Key, obs supervisor.Observed) {
+	br.mu.Lock()
+	defer br.mu.Unlock()
+	if br.stopped {
+		return
+	}
+	br.queue = append(br.queue, change{key: key.Canonical(), obs: obs})
+	select {
+	case br.wake <- struct{}{}:
+	default: // a wakeup is pending already
+	}
+}
+
+// Start applies queued changes until ctx is done.
+func (br *Bridge) Start(ctx context.Context) error {
+	if !br.started.CompareAndSwap(false, true) {
+		return errors.New("runtime-bridge: already started")
+	}
+	defer func() {
+		br.mu.Lock()
+		br.stopped, br.queue = true, nil
+		br.mu.Unlock()
+	}()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-br.wake:
+		}
+		br.mu.Lock()
+		batch := br.queue
+		br.queue = nil
+		br.mu.Unlock()
+		for _, c := range batch {
+			br.apply(c.key, c.obs)
+		}
+	}
+}
+
+// apply brings the catalogue in step with one change and publishes what
+// needs reconciling.
+func (br *Bridge) apply(key events.Key, obs supervisor.Observed) {
+	prev := br.last[key]
+	if obs.Running() || failed(obs) {
+		br.last[key] = obs
+	} else if !transient(obs.State) {
+		delete(br.last, key) // stopped: a later start begins afresh
+	}
+
+	var tools []string
+	if obs.Running() {
+		tools = br.cat.Set(key, obs.ToolPrefix, obs.Tools)
+	} else {
+		tools = br.cat.Remove(key)
+	}
+	corr := events.NewCorrelationID()
+	if needsReconcile(prev, obs) {
+		bus.Publish(br.bus, events.ServiceStateChanged{
+			Meta:          events.NewMeta(corr),
+			Key:           key,
+			State:         string(obs.State),
+			PreviousState: string(prev.State),
+			Error:         summary(obs.LastError),
+		})
+	}
+	workflows := br.naming(tools)
+	for _, wf := range workflows {
+		bus.Publish(br.bus, events.ResourceChanged{
+			Meta:      events.NewMeta(corr),
+			Key:       wf,
+			Operation: events.OperationUpdate,
+			Source:    events.SourceServiceState,
+		})
+	}
+	br.log.Debug("runtime change applied", "key", key.String(), "state", obs.State, "previousState", prev.State,
+		"toolsChanged", tools, "workflows", len(workflows), "correlationId", corr)
+}
+
+// needsReconcile says whether the change from prev to obs is one nobody
+// asked for: the server went down by itself, or it runs on with other
+// tools or a cleared failure streak, which its status must show.
+func needsReconcile(prev, obs supervisor.Observed) bool {
+	if !prev.Running() {
+		return false // a start's outcome, or a change of a server that was down
+	}
+	if !obs.Running() {
+		return failed(obs) // not a stop or a restart the reconciler asked for
+	}
+	return !slices.Equal(prev.Tools, obs.Tools) || prev.ConsecutiveFailures != obs.ConsecutiveFailures || prev.LastError != obs.LastError
+}
+
+// failed reports whether obs records a failure of the server's own, which
+// arms its restart backoff; a stop asked for never does.
+func failed(obs supervisor.Observed) bool {
+	return !obs.Running() && !transient(obs.State) && !obs.NextRetryAfter.IsZero()
+}
+
+func transient(state v1alpha1.MCPServerState) bool {
+	return state == v1alpha1.MCPServerStateStarting || state == v1alpha1.MCPServerStateConnecting
+}
+
+// naming returns the declared Workflows whose definition in force names
+// one of tools.
+func (br *Bridge) naming(tools []string) []events.Key {
+	if len(tools) == 0 {
+		return nil
+	}
+	var keys []events.Key
+	for _, e := range br.index.List(v1alpha1.KindWorkflow) {
+		wf, ok := e.Object.(*v1alpha1.Workflow)
+		if !ok {
+			continue
+		}
+		for _, tool := range workflow.Tools(wf) {
+			if _, hit := slices.BinarySearch(tools, tool); hit {
+				keys = append(keys, e.Key)
+				break
+			}
+		}
+	}
+	return keys
+}
+
+// summary is the first line of a server's last error, without the stderr
+// tail that the status carries.
+func summary(lastError string) string {
+	line, _, _ := strings.Cut(lastError, "\n")
+	return redact.String(strings.TrimSuffix(line, "; stderr:"))
+}

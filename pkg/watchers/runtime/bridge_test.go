@@ -1,0 +1,316 @@
+package runtime_test
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/musterd/musterd/pkg/apis/muster/v1alpha1"
+	"github.com/musterd/musterd/pkg/bus"
+	"github.com/musterd/musterd/pkg/catalogue"
+	"github.com/musterd/musterd/pkg/events"
+	"github.com/musterd/musterd/pkg/resources"
+	"github.com/musterd/musterd/pkg/supervisor"
+	"github.com/musterd/musterd/pkg/watchers/runtime"
+)
+
+var (
+	echo   = events.NewKey(v1alpha1.KindMCPServer, "", "echo")
+	remote = events.NewKey(v1alpha1.KindMCPServer, "", "remote")
+	greet  = events.NewKey(v1alpha1.KindWorkflow, "", "greet")
+	status = events.NewKey(v1alpha1.KindWorkflow, "", "status")
+	broken = events.NewKey(v1alpha1.KindWorkflow, "", "broken")
+)
+
+const (
+	running      = v1alpha1.MCPServerStateRunning
+	starting     = v1alpha1.MCPServerStateStarting
+	stopped      = v1alpha1.MCPServerStateStopped
+	failed       = v1alpha1.MCPServerStateFailed
+	connecting   = v1alpha1.MCPServerStateConnecting
+	connected    = v1alpha1.MCPServerStateConnected
+	disconnected = v1alpha1.MCPServerStateDisconnected
+)
+
+// harness runs a bridge on a real bus in a synctest bubble and records
+// what it publishes.
+type harness struct {
+	t      *testing.T
+	ix     *resources.Index
+	cat    *catalogue.Catalogue
+	bus    *bus.Bus
+	br     *runtime.Bridge
+	cancel context.CancelFunc
+	done   chan error
+
+	mu   sync.Mutex
+	seen []events.Event
+}
+
+func newHarness(t *testing.T) *harness {
+	h := &harness{t: t, ix: resources.New(), cat: catalogue.New(catalogue.Options{}),
+		bus: bus.New(bus.Options{Logger: slog.New(slog.DiscardHandler)})}
+	h.declareWorkflow("greet", "x_echo_echo")
+	h.declareWorkflow("status", "x_git_status")
+	// A workflow whose file never parsed names nothing.
+	h.ix.SetFile("workflows/broken.yaml", []resources.Doc{{Key: broken, Err: assert.AnError}}, nil, broken)
+	var err error
+	h.br, err = runtime.New(h.bus, runtime.Options{Index: h.ix, Catalogue: h.cat, Logger: slog.New(slog.DiscardHandler)})
+	require.NoError(t, err)
+	_, err = h.bus.Subscribe(bus.SubscriberOptions{
+		Name:     "recorder",
+		Delivery: bus.Lossy(1 << 16),
+		Handlers: []bus.Handler{
+			bus.On(func(e events.ServiceStateChanged) { h.record(e) }),
+			bus.On(func(e events.ResourceChanged) { h.record(e) }),
+		},
+	})
+	require.NoError(t, err)
+	h.bus.Start()
+	return h
+}
+
+func (h *harness) declareWorkflow(name, tool string) {
+	k := events.NewKey(v1alpha1.KindWorkflow, "", name)
+	wf := &v1alpha1.Workflow{Spec: v1alpha1.WorkflowSpec{Steps: []v1alpha1.WorkflowStep{{ID: "s", Tool: tool}}}}
+	h.ix.SetFile("workflows/"+name+".yaml", []resources.Doc{{Key: k, Object: wf, Hash: tool}}, nil, k)
+}
+
+func (h *harness) start() {
+	ctx, cancel := context.WithCancel(context.Background())
+	h.cancel, h.done = cancel, make(chan error, 1)
+	go func() { h.done <- h.br.Start(ctx) }()
+	synctest.Wait()
+}
+
+func (h *harness) stop() {
+	h.cancel()
+	require.NoError(h.t, <-h.done)
+	h.bus.Close()
+	synctest.Wait()
+}
+
+func (h *harness) record(e events.Event) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.seen = append(h.seen, e)
+}
+
+// take returns what was published since the last take, with each event's
+// time checked against now and its Meta cleared, and whether they share
+// one correlation ID.
+func (h *harness) take() ([]events.Event, bool) {
+	synctest.Wait()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := make([]events.Event, len(h.seen))
+	corrs := map[string]bool{}
+	for i, e := range h.seen {
+		assert.Equal(h.t, events.Now(), e.Metadata().Time)
+		corrs[e.Metadata().CorrelationID] = true
+		switch e := e.(type) {
+		case events.ServiceStateChanged:
+			e.Meta = events.Meta{}
+			out[i] = e
+		case events.ResourceChanged:
+			e.Meta = events.Meta{}
+			out[i] = e
+		}
+	}
+	h.seen = nil
+	return out, len(corrs) <= 1
+}
+
+// change feeds one observation as the supervisor would.
+func (h *harness) change(k events.Key, o supervisor.Observed) { h.br.OnChange(k, o) }
+
+func up(tools ...string) supervisor.Observed {
+	return supervisor.Observed{State: running, PID: 42, Tools: tools}
+}
+
+func crashed(at time.Time) supervisor.Observed {
+	return supervisor.Observed{State: failed, ConsecutiveFailures: 1, NextRetryAfter: at.Add(time.Second),
+		LastError: "exited with exit code 1; stderr:\nmcp-fake: crashing after 1s as asked, exit code 1"}
+}
+
+func workflowChanged(k events.Key) events.ResourceChanged {
+	return events.ResourceChanged{Key: k, Operation: events.OperationUpdate, Source: events.SourceServiceState}
+}
+
+func TestAStartedServersToolsEnterTheCatalogueAndRevalidateTheWorkflowsNamingThem(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t)
+		h.start()
+		h.change(echo, supervisor.Observed{State: starting})
+		h.change(echo, up("echo", "reverse"))
+		got, oneChain := h.take()
+		assert.Equal(t, []events.Event{workflowChanged(greet)}, got, "only the workflow naming a new tool; no ServiceStateChanged for a start")
+		assert.True(t, oneChain)
+		assert.Equal(t, []string{"x_echo_echo", "x_echo_reverse"}, h.cat.Tools())
+
+		// The same tools again (a change of another field): nothing.
+		again := up("echo", "reverse")
+		again.LastConnected = time.Now()
+		h.change(echo, again)
+		got, _ = h.take()
+		assert.Empty(t, got)
+		h.stop()
+	})
+}
+
+func TestACrashIsPublishedAndEmptiesTheCatalogue(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t)
+		h.start()
+		h.change(echo, up("echo"))
+		h.take()
+
+		h.change(echo, crashed(time.Now()))
+		got, oneChain := h.take()
+		assert.Equal(t, []events.Event{
+			events.ServiceStateChanged{Key: echo, State: "Failed", PreviousState: "Running", Error: "exited with exit code 1"},
+			workflowChanged(greet),
+		}, got, "the stderr tail stays in the status")
+		assert.True(t, oneChain, "the crash and the workflows it affects share a correlation ID")
+		assert.Empty(t, h.cat.Tools())
+
+		// The reconcile's restart, failing to start: its own answer, nothing
+		// published; then succeeding: the tools are back.
+		h.change(echo, supervisor.Observed{State: starting})
+		h.change(echo, crashed(time.Now()))
+		got, _ = h.take()
+		assert.Empty(t, got)
+		h.change(echo, supervisor.Observed{State: starting})
+		h.change(echo, up("echo"))
+		got, _ = h.take()
+		assert.Equal(t, []events.Event{workflowChanged(greet)}, got)
+		h.stop()
+	})
+}
+
+func TestAStopOrRestartAskedForIsNotPublished(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t)
+		h.start()
+		h.change(echo, up("echo"))
+		h.take()
+
+		// A restart with a new spec: the old instance stops, the new one
+		// starts with other tools.
+		h.change(echo, supervisor.Observed{State: stopped})
+		h.change(echo, supervisor.Observed{State: starting, ToolPrefix: "git"})
+		renamed := up("status", "log")
+		renamed.ToolPrefix = "git"
+		h.change(echo, renamed)
+		got, _ := h.take()
+		assert.Equal(t, []events.Event{workflowChanged(greet), workflowChanged(status)}, got,
+			"the workflows of the tools that went and came; no ServiceStateChanged")
+		assert.Equal(t, []string{"x_git_log", "x_git_status"}, h.cat.Tools())
+
+		h.change(echo, supervisor.Observed{State: stopped, ToolPrefix: "git"})
+		got, _ = h.take()
+		assert.Equal(t, []events.Event{workflowChanged(status)}, got)
+		assert.Empty(t, h.cat.Tools())
+
+		// A tool no workflow names comes and goes: nothing to publish.
+		h.change(echo, up("unnamed"))
+		h.change(echo, supervisor.Observed{State: stopped})
+		got, _ = h.take()
+		assert.Empty(t, got)
+		h.stop()
+	})
+}
+
+func TestARunningServerWhoseToolsChangeOrWhoseStreakClearsIsPublished(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t)
+		h.start()
+		first := up("echo")
+		first.ConsecutiveFailures, first.LastError = 2, "exited with exit code 1"
+		h.change(echo, first)
+		h.take()
+
+		more := first
+		more.Tools = []string{"echo", "late"}
+		h.change(echo, more)
+		got, _ := h.take()
+		assert.Equal(t, []events.Event{events.ServiceStateChanged{Key: echo, State: "Running", PreviousState: "Running", Error: "exited with exit code 1"}}, got,
+			"the status must list the new tool; no workflow names it")
+		assert.Equal(t, []string{"x_echo_echo", "x_echo_late"}, h.cat.Tools())
+
+		stable := more
+		stable.ConsecutiveFailures, stable.LastError = 0, ""
+		h.change(echo, stable)
+		got, _ = h.take()
+		assert.Equal(t, []events.Event{events.ServiceStateChanged{Key: echo, State: "Running", PreviousState: "Running"}}, got)
+		h.stop()
+	})
+}
+
+func TestARemoteServerThatDisconnectsIsPublishedUnlikeOneThatIsStopped(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t)
+		h.start()
+		for _, asked := range []bool{false, true} {
+			h.change(remote, supervisor.Observed{State: connecting, ToolPrefix: "echo"})
+			h.change(remote, supervisor.Observed{State: connected, ToolPrefix: "echo", Tools: []string{"echo"}})
+			got, _ := h.take()
+			assert.Equal(t, []events.Event{workflowChanged(greet)}, got, "its toolPrefix names its tools")
+
+			down := supervisor.Observed{State: disconnected, ToolPrefix: "echo"}
+			if !asked {
+				down.NextRetryAfter, down.LastError = time.Now().Add(time.Second), "health ping failed: timeout"
+			}
+			h.change(remote, down)
+			got, _ = h.take()
+			if asked {
+				assert.Equal(t, []events.Event{workflowChanged(greet)}, got)
+			} else {
+				assert.Equal(t, []events.Event{
+					events.ServiceStateChanged{Key: remote, State: "Disconnected", PreviousState: "Connected", Error: "health ping failed: timeout"},
+					workflowChanged(greet),
+				}, got)
+			}
+		}
+		h.stop()
+	})
+}
+
+func TestChangesBeforeStartAreAppliedInOrderAndOnChangeNeverBlocks(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t)
+		for range 1000 { // nobody applies them yet: OnChange must still return
+			h.change(echo, up("echo"))
+			h.change(echo, supervisor.Observed{State: stopped})
+		}
+		h.change(echo, up("echo"))
+		got, _ := h.take()
+		assert.Empty(t, got, "nothing before Start")
+		assert.Empty(t, h.cat.Tools())
+
+		h.start()
+		got, _ = h.take()
+		assert.Len(t, got, 2001, "every change applied, in order: the tool came and went 1000 times and came back")
+		assert.Equal(t, []string{"x_echo_echo"}, h.cat.Tools())
+		h.stop()
+
+		h.change(echo, supervisor.Observed{State: stopped}) // after Start returned: dropped, never blocks
+		assert.Equal(t, []string{"x_echo_echo"}, h.cat.Tools())
+	})
+}
+
+func TestNewRequiresItsParts(t *testing.T) {
+	b := bus.New(bus.Options{})
+	_, err := runtime.New(nil, runtime.Options{Index: resources.New(), Catalogue: catalogue.New(catalogue.Options{})})
+	assert.ErrorContains(t, err, "nil bus")
+	_, err = runtime.New(b, runtime.Options{Catalogue: catalogue.New(catalogue.Options{})})
+	assert.ErrorContains(t, err, "Index")
+	_, err = runtime.New(b, runtime.Options{Index: resources.New()})
+	assert.ErrorContains(t, err, "Catalogue")
+}

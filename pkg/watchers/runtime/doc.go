@@ -1,0 +1,37 @@
+// Package runtime bridges what actually runs to reconciliation: it turns
+// the supervisor's observations into bus events and keeps the tool
+// catalogue true to the servers that run.
+//
+// Place in the pipeline: a watcher, like the filesystem one, but of the
+// runtime rather than of definitions.
+//
+//	supervisor ──OnChange──▶ Bridge ─┬─▶ catalogue (Set / Remove)
+//	                                 ├──ServiceStateChanged──▶ debouncer   (the MCPServer)
+//	                                 └──ResourceChanged──────▶ debouncer   (each Workflow naming a changed tool)
+//
+// Bridge guarantees:
+//
+//   - OnChange never blocks the supervisor: changes are queued, in order,
+//     and applied one at a time by Start's goroutine.
+//   - The catalogue holds the tools of exactly the servers that run
+//     (Running or Connected): a server's tools are set on every change
+//     while it runs, and removed on any other state.
+//   - A change that needs the server reconciled is published as a
+//     ServiceStateChanged with its state, previous state and error: a
+//     server that went down by itself (a crash, a failed ping, a closed
+//     connection: the supervisor's failures, which arm its backoff), and a
+//     running server whose tools changed or whose failure streak cleared,
+//     so that its status catches up. The transient Starting and Connecting,
+//     and what follows from a call of the reconciler's own (a start that
+//     succeeded or failed, a stop, a restart), are not published: the
+//     reconcile that made the call has the answer.
+//   - When the catalogue changes, every declared Workflow whose definition
+//     in force names an affected tool is published as a ResourceChanged
+//     (Source service-state, Operation update), so it is validated again
+//     through the pipeline, with no polling. The events of one change share
+//     a correlation ID.
+//
+// The Stopper is the supervisor's lifecycle component: its Start waits for
+// the end of its context and then shuts the supervisor down, so that no
+// server musterd started outlives it.
+package runtime

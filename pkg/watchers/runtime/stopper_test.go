@@ -1,0 +1,72 @@
+package runtime_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/musterd/musterd/pkg/apis/muster/v1alpha1"
+	"github.com/musterd/musterd/pkg/supervisor"
+	"github.com/musterd/musterd/pkg/watchers/runtime"
+)
+
+// fakeBin is cmd/mcp-fake, built once for the tests.
+var fakeBin string
+
+func TestMain(m *testing.M) { os.Exit(runTests(m)) }
+
+func runTests(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "runtime-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	fakeBin = filepath.Join(dir, "mcp-fake")
+	if out, err := exec.Command("go", "build", "-o", fakeBin, "github.com/musterd/musterd/cmd/mcp-fake").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "building mcp-fake: %v\n%s", err, out)
+		return 1
+	}
+	return m.Run()
+}
+
+func TestTheStopperShutsTheSupervisorDownWhenItsContextEnds(t *testing.T) {
+	sup := supervisor.New(supervisor.Options{Logger: slog.New(slog.DiscardHandler)})
+	spec := v1alpha1.MCPServerSpec{Type: v1alpha1.MCPServerTypeStdio, Command: fakeBin, Timeout: 20}
+	gentle, err := sup.Ensure(t.Context(), echo, spec)
+	require.NoError(t, err)
+	spec.Args = []string{"-ignore-sigterm"}
+	stubborn, err := sup.Ensure(t.Context(), remote, spec)
+	require.NoError(t, err)
+
+	s := runtime.NewStopper(sup, runtime.StopperOptions{Timeout: 200 * time.Millisecond})
+	assert.Equal(t, "supervisor", s.Name())
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Start(ctx) }()
+	select {
+	case err := <-done:
+		t.Fatalf("Start returned before its context ended: %v", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	assert.NoError(t, syscall.Kill(gentle.PID, 0), "servers run while the stopper waits")
+
+	cancel()
+	err = <-done
+	require.Error(t, err, "a server had to be killed, and the error says so")
+	assert.Contains(t, err.Error(), "servers killed")
+	for _, pid := range []int{gentle.PID, stubborn.PID} {
+		assert.Error(t, syscall.Kill(pid, 0), "pid %d reaped", pid)
+	}
+	_, err = sup.Ensure(t.Context(), echo, v1alpha1.MCPServerSpec{Type: v1alpha1.MCPServerTypeStdio, Command: fakeBin})
+	assert.ErrorIs(t, err, supervisor.ErrShutdown)
+}
