@@ -29,6 +29,7 @@ type configFile struct {
 	Rescan           *duration `yaml:"rescan"`
 	StopTimeout      *duration `yaml:"stopTimeout"`
 	TokenFile        *string   `yaml:"tokenFile"`
+	ToolPrefix       *string   `yaml:"toolPrefix"`
 }
 
 // duration reads "100ms", "10m" and the like.
@@ -62,7 +63,7 @@ func applyConfigFile(cfg *daemonConfig, path string, setOnCommandLine map[string
 		return nil, fmt.Errorf("config file %s: %w", path, err)
 	}
 	known := map[string]bool{}
-	for _, k := range []string{"stateDir", "listen", "logLevel", "logFormat", "debounce", "workers", "reconcileTimeout", "resync", "rescan", "stopTimeout", "tokenFile"} {
+	for _, k := range []string{"stateDir", "listen", "logLevel", "logFormat", "debounce", "workers", "reconcileTimeout", "resync", "rescan", "stopTimeout", "tokenFile", "toolPrefix"} {
 		known[k] = true
 	}
 	var ignored []string
@@ -90,6 +91,7 @@ func applyConfigFile(cfg *daemonConfig, path string, setOnCommandLine map[string
 	setString("listen", file.Listen, &cfg.listen)
 	setString("log-format", file.LogFormat, &cfg.logFormat)
 	setString("token-file", file.TokenFile, &cfg.tokenFile)
+	setString("tool-prefix", file.ToolPrefix, &cfg.toolPrefix)
 	setDuration("debounce", file.Debounce, &cfg.debounce)
 	setDuration("resync", file.Resync, &cfg.resync)
 	setDuration("reconcile-timeout", file.ReconcileTimeout, &cfg.reconcileTimeout)

@@ -50,6 +50,7 @@ type daemonConfig struct {
 	rescan           time.Duration
 	stopTimeout      time.Duration
 	tokenFile        string
+	toolPrefix       string
 	// token is the API's bearer token, from tokenFile or MUSTERD_TOKEN. It
 	// is never logged.
 	token string
@@ -69,6 +70,7 @@ func defaultDaemonConfig() daemonConfig {
 		resync:           10 * time.Minute,
 		rescan:           fs.DefaultRescanInterval,
 		stopTimeout:      10 * time.Second,
+		toolPrefix:       catalogue.DefaultPrefix,
 	}
 }
 
@@ -90,6 +92,7 @@ func parseDaemonFlags(args []string, stderr io.Writer) (cfg daemonConfig, notes 
 	fset.DurationVar(&cfg.resync, "resync", cfg.resync, "period of the full level-triggered resync")
 	fset.DurationVar(&cfg.rescan, "rescan", cfg.rescan, "period of the safety-net rescan of the config dir")
 	fset.DurationVar(&cfg.stopTimeout, "stop-timeout", cfg.stopTimeout, "time allowed for a clean shutdown")
+	fset.StringVar(&cfg.toolPrefix, "tool-prefix", cfg.toolPrefix, "global prefix of exposed tool names: {prefix}_{toolPrefix or server}_{tool}")
 	fset.StringVar(&cfg.tokenFile, "token-file", "", "file holding the bearer token that mutating API calls need (else $MUSTERD_TOKEN; none: no token needed)")
 	if err := fset.Parse(args); err != nil {
 		return cfg, nil, err
@@ -238,7 +241,7 @@ func newDaemon(cfg daemonConfig, log *slog.Logger) (*daemon, error) {
 	// bus, the supervisor reporting to the bridge, the reconcilers over
 	// both, and the supervisor's stopper, registered with no dependency
 	// so that it starts first and stops last.
-	d.Catalogue = catalogue.New(catalogue.Options{})
+	d.Catalogue = catalogue.New(catalogue.Options{Prefix: cfg.toolPrefix})
 	bridge, err := runtime.New(d.Bus, runtime.Options{Index: d.Index, Catalogue: d.Catalogue, Logger: log})
 	if err != nil {
 		return nil, err

@@ -1,7 +1,10 @@
 // Package watchers is the head of musterd's pipeline: watchers observe where
 // resources are declared and publish what they see on the bus.
 //
-// Place in the pipeline: first. A watcher imports only events and bus.
+// Place in the pipeline: first. A watcher publishes on the bus and reads
+// nothing of the later stages: it may use events, bus, redact, the resource
+// types and the resources index (the filesystem watcher) or the supervisor
+// and catalogue (the runtime bridge), as internal/archtest records.
 //
 // Every watcher, in its own subpackage, guarantees:
 //
