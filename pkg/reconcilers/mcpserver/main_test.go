@@ -4,15 +4,14 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/musterd/musterd/internal/mcpfake"
 
 	"github.com/musterd/musterd/pkg/apis/muster/v1alpha1"
 	"github.com/musterd/musterd/pkg/catalogue"
@@ -26,22 +25,7 @@ import (
 // fakeBin is cmd/mcp-fake, built once for the tests.
 var fakeBin string
 
-func TestMain(m *testing.M) { os.Exit(runTests(m)) }
-
-func runTests(m *testing.M) int {
-	dir, err := os.MkdirTemp("", "mcpserver-test-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer os.RemoveAll(dir)
-	fakeBin = filepath.Join(dir, "mcp-fake")
-	if out, err := exec.Command("go", "build", "-o", fakeBin, "github.com/musterd/musterd/cmd/mcp-fake").CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "building mcp-fake: %v\n%s", err, out)
-		return 1
-	}
-	return m.Run()
-}
+func TestMain(m *testing.M) { mcpfake.Main(m, &fakeBin) }
 
 // deadline bounds every wait on a real process: generous, for a loaded
 // 2-core machine running the race detector.
