@@ -161,10 +161,12 @@ type keyState struct {
 	// retrying says wakeAt is a backoff retry, which runtime events must
 	// not bypass.
 	retrying bool
-	// failed is the tombstone of a key whose last reconcile failed for good
-	// (a permanent error, or its retries ran out): it stays Failed until a
-	// change, a manual trigger or a resync, whatever runtime triggers say.
-	// A failed key has nothing pending and no wakeAt.
+	// failed is the tombstone of a key whose retries ran out: it stays
+	// Failed until a change, a manual trigger or a resync, whatever runtime
+	// triggers say. A failed key has nothing pending and no wakeAt. (A
+	// permanent error leaves no tombstone: it is an error of the definition,
+	// which retrying cannot fix, while what runs may still change and need
+	// reconciling, such as a crash of the last good server.)
 	failed bool
 }
 
@@ -540,10 +542,11 @@ func (c *Coordinator) settle(ctx context.Context, req reconcilers.Request, res r
 			Duration: took, NextRetry: st.wakeAt.Round(0).UTC()}
 	default: // permanent, retries used up, or timed out while stopping
 		c.backoff.Forget(req.Key)
-		// Failed until a change, a manual trigger or a resync: a runtime
-		// trigger that arrived during the reconcile is dropped, and one of
-		// those starts the key afresh.
-		if st.pending < resyncTrigger {
+		// Retries used up: Failed until a change, a manual trigger or a
+		// resync; a runtime trigger that arrived during the reconcile is
+		// dropped, and one of those starts the key afresh. A permanent
+		// error is not retried, but runtime triggers still reach the key.
+		if !reconcilers.IsPermanent(res.Err) && st.pending < resyncTrigger {
 			st.pending, st.failed = noTrigger, true
 		}
 		outcome = events.ResourceFailed{Meta: meta, Key: req.Key, Error: redact.String(res.Err.Error()), Attempt: req.Attempt,

@@ -856,7 +856,6 @@ func TestFailedKeyWaitsForAChangeManualTriggerOrResync(t *testing.T) {
 		reconcile func(context.Context, reconcilers.Request) reconcilers.Result
 		calls     int
 	}{
-		{"permanent error", permanent, 1},
 		{"retries exhausted", failing, 6},
 	}
 	wakers := []struct {
@@ -904,6 +903,30 @@ func TestFailedKeyWaitsForAChangeManualTriggerOrResync(t *testing.T) {
 	}
 }
 
+func TestAPermanentErrorIsNotRetriedButRuntimeTriggersStillReachIt(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFake(kind)
+		f.reconcile = permanent
+		h := run(t, coordinator.Options{Jitter: -1, ResyncPeriod: -1}, f)
+
+		h.trigger(events.ReasonChange, "corr-1", keyA)
+		time.Sleep(time.Hour)
+		synctest.Wait()
+		require.Len(t, f.Calls(), 1, "a permanent error is not retried")
+
+		// The definition is broken, but what runs keeps changing: a crash of
+		// the last good server must still be reconciled.
+		h.trigger(events.ReasonServiceState, "crash", keyA)
+		synctest.Wait()
+		calls := f.Calls()
+		require.Len(t, calls, 2)
+		assert.Equal(t, try{time.Hour, 1}, tries(calls)[1])
+		time.Sleep(time.Hour)
+		synctest.Wait()
+		assert.Len(t, f.Calls(), 2, "and is still not retried")
+	})
+}
+
 func TestFailedTombstonesDoNotOutliveTheirKeys(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var fixed atomic.Bool
@@ -912,10 +935,10 @@ func TestFailedTombstonesDoNotOutliveTheirKeys(t *testing.T) {
 			if fixed.Load() {
 				return reconcilers.Result{Deleted: true}
 			}
-			return permanent(ctx, req)
+			return failing(ctx, req)
 		}
 		f.list = func(context.Context) ([]events.Key, error) { return []events.Key{keyC}, nil }
-		h := run(t, coordinator.Options{ResyncPeriod: -1}, f)
+		h := run(t, coordinator.Options{ResyncPeriod: -1, MaxRetries: -1}, f) // fails for good at once
 
 		h.trigger(events.ReasonChange, "corr-1", keyA, keyB, keyC)
 		assert.Equal(t, 3, h.c.TrackedKeys(), "each Failed key keeps a tombstone")
@@ -929,12 +952,12 @@ func TestFailedTombstonesDoNotOutliveTheirKeys(t *testing.T) {
 		synctest.Wait()
 		assert.Equal(t, 1, h.c.TrackedKeys(), "a resync that no longer lists a Failed key clears its tombstone")
 
-		h.trigger(events.ReasonChange, "corr-3", events.NewKey("Workflow", "", "no-reconciler"), keyA)
-		require.Equal(t, 3, h.c.TrackedKeys())
+		h.trigger(events.ReasonChange, "corr-3", keyA)
+		require.Equal(t, 2, h.c.TrackedKeys())
 		require.NoError(t, h.c.SetKindEnabled(kind, false))
 		h.c.Resync()
 		synctest.Wait()
-		assert.Zero(t, h.c.TrackedKeys(), "a resync clears the tombstones of disabled kinds and of kinds with no reconciler")
+		assert.Zero(t, h.c.TrackedKeys(), "a resync clears the tombstones of disabled kinds")
 		assert.Len(t, f.Calls(), 6)
 	})
 }
