@@ -69,8 +69,9 @@ func defaultDaemonConfig() daemonConfig {
 		reconcileTimeout: 5*time.Minute + 30*time.Second,
 		resync:           10 * time.Minute,
 		rescan:           fs.DefaultRescanInterval,
-		stopTimeout:      10 * time.Second,
-		toolPrefix:       catalogue.DefaultPrefix,
+		// Above the supervisor's shutdown (its SIGTERM grace, then SIGKILL).
+		stopTimeout: runtime.DefaultShutdownTimeout + 5*time.Second,
+		toolPrefix:  catalogue.DefaultPrefix,
 	}
 }
 

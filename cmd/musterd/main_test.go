@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -50,20 +51,39 @@ func TestMain(m *testing.M) {
 type runningDaemon struct {
 	cmd    *exec.Cmd
 	addr   string
-	stderr *bytes.Buffer
+	stderr *syncBuffer
 	exited chan error
+}
+
+// syncBuffer is the daemon's log: written by the reader goroutine, read by
+// tests while the daemon runs.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) WriteString(s string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.buf.WriteString(s)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 var listenLine = regexp.MustCompile(`msg="musterd starting".* listen=(\S+)`)
 
-func startDaemon(t *testing.T, args ...string) *runningDaemon {
+func startDaemon(t testing.TB, args ...string) *runningDaemon {
 	t.Helper()
 	cmd := exec.Command(binary, append([]string{"run", "-listen", "127.0.0.1:0"}, args...)...)
 	cmd.Dir = workDir
 	pipe, err := cmd.StderrPipe()
 	require.NoError(t, err)
 	require.NoError(t, cmd.Start())
-	d := &runningDaemon{cmd: cmd, stderr: &bytes.Buffer{}, exited: make(chan error, 1)}
+	d := &runningDaemon{cmd: cmd, stderr: &syncBuffer{}, exited: make(chan error, 1)}
 	found := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(pipe)
@@ -87,7 +107,7 @@ func startDaemon(t *testing.T, args ...string) *runningDaemon {
 	return d
 }
 
-func (d *runningDaemon) get(t *testing.T, path string) (int, string) {
+func (d *runningDaemon) get(t testing.TB, path string) (int, string) {
 	t.Helper()
 	resp, err := http.Get("http://" + d.addr + path)
 	require.NoError(t, err)
@@ -97,7 +117,7 @@ func (d *runningDaemon) get(t *testing.T, path string) (int, string) {
 	return resp.StatusCode, string(body)
 }
 
-func (d *runningDaemon) waitReady(t *testing.T) {
+func (d *runningDaemon) waitReady(t testing.TB) {
 	t.Helper()
 	deadline := time.Now().Add(e2eDeadline)
 	for time.Now().Before(deadline) {

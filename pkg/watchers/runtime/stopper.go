@@ -11,8 +11,10 @@ import (
 // StopperName is the Stopper's component name.
 const StopperName = "supervisor"
 
-// DefaultShutdownTimeout is StopperOptions.Timeout's default.
-const DefaultShutdownTimeout = 5 * time.Second
+// DefaultShutdownTimeout is StopperOptions.Timeout's default: above the
+// supervisor's own SIGTERM grace, so that its SIGKILL of a server that
+// ignores SIGTERM is the normal path, not a timeout.
+const DefaultShutdownTimeout = supervisor.DefaultStopGrace + 5*time.Second
 
 // StopperOptions configure a Stopper. The zero value of each field is its
 // default.
@@ -20,7 +22,8 @@ type StopperOptions struct {
 	// Timeout bounds the shutdown: servers still running then are killed
 	// (SIGKILL to their process groups), and the Stopper still waits until
 	// they are reaped. Keep it below the lifecycle's StopTimeout, so that
-	// the kill comes before the registry gives up waiting. Default 5s.
+	// the kill comes before the registry gives up waiting, and above the
+	// supervisor's StopGrace. Default DefaultShutdownTimeout (10s).
 	Timeout time.Duration
 }
 
