@@ -39,7 +39,7 @@ fmt:
 # Go benchmarks: bus delivery beside a channel and raw EventBus, and no-op
 # reconciles through the pipeline beside a plain workqueue loop.
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./pkg/...
+	$(GO) test -run '^$$' -bench . -benchmem ./pkg/... ./cmd/...
 
 clean:
 	rm -rf $(BIN)
