@@ -522,3 +522,33 @@ spec:
 	})
 	assert.Equal(t, invalid, withoutConditions(w.Status))
 }
+
+func TestE2EAMalformedEditNeverStopsARunningServer(t *testing.T) {
+	e := startFS(t)
+	marker := newMarker()
+	good := mcpServerYAML("steady", stdioSpec("-tools", marker)...)
+	e.write(t, "mcpservers/steady.yaml", good)
+	e.waitServer(t, "steady", "is Running", running("x_steady_"+marker))
+	server := theServerProc(t, marker)
+
+	// Each broken edit, from the good file, with the error it must show.
+	for _, c := range []struct{ what, content, shows string }{
+		{"an unknown field", strings.Replace(good, "command:", "comand:", 1), "comand"},
+		{"invalid YAML", "spec: [\n", "mcpservers/steady.yaml:"},
+		{"another kind", strings.Replace(good, "kind: MCPServer", "kind: Workflow", 1), "does not belong in mcpservers/"},
+		{"an empty file", "", "is empty"},
+		{"a failed validation", strings.Replace(good, "type: stdio", "type: carrier-pigeon", 1), "carrier-pigeon"},
+	} {
+		e.write(t, "mcpservers/steady.yaml", c.content)
+		s := e.waitServer(t, "steady", "shows the error of "+c.what, func(s serverObject) bool {
+			return s.Reconcile.State == "Error" && strings.Contains(s.Reconcile.LastError, c.shows)
+		})
+		assert.Equal(t, v1alpha1.MCPServerStateRunning, s.Status.State, "%s: the last good server keeps running", c.what)
+		assert.True(t, server.alive(), "%s stopped the running server", c.what)
+		assert.Equal(t, []proc{server}, serverProcs(marker), "%s restarted the server", c.what)
+
+		e.write(t, "mcpservers/steady.yaml", good)
+		e.waitServer(t, "steady", "is Synced again after "+c.what, running("x_steady_"+marker))
+		assert.Equal(t, []proc{server}, serverProcs(marker), "fixing %s restarts nothing", c.what)
+	}
+}

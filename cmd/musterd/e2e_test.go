@@ -173,9 +173,11 @@ func TestE2ECreateUpdateDelete(t *testing.T) {
 	e := startFS(t)
 	e.write(t, "workflows/deploy.yaml", workflowYAML("deploy", "x_a_one"))
 	r := e.waitWorkflow(t, "deploy", "Synced", "x_a_one")
-	// No server offers the tool: reconciled, but not valid.
+	// No server offers the tool: reconciled, but not valid, and said so.
 	assert.False(t, r.Status.Valid)
 	assert.Equal(t, []string{"x_a_one"}, r.Status.MissingTools)
+	_, body := e.get(t, "/api/v1/resources/workflows/default/deploy")
+	assert.Contains(t, body, `"valid": false`, "valid: false must be written, not omitted")
 	assert.Equal(t, []string{"workflows/deploy.yaml"}, r.Files)
 	eventually(t, "the status file says Synced", func() bool {
 		s, ok := e.statusFile("deploy")
@@ -244,8 +246,14 @@ func TestE2EMalformedEditKeepsTheLastGoodSpecAndShowsTheError(t *testing.T) {
 	})
 
 	e.write(t, "workflows/m.yaml", "kind: [\n") // not even YAML: still no delete
-	r = e.waitWorkflow(t, "m", "Error", "x_a_one")
-	assert.Contains(t, r.Reconcile.LastError, "workflows/m.yaml:")
+	eventually(t, "the YAML error replaces the field error", func() bool {
+		r, ok := e.resource(t, "workflows", "m")
+		require.True(t, ok, "a file that does not parse was taken for a delete")
+		return r.Reconcile.State == "Error" && strings.Contains(r.Reconcile.LastError, "workflows/m.yaml:") &&
+			!strings.Contains(r.Reconcile.LastError, "tol")
+	})
+	r, _ = e.resource(t, "workflows", "m")
+	assert.Equal(t, "x_a_one", r.Spec.Steps[0].Tool, "the last good spec stays in force")
 
 	e.write(t, "workflows/m.yaml", workflowYAML("m", "x_a_fixed"))
 	e.waitWorkflow(t, "m", "Synced", "x_a_fixed")

@@ -512,6 +512,10 @@ func (c *Coordinator) settle(ctx context.Context, req reconcilers.Request, res r
 		st = &keyState{corr: req.CorrelationID}
 		c.keys[req.Key] = st
 	}
+	// A dependency that names its retry time (reconcilers.RetryAt) owns the
+	// schedule and its bound, such as the supervisor's restart backoff
+	// capped at minutes: MaxRetries would give up on it too soon.
+	_, timed := reconcilers.RetryTime(res.Err)
 	switch {
 	case res.Err == nil:
 		result = ResultSuccess
@@ -523,7 +527,7 @@ func (c *Coordinator) settle(ctx context.Context, req reconcilers.Request, res r
 		}
 		outcome = events.ResourceSynced{Meta: meta, Key: req.Key, Attempt: req.Attempt, Duration: took,
 			Deleted: res.Deleted, RequeueAfter: res.RequeueAfter}
-	case !reconcilers.IsPermanent(res.Err) && ctx.Err() == nil && c.backoff.NumRequeues(req.Key) < c.opts.MaxRetries:
+	case !reconcilers.IsPermanent(res.Err) && ctx.Err() == nil && (timed || c.backoff.NumRequeues(req.Key) < c.opts.MaxRetries):
 		now := time.Now()
 		if at, ok := reconcilers.RetryTime(res.Err); ok {
 			// The reconciler knows when a retry can succeed (a server's

@@ -356,7 +356,7 @@ func TestJitteredRetryIsAnnouncedExactly(t *testing.T) {
 	})
 }
 
-func TestRetryAtIsHonouredExactlyAndCountsAgainstMaxRetries(t *testing.T) {
+func TestRetryAtIsHonouredExactlyAndOutlastsMaxRetries(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		// The dependency's own schedule: not before 10s, then 40s, then 5s
 		// (already past by then), each measured from the bubble's start,
@@ -366,7 +366,10 @@ func TestRetryAtIsHonouredExactlyAndCountsAgainstMaxRetries(t *testing.T) {
 		var calls atomic.Int32
 		f := newFake(kind)
 		f.reconcile = func(context.Context, reconcilers.Request) reconcilers.Result {
-			n := calls.Add(1)
+			n := int(calls.Add(1))
+			if n > len(wants) {
+				return reconcilers.Result{} // the dependency is back
+			}
 			return reconcilers.Result{Err: reconcilers.RetryAt(errBoom, start.Add(wants[n-1]))}
 		}
 		// A jittered backoff: the retry times must not depend on it.
@@ -380,14 +383,15 @@ func TestRetryAtIsHonouredExactlyAndCountsAgainstMaxRetries(t *testing.T) {
 		time.Sleep(24 * time.Hour)
 		synctest.Wait()
 
-		assert.Equal(t, []try{{0, 1}, {10 * time.Second, 2}, {40 * time.Second, 3}, {40 * time.Second, 4}, {2 * time.Hour, 5}}, tries(f.Calls()),
-			"each retry at the time its error named, a past one at once, one past BackoffMax all the same; four retries, then no more")
+		assert.Equal(t, []try{{0, 1}, {10 * time.Second, 2}, {40 * time.Second, 3}, {40 * time.Second, 4}, {2 * time.Hour, 5}, {2 * time.Hour, 6}}, tries(f.Calls()),
+			"each retry at the time its error named, a past one at once, one past BackoffMax all the same, and beyond MaxRetries (4)")
 		var next []time.Time
 		for _, e := range eventsOf[events.ResourceFailed](h) {
 			next = append(next, e.NextRetry)
 			assert.Equal(t, "boom", e.Error)
 		}
-		assert.Equal(t, []time.Time{h.at(10 * time.Second), h.at(40 * time.Second), h.at(40 * time.Second), h.at(2 * time.Hour), {}}, next)
+		assert.Equal(t, []time.Time{h.at(10 * time.Second), h.at(40 * time.Second), h.at(40 * time.Second), h.at(2 * time.Hour), h.at(2 * time.Hour)}, next)
+		require.Len(t, eventsOf[events.ResourceSynced](h), 1, "it succeeds once the dependency is back")
 	})
 }
 

@@ -27,7 +27,8 @@
 //     it), so keys that fail together never retry in lockstep.
 //     An error made with reconcilers.RetryAt is retried at exactly the time
 //     it names instead (never earlier, not capped by BackoffMax, at once if
-//     that time has passed), and counts against MaxRetries all the same.
+//     that time has passed), and does not count against MaxRetries: the
+//     dependency that names the time owns the schedule and its bound.
 //     A permanent error (reconcilers.Permanent) is never retried. Only a
 //     change (change, refractory-end, manual, index-synced) resets the
 //     backoff; runtime events (service-state, retry, resync) never bypass

@@ -73,7 +73,8 @@ func IsPermanent(err error) bool {
 // RetryAtError marks an error whose retry must come at a known time, such
 // as that of a dependency whose own backoff says when it may be tried
 // again: the coordinator retries it at At instead of after its own backoff
-// delay, and counts it against its retries like any failure.
+// delay, for as long as the error says so. The dependency owns the schedule
+// and must bound it, as the supervisor's restart backoff does.
 type RetryAtError struct {
 	Err error
 	At  time.Time

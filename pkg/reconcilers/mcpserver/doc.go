@@ -28,8 +28,9 @@
 //   - A server in its restart backoff is reconciled again exactly when the
 //     backoff allows a start (reconcilers.RetryAt at the supervisor's
 //     NextRetryAfter), never earlier, so the supervisor's per-server
-//     exponential backoff with jitter paces every restart; the retries count
-//     against the coordinator's MaxRetries like any failure.
+//     exponential backoff with jitter, capped at minutes, paces every
+//     restart, for as long as the server keeps failing: the coordinator
+//     does not give up on it after MaxRetries.
 //   - Status (v1alpha1.MCPServerStatus, through Status) is the supervisor's
 //     observation at the last reconcile: state, the exposed names of the
 //     tools and their count, restartCount, consecutiveFailures, lastError

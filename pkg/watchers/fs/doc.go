@@ -24,7 +24,7 @@
 //     rewritten is not read half written.
 //   - A file that cannot be used is an error, never a delete and never a
 //     crash or a hang: one that cannot be read (permission denied, a
-//     symlink loop, a directory named x.yaml, a named pipe, more than 8 MiB),
+//     symlink loop, a directory named x.yaml, a named pipe, more than 4 MiB),
 //     fails to parse (or panics the decoder), or is empty (what a writer's
 //     truncate leaves for an instant) is recorded on its resources, whose
 //     last good definition stays in force. A document whose kind does not

@@ -19,8 +19,10 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 
+	"github.com/musterd/musterd/pkg/apis/muster/v1alpha1"
 	"github.com/musterd/musterd/pkg/bus"
 	"github.com/musterd/musterd/pkg/events"
+	"github.com/musterd/musterd/pkg/redact"
 	"github.com/musterd/musterd/pkg/resources"
 )
 
@@ -462,11 +464,11 @@ func (w *Watcher) recheckFile(rel string) {
 	// Warn when an error is news, not on every rescan of a broken file.
 	if len(changes) > 0 {
 		if err != nil {
-			w.log.Warn("definition file unusable; what it declared before stays in force", "path", rel, "error", err)
+			w.log.Warn("definition file unusable; what it declared before stays in force", "path", rel, "error", redact.String(err.Error()))
 		}
 		for _, d := range docs {
 			if d.Err != nil {
-				w.log.Warn("definition unusable; its last good version stays in force", "path", rel, "key", d.Key.String(), "error", d.Err)
+				w.log.Warn("definition unusable; its last good version stays in force", "path", rel, "key", d.Key.String(), "error", redact.String(d.Err.Error()))
 			}
 		}
 	}
@@ -496,7 +498,10 @@ func (w *Watcher) decodeFile(rel, sub string, data []byte) (docs []resources.Doc
 				msg += fmt.Sprintf("; move it to %s/", other)
 			}
 		}
-		docs[i] = resources.Doc{Key: d.Key, Err: errors.New(msg)}
+		// The error goes on the key the directory implies: a definition
+		// edited to another kind is a broken definition of this one, whose
+		// last good version stays in force, never a delete of it.
+		docs[i] = resources.Doc{Key: events.NewKey(want, d.Key.Namespace, d.Key.Name), Err: errors.New(msg)}
 	}
 	return docs, nil
 }
@@ -541,10 +546,11 @@ func isDefinitionFile(name string) bool {
 	return (ext == ".yaml" || ext == ".yml") && len(name) > len(ext)
 }
 
-// maxFileSize bounds what is read of one file. Definitions are small (the
+// maxFileSize bounds what is read of one file: the decoder's own limit.
+// Definitions are small (the
 // Kubernetes API takes objects of 1.5 MiB at most); a bigger file is a
 // mistake, not worth the memory.
-const maxFileSize = 8 << 20
+const maxFileSize = v1alpha1.MaxFileSize
 
 // readDefinition reads the regular file at abs, through symlinks. Anything
 // else is an error: a directory, and a named pipe, whose read would block

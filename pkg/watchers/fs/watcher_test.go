@@ -519,7 +519,7 @@ func TestUnusableFilesAreErrorsNeverDeletes(t *testing.T) {
 		m := h.mark()
 		h.write(filepath.Join(mcps, "huge.yaml"), mcp("huge", strings.Repeat("x", maxFileSize)))
 		e := h.waitEntry(mcpKey("huge"), "shows the error", func(_ resources.Entry, ok bool) bool { return ok })
-		assert.EqualError(t, e.Err, "mcpservers/huge.yaml: cannot read: larger than 8 MiB; definition files are small")
+		assert.EqualError(t, e.Err, "mcpservers/huge.yaml: cannot read: larger than 4 MiB; definition files are small")
 		assert.Equal(t, []string{"create MCPServer/default/huge"}, summary(h.quiet(m)))
 	}
 
@@ -569,14 +569,33 @@ func TestADocumentOfTheWrongKindIsAnErrorNamingItsFile(t *testing.T) {
 	write(t, filepath.Join(dir, "mcpservers", "x.yaml"), wf("x", "v1")+"---\n"+mcp("y", "v1"))
 	h := newHarness(t, dir, Options{}).start()
 
-	e, ok := h.index.Get(wfKey("x"))
+	// The error goes on the key the directory implies.
+	e, ok := h.index.Get(mcpKey("x"))
 	require.True(t, ok)
 	assert.EqualError(t, e.Err, "mcpservers/x.yaml: kind Workflow does not belong in mcpservers/; move it to workflows/")
 	assert.Nil(t, e.Object)
+	_, ok = h.index.Get(wfKey("x"))
+	assert.False(t, ok, "nothing is declared under a kind that does not belong here")
 	e, ok = h.index.Get(mcpKey("y"))
 	require.True(t, ok)
 	assert.NoError(t, e.Err, "the file's other documents are fine")
 	assert.Equal(t, "v1", e.Object)
+}
+
+func TestADefinitionEditedToAnotherKindKeepsItsLastGoodVersion(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "mcpservers", "git.yaml")
+	write(t, path, mcp("git", "v1"))
+	h := newHarness(t, dir, Options{}).start()
+	m := h.mark()
+
+	h.write(path, wf("git", "v2")) // a slip of the kind: not a delete
+	h.waitEntry(mcpKey("git"), "shows the error", func(e resources.Entry, _ bool) bool { return e.Err != nil })
+	e, ok := h.index.Get(mcpKey("git"))
+	require.True(t, ok)
+	assert.Equal(t, "v1", e.Object, "the last good definition stays in force")
+	assert.Equal(t, []string{"update MCPServer/default/git"}, summary(h.quiet(m)), "an update, never a delete")
 }
 
 func TestAPanickingDecoderFailsTheFileNotTheWatcher(t *testing.T) {

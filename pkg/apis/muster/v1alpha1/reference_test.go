@@ -190,13 +190,17 @@ var musterdStatusFields = map[string][]string{
 	"Workflow.status":  {"missingTools"},
 }
 
+// alwaysWritten are fields without omitempty that are optional all the
+// same (marked +optional): musterd writes them even when false.
+var alwaysWritten = map[string]bool{"WorkflowStatus.Valid": true}
+
 // requiredFields are the fields of typ whose json tag lacks omitempty.
 func requiredFields(typ reflect.Type) []string {
 	var required []string
 	for i := range typ.NumField() {
 		f := typ.Field(i)
 		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if name != "" && !strings.Contains(opts, "omitempty") {
+		if name != "" && !strings.Contains(opts, "omitempty") && !alwaysWritten[typ.Name()+"."+f.Name] {
 			required = append(required, name)
 		}
 	}

@@ -246,9 +246,12 @@ type WorkflowConditionExpectation struct {
 
 // WorkflowStatus is the observed state of a workflow.
 type WorkflowStatus struct {
-	// Valid is whether the spec passed validation.
+	// Valid is whether the spec passed validation and every tool it names
+	// is offered by a running server. Always written, false included, so
+	// that an invalid workflow says so (optional in the schema, as in
+	// muster's CRD).
 	// +optional
-	Valid bool `json:"valid,omitempty"`
+	Valid bool `json:"valid"`
 
 	// ValidationErrors are the spec's validation errors.
 	// +optional
