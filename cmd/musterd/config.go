@@ -30,6 +30,7 @@ type configFile struct {
 	StopTimeout      *duration `yaml:"stopTimeout"`
 	TokenFile        *string   `yaml:"tokenFile"`
 	ToolPrefix       *string   `yaml:"toolPrefix"`
+	Record           *string   `yaml:"record"`
 }
 
 // duration reads "100ms", "10m" and the like.
@@ -63,7 +64,7 @@ func applyConfigFile(cfg *daemonConfig, path string, setOnCommandLine map[string
 		return nil, fmt.Errorf("config file %s: %w", path, err)
 	}
 	known := map[string]bool{}
-	for _, k := range []string{"stateDir", "listen", "logLevel", "logFormat", "debounce", "workers", "reconcileTimeout", "resync", "rescan", "stopTimeout", "tokenFile", "toolPrefix"} {
+	for _, k := range []string{"stateDir", "listen", "logLevel", "logFormat", "debounce", "workers", "reconcileTimeout", "resync", "rescan", "stopTimeout", "tokenFile", "toolPrefix", "record"} {
 		known[k] = true
 	}
 	var ignored []string
@@ -92,6 +93,7 @@ func applyConfigFile(cfg *daemonConfig, path string, setOnCommandLine map[string
 	setString("log-format", file.LogFormat, &cfg.logFormat)
 	setString("token-file", file.TokenFile, &cfg.tokenFile)
 	setString("tool-prefix", file.ToolPrefix, &cfg.toolPrefix)
+	setString("record", file.Record, &cfg.record)
 	setDuration("debounce", file.Debounce, &cfg.debounce)
 	setDuration("resync", file.Resync, &cfg.resync)
 	setDuration("reconcile-timeout", file.ReconcileTimeout, &cfg.reconcileTimeout)

@@ -30,6 +30,7 @@ import (
 	"github.com/musterd/musterd/pkg/statusync"
 	"github.com/musterd/musterd/pkg/statusync/files"
 	"github.com/musterd/musterd/pkg/supervisor"
+	"github.com/musterd/musterd/pkg/trace"
 	"github.com/musterd/musterd/pkg/watchers/fs"
 	"github.com/musterd/musterd/pkg/watchers/runtime"
 )
@@ -51,10 +52,23 @@ type daemonConfig struct {
 	stopTimeout      time.Duration
 	tokenFile        string
 	toolPrefix       string
+	// record is the file every bus event is written to, as a trace; none
+	// if empty.
+	record string
 	// token is the API's bearer token, from tokenFile or MUSTERD_TOKEN. It
 	// is never logged.
 	token string
 }
+
+// The coordinator's retry settings. musterd run has no flags for them; they
+// are passed explicitly, with the coordinator's default values, so that a
+// trace's header states what is in force.
+const (
+	retryBackoffBase = time.Second
+	retryBackoffMax  = 5 * time.Minute
+	retryJitter      = 0.1
+	retryMax         = 5
+)
 
 func defaultDaemonConfig() daemonConfig {
 	return daemonConfig{
@@ -95,6 +109,7 @@ func parseDaemonFlags(args []string, stderr io.Writer) (cfg daemonConfig, notes 
 	fset.DurationVar(&cfg.stopTimeout, "stop-timeout", cfg.stopTimeout, "time allowed for a clean shutdown")
 	fset.StringVar(&cfg.toolPrefix, "tool-prefix", cfg.toolPrefix, "global prefix of exposed tool names: {prefix}_{toolPrefix or server}_{tool}")
 	fset.StringVar(&cfg.tokenFile, "token-file", "", "file holding the bearer token that mutating API calls need (else $MUSTERD_TOKEN; none: no token needed)")
+	fset.StringVar(&cfg.record, "record", "", "write every bus event to this file as a trace (created or truncated; see docs/trace-format.md)")
 	if err := fset.Parse(args); err != nil {
 		return cfg, nil, err
 	}
@@ -217,7 +232,9 @@ type daemon struct {
 	Readiness  *statusync.Readiness
 }
 
-func newDaemon(cfg daemonConfig, log *slog.Logger) (*daemon, error) {
+// newDaemon builds the daemon; if record is not nil, every bus event is
+// written to it as a trace.
+func newDaemon(cfg daemonConfig, log *slog.Logger, record io.Writer) (*daemon, error) {
 	d := &daemon{Index: resources.New()}
 	statusFiles, err := files.New(files.Options{
 		StateDir: cfg.stateDir,
@@ -229,19 +246,33 @@ func newDaemon(cfg daemonConfig, log *slog.Logger) (*daemon, error) {
 		return nil, err
 	}
 	d.Pipeline, err = pipeline.New(pipeline.Options{
-		Logger:      log,
-		Debouncer:   debouncer.Options{Interval: cfg.debounce},
-		Coordinator: coordinator.Options{Workers: cfg.workers, ResyncPeriod: cfg.resync, ReconcileTimeout: cfg.reconcileTimeout},
-		Store:       statusync.StoreOptions{Writer: statusFiles},
-		Lifecycle:   lifecycle.Options{StopTimeout: cfg.stopTimeout},
+		Logger:    log,
+		Debouncer: debouncer.Options{Interval: cfg.debounce},
+		Coordinator: coordinator.Options{Workers: cfg.workers, ResyncPeriod: cfg.resync, ReconcileTimeout: cfg.reconcileTimeout,
+			BackoffBase: retryBackoffBase, BackoffMax: retryBackoffMax, Jitter: retryJitter, MaxRetries: retryMax},
+		Store:     statusync.StoreOptions{Writer: statusFiles},
+		Lifecycle: lifecycle.Options{StopTimeout: cfg.stopTimeout},
 	})
 	if err != nil {
 		return nil, err
 	}
+	// The recorder, if any, has no dependency: it subscribes before the
+	// bus's barrier is released and, as the components registered below
+	// depend on it, stops after them, recording their last events.
+	var afterRecorder []lifecycle.Option
+	if record != nil {
+		rec := trace.NewRecorder(d.Bus, record, traceHeader(cfg), trace.RecorderOptions{Logger: log})
+		// Not critical: a full disk must not stop reconciliation.
+		if err := d.Components.Register(rec); err != nil {
+			return nil, err
+		}
+		afterRecorder = append(afterRecorder, lifecycle.DependsOn(rec.Name()))
+	}
 	// The runtime: the catalogue, the bridge publishing on the pipeline's
 	// bus, the supervisor reporting to the bridge, the reconcilers over
 	// both, and the supervisor's stopper, registered with no dependency
-	// so that it starts first and stops last.
+	// (but the recorder) so that it starts first and stops last (but for
+	// the recorder).
 	d.Catalogue = catalogue.New(catalogue.Options{Prefix: cfg.toolPrefix})
 	bridge, err := runtime.New(d.Bus, runtime.Options{Index: d.Index, Catalogue: d.Catalogue, Logger: log})
 	if err != nil {
@@ -253,30 +284,58 @@ func newDaemon(cfg daemonConfig, log *slog.Logger) (*daemon, error) {
 			return nil, err
 		}
 	}
-	if err := d.Components.Register(runtime.NewStopper(d.Supervisor, runtime.StopperOptions{})); err != nil {
+	if err := d.Components.Register(runtime.NewStopper(d.Supervisor, runtime.StopperOptions{}), afterRecorder...); err != nil {
 		return nil, err
 	}
-	if err := d.Add(bridge); err != nil {
+	if err := d.Add(bridge, afterRecorder...); err != nil {
 		return nil, err
 	}
 	watcher, err := fs.New(d.Bus, fs.Options{ConfigDir: cfg.configDir, Index: d.Index, RescanInterval: cfg.rescan, Logger: log})
 	if err != nil {
 		return nil, err
 	}
-	if err := d.Add(watcher, lifecycle.Critical()); err != nil {
+	if err := d.Add(watcher, append(afterRecorder, lifecycle.Critical())...); err != nil {
 		return nil, err
 	}
 	d.Readiness = statusync.NewReadiness(d.Bus)
-	if err := d.Add(d.Readiness); err != nil {
+	if err := d.Add(d.Readiness, afterRecorder...); err != nil {
 		return nil, err
 	}
 	return d, nil
 }
 
+// traceHeader is the header of the daemon's trace: its version and
+// effective configuration, starting now.
+func traceHeader(cfg daemonConfig) trace.Header {
+	return trace.Header{Musterd: version, Start: events.Now(), Config: trace.Config{
+		Debounce:         trace.Duration(cfg.debounce),
+		Workers:          cfg.workers,
+		ReconcileTimeout: trace.Duration(cfg.reconcileTimeout),
+		BackoffBase:      trace.Duration(retryBackoffBase),
+		BackoffMax:       trace.Duration(retryBackoffMax),
+		Jitter:           retryJitter,
+		MaxRetries:       retryMax,
+		Resync:           trace.Duration(cfg.resync),
+	}}
+}
+
 // serve runs the daemon and its HTTP server until ctx is done or one of
 // them fails.
-func serve(ctx context.Context, cfg daemonConfig, log *slog.Logger) error {
-	d, err := newDaemon(cfg, log)
+func serve(ctx context.Context, cfg daemonConfig, log *slog.Logger) (err error) {
+	var record io.Writer
+	if cfg.record != "" {
+		f, err := os.Create(cfg.record)
+		if err != nil {
+			return fmt.Errorf("-record: %w", err)
+		}
+		defer func() {
+			if cerr := f.Close(); cerr != nil {
+				err = errors.Join(err, fmt.Errorf("-record: %w", cerr))
+			}
+		}()
+		record = f
+	}
+	d, err := newDaemon(cfg, log, record)
 	if err != nil {
 		return err
 	}
@@ -296,7 +355,7 @@ func serve(ctx context.Context, cfg daemonConfig, log *slog.Logger) error {
 	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 5 * time.Second}
 	log.Info("musterd starting", "version", version, "config_dir", cfg.configDir, "state_dir", cfg.stateDir,
 		"listen", ln.Addr().String(), "debounce", cfg.debounce, "workers", cfg.workers, "resync", cfg.resync,
-		"api_token", cfg.token != "")
+		"api_token", cfg.token != "", "record", cfg.record)
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

@@ -37,10 +37,15 @@ var allowed = map[string][]string{
 	"pkg/lifecycle":        {"pkg/events", "pkg/bus", "pkg/redact"},
 	"pkg/supervisor":       {"pkg/events", "pkg/apis", "pkg/redact"}, // runs servers; knows nothing of the bus
 	// The API is an edge, like cmd: it reads the stages' state and serves it.
-	"pkg/api":      {"pkg/events", "pkg/bus", "pkg/apis", "pkg/resources", "pkg/statusync", "pkg/lifecycle", "pkg/redact", "pkg/reconcilers"},
+	"pkg/api": {"pkg/events", "pkg/bus", "pkg/apis", "pkg/resources", "pkg/statusync", "pkg/lifecycle", "pkg/redact", "pkg/reconcilers", "pkg/trace"},
+	// The trace format and recorder: an observer of the bus, like a
+	// logger.
+	"pkg/trace":    {"pkg/events", "pkg/bus"},
 	"pkg/pipeline": {"*"}, // the wiring
-	"cmd":          {"*"},
-	"internal":     {"*"},
+	// Replay wires stages on buses of its own, like the pipeline.
+	"pkg/trace/replay": {"pkg/events", "pkg/bus", "pkg/trace", "pkg/debouncer", "pkg/coordinator", "pkg/statusync", "pkg/reconcilers", "pkg/lifecycle"},
+	"cmd":              {"*"},
+	"internal":         {"*"},
 }
 
 // rule returns the entry of allowed that governs pkg.
@@ -124,4 +129,7 @@ func TestTheCheckCatchesWrongWayImports(t *testing.T) {
 	assert.Len(t, violations("pkg/reconcilers/workflow", []string{module + "/pkg/watchers/runtime"}), 1, "reconcilers do not import the bridge")
 	assert.Len(t, violations("pkg/catalogue", []string{module + "/pkg/bus"}), 1, "the catalogue knows nothing of the bus")
 	assert.Len(t, violations("pkg/watchers/fs", []string{module + "/pkg/supervisor"}), 1, "only the runtime watcher sees the supervisor")
+	assert.Len(t, violations("pkg/trace", []string{module + "/pkg/coordinator"}), 1, "the recorder knows no stage")
+	assert.Empty(t, violations("pkg/trace/replay", []string{module + "/pkg/trace", module + "/pkg/coordinator", module + "/pkg/lifecycle"}), "replay is wiring")
+	assert.Len(t, violations("pkg/trace/replay", []string{module + "/pkg/api"}), 1, "replay does not reach the edges")
 }

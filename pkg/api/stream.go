@@ -10,12 +10,23 @@ import (
 	"github.com/musterd/musterd/pkg/api/types"
 	"github.com/musterd/musterd/pkg/bus"
 	"github.com/musterd/musterd/pkg/events"
+	"github.com/musterd/musterd/pkg/trace"
 )
 
-// events streams the bus as server-sent events: "event: <type>" and
+// events streams the bus, filtered, in one of two formats.
+//
+// By default (format=sse), as server-sent events: "event: <type>" and
 // "data: <events.Marshal JSON>" per event, a ": heartbeat" comment when
 // idle, and ": dropped N" when the client's subscription dropped N events
 // because the client read too slowly.
+//
+// With format=trace, as a trace (docs/trace-format.md): a header line whose
+// start is the time the stream opened (and which holds no configuration:
+// the API does not know it), then one line per event, offsets counted from
+// that start. JSON Lines have no comments, so there is no heartbeat, and a
+// trace must have no holes: a client too slow to keep up, whose
+// subscription drops an event, gets the trace up to the last event before
+// the gap and then the end of the stream.
 func (s *server) events(w http.ResponseWriter, r *http.Request) {
 	filter, err := types.ParseEventFilter(r.URL.Query())
 	switch {
@@ -26,8 +37,20 @@ func (s *server) events(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
+	asTrace := false
+	switch format := r.URL.Query().Get("format"); format {
+	case "", "sse":
+	case "trace":
+		asTrace = true
+	default:
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("unknown format %q: use sse or trace", format))
+		return
+	}
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
+	if asTrace {
+		h.Set("Content-Type", "application/jsonl")
+	}
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Accel-Buffering", "no") // nginx would buffer the stream
 	if r.Method == http.MethodHead {
@@ -66,18 +89,38 @@ func (s *server) events(w http.ResponseWriter, r *http.Request) {
 	log := s.log.With("subscriber", name)
 	log.Debug("event stream opened", "remote", r.RemoteAddr, "filter", r.URL.RawQuery)
 
+	var buf bytes.Buffer
+	var tw *trace.Writer
+	if asTrace {
+		// The header's start is now: events published from here on are
+		// the stream's.
+		if tw, err = trace.NewWriter(&buf, trace.Header{Start: events.Now()}); err == nil {
+			err = tw.Flush()
+		}
+		if err != nil {
+			writeError(w, http.StatusInternalServerError, err.Error())
+			return
+		}
+	}
 	rc := http.NewResponseController(w)
 	// The client's Events call returns once it has these headers; the
 	// subscription exists by then, so it misses nothing published after.
 	w.WriteHeader(http.StatusOK)
+	if _, err := w.Write(buf.Bytes()); err != nil {
+		return
+	}
 	if err := rc.Flush(); err != nil {
 		return
 	}
 	// A deadline left behind would fail the connection's next response.
 	defer func() { _ = rc.SetWriteDeadline(time.Time{}) }()
-	heartbeat := time.NewTicker(heartbeatInterval)
-	defer heartbeat.Stop()
-	var buf bytes.Buffer
+	var heartbeat <-chan time.Time // none in a trace
+	encode := func(_ *bytes.Buffer, e events.Event) { s.encodeTrace(tw, e) }
+	if !asTrace {
+		ticker := time.NewTicker(heartbeatInterval)
+		defer ticker.Stop()
+		heartbeat, encode = ticker.C, s.encode
+	}
 	var reported uint64 // drops announced so far
 	for {
 		buf.Reset()
@@ -88,15 +131,23 @@ func (s *server) events(w http.ResponseWriter, r *http.Request) {
 		case <-sub.Done():
 			log.Debug("event stream ended: the bus closed", "dropped", reported)
 			return
-		case <-heartbeat.C:
+		case <-heartbeat:
 			buf.WriteString(": heartbeat\n\n")
 		case e := <-handoff:
-			s.encode(&buf, e)
+			encode(&buf, e)
 			for range len(handoff) {
-				s.encode(&buf, <-handoff)
+				encode(&buf, <-handoff)
 			}
 		}
-		if dropped := s.dropped(name); dropped > reported {
+		if asTrace {
+			// Every event encoded here was handed over before this
+			// count, so if it is zero none comes after a gap.
+			if dropped := s.dropped(name); dropped > 0 {
+				log.Warn("trace stream ended: the client read too slowly and events were dropped", "dropped", dropped)
+				return
+			}
+			_ = tw.Flush() // into buf: cannot fail
+		} else if dropped := s.dropped(name); dropped > reported {
 			fmt.Fprintf(&buf, ": dropped %d\n\n", dropped-reported)
 			reported = dropped
 		}
@@ -122,6 +173,14 @@ func (s *server) encode(buf *bytes.Buffer, e events.Event) {
 		return
 	}
 	fmt.Fprintf(buf, "event: %s\ndata: %s\n\n", e.EventType(), data)
+}
+
+// encodeTrace writes e as one trace line into tw's buffer. An event that
+// cannot be encoded is logged and skipped, as in encode.
+func (s *server) encodeTrace(tw *trace.Writer, e events.Event) {
+	if err := tw.Record(e); err != nil {
+		s.log.Error("event stream: cannot encode event; skipped", "type", e.EventType(), "error", err)
+	}
 }
 
 // dropped returns how many events subscription name has dropped so far.

@@ -17,6 +17,7 @@ import (
 
 	"github.com/musterd/musterd/pkg/api/apitest"
 	"github.com/musterd/musterd/pkg/events"
+	"github.com/musterd/musterd/pkg/trace"
 )
 
 // stream is an open event stream read as raw server-sent events.
@@ -259,5 +260,82 @@ func TestEventStreamOfAClientThatStopsReadingEndsAfterAMinute(t *testing.T) {
 		time.Sleep(time.Nanosecond)
 		synctest.Wait()
 		assert.Empty(t, subscribers(f), "the stalled write timed out and the subscription ended")
+	})
+}
+
+// traceLines reads n lines of a trace stream, header included.
+func (s *stream) traceLines(t *testing.T, n int) []string {
+	t.Helper()
+	var out []string
+	for range n {
+		line, err := s.r.ReadString('\n')
+		require.NoError(t, err)
+		out = append(out, line)
+	}
+	return out
+}
+
+func TestEventStreamAsATraceHasAHeaderThenTheFilteredEventsAtTheirOffsets(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := apitest.New(t, nil)
+		s := openStream(t, f, "?format=trace&kind=workflows")
+		assert.Equal(t, "application/jsonl", s.header.Get("Content-Type"))
+		header := s.traceLines(t, 1)
+
+		time.Sleep(1500 * time.Millisecond)
+		f.Publish(events.BecameLeader{Meta: meta("c0"), Identity: "pod-1"}) // filtered out
+		f.Publish(events.ResourceSynced{Meta: meta("c1"), Key: greetKey, Attempt: 1})
+		time.Sleep(time.Second)
+		f.Publish(events.ResourceFailed{Meta: meta("c2"), Key: greetKey, Attempt: 1, Error: "boom"})
+		lines := append(header, s.traceLines(t, 4)...)
+
+		assert.Equal(t, []string{
+			`{"format":"musterd-trace","version":1,"musterd":"","start":"2000-01-01T00:00:00Z"}` + "\n",
+			`{"at":1500000000,"type":"ResourceSynced","correlationId":"c1","event":{"time":"2000-01-01T00:00:01.5Z","correlationId":"c1","key":{"kind":"Workflow","namespace":"team-a","name":"greet"},"attempt":1,"duration":0}}` + "\n",
+			`{"at":1500000000,"type":"StatusSynced","correlationId":"c1","event":{"time":"2000-01-01T00:00:01.5Z","correlationId":"c1","key":{"kind":"Workflow","namespace":"team-a","name":"greet"},"category":"written"}}` + "\n",
+			`{"at":2500000000,"type":"ResourceFailed","correlationId":"c2","event":{"time":"2000-01-01T00:00:02.5Z","correlationId":"c2","key":{"kind":"Workflow","namespace":"team-a","name":"greet"},"error":"boom","attempt":1,"duration":0}}` + "\n",
+			`{"at":2500000000,"type":"StatusSynced","correlationId":"c2","event":{"time":"2000-01-01T00:00:02.5Z","correlationId":"c2","key":{"kind":"Workflow","namespace":"team-a","name":"greet"},"category":"written"}}` + "\n",
+		}, lines)
+		tr, err := trace.Read(strings.NewReader(strings.Join(lines, "")))
+		require.NoError(t, err, "what the stream sends is a trace")
+		assert.Len(t, tr.Entries, 4)
+
+		time.Sleep(time.Minute)
+		f.Publish(events.ResourceSynced{Meta: meta("c3"), Key: greetKey, Attempt: 2})
+		assert.Contains(t, s.traceLines(t, 1)[0], `"correlationId":"c3"`, "no heartbeat comes between events: JSON Lines have none")
+	})
+}
+
+func TestEventStreamRejectsAnUnknownFormat(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := apitest.New(t, nil)
+		code, body := get(t, f, "/api/v1/events?format=xml")
+		assert.Equal(t, http.StatusBadRequest, code)
+		assert.JSONEq(t, `{"error":"unknown format \"xml\": use sse or trace"}`, body)
+		assert.Empty(t, subscribers(f))
+	})
+}
+
+func TestTraceStreamOfASlowClientEndsBeforeTheGap(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := apitest.New(t, nil)
+		s := openStream(t, f, "?format=trace")
+		const published = 3000
+		for i := range published {
+			f.Bus.Publish(events.BecameLeader{Meta: meta(fmt.Sprint(i)), Identity: "pod"})
+		}
+		synctest.Wait() // the stream's writer is stuck on the unread connection
+
+		body, err := io.ReadAll(s.r)
+		require.NoError(t, err, "the stream ends")
+		tr, err := trace.Read(strings.NewReader(string(body)))
+		require.NoError(t, err, "what was sent is a whole trace")
+		require.NotEmpty(t, tr.Entries)
+		assert.Less(t, len(tr.Entries), published, "a client that does not read loses the rest")
+		for i, e := range tr.Entries {
+			require.Equal(t, fmt.Sprint(i), e.Event.Metadata().CorrelationID, "no event missing before the end")
+		}
+		synctest.Wait()
+		assert.Empty(t, subscribers(f))
 	})
 }

@@ -210,15 +210,16 @@ func (b *Bus) Subscribe(opts SubscriberOptions) (*Subscription, error) {
 		return nil, fmt.Errorf("bus: subscription %q has no handlers", opts.Name)
 	}
 	s := &Subscription{
-		bus:    b,
-		name:   opts.Name,
-		box:    opts.Delivery.newMailbox(),
-		onIdle: opts.OnIdle,
-		born:   time.Now(),
-		once:   opts.Once,
-		wake:   make(chan struct{}, 1),
-		stop:   make(chan struct{}),
-		done:   make(chan struct{}),
+		bus:      b,
+		name:     opts.Name,
+		box:      opts.Delivery.newMailbox(),
+		onIdle:   opts.OnIdle,
+		born:     time.Now(),
+		once:     opts.Once,
+		wake:     make(chan struct{}, 1),
+		draining: make(chan struct{}),
+		stop:     make(chan struct{}),
+		done:     make(chan struct{}),
 	}
 	seen := map[reflect.Type]bool{}
 	for _, hd := range opts.Handlers {
@@ -365,6 +366,8 @@ type Subscription struct {
 	box mailbox
 
 	wake      chan struct{} // capacity 1: "the mailbox may hold something"
+	draining  chan struct{} // closed by Drain
+	drainOnce sync.Once
 	stop      chan struct{}
 	done      chan struct{}
 	stopped   atomic.Bool
@@ -411,6 +414,7 @@ func (s *Subscription) run() {
 	for {
 		select {
 		case <-s.wake:
+		case <-s.draining:
 		case <-s.stop:
 			return
 		}
@@ -435,10 +439,23 @@ func (s *Subscription) run() {
 				return
 			}
 		}
+		if cap(batch) > retainedItems {
+			batch = nil // a burst does not pin its peak memory
+		}
 		// A wake left over from events this loop already drained finds
 		// nothing; OnIdle runs only after real work.
 		if delivered && s.onIdle != nil && !s.stopped.Load() {
 			s.guard(nil, s.onIdle)
+		}
+		select {
+		case <-s.draining:
+			// Events may have arrived while OnIdle ran; once the mailbox is
+			// empty, everything published before Drain has been handled.
+			if s.Pending() == 0 {
+				s.Unsubscribe()
+				return
+			}
+		default:
 		}
 	}
 }
@@ -484,6 +501,29 @@ func (s *Subscription) Unsubscribe() {
 		}
 		b.subsMu.Unlock()
 		close(s.stop)
+	})
+}
+
+// Drain ends the subscription once it has handled every event already in
+// its mailbox: every event whose Publish returned before Drain was called is
+// handled (and OnIdle runs after the last of them, as after any batch), and
+// none published after Drain returns is. Events published concurrently with Drain may or may not be,
+// and events held by the start barrier are in no mailbox yet.
+// It returns at once; Done is closed when the last event has been handled
+// and the subscription has unsubscribed. Unsubscribe or Bus.Close during a
+// drain discard what is still pending, as always. Lossless subscribers use
+// it to stop without losing what was published before they were told to.
+func (s *Subscription) Drain() {
+	s.drainOnce.Do(func() {
+		b := s.bus
+		b.subsMu.Lock()
+		for _, h := range s.handlers {
+			if h.topic != nil {
+				b.unbind(h.topic, h)
+			}
+		}
+		b.subsMu.Unlock()
+		close(s.draining)
 	})
 }
 

@@ -652,6 +652,7 @@ func TestSubscribeRejectsMisuseClearly(t *testing.T) {
 		"two of one type":  {bus.SubscriberOptions{Name: "x", Delivery: bus.Lossy(1), Handlers: []bus.Handler{noop, noop}}, "two handlers"},
 		"other interface":  {bus.SubscriberOptions{Name: "x", Delivery: bus.Lossy(1), Handlers: []bus.Handler{bus.On(func(notAnEvent) {})}}, "is an interface"},
 		"coalescing+lossy": {bus.SubscriberOptions{Name: "x", Delivery: bus.Delivery{}, Handlers: []bus.Handler{noop}}, "delivery unset"},
+		"merge unbounded":  {bus.SubscriberOptions{Name: "x", Delivery: bus.Unbounded().WithMerge(startTriggerMerger), Handlers: []bus.Handler{noop}}, "WithMerge needs a coalescing"},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -747,5 +748,116 @@ func TestAttachmentSignalsReadyAndForwardsBusySince(t *testing.T) {
 		assert.True(t, busy)
 		assert.Equal(t, t0, since)
 		close(gate)
+	})
+}
+
+func TestUnboundedDeliversEveryEventInOrderToABlockedSubscriber(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const n = 100_000
+		b := started()
+		defer b.Close()
+		gate := make(chan struct{})
+		got := make([]int64, 0, n)
+		sub, err := b.Subscribe(bus.SubscriberOptions{Name: "recorder", Delivery: bus.Unbounded(), Handlers: []bus.Handler{
+			bus.On(func(e events.ResourceChanged) {
+				if len(got) == 0 {
+					<-gate
+				}
+				got = append(got, e.Generation)
+			}),
+		}})
+		require.NoError(t, err)
+		bus.Publish(b, events.ResourceChanged{Generation: 0})
+		synctest.Wait() // the handler holds the first event
+		for i := 1; i < n; i++ {
+			bus.Publish(b, events.ResourceChanged{Generation: int64(i)})
+		}
+		assert.Equal(t, n-1, sub.Pending(), "nothing dropped or coalesced while blocked")
+		close(gate)
+		synctest.Wait()
+
+		require.Len(t, got, n)
+		for i, g := range got {
+			if g != int64(i) {
+				t.Fatalf("event %d delivered at position %d", g, i)
+			}
+		}
+		assert.Zero(t, sub.Pending())
+		require.Len(t, b.Stats().Handlers, 1)
+		h := b.Stats().Handlers[0]
+		assert.Equal(t, bus.HandlerStats{Subscriber: "recorder", EventType: "ResourceChanged", Delivered: n}, h)
+	})
+}
+
+func TestDrainHandlesWhatWasPublishedBeforeItAndNothingAfter(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := started()
+		defer b.Close()
+		gate := make(chan struct{})
+		var got recorder[string]
+		idles := 0
+		sub, err := b.Subscribe(bus.SubscriberOptions{Name: "recorder", Delivery: bus.Unbounded(),
+			Handlers: []bus.Handler{bus.On(func(e events.ResourceChanged) {
+				if e.Key.Name == "first" {
+					<-gate
+				}
+				got.add(e.Key.Name)
+			})},
+			OnIdle: func() { idles++ },
+		})
+		require.NoError(t, err)
+		for _, name := range []string{"first", "a", "b", "c"} {
+			bus.Publish(b, changed(name))
+		}
+		synctest.Wait()
+		sub.Drain()
+		bus.Publish(b, changed("after drain"))
+		select {
+		case <-sub.Done():
+			t.Fatal("a draining subscription ended with events pending")
+		default:
+		}
+		close(gate)
+		<-sub.Done()
+		assert.Equal(t, []string{"first", "a", "b", "c"}, got.all())
+		assert.Equal(t, 1, idles, "OnIdle runs after the last drained event")
+		assert.Empty(t, b.Stats().Handlers, "the drained subscription is gone")
+		_, err = bus.Subscribe(b, "recorder", bus.Unbounded(), func(events.ResourceChanged) {})
+		assert.NoError(t, err, "its name is free again")
+	})
+}
+
+func TestDrainHandlesEventsThatArriveWhileOnIdleRuns(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := started()
+		defer b.Close()
+		gate := make(chan struct{})
+		var got recorder[string]
+		sub, err := b.Subscribe(bus.SubscriberOptions{Name: "recorder", Delivery: bus.Unbounded(),
+			Handlers: []bus.Handler{bus.On(func(e events.ResourceChanged) { got.add(e.Key.Name) })},
+			OnIdle:   func() { <-gate },
+		})
+		require.NoError(t, err)
+		bus.Publish(b, changed("x"))
+		synctest.Wait() // OnIdle blocks
+		bus.Publish(b, changed("y"))
+		bus.Publish(b, changed("z"))
+		sub.Drain()
+		close(gate)
+		<-sub.Done()
+		assert.Equal(t, []string{"x", "y", "z"}, got.all())
+	})
+}
+
+func TestDrainOfAnIdleSubscriptionEndsIt(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := started()
+		defer b.Close()
+		sub, err := bus.Subscribe(b, "idle", bus.Unbounded(), func(events.ResourceChanged) {})
+		require.NoError(t, err)
+		sub.Drain()
+		sub.Drain() // twice is harmless
+		<-sub.Done()
+		assert.Empty(t, b.Stats().Handlers)
 	})
 }

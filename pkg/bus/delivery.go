@@ -7,11 +7,12 @@ import (
 )
 
 // Delivery is how a subscription's mailbox holds events its goroutine has
-// not yet handled. Make one with [Coalescing] or [Lossy].
+// not yet handled. Make one with [Coalescing], [Lossy] or [Unbounded].
 type Delivery struct {
-	capacity int                               // Lossy: the bound.
-	key      func(events.Event) string         // Coalescing: the key.
-	merge    func(pending events.Event) Merger // Coalescing: optional.
+	capacity  int                               // Lossy: the bound.
+	unbounded bool                              // Unbounded.
+	key       func(events.Event) string         // Coalescing: the key.
+	merge     func(pending events.Event) Merger // Coalescing: optional.
 }
 
 // Coalescing delivers the newest pending event of each key, for state
@@ -67,12 +68,26 @@ func Lossy(capacity int) Delivery {
 	return Delivery{capacity: capacity}
 }
 
+// Unbounded holds every pending event, in publish order, with no bound: for
+// the few subscribers that must see every event, such as a trace recorder.
+// It never drops and never coalesces. The price is memory: while the
+// subscriber lags, its mailbox grows by one entry per event published (the
+// event itself is shared with other subscribers), without limit. Watch its
+// [Subscription.Pending], exported as musterd_bus_pending; a subscriber that
+// cannot keep up with the publish rate for long will exhaust memory. Once
+// drained, a mailbox that grew large gives its memory back.
+func Unbounded() Delivery {
+	return Delivery{unbounded: true}
+}
+
 func (d Delivery) validate() error {
 	switch {
+	case d.unbounded && (d.key != nil || d.capacity != 0):
+		return errors.New("an unbounded delivery is neither coalescing nor lossy")
 	case d.key != nil && d.capacity != 0:
 		return errors.New("a delivery is either coalescing or lossy")
-	case d.key == nil && d.capacity <= 0:
-		return errors.New("delivery unset: use bus.Coalescing(key) or bus.Lossy(capacity > 0)")
+	case d.key == nil && d.capacity <= 0 && !d.unbounded:
+		return errors.New("delivery unset: use bus.Coalescing(key), bus.Lossy(capacity > 0) or bus.Unbounded()")
 	case d.key == nil && d.merge != nil:
 		return errors.New("WithMerge needs a coalescing delivery")
 	}
@@ -83,7 +98,10 @@ func (d Delivery) newMailbox() mailbox {
 	if d.key != nil {
 		return &coalescingBox{key: d.key, merge: d.merge, index: map[string]int{}}
 	}
-	return &lossyBox{capacity: d.capacity}
+	if d.unbounded {
+		return &fifoBox{}
+	}
+	return &fifoBox{capacity: d.capacity}
 }
 
 // ByResourceKey coalesces events about one resource (events.Keyed) by the
@@ -152,27 +170,38 @@ type mailbox interface {
 	len() int
 }
 
-type lossyBox struct {
+// fifoBox is a queue in publish order: lossy with a capacity, unbounded
+// without (capacity 0).
+type fifoBox struct {
 	capacity int
 	items    []item
 }
 
-func (b *lossyBox) put(it item) outcome {
-	if len(b.items) >= b.capacity {
+// retainedItems is the most a drained unbounded mailbox keeps allocated, so
+// that one burst does not pin its peak memory for the life of the
+// subscription.
+const retainedItems = 1024
+
+func (b *fifoBox) put(it item) outcome {
+	if b.capacity > 0 && len(b.items) >= b.capacity {
 		return dropped
 	}
 	b.items = append(b.items, it)
 	return queued
 }
 
-func (b *lossyBox) drain(buf []item) []item {
+func (b *fifoBox) drain(buf []item) []item {
 	buf = append(buf, b.items...)
+	if cap(b.items) > max(b.capacity, retainedItems) {
+		b.items = nil
+		return buf
+	}
 	clear(b.items)
 	b.items = b.items[:0]
 	return buf
 }
 
-func (b *lossyBox) len() int { return len(b.items) }
+func (b *fifoBox) len() int { return len(b.items) }
 
 // coalescingBox is an ordered map from key to the newest pending item. A
 // replaced item leaves a tombstone that compaction reclaims, so the slice

@@ -18,13 +18,17 @@
 //     pending one; memory is bounded by the number of keys and the newest
 //     state of every key is delivered) or [Lossy] (at most a bound of pending
 //     events; the excess is dropped and counted per subscriber and event
-//     type in [Bus.Stats]).
+//     type in [Bus.Stats]) or [Unbounded] (every event, in publish order,
+//     with memory growing while the subscriber lags: for the few that must
+//     see everything, such as the trace recorder).
 //   - A start barrier: events published before [Bus.Start] are held and then
 //     delivered in publish order, so components that subscribe during start
 //     up miss nothing.
 //   - A panicking handler is recovered, counted and logged; its subscription
 //     keeps running.
-//   - [Subscription.Unsubscribe] removes exactly that subscription.
+//   - [Subscription.Unsubscribe] removes exactly that subscription,
+//     discarding what is pending; [Subscription.Drain] removes it once it
+//     has handled every event published before the call.
 //
 // What runs on the publisher's goroutine: every publish goes through
 // EventBus, which serialises all publishes under one global mutex and calls

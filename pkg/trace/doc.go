@@ -1,0 +1,31 @@
+// Package trace records musterd's bus as an event trace, and reads traces
+// back: the format of docs/trace-format.md, JSON Lines with a header line
+// (format, version, musterd version, start time, effective configuration)
+// followed by one line per event (offset from the start, type, correlation
+// ID, payload).
+//
+// Place in the pipeline: the [Recorder] is an observer beside the status
+// and metrics subscribers. It subscribes to every event on the bus and
+// publishes nothing. It imports only events and bus.
+//
+// Guarantees:
+//
+//   - Lossless recording: the Recorder's subscription is [bus.Unbounded],
+//     so it never drops or coalesces an event; while the writer lags, its
+//     mailbox grows (visible as musterd_bus_pending{subscriber="recorder"}).
+//     Every event published before the Recorder's Start context is
+//     cancelled is written; see [Recorder.Start] for exactly what that
+//     means.
+//   - Publish order: entries are in the order the bus delivered them, which
+//     is publish order. Offsets never decrease: an event stamped earlier
+//     than the one published before it takes that one's offset.
+//   - A full disk never stops reconciliation: a write error ends the
+//     recording (logged once, returned from Start) and nothing else. Run
+//     the Recorder as a non-critical component.
+//   - Strict reading: [Read] rejects a trace that is malformed, of another
+//     format or of a newer version, holds an unknown event type, a payload
+//     that does not decode as its type, a correlation ID that differs from
+//     its payload's, or offsets that decrease, with an error that names the
+//     line ("trace: line 7: unknown event type \"Foo\"").
+//   - Byte stability: writing what Read returned gives the same bytes.
+package trace

@@ -1,0 +1,192 @@
+package trace_test
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/musterd/musterd/pkg/events"
+	"github.com/musterd/musterd/pkg/trace"
+)
+
+var start = time.Date(2026, 11, 21, 10, 0, 0, 123456789, time.UTC)
+
+func header() trace.Header {
+	return trace.Header{Musterd: "dev", Start: start, Config: trace.Config{
+		Debounce: trace.Duration(100 * time.Millisecond), Workers: 2, ReconcileTimeout: trace.Duration(5*time.Minute + 30*time.Second),
+		BackoffBase: trace.Duration(time.Second), BackoffMax: trace.Duration(5 * time.Minute), Jitter: 0.1, MaxRetries: 5,
+		Resync: trace.Duration(10 * time.Minute),
+	}}
+}
+
+const headerLine = `{"format":"musterd-trace","version":1,"musterd":"dev","start":"2026-11-21T10:00:00.123456789Z",` +
+	`"config":{"debounce":"100ms","workers":2,"reconcileTimeout":"5m30s","backoffBase":"1s","backoffMax":"5m0s","jitter":0.1,"maxRetries":5,"resync":"10m0s"}}`
+
+// catalogue returns one event of every catalogue type, at time at.
+func catalogue(at time.Time, corr string) []events.Event {
+	meta := events.Meta{Time: at, CorrelationID: corr}
+	key := events.NewKey("MCPServer", "", "git")
+	return []events.Event{
+		events.ResourceChanged{Meta: meta, Key: key, Operation: events.OperationUpdate, Source: events.SourceFilesystem,
+			FilePath: "mcpservers/git.yaml", ContentHash: "sha256:ab", Generation: 3},
+		events.IndexSynchronized{Meta: meta, Source: events.SourceKubernetes},
+		events.ReconciliationTriggered{Meta: meta, Reason: events.ReasonRefractoryEnd, Keys: events.NewTriggeredKeys(
+			events.TriggeredKey{Key: key, CorrelationID: "a"},
+			events.TriggeredKey{Key: events.NewKey("Workflow", "team", "deploy"), CorrelationID: "b"})},
+		events.ReconciliationStarted{Meta: meta, Key: key, Attempt: 2},
+		events.ResourceSynced{Meta: meta, Key: key, Attempt: 1, Duration: 1500 * time.Millisecond, Deleted: true, RequeueAfter: time.Minute},
+		events.ResourceFailed{Meta: meta, Key: key, Error: "boom <&> \"quoted\"", Attempt: 3, Duration: time.Second,
+			NextRetry: time.Date(2026, 11, 21, 10, 0, 4, 0, time.UTC)},
+		events.StatusSynced{Meta: meta, Key: key, Category: events.StatusWritten},
+		events.StatusSyncFailed{Meta: meta, Key: key, Category: "timeout", Error: "deadline", Attempt: 1},
+		events.ServiceStateChanged{Meta: meta, Key: key, State: "Failed", PreviousState: "Running", Error: "exit 1"},
+		events.BecameLeader{Meta: meta, Identity: "pod-a"},
+		events.LostLeadership{Meta: meta, Identity: "pod-a"},
+	}
+}
+
+func write(t *testing.T, h trace.Header, entries []trace.Entry) string {
+	t.Helper()
+	var buf bytes.Buffer
+	w, err := trace.NewWriter(&buf, h)
+	require.NoError(t, err)
+	for _, e := range entries {
+		require.NoError(t, w.Write(e.At, e.Event))
+	}
+	require.NoError(t, w.Flush())
+	return buf.String()
+}
+
+func TestEveryCatalogueEventRoundTripsByteStable(t *testing.T) {
+	var entries []trace.Entry
+	seen := map[string]bool{}
+	for i, e := range catalogue(start.Add(time.Second), "c0ffee") {
+		entries = append(entries, trace.Entry{At: time.Duration(i) * 1234567, Event: e})
+		seen[e.EventType()] = true
+	}
+	for _, name := range events.Types() {
+		require.True(t, seen[name], "catalogue event %s has no sample", name)
+	}
+	text := write(t, header(), entries)
+	lines := strings.Split(text, "\n")
+	require.Len(t, lines, len(entries)+2, "header, one line per event, final newline")
+	assert.Equal(t, headerLine, lines[0])
+	assert.Equal(t, `{"at":1234567,"type":"IndexSynchronized","correlationId":"c0ffee","event":{"time":"2026-11-21T10:00:01.123456789Z","correlationId":"c0ffee","source":"kubernetes"}}`, lines[2])
+
+	got, err := trace.Read(strings.NewReader(text))
+	require.NoError(t, err)
+	want := header()
+	want.Format, want.Version = trace.Format, trace.Version
+	assert.Equal(t, &trace.Trace{Header: want, Entries: entries}, got)
+	assert.Equal(t, text, write(t, got.Header, got.Entries), "writing what was read gives the same bytes")
+}
+
+func TestHeaderWithoutConfigOmitsIt(t *testing.T) {
+	text := write(t, trace.Header{Start: start.In(time.FixedZone("CET", 3600))}, nil)
+	assert.Equal(t, `{"format":"musterd-trace","version":1,"musterd":"","start":"2026-11-21T10:00:00.123456789Z"}`+"\n", text, "start in UTC")
+	got, err := trace.Read(strings.NewReader(text))
+	require.NoError(t, err)
+	assert.Equal(t, trace.Config{}, got.Header.Config)
+	assert.Empty(t, got.Entries)
+}
+
+func TestReadFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "run.trace")
+	require.NoError(t, os.WriteFile(path, []byte(write(t, header(), []trace.Entry{{At: 5, Event: events.BecameLeader{Meta: events.Meta{Time: start, CorrelationID: "x"}, Identity: "me"}}})), 0o644))
+	got, err := trace.ReadFile(path)
+	require.NoError(t, err)
+	require.Len(t, got.Entries, 1)
+	assert.Equal(t, time.Duration(5), got.Entries[0].At)
+
+	require.NoError(t, os.WriteFile(path, []byte(headerLine+"\n{}\n"), 0o644))
+	_, err = trace.ReadFile(path)
+	assert.EqualError(t, err, path+`: trace: line 2: the event line has no "at" offset`)
+	_, err = trace.ReadFile(filepath.Join(t.TempDir(), "none"))
+	assert.ErrorContains(t, err, "no such file")
+}
+
+func TestReadRejectsEveryMalformedTraceNamingTheLine(t *testing.T) {
+	synced := `{"at":10,"type":"ResourceSynced","correlationId":"c","event":{"time":"2026-11-21T10:00:01Z","correlationId":"c","key":{"kind":"Workflow","namespace":"default","name":"w"},"attempt":1,"duration":0}}`
+	cases := map[string]struct{ input, want string }{
+		"empty":             {"", "trace: line 1: missing header: the trace is empty"},
+		"event line first":  {synced + "\n", `trace: line 1: missing header: format is "", not "musterd-trace"`},
+		"other format":      {`{"format":"other","version":1,"start":"2026-11-21T10:00:00Z"}`, `trace: line 1: missing header: format is "other", not "musterd-trace"`},
+		"newer version":     {`{"format":"musterd-trace","version":2,"start":"2026-11-21T10:00:00Z"}`, "trace: line 1: version 2 is newer than this musterd reads (1)"},
+		"no version":        {`{"format":"musterd-trace","start":"2026-11-21T10:00:00Z"}`, "trace: line 1: version 0 is not a version of the format"},
+		"no start":          {`{"format":"musterd-trace","version":1}`, "trace: line 1: the header has no start time"},
+		"malformed header":  {`{"format":"musterd-trace",`, "trace: line 1: malformed header: unexpected end of JSON input"},
+		"malformed line":    {headerLine + "\n" + synced + "\n" + `{"at":`, "trace: line 3: malformed event line: unexpected end of JSON input"},
+		"empty line":        {headerLine + "\n\n" + synced, "trace: line 2: empty line"},
+		"unknown type":      {headerLine + "\n" + synced + "\n" + synced + "\n" + `{"at":11,"type":"Foo","correlationId":"c","event":{}}`, `trace: line 4: unknown event type "Foo"`},
+		"no type":           {headerLine + "\n" + `{"at":11,"correlationId":"c","event":{}}`, "trace: line 2: the event line has no type"},
+		"no correlation id": {headerLine + "\n" + `{"at":11,"type":"BecameLeader","event":{}}`, `trace: line 2: the event line has no "correlationId"`},
+		"out of order":      {headerLine + "\n" + synced + "\n" + strings.Replace(synced, `"at":10`, `"at":9`, 1), "trace: line 3: offset 9 is before the previous line's 10: entries out of order"},
+		"negative offset":   {headerLine + "\n" + strings.Replace(synced, `"at":10`, `"at":-1`, 1), "trace: line 2: offset -1 is negative"},
+		"type mismatch": {headerLine + "\n" + strings.Replace(synced, `"type":"ResourceSynced"`, `"type":"BecameLeader"`, 1),
+			`trace: line 2: events: decode BecameLeader: json: unknown field "key"`},
+		"no payload": {headerLine + "\n" + `{"at":1,"type":"BecameLeader","correlationId":"c"}`, "trace: line 2: events: BecameLeader has no payload"},
+		"correlation mismatch": {headerLine + "\n" + strings.Replace(synced, `"correlationId":"c","event"`, `"correlationId":"d","event"`, 1),
+			`trace: line 2: correlationId "d" differs from its ResourceSynced's "c"`},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, err := trace.Read(strings.NewReader(c.input))
+			assert.EqualError(t, err, c.want)
+		})
+	}
+}
+
+func TestReadIgnoresUnknownEnvelopeFieldsSoAdditiveChangesKeepTheVersion(t *testing.T) {
+	text := `{"format":"musterd-trace","version":1,"start":"2026-11-21T10:00:00Z","host":"later"}` + "\n" +
+		`{"at":1,"type":"BecameLeader","correlationId":"c","node":"later","event":{"time":"2026-11-21T10:00:00Z","correlationId":"c","identity":"me"}}`
+	got, err := trace.Read(strings.NewReader(text))
+	require.NoError(t, err)
+	require.Len(t, got.Entries, 1)
+	assert.Equal(t, "me", got.Entries[0].Event.(events.BecameLeader).Identity)
+}
+
+func TestReadTakesLinesLongerThanAScannersDefault(t *testing.T) {
+	event := fmt.Sprintf(`{"at":1,"type":"ResourceChanged","correlationId":"c","event":{"time":"2026-11-21T10:00:00Z","correlationId":"c","key":{"kind":"Workflow","namespace":"default","name":"w"},"operation":"update","source":"filesystem","filePath":"%s"}}`,
+		strings.Repeat("x", 1<<20))
+	got, err := trace.Read(strings.NewReader(headerLine + "\n" + event + "\n" + event))
+	require.NoError(t, err, "1 MiB lines, far above bufio.Scanner's 64 KiB, with or without a final newline")
+	require.Len(t, got.Entries, 2)
+	assert.Len(t, got.Entries[1].Event.(events.ResourceChanged).FilePath, 1<<20)
+
+	_, err = trace.Read(strings.NewReader(headerLine + "\n" + event + "\n" + strings.Repeat(" ", trace.MaxLineBytes+1)))
+	assert.EqualError(t, err, fmt.Sprintf("trace: line 3: longer than %d bytes", trace.MaxLineBytes))
+}
+
+func TestWriterKeepsOffsetsInOrder(t *testing.T) {
+	var buf bytes.Buffer
+	_, err := trace.NewWriter(&buf, trace.Header{})
+	assert.EqualError(t, err, "trace: the header needs a start time")
+
+	w, err := trace.NewWriter(&buf, header())
+	require.NoError(t, err)
+	leader := func(at time.Time) events.Event {
+		return events.BecameLeader{Meta: events.Meta{Time: at, CorrelationID: "c"}}
+	}
+	require.NoError(t, w.Write(10, leader(start)))
+	assert.EqualError(t, w.Write(9, leader(start)), "trace: offset 9ns of BecameLeader is before the previous event's 10ns")
+	assert.EqualError(t, w.Write(10, nil), "trace: cannot write a nil event")
+
+	require.NoError(t, w.Record(leader(start.Add(time.Second))))      // 1s
+	require.NoError(t, w.Record(leader(start.Add(time.Millisecond)))) // stamped earlier: 1s
+	require.NoError(t, w.Record(leader(start.Add(2*time.Second))))    // 2s
+	require.NoError(t, w.Flush())
+	got, err := trace.Read(&buf)
+	require.NoError(t, err)
+	var offsets []time.Duration
+	for _, e := range got.Entries {
+		offsets = append(offsets, e.At)
+	}
+	assert.Equal(t, []time.Duration{10, time.Second, time.Second, 2 * time.Second}, offsets)
+}
