@@ -80,6 +80,11 @@ type Options struct {
 	// Rand returns numbers in [0, 1) for the jitter. Default
 	// math/rand/v2's Float64.
 	Rand func() float64
+	// NewCorrelationID mints the correlation ID of a chain the coordinator
+	// starts itself: a resync pass, a manual Trigger, a trigger that carries
+	// none. Default events.NewCorrelationID. A replay sets a deterministic
+	// source so that two replays of one trace are byte-identical.
+	NewCorrelationID func() string
 }
 
 func (o Options) withDefaults() (Options, error) {
@@ -108,6 +113,9 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
+	}
+	if o.NewCorrelationID == nil {
+		o.NewCorrelationID = events.NewCorrelationID
 	}
 	return o, nil
 }
@@ -313,7 +321,7 @@ func (c *Coordinator) Panics() uint64 { return c.panics.Load() }
 // manual trigger. Keys of disabled kinds are ignored. Before Start, the keys
 // wait for it.
 func (c *Coordinator) Trigger(keys ...events.Key) {
-	corr := events.NewCorrelationID()
+	corr := c.opts.NewCorrelationID()
 	for _, key := range keys {
 		c.enqueue(key, corr, events.ReasonManual)
 	}
@@ -385,7 +393,7 @@ func (c *Coordinator) onTrigger(e events.ReconciliationTriggered) {
 func (c *Coordinator) enqueue(key events.Key, corr string, reason events.Reason) {
 	key = key.Canonical()
 	if corr == "" { // so that the key's events still share one chain
-		corr = events.NewCorrelationID()
+		corr = c.opts.NewCorrelationID()
 	}
 	c.mu.Lock()
 	if c.disabled[key.Kind] {
@@ -629,7 +637,7 @@ func (c *Coordinator) resyncLoop(ctx context.Context) {
 // Failed keys that are gone: those of a kind whose List no longer reports
 // them, of a disabled kind, or of a kind with no reconciler.
 func (c *Coordinator) resyncPass(ctx context.Context, pace *rate.Limiter) {
-	corr := events.NewCorrelationID()
+	corr := c.opts.NewCorrelationID()
 	listed := map[events.Key]bool{}
 	listedKinds := map[string]bool{}
 	for _, kind := range c.reg.Kinds() {

@@ -1073,3 +1073,30 @@ func TestErrorsAreRedactedBeforeTheyTravel(t *testing.T) {
 		}
 	})
 }
+
+func TestChainsTheCoordinatorStartsTakeIDsFromNewCorrelationID(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		minted := 0
+		f := newFake(kind)
+		f.list = func(context.Context) ([]events.Key, error) { return []events.Key{keyA}, nil }
+		h := run(t, coordinator.Options{Workers: 1, ResyncPeriod: -1, NewCorrelationID: func() string {
+			minted++ // only the coordinator's goroutines call it, one at a time here
+			return fmt.Sprintf("id-%d", minted)
+		}}, f)
+
+		h.c.Trigger(keyB) // a manual trigger starts a chain
+		synctest.Wait()
+		h.c.Resync() // so does a resync pass
+		synctest.Wait()
+		// A trigger that carries no ID, such as a hand-written one.
+		bus.Publish(h.bus, events.ReconciliationTriggered{Reason: events.ReasonChange,
+			Keys: events.NewTriggeredKeys(events.TriggeredKey{Key: keyA})})
+		synctest.Wait()
+
+		var ids []string
+		for _, c := range f.Calls() {
+			ids = append(ids, c.Req.Key.Name+":"+c.Req.CorrelationID)
+		}
+		assert.Equal(t, []string{"b:id-1", "a:id-2", "a:id-3"}, ids)
+	})
+}

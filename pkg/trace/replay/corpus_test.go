@@ -1,0 +1,37 @@
+package replay_test
+
+import (
+	"path/filepath"
+	"testing"
+	"testing/synctest"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/musterd/musterd/pkg/trace"
+	"github.com/musterd/musterd/pkg/trace/replay"
+)
+
+// corpus is testdata/traces: traces recorded from real runs of musterd by
+// internal/tracegen.
+const corpus = "../../../testdata/traces"
+
+// TestCorpus replays each recorded trace through the pipeline (debouncer,
+// coordinator replaying the recorded outcomes, status store), compares
+// the output with its golden file, and checks the promise: the
+// replay yields the recorded sequence of Synced and Failed outcomes per
+// resource.
+func TestCorpus(t *testing.T) {
+	for _, name := range []string{"burst-10k", "create-1000", "delete-recreate", "malformed-fix", "crash-loop", "resync"} {
+		t.Run(name, func(t *testing.T) {
+			recorded, err := trace.ReadFile(filepath.Join(corpus, name+".trace"))
+			require.NoError(t, err)
+			synctest.Test(t, func(t *testing.T) {
+				got, err := replay.Replay(recorded, pipeline)
+				require.NoError(t, err)
+				assert.Equal(t, outcomes(recorded), outcomes(got), "the recorded outcomes per resource")
+				replay.Golden(t, got, filepath.Join(corpus, name+".golden"))
+			})
+		})
+	}
+}
