@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/musterd/musterd/pkg/api"
+	"github.com/musterd/musterd/pkg/bus"
 	"github.com/musterd/musterd/pkg/catalogue"
 	"github.com/musterd/musterd/pkg/coordinator"
 	"github.com/musterd/musterd/pkg/debouncer"
@@ -236,6 +237,26 @@ type daemon struct {
 // written to it as a trace.
 func newDaemon(cfg daemonConfig, log *slog.Logger, record io.Writer) (*daemon, error) {
 	d := &daemon{Index: resources.New()}
+	b := bus.New(bus.Options{Logger: log})
+
+	// The foundations outlive every stage: the recorder, if any, first, so
+	// that it records the others' last events, then the supervisor's
+	// stopper, so that no reconcile starts a server after it stopped them.
+	var foundations []lifecycle.Component
+	if record != nil {
+		// Not critical: a full disk must not stop reconciliation.
+		foundations = append(foundations, trace.NewRecorder(b, record, traceHeader(cfg), trace.RecorderOptions{Logger: log}))
+	}
+	// The runtime: the catalogue, the bridge publishing on the bus, the
+	// supervisor reporting to the bridge, the reconcilers over both.
+	d.Catalogue = catalogue.New(catalogue.Options{Prefix: cfg.toolPrefix})
+	bridge, err := runtime.New(b, runtime.Options{Index: d.Index, Catalogue: d.Catalogue, Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	d.Supervisor = supervisor.New(supervisor.Options{Logger: log, OnChange: bridge.OnChange})
+	foundations = append(foundations, runtime.NewStopper(d.Supervisor, runtime.StopperOptions{}))
+
 	statusFiles, err := files.New(files.Options{
 		StateDir: cfg.stateDir,
 		// The store writes only once the pipeline runs, after New has set
@@ -246,8 +267,11 @@ func newDaemon(cfg daemonConfig, log *slog.Logger, record io.Writer) (*daemon, e
 		return nil, err
 	}
 	d.Pipeline, err = pipeline.New(pipeline.Options{
-		Logger:    log,
-		Debouncer: debouncer.Options{Interval: cfg.debounce},
+		Logger:      log,
+		Bus:         b,
+		Foundations: foundations,
+		Reconcilers: []reconcilers.Reconciler{mcpserver.New(d.Index, d.Supervisor, d.Catalogue), workflow.New(d.Index, d.Catalogue)},
+		Debouncer:   debouncer.Options{Interval: cfg.debounce},
 		Coordinator: coordinator.Options{Workers: cfg.workers, ResyncPeriod: cfg.resync, ReconcileTimeout: cfg.reconcileTimeout,
 			BackoffBase: retryBackoffBase, BackoffMax: retryBackoffMax, Jitter: retryJitter, MaxRetries: retryMax},
 		Store:     statusync.StoreOptions{Writer: statusFiles},
@@ -256,49 +280,18 @@ func newDaemon(cfg daemonConfig, log *slog.Logger, record io.Writer) (*daemon, e
 	if err != nil {
 		return nil, err
 	}
-	// The recorder, if any, has no dependency: it subscribes before the
-	// bus's barrier is released and, as the components registered below
-	// depend on it, stops after them, recording their last events.
-	var afterRecorder []lifecycle.Option
-	if record != nil {
-		rec := trace.NewRecorder(d.Bus, record, traceHeader(cfg), trace.RecorderOptions{Logger: log})
-		// Not critical: a full disk must not stop reconciliation.
-		if err := d.Components.Register(rec); err != nil {
-			return nil, err
-		}
-		afterRecorder = append(afterRecorder, lifecycle.DependsOn(rec.Name()))
+	if err := d.Add(bridge); err != nil {
+		return nil, err
 	}
-	// The runtime: the catalogue, the bridge publishing on the pipeline's
-	// bus, the supervisor reporting to the bridge, the reconcilers over
-	// both, and the supervisor's stopper, registered with no dependency
-	// (but the recorder) so that it starts first and stops last (but for
-	// the recorder).
-	d.Catalogue = catalogue.New(catalogue.Options{Prefix: cfg.toolPrefix})
-	bridge, err := runtime.New(d.Bus, runtime.Options{Index: d.Index, Catalogue: d.Catalogue, Logger: log})
+	watcher, err := fs.New(b, fs.Options{ConfigDir: cfg.configDir, Index: d.Index, RescanInterval: cfg.rescan, Logger: log})
 	if err != nil {
 		return nil, err
 	}
-	d.Supervisor = supervisor.New(supervisor.Options{Logger: log, OnChange: bridge.OnChange})
-	for _, r := range []reconcilers.Reconciler{mcpserver.New(d.Index, d.Supervisor, d.Catalogue), workflow.New(d.Index, d.Catalogue)} {
-		if err := d.Reconcilers.Register(r); err != nil {
-			return nil, err
-		}
-	}
-	if err := d.Components.Register(runtime.NewStopper(d.Supervisor, runtime.StopperOptions{}), afterRecorder...); err != nil {
+	if err := d.Add(watcher, lifecycle.Critical()); err != nil {
 		return nil, err
 	}
-	if err := d.Add(bridge, afterRecorder...); err != nil {
-		return nil, err
-	}
-	watcher, err := fs.New(d.Bus, fs.Options{ConfigDir: cfg.configDir, Index: d.Index, RescanInterval: cfg.rescan, Logger: log})
-	if err != nil {
-		return nil, err
-	}
-	if err := d.Add(watcher, append(afterRecorder, lifecycle.Critical())...); err != nil {
-		return nil, err
-	}
-	d.Readiness = statusync.NewReadiness(d.Bus)
-	if err := d.Add(d.Readiness, afterRecorder...); err != nil {
+	d.Readiness = statusync.NewReadiness(b)
+	if err := d.Add(d.Readiness); err != nil {
 		return nil, err
 	}
 	return d, nil

@@ -9,10 +9,11 @@
 //
 // Guarantees:
 //
-//   - Stages start in pipeline order, downstream first (status store and
-//     metrics, then coordinator, then debouncer, then what Add registers),
-//     and stop in reverse, so no stage's output is published to a stage that
-//     has already stopped.
+//   - Stages start in pipeline order, downstream first (Foundations, then
+//     status store and metrics, then coordinator, then debouncer, then what
+//     Add registers), and stop in reverse, so no stage's output is
+//     published to a stage that has already stopped, and a foundation such
+//     as a trace recorder sees every stage's last event.
 //   - The bus's start barrier is released only once every stage has
 //     subscribed: nothing published during start-up is lost.
 //   - Every core stage is critical: if one fails, Run stops the rest and

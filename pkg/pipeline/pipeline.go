@@ -37,6 +37,15 @@ type Options struct {
 	// Lifecycle configures the component registry; its Bus is the
 	// pipeline's.
 	Lifecycle lifecycle.Options
+	// Bus is the pipeline's bus. Default: a new one. Pass one to build
+	// components that need it before the pipeline, such as Foundations.
+	Bus *bus.Bus
+	// Foundations are components every stage depends on: they start
+	// first, in order, each after the one before, and stop last, in
+	// reverse, after every stage and every component added with Add. A
+	// trace recorder belongs here (it records the stages' last events), and
+	// whatever must outlive the reconcilers (the supervisor's stopper).
+	Foundations []lifecycle.Component
 }
 
 // Pipeline is a wired set of stages. Its fields are the stages themselves,
@@ -65,7 +74,10 @@ func New(opts Options) (*Pipeline, error) {
 	if opts.Registry == nil {
 		opts.Registry = prometheus.NewRegistry()
 	}
-	p := &Pipeline{Bus: bus.New(bus.Options{Logger: opts.Logger}), Registry: opts.Registry}
+	if opts.Bus == nil {
+		opts.Bus = bus.New(bus.Options{Logger: opts.Logger})
+	}
+	p := &Pipeline{Bus: opts.Bus, Registry: opts.Registry}
 
 	var err error
 	p.Reconcilers, err = reconcilers.NewRegistry(opts.Reconcilers...)
@@ -110,12 +122,19 @@ func New(opts Options) (*Pipeline, error) {
 		opts.Lifecycle.Logger = opts.Logger
 	}
 	p.Components = lifecycle.New(opts.Lifecycle)
+	var foundations []string
+	for _, f := range opts.Foundations {
+		if err := p.Components.Register(f, lifecycle.DependsOn(foundations...)); err != nil {
+			return nil, fmt.Errorf("pipeline: %w", err)
+		}
+		foundations = append(foundations, f.Name())
+	}
 	for _, reg := range []struct {
 		c    lifecycle.Component
 		opts []lifecycle.Option
 	}{
-		{p.Store, []lifecycle.Option{lifecycle.Critical()}},
-		{p.Metrics, []lifecycle.Option{lifecycle.Critical()}},
+		{p.Store, []lifecycle.Option{lifecycle.Critical(), lifecycle.DependsOn(foundations...)}},
+		{p.Metrics, []lifecycle.Option{lifecycle.Critical(), lifecycle.DependsOn(foundations...)}},
 		{p.Coordinator, []lifecycle.Option{lifecycle.Critical(), lifecycle.DependsOn(p.Store.Name(), p.Metrics.Name())}},
 		{p.Debouncer, []lifecycle.Option{lifecycle.Critical(), lifecycle.DependsOn(p.Coordinator.Name())}},
 	} {

@@ -470,3 +470,48 @@ func (s *stuckComponent) Start(context.Context) error {
 	<-s.release
 	return nil
 }
+
+func TestFoundationsStartFirstAndStopAfterEveryStage(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := bus.New(bus.Options{Logger: slog.New(slog.DiscardHandler)})
+		var p *pipeline.Pipeline
+		var stillRunning []string
+		foundation := &probe{name: "foundation", onStop: func() {
+			for _, h := range p.Components.Health() {
+				if h.Name != "foundation" && h.State != lifecycle.StateStopped {
+					stillRunning = append(stillRunning, h.Name)
+				}
+			}
+		}}
+		var err error
+		p, err = pipeline.New(pipeline.Options{Logger: slog.New(slog.DiscardHandler), Bus: b, Foundations: []lifecycle.Component{foundation}})
+		require.NoError(t, err)
+		require.Same(t, b, p.Bus)
+		require.NoError(t, p.Add(&probe{name: "added"}))
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- p.Run(ctx) }()
+		synctest.Wait()
+		cancel()
+		require.NoError(t, <-done)
+		assert.True(t, foundation.stopped)
+		assert.Empty(t, stillRunning, "a foundation stops after every stage and every added component")
+	})
+}
+
+// probe is a component that records its stop.
+type probe struct {
+	name    string
+	onStop  func()
+	stopped bool
+}
+
+func (p *probe) Name() string { return p.name }
+func (p *probe) Start(ctx context.Context) error {
+	<-ctx.Done()
+	if p.onStop != nil {
+		p.onStop()
+	}
+	p.stopped = true
+	return nil
+}
