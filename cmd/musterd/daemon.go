@@ -317,7 +317,8 @@ func traceHeader(cfg daemonConfig) trace.Header {
 func serve(ctx context.Context, cfg daemonConfig, log *slog.Logger) (err error) {
 	var record io.Writer
 	if cfg.record != "" {
-		f, err := os.Create(cfg.record)
+		// Readable by its owner only: redacted, but it still says what runs.
+		f, err := os.OpenFile(cfg.record, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 		if err != nil {
 			return fmt.Errorf("-record: %w", err)
 		}

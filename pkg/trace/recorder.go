@@ -73,7 +73,7 @@ func (r *Recorder) Start(ctx context.Context) error {
 	}
 	w, err := NewWriter(r.out, h)
 	if err != nil {
-		r.log.Error("trace recorder: cannot write the header; not recording", "error", err)
+		r.log.Error("trace recorder: cannot make the trace header; not recording", "error", err)
 		return err
 	}
 	r.w = w

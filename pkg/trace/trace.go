@@ -106,10 +106,10 @@ func NewWriter(w io.Writer, h Header) (*Writer, error) {
 		return nil, fmt.Errorf("trace: header: %w", err)
 	}
 	tw := &Writer{buf: bufio.NewWriterSize(w, 64<<10), start: h.Start}
+	// Buffered like every line: a destination that cannot be written shows
+	// at the first Flush, and a slow one never delays the caller here.
 	tw.buf.Write(header)
-	if err := tw.buf.WriteByte('\n'); err != nil {
-		return nil, fmt.Errorf("trace: write header: %w", err)
-	}
+	tw.buf.WriteByte('\n')
 	return tw, nil
 }
 
@@ -226,6 +226,11 @@ func Read(r io.Reader) (*Trace, error) {
 			return nil, err
 		}
 		entry, err := readEntry(data, known, last)
+		if err != nil && lines.unterminated && !json.Valid(data) {
+			// The last line was cut short: the recording stopped mid-write
+			// (a crash, a full disk). What came before it is intact.
+			return t, fmt.Errorf("trace: line %d: %w: %w", lines.n, ErrTruncated, err)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("trace: line %d: %w", lines.n, err)
 		}
@@ -247,9 +252,22 @@ func readHeader(data []byte, h *Header) error {
 		return fmt.Errorf("version %d is not a version of the format", h.Version)
 	case h.Start.IsZero():
 		return errors.New("the header has no start time")
+	case h.Config.Debounce < 0 || h.Config.ReconcileTimeout < 0 || h.Config.BackoffBase < 0 || h.Config.BackoffMax < 0 ||
+		h.Config.Resync < 0 || h.Config.Workers < 0 || h.Config.MaxRetries < 0 || h.Config.Jitter < 0:
+		return errors.New("the header's config has a negative value")
 	}
 	return nil
 }
+
+// maxOffset bounds an event's offset, far beyond any recording, so that
+// arithmetic on offsets cannot overflow.
+const maxOffset = 100 * 365 * 24 * time.Hour
+
+// ErrTruncated is wrapped by Read's error when the last line of a trace is
+// cut short, as a recording stopped mid-write leaves it. Read then returns
+// the entries before that line too; errors.Is(err, ErrTruncated) lets a
+// caller accept them.
+var ErrTruncated = errors.New("the last line is cut short")
 
 func readEntry(data []byte, known map[string]bool, last time.Duration) (Entry, error) {
 	var l line
@@ -261,6 +279,10 @@ func readEntry(data []byte, known map[string]bool, last time.Duration) (Entry, e
 		return Entry{}, errors.New(`the event line has no "at" offset`)
 	case *l.At < 0:
 		return Entry{}, fmt.Errorf("offset %d is negative", *l.At)
+	case time.Duration(*l.At) > maxOffset:
+		return Entry{}, fmt.Errorf("offset %d is beyond a century", *l.At)
+	case len(bytes.TrimSpace(l.Event)) == 0 || bytes.Equal(bytes.TrimSpace(l.Event), []byte("null")):
+		return Entry{}, errors.New("the event line has no payload")
 	case time.Duration(*l.At) < last:
 		return Entry{}, fmt.Errorf("offset %d is before the previous line's %d: entries out of order", *l.At, int64(last))
 	case l.Type == "":
@@ -278,6 +300,14 @@ func readEntry(data []byte, known map[string]bool, last time.Duration) (Entry, e
 	if id := e.Metadata().CorrelationID; id != *l.CorrelationID {
 		return Entry{}, fmt.Errorf("correlationId %q differs from its %s's %q", *l.CorrelationID, l.Type, id)
 	}
+	if e.Metadata().Time.IsZero() {
+		return Entry{}, fmt.Errorf("the %s has no time", l.Type)
+	}
+	if k, ok := e.(events.Keyed); ok {
+		if key := k.ResourceKey(); key.Kind == "" || key.Name == "" {
+			return Entry{}, fmt.Errorf("the %s names no resource (kind and name are required)", l.Type)
+		}
+	}
 	return Entry{At: time.Duration(*l.At), Event: e}, nil
 }
 
@@ -286,6 +316,9 @@ type lineReader struct {
 	r   *bufio.Reader
 	n   int
 	buf []byte
+	// unterminated: the line last returned had no newline, so it may have
+	// been cut short.
+	unterminated bool
 }
 
 // next returns the next line without its newline, or io.EOF after the
@@ -307,6 +340,7 @@ func (lr *lineReader) next() ([]byte, error) {
 			return nil, fmt.Errorf("trace: line %d: %w", lr.n+1, err)
 		}
 		lr.n++
+		lr.unterminated = err == io.EOF
 		line := bytes.TrimSuffix(lr.buf, []byte("\n"))
 		if len(bytes.TrimSpace(line)) == 0 {
 			return nil, fmt.Errorf("trace: line %d: empty line", lr.n)

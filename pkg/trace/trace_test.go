@@ -112,6 +112,20 @@ func TestReadFile(t *testing.T) {
 	assert.ErrorContains(t, err, "no such file")
 }
 
+func TestACutOffLastLineKeepsWhatCameBefore(t *testing.T) {
+	synced := `{"at":10,"type":"ResourceSynced","correlationId":"c","event":{"time":"2026-11-21T10:00:01Z","correlationId":"c","key":{"kind":"Workflow","namespace":"default","name":"w"},"attempt":1,"duration":0}}`
+	tr, err := trace.Read(strings.NewReader(headerLine + "\n" + synced + "\n" + synced[:40]))
+	require.ErrorIs(t, err, trace.ErrTruncated)
+	assert.Contains(t, err.Error(), "trace: line 3: the last line is cut short")
+	require.NotNil(t, tr, "the entries before the cut are returned")
+	assert.Len(t, tr.Entries, 1)
+
+	// A complete last line without a newline is not a cut: its errors are
+	// errors.
+	_, err = trace.Read(strings.NewReader(headerLine + "\n" + strings.Replace(synced, `"at":10`, `"at":-1`, 1)))
+	assert.NotErrorIs(t, err, trace.ErrTruncated)
+}
+
 func TestReadRejectsEveryMalformedTraceNamingTheLine(t *testing.T) {
 	synced := `{"at":10,"type":"ResourceSynced","correlationId":"c","event":{"time":"2026-11-21T10:00:01Z","correlationId":"c","key":{"kind":"Workflow","namespace":"default","name":"w"},"attempt":1,"duration":0}}`
 	cases := map[string]struct{ input, want string }{
@@ -122,7 +136,7 @@ func TestReadRejectsEveryMalformedTraceNamingTheLine(t *testing.T) {
 		"no version":        {`{"format":"musterd-trace","start":"2026-11-21T10:00:00Z"}`, "trace: line 1: version 0 is not a version of the format"},
 		"no start":          {`{"format":"musterd-trace","version":1}`, "trace: line 1: the header has no start time"},
 		"malformed header":  {`{"format":"musterd-trace",`, "trace: line 1: malformed header: unexpected end of JSON input"},
-		"malformed line":    {headerLine + "\n" + synced + "\n" + `{"at":`, "trace: line 3: malformed event line: unexpected end of JSON input"},
+		"malformed line":    {headerLine + "\n" + synced + "\n" + `{"at":` + "\n" + synced, "trace: line 3: malformed event line: unexpected end of JSON input"},
 		"empty line":        {headerLine + "\n\n" + synced, "trace: line 2: empty line"},
 		"unknown type":      {headerLine + "\n" + synced + "\n" + synced + "\n" + `{"at":11,"type":"Foo","correlationId":"c","event":{}}`, `trace: line 4: unknown event type "Foo"`},
 		"no type":           {headerLine + "\n" + `{"at":11,"correlationId":"c","event":{}}`, "trace: line 2: the event line has no type"},
@@ -131,7 +145,13 @@ func TestReadRejectsEveryMalformedTraceNamingTheLine(t *testing.T) {
 		"negative offset":   {headerLine + "\n" + strings.Replace(synced, `"at":10`, `"at":-1`, 1), "trace: line 2: offset -1 is negative"},
 		"type mismatch": {headerLine + "\n" + strings.Replace(synced, `"type":"ResourceSynced"`, `"type":"BecameLeader"`, 1),
 			`trace: line 2: events: decode BecameLeader: json: unknown field "key"`},
-		"no payload": {headerLine + "\n" + `{"at":1,"type":"BecameLeader","correlationId":"c"}`, "trace: line 2: events: BecameLeader has no payload"},
+		"no payload":    {headerLine + "\n" + `{"at":1,"type":"BecameLeader","correlationId":"c"}`, "trace: line 2: the event line has no payload"},
+		"null payload":  {headerLine + "\n" + `{"at":1,"type":"BecameLeader","correlationId":"","event":null}`, "trace: line 2: the event line has no payload"},
+		"empty payload": {headerLine + "\n" + `{"at":1,"type":"BecameLeader","correlationId":"","event":{}}`, "trace: line 2: the BecameLeader has no time"},
+		"no resource": {headerLine + "\n" + `{"at":1,"type":"ResourceSynced","correlationId":"c","event":{"time":"2026-11-21T10:00:01Z","correlationId":"c","key":{"kind":"Workflow"},"attempt":1,"duration":0}}`,
+			"trace: line 2: the ResourceSynced names no resource (kind and name are required)"},
+		"huge offset":     {headerLine + "\n" + strings.Replace(synced, `"at":10`, `"at":9223372036854775807`, 1), "trace: line 2: offset 9223372036854775807 is beyond a century"},
+		"negative config": {`{"format":"musterd-trace","version":1,"start":"2026-11-21T10:00:00Z","config":{"debounce":"-5s"}}`, "trace: line 1: the header's config has a negative value"},
 		"correlation mismatch": {headerLine + "\n" + strings.Replace(synced, `"correlationId":"c","event"`, `"correlationId":"d","event"`, 1),
 			`trace: line 2: correlationId "d" differs from its ResourceSynced's "c"`},
 	}
