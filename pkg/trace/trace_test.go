@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/musterd/musterd/pkg/events"
+	"github.com/musterd/musterd/pkg/events/eventstest"
 	"github.com/musterd/musterd/pkg/trace"
 )
 
@@ -31,25 +32,7 @@ const headerLine = `{"format":"musterd-trace","version":1,"musterd":"dev","start
 
 // catalogue returns one event of every catalogue type, at time at.
 func catalogue(at time.Time, corr string) []events.Event {
-	meta := events.Meta{Time: at, CorrelationID: corr}
-	key := events.NewKey("MCPServer", "", "git")
-	return []events.Event{
-		events.ResourceChanged{Meta: meta, Key: key, Operation: events.OperationUpdate, Source: events.SourceFilesystem,
-			FilePath: "mcpservers/git.yaml", ContentHash: "sha256:ab", Generation: 3},
-		events.IndexSynchronized{Meta: meta, Source: events.SourceKubernetes},
-		events.ReconciliationTriggered{Meta: meta, Reason: events.ReasonRefractoryEnd, Keys: events.NewTriggeredKeys(
-			events.TriggeredKey{Key: key, CorrelationID: "a"},
-			events.TriggeredKey{Key: events.NewKey("Workflow", "team", "deploy"), CorrelationID: "b"})},
-		events.ReconciliationStarted{Meta: meta, Key: key, Attempt: 2},
-		events.ResourceSynced{Meta: meta, Key: key, Attempt: 1, Duration: 1500 * time.Millisecond, Deleted: true, RequeueAfter: time.Minute},
-		events.ResourceFailed{Meta: meta, Key: key, Error: "boom <&> \"quoted\"", Attempt: 3, Duration: time.Second,
-			NextRetry: time.Date(2026, 11, 21, 10, 0, 4, 0, time.UTC)},
-		events.StatusSynced{Meta: meta, Key: key, Category: events.StatusWritten},
-		events.StatusSyncFailed{Meta: meta, Key: key, Category: "timeout", Error: "deadline", Attempt: 1},
-		events.ServiceStateChanged{Meta: meta, Key: key, State: "Failed", PreviousState: "Running", Error: "exit 1"},
-		events.BecameLeader{Meta: meta, Identity: "pod-a"},
-		events.LostLeadership{Meta: meta, Identity: "pod-a"},
-	}
+	return eventstest.Catalogue(events.Meta{Time: at, CorrelationID: corr})
 }
 
 func write(t *testing.T, h trace.Header, entries []trace.Entry) string {

@@ -1,0 +1,36 @@
+// Package eventstest holds test support for code that handles musterd's
+// events: one fully populated event of every catalogue type.
+//
+// Place: beside the events leaf; tests of any package may use it.
+package eventstest
+
+import (
+	"time"
+
+	"github.com/musterd/musterd/pkg/events"
+)
+
+// Catalogue returns one fully populated event of every catalogue type, in
+// the catalogue's order, each with meta. A test that round-trips events
+// through a codec covers every type with it; events' own test checks that
+// it does cover every registered type.
+func Catalogue(meta events.Meta) []events.Event {
+	key := events.NewKey("MCPServer", "", "git")
+	return []events.Event{
+		events.ResourceChanged{Meta: meta, Key: key, Operation: events.OperationUpdate, Source: events.SourceFilesystem,
+			FilePath: "mcpservers/git.yaml", ContentHash: "sha256:ab", Generation: 3},
+		events.IndexSynchronized{Meta: meta, Source: events.SourceKubernetes},
+		events.ReconciliationTriggered{Meta: meta, Reason: events.ReasonRefractoryEnd, Keys: events.NewTriggeredKeys(
+			events.TriggeredKey{Key: key, CorrelationID: "a"},
+			events.TriggeredKey{Key: events.NewKey("Workflow", "team", "deploy"), CorrelationID: "b"})},
+		events.ReconciliationStarted{Meta: meta, Key: key, Attempt: 2},
+		events.ResourceSynced{Meta: meta, Key: key, Attempt: 1, Duration: 1500 * time.Millisecond, Deleted: true, RequeueAfter: time.Minute},
+		events.ResourceFailed{Meta: meta, Key: key, Error: "boom <&> \"quoted\"", Attempt: 3, Duration: time.Second,
+			NextRetry: time.Date(2026, 11, 21, 10, 0, 4, 0, time.UTC)},
+		events.StatusSynced{Meta: meta, Key: key, Category: events.StatusWritten},
+		events.StatusSyncFailed{Meta: meta, Key: key, Category: "timeout", Error: "deadline", Attempt: 1},
+		events.ServiceStateChanged{Meta: meta, Key: key, State: "Failed", PreviousState: "Running", Error: "exit 1"},
+		events.BecameLeader{Meta: meta, Identity: "pod-a"},
+		events.LostLeadership{Meta: meta, Identity: "pod-a"},
+	}
+}
