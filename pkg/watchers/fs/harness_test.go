@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -339,4 +340,18 @@ func (v *configMapVolume) update(files map[string]string) {
 		require.NoError(t, os.RemoveAll(filepath.Join(v.dir, v.ts)))
 	}
 	v.ts, v.top = ts, top
+}
+
+// countListings counts the watcher's directory listings of rel from now on,
+// or of every directory if rel is empty. Call it before start.
+func (h *harness) countListings(rel string) *atomic.Int64 {
+	var n atomic.Int64
+	readDir := h.w.readDir
+	h.w.readDir = func(r string) ([]os.DirEntry, error) {
+		if rel == "" || r == rel {
+			n.Add(1)
+		}
+		return readDir(r)
+	}
+	return &n
 }

@@ -3,9 +3,7 @@ package fs
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
-	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -110,14 +108,7 @@ func TestThePeriodicRescanRunsEveryIntervalAndPublishesOnlyDifferences(t *testin
 		path := filepath.Join(dir, "mcpservers", "git.yaml")
 		write(t, path, mcp("git", "v1"))
 		h := newHarness(t, dir, Options{RescanInterval: time.Minute})
-		var listings atomic.Int64
-		readDir := h.w.readDir
-		h.w.readDir = func(rel string) ([]os.DirEntry, error) {
-			if rel == "mcpservers" {
-				listings.Add(1)
-			}
-			return readDir(rel)
-		}
+		listings := h.countListings("mcpservers")
 		start := time.Now()
 		_, stop := runInBubble(h)
 		defer stop()

@@ -204,12 +204,7 @@ func TestStatusWritesInsideTheConfigDirTriggerNothing(t *testing.T) {
 	dir := t.TempDir()
 	write(t, filepath.Join(dir, "mcpservers", "git.yaml"), mcp("git", "v1"))
 	h := newHarness(t, dir, Options{})
-	var listings atomic.Int64
-	readDir := h.w.readDir
-	h.w.readDir = func(rel string) ([]os.DirEntry, error) {
-		listings.Add(1)
-		return readDir(rel)
-	}
+	listings := h.countListings("")
 	h.start()
 	h.quiet(0)
 	before := listings.Load()
@@ -434,14 +429,7 @@ func TestThePeriodicRescanCatchesWhatFsnotifyMissed(t *testing.T) {
 	mcps := filepath.Join(dir, "mcpservers")
 	write(t, filepath.Join(mcps, "git.yaml"), mcp("git", "v1"))
 	h := newHarness(t, dir, Options{RescanInterval: 20 * time.Millisecond})
-	var listings atomic.Int64
-	readDir := h.w.readDir
-	h.w.readDir = func(rel string) ([]os.DirEntry, error) {
-		if rel == "mcpservers" {
-			listings.Add(1)
-		}
-		return readDir(rel)
-	}
+	listings := h.countListings("mcpservers")
 	h.start()
 	require.NoError(t, h.fsnotify().Remove(mcps))
 
@@ -621,12 +609,7 @@ func TestErrorsOtherThanOverflowAreLoggedAndIgnored(t *testing.T) {
 	dir := t.TempDir()
 	write(t, filepath.Join(dir, "mcpservers", "git.yaml"), mcp("git", "v1"))
 	h := newHarness(t, dir, Options{})
-	var listings atomic.Int64
-	readDir := h.w.readDir
-	h.w.readDir = func(rel string) ([]os.DirEntry, error) {
-		listings.Add(1)
-		return readDir(rel)
-	}
+	listings := h.countListings("")
 	h.start()
 	h.quiet(0)
 	before := listings.Load()
