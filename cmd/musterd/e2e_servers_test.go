@@ -7,12 +7,10 @@ package main
 // args, so a test finds its processes and no one else's.
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -24,6 +22,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/musterd/musterd/internal/mcpfake"
 	"github.com/musterd/musterd/pkg/api/types"
 	"github.com/musterd/musterd/pkg/apis/muster/v1alpha1"
 )
@@ -235,18 +234,7 @@ func TestE2EStdioServerRunsWithItsTools(t *testing.T) {
 // the test ends, and returns its streamable-http URL.
 func startRemoteServer(t *testing.T, tools string) string {
 	t.Helper()
-	cmd := exec.Command(fakeServer(), "-http", "127.0.0.1:0", "-tools", tools)
-	stdout, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	require.NoError(t, cmd.Start())
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	require.NoError(t, err)
-	url, ok := strings.CutPrefix(strings.TrimSpace(line), "listening on ")
-	require.True(t, ok, "mcp-fake -http said %q", line)
+	url, _ := mcpfake.ServeHTTP(t, fakeServer(), "-tools", tools)
 	return url
 }
 

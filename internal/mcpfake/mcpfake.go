@@ -6,10 +6,12 @@
 package mcpfake
 
 import (
+	"bufio"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -35,4 +37,33 @@ func run(m *testing.M, bin *string) int {
 		return 1
 	}
 	return m.Run()
+}
+
+// ServeHTTP runs bin (mcp-fake) serving streamable HTTP and SSE on a free
+// loopback port, as the test's child until the test ends, and returns its
+// streamable-http URL (http://ADDR/mcp; SSE is at http://ADDR/sse) and the
+// process, for tests that make the server go away.
+func ServeHTTP(t testing.TB, bin string, args ...string) (url string, cmd *exec.Cmd) {
+	t.Helper()
+	cmd = exec.Command(bin, append([]string{"-http", "127.0.0.1:0"}, args...)...)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		t.Fatalf("mcp-fake -http: %v", err)
+	}
+	url, ok := strings.CutPrefix(strings.TrimSpace(line), "listening on ")
+	if !ok {
+		t.Fatalf("mcp-fake -http said %q, not its address", line)
+	}
+	return url, cmd
 }

@@ -7,12 +7,10 @@ package pipeline_test
 // run in real time and poll, with generous deadlines, for what must come.
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -392,17 +390,7 @@ func TestACrashingServerFailsWithItsStderrAndRestartsNoFasterThanItsBackoff(t *t
 
 func TestARemoteServerIsConnectedWithItsTools(t *testing.T) {
 	t.Parallel()
-	server := exec.Command(fakeBin, "-http", "127.0.0.1:0", "-tools", "remote_echo")
-	stdout, err := server.StdoutPipe()
-	require.NoError(t, err)
-	require.NoError(t, server.Start())
-	t.Cleanup(func() {
-		_ = server.Process.Kill()
-		_ = server.Wait()
-	})
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	require.NoError(t, err)
-	url := strings.TrimPrefix(strings.TrimSpace(line), "listening on ")
+	url, _ := mcpfake.ServeHTTP(t, fakeBin, "-tools", "remote_echo")
 
 	web := mcpKey("web")
 	d := startDaemon(t, supervisor.Backoff{}, map[string]string{

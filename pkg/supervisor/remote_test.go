@@ -22,6 +22,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/musterd/musterd/internal/mcpfake"
 	"github.com/musterd/musterd/pkg/apis/muster/v1alpha1"
 	"github.com/musterd/musterd/pkg/events"
 	"github.com/musterd/musterd/pkg/supervisor"
@@ -65,11 +66,7 @@ func startProcess(t *testing.T, cmd *exec.Cmd, out io.Reader, marker string) str
 // streamable-http URL.
 func startHTTPFake(t *testing.T, args ...string) (string, *exec.Cmd) {
 	t.Helper()
-	cmd := exec.Command(fakeBin, append([]string{"-http", "127.0.0.1:0"}, args...)...)
-	stdout, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	line := startProcess(t, cmd, stdout, "listening on ")
-	return strings.TrimPrefix(line, "listening on "), cmd
+	return mcpfake.ServeHTTP(t, fakeBin, args...)
 }
 
 func remote(typ v1alpha1.MCPServerType, url string) v1alpha1.MCPServerSpec {
