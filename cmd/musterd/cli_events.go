@@ -64,12 +64,14 @@ func (c *cli) events(ctx context.Context, cmd *command) error {
 		return err
 	}
 	defer stream.Close()
-	return c.printEvents(stream)
+	return c.printEvents(stream, nil)
 }
 
 // printEvents prints a stream's events, one line each, until the stream's
 // context is done.
-func (c *cli) printEvents(s *client.EventStream) error {
+// printEvents prints the stream's events until it ends, skipping those
+// already printed (seen holds their data).
+func (c *cli) printEvents(s *client.EventStream, seen map[string]bool) error {
 	for {
 		ev, err := s.Next()
 		switch {
@@ -81,6 +83,7 @@ func (c *cli) printEvents(s *client.EventStream) error {
 			return err
 		case ev.Dropped > 0:
 			fmt.Fprintf(c.stderr, "musterd: the daemon dropped %d events of this stream: it was read too slowly\n", ev.Dropped)
+		case seen[string(ev.Data)]:
 		default:
 			fmt.Fprintln(c.stdout, eventLine(ev))
 		}

@@ -221,7 +221,7 @@ func jsonToYAML(data []byte) ([]byte, error) {
 // describe shows one resource in detail.
 func (c *cli) describe(ctx context.Context, cmd *command) error {
 	var follow bool
-	cmd.fs.BoolVar(&follow, "events", false, "then follow the resource's events until interrupted (the daemon keeps no history)")
+	cmd.fs.BoolVar(&follow, "events", false, "after the recent events, follow new ones until interrupted")
 	if err := cmd.parse(); err != nil {
 		return err
 	}
@@ -245,11 +245,29 @@ func (c *cli) describe(ctx context.Context, cmd *command) error {
 	if err != nil {
 		return err
 	}
-	if err := c.printDescription(o); err != nil || stream == nil {
+	recent, err := cl.Recent(ctx, kind.Plural, namespace, name)
+	if err != nil {
+		return err
+	}
+	if err := c.printDescription(o); err != nil {
+		return err
+	}
+	// The daemon keeps each resource's latest events; those that also
+	// reach the stream, subscribed first, are printed once.
+	if len(recent) == 0 && stream == nil {
+		_, err := fmt.Fprintln(c.stdout, "Events:       "+none)
 		return err
 	}
 	fmt.Fprintln(c.stdout, "Events:")
-	return c.printEvents(stream)
+	seen := map[string]bool{}
+	for _, ev := range recent {
+		fmt.Fprintln(c.stdout, eventLine(ev))
+		seen[string(ev.Data)] = true
+	}
+	if stream == nil {
+		return nil
+	}
+	return c.printEvents(stream, seen)
 }
 
 // printDescription prints o as kubectl describe would.

@@ -263,6 +263,11 @@ Reconcile:
   Retry Count:     0
   Next Retry:      <none>
   Correlation ID:  c-git
+Events:
+2000-01-01T00:00:00.000Z  ResourceChanged          mcpservers/default/git  operation=create source=filesystem file=mcpservers/git.yaml
+2000-01-01T00:00:00.000Z  StatusSynced             mcpservers/default/git  category=written
+2000-01-01T00:00:00.000Z  ResourceSynced           mcpservers/default/git  attempt=1 duration=0s
+2000-01-01T00:00:00.000Z  StatusSynced             mcpservers/default/git  category=written
 `}, runCLI(f, "describe", "mcps/git"))
 
 		assert.Equal(t, result{code: 0, stdout: `Name:         search
@@ -285,6 +290,11 @@ Reconcile:
   Retry Count:     2
   Next Retry:      2000-01-01T00:01:45Z (in 15s)
   Correlation ID:  c-search
+Events:
+2000-01-01T00:00:00.000Z  ResourceChanged          mcpservers/team-a/search  operation=create source=filesystem file=mcpservers/search.yaml
+2000-01-01T00:00:00.000Z  StatusSynced             mcpservers/team-a/search  category=written
+2000-01-01T00:01:25.000Z  ResourceFailed           mcpservers/team-a/search  attempt=3 duration=0s nextRetry=2000-01-01T00:01:45Z error="dial tcp: connection refused\nretrying"
+2000-01-01T00:01:25.000Z  StatusSynced             mcpservers/team-a/search  category=written
 `}, runCLI(f, "describe", "mcpserver", "search", "--namespace", "team-a"))
 	})
 }
@@ -309,6 +319,9 @@ Reconcile:
   Retry Count:     0
   Next Retry:      <none>
   Correlation ID:  change-1
+Events:
+2000-01-01T00:00:00.000Z  ResourceChanged          workflows/default/broken  operation=create source=filesystem file=workflows/broken.yaml
+2000-01-01T00:00:00.000Z  StatusSynced             workflows/default/broken  category=written
 `}, runCLI(f, "describe", "wf/broken"))
 	})
 }
@@ -335,6 +348,8 @@ func TestCLIDescribeEventsFollowsTheResourceUntilInterrupted(t *testing.T) {
   Next Retry:      <none>
   Correlation ID:  change-1
 Events:
+2000-01-01T00:00:00.000Z  ResourceChanged          workflows/default/greet  operation=create source=filesystem file=workflows/greet.yaml
+2000-01-01T00:00:00.000Z  StatusSynced             workflows/default/greet  category=written
 2000-01-01T00:00:01.000Z  ReconciliationStarted    workflows/default/greet  attempt=1
 2000-01-01T00:00:01.000Z  StatusSynced             workflows/default/greet  category=written
 2000-01-01T00:00:01.000Z  ResourceSynced           workflows/default/greet  attempt=1 duration=1.5ms

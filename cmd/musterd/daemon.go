@@ -231,6 +231,7 @@ type daemon struct {
 	Catalogue  *catalogue.Catalogue
 	Supervisor *supervisor.Supervisor
 	Readiness  *statusync.Readiness
+	History    *statusync.History
 }
 
 // newDaemon builds the daemon; if record is not nil, every bus event is
@@ -294,6 +295,10 @@ func newDaemon(cfg daemonConfig, log *slog.Logger, record io.Writer) (*daemon, e
 	if err := d.Add(d.Readiness); err != nil {
 		return nil, err
 	}
+	d.History = statusync.NewHistory(b, statusync.HistoryOptions{})
+	if err := d.Add(d.History); err != nil {
+		return nil, err
+	}
 	return d, nil
 }
 
@@ -340,7 +345,7 @@ func serve(ctx context.Context, cfg daemonConfig, log *slog.Logger) (err error) 
 	handler, err := api.NewHandler(api.Options{
 		Index: d.Index, Statuses: d.Store, ResourceStatus: d.Reconcilers.Status,
 		Trigger: func(k events.Key) { d.Coordinator.Trigger(k) }, Bus: d.Bus,
-		Metrics: d.Registry, Health: d.Components.Health, Ready: d.Readiness.Ready,
+		Metrics: d.Registry, Health: d.Components.Health, Ready: d.Readiness.Ready, History: d.History,
 		Token: cfg.token, Logger: log,
 	})
 	if err != nil {

@@ -351,6 +351,11 @@ func TestE2ECLIWaitGetAndReconcile(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(out), &obj))
 	assert.Equal(t, "Synced", obj.Reconcile.State)
 
+	out, code = e.cli(t, "describe", "wf/cli")
+	assert.Equal(t, 0, code, out)
+	assert.Regexp(t, `(?m)^Events:\n.*ResourceChanged +workflows/default/cli +operation=create`, out, "describe shows the recent events")
+	assert.Regexp(t, `(?m)ResourceSynced +workflows/default/cli`, out)
+
 	out, code = e.cli(t, "reconcile", "workflows/cli")
 	assert.Equal(t, 0, code, out)
 

@@ -54,6 +54,11 @@ type Options struct {
 	Health func() []lifecycle.ComponentHealth
 	// Ready reports whether the first full reconcile is done. Required.
 	Ready func() bool
+	// History holds each resource's latest events (statusync.History).
+	// Optional: without it, a resource's recent events are none.
+	History interface {
+		Recent(events.Key) []events.Event
+	}
 	// Token, when not empty, is the bearer token mutating requests must
 	// carry.
 	Token string
@@ -110,6 +115,7 @@ func NewHandler(opts Options) (http.Handler, error) {
 	mux.Handle("/api/v1/resources", allow(read, s.list))
 	mux.Handle("/api/v1/resources/{kind}/{namespace}/{name}", allow(read, s.get))
 	mux.Handle("/api/v1/resources/{kind}/{namespace}/{name}/reconcile", allow([]string{http.MethodPost}, s.reconcile))
+	mux.Handle("/api/v1/resources/{kind}/{namespace}/{name}/events", allow(read, s.recent))
 	mux.Handle("/api/v1/events", allow(read, s.events))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "no such endpoint: "+r.URL.Path)
@@ -198,6 +204,31 @@ func (s *server) get(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, o)
+}
+
+// recent serves a declared resource's latest events, oldest first, each as
+// events.Marshal writes it.
+func (s *server) recent(w http.ResponseWriter, r *http.Request) {
+	kind, key, ok := resourceKey(w, r)
+	if !ok {
+		return
+	}
+	if _, found := s.opts.Index.Get(key); !found {
+		writeError(w, http.StatusNotFound, kind.Ref(key.Namespace, key.Name)+": not found")
+		return
+	}
+	list := types.EventList{Items: []json.RawMessage{}}
+	if s.opts.History != nil {
+		for _, e := range s.opts.History.Recent(key) {
+			data, err := events.Marshal(e)
+			if err != nil {
+				s.internalError(w, err)
+				return
+			}
+			list.Items = append(list.Items, data)
+		}
+	}
+	writeJSON(w, http.StatusOK, list)
 }
 
 func (s *server) reconcile(w http.ResponseWriter, r *http.Request) {

@@ -357,6 +357,31 @@ func TestReconcileTriggersADeclaredResource(t *testing.T) {
 	})
 }
 
+func TestRecentEventsOfADeclaredResourceOldestFirst(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := apitest.New(t, nil)
+		f.Declare("workflows/greet.yaml", greetWorkflow)
+		f.Publish(events.ReconciliationStarted{Meta: events.NewMeta("c1"), Key: greetKey, Attempt: 1})
+		f.Publish(events.ResourceSynced{Meta: events.NewMeta("c1"), Key: greetKey, Attempt: 1})
+
+		code, _, body := call(t, f, http.MethodGet, "/api/v1/resources/wf/team-a/greet/events", nil)
+		require.Equal(t, http.StatusOK, code, body)
+		var list types.EventList
+		require.NoError(t, json.Unmarshal([]byte(body), &list))
+		var got []string
+		for _, item := range list.Items {
+			e, err := events.Unmarshal(item)
+			require.NoError(t, err)
+			got = append(got, e.EventType())
+		}
+		assert.Equal(t, []string{"ResourceChanged", "StatusSynced", "ReconciliationStarted", "StatusSynced", "ResourceSynced", "StatusSynced"}, got)
+
+		code, _, body = call(t, f, http.MethodGet, "/api/v1/resources/wf/default/greet/events", nil)
+		assert.Equal(t, http.StatusNotFound, code)
+		assert.JSONEq(t, `{"error":"workflows/default/greet: not found"}`, body)
+	})
+}
+
 func TestReconcileRequiresTheTokenWhenOneIsSet(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := apitest.New(t, func(o *api.Options) { o.Token = "s3cret" })

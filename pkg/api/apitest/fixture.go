@@ -31,6 +31,7 @@ type Fixture struct {
 	Bus     *bus.Bus
 	Index   *resources.Index
 	Store   *statusync.Store
+	History *statusync.History
 	Metrics *prometheus.Registry
 	// URL and HTTP reach the API.
 	URL  string
@@ -56,15 +57,20 @@ func New(t *testing.T, configure func(*api.Options)) *Fixture {
 		statuses: map[events.Key]any{},
 	}
 	f.Store = statusync.NewStore(f.Bus, statusync.StoreOptions{Logger: quiet})
+	f.History = statusync.NewHistory(f.Bus, statusync.HistoryOptions{})
 	ctx, cancel := context.WithCancel(context.Background())
-	stopped := make(chan error, 1)
+	stopped := make(chan error, 2)
 	go func() { stopped <- f.Store.Start(ctx) }()
+	go func() { stopped <- f.History.Start(ctx) }()
 	<-f.Store.SubscriptionReady()
+	<-f.History.SubscriptionReady()
 	f.Bus.Start()
 	t.Cleanup(func() {
 		cancel()
-		if err := <-stopped; err != nil {
-			t.Errorf("status store: %v", err)
+		for range 2 {
+			if err := <-stopped; err != nil {
+				t.Errorf("status store or history: %v", err)
+			}
 		}
 		f.Bus.Close()
 	})
@@ -84,6 +90,7 @@ func New(t *testing.T, configure func(*api.Options)) *Fixture {
 			f.triggered = append(f.triggered, k)
 		},
 		Bus:     f.Bus,
+		History: f.History,
 		Metrics: f.Metrics,
 		Health: func() []lifecycle.ComponentHealth {
 			f.mu.Lock()

@@ -87,6 +87,24 @@ func (c *Client) Get(ctx context.Context, kind, namespace, name string) (types.O
 	return o, err
 }
 
+// Recent returns a resource's latest events, oldest first, as the daemon
+// kept them.
+func (c *Client) Recent(ctx context.Context, kind, namespace, name string) ([]Event, error) {
+	var list types.EventList
+	if err := c.do(ctx, http.MethodGet, resourcePath(kind, namespace, name)+"/events", nil, &list); err != nil {
+		return nil, err
+	}
+	out := make([]Event, len(list.Items))
+	for i, data := range list.Items {
+		ev, err := decode("", data)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = ev
+	}
+	return out, nil
+}
+
 // Reconcile triggers a reconcile of one resource and returns its key.
 func (c *Client) Reconcile(ctx context.Context, kind, namespace, name string) (events.Key, error) {
 	var resp types.ReconcileResponse

@@ -126,6 +126,12 @@ type List struct {
 	Items []Object `json:"items"`
 }
 
+// EventList is the body of a resource's recent events: each item is an
+// event as events.Marshal writes it, oldest first.
+type EventList struct {
+	Items []json.RawMessage `json:"items"`
+}
+
 // ErrorResponse is the body of every error answer.
 type ErrorResponse struct {
 	Error string `json:"error"`
