@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/time/rate"
 	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/clock"
 
 	"github.com/musterd/musterd/pkg/bus"
 	"github.com/musterd/musterd/pkg/events"
@@ -85,6 +86,13 @@ type Options struct {
 	// none. Default events.NewCorrelationID. A replay sets a deterministic
 	// source so that two replays of one trace are byte-identical.
 	NewCorrelationID func() string
+	// Clock is what the coordinator, its workqueue's delays, the resync
+	// ticker and the resync pacing read the time from and wait on; events
+	// are stamped with it. Default: the real clock. A replay outside
+	// testing/synctest steps a fake one. ReconcileTimeout stays on the
+	// real clock: it bounds real work, and a stepped clock stands still
+	// while a reconcile runs.
+	Clock clock.WithTicker
 }
 
 func (o Options) withDefaults() (Options, error) {
@@ -116,6 +124,9 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.NewCorrelationID == nil {
 		o.NewCorrelationID = events.NewCorrelationID
+	}
+	if o.Clock == nil {
+		o.Clock = clock.RealClock{}
 	}
 	return o, nil
 }
@@ -266,6 +277,7 @@ func (c *Coordinator) Start(ctx context.Context) error {
 	queue := workqueue.NewTypedRateLimitingQueueWithConfig[events.Key](c.backoff, workqueue.TypedRateLimitingQueueConfig[events.Key]{
 		Name:            Name,
 		MetricsProvider: c.opts.MetricsProvider,
+		Clock:           c.opts.Clock,
 	})
 	c.mu.Lock()
 	c.queue = queue
@@ -447,9 +459,9 @@ func (c *Coordinator) process(ctx context.Context, id int, key events.Key) {
 		c.settle(ctx, req, reconcilers.Result{Err: reconcilers.Permanent(fmt.Errorf("no reconciler registered for kind %q", key.Kind))}, 0)
 		return
 	}
-	bus.Publish(c.bus, events.ReconciliationStarted{Meta: events.NewMeta(req.CorrelationID), Key: key, Attempt: req.Attempt})
-	start := time.Now()
-	c.reconcilingSince[id].Store(int64(start.Sub(c.born)) + 1)
+	bus.Publish(c.bus, events.ReconciliationStarted{Meta: events.NewMetaAt(c.opts.Clock.Now(), req.CorrelationID), Key: key, Attempt: req.Attempt})
+	start := c.opts.Clock.Now()
+	c.reconcilingSince[id].Store(int64(time.Since(c.born)) + 1) // stalls are real time, like the bus's
 	c.active.Add(1)
 	var res reconcilers.Result
 	interrupted := false
@@ -470,7 +482,7 @@ func (c *Coordinator) process(ctx context.Context, id int, key events.Key) {
 		c.log.Debug("reconcile interrupted by shutdown", "key", key, "correlationId", req.CorrelationID)
 		return
 	}
-	c.settle(ctx, req, res, time.Since(start))
+	c.settle(ctx, req, res, c.opts.Clock.Since(start))
 }
 
 // errReconcileTimeout is the cause of a reconcile's context ending at
@@ -489,7 +501,7 @@ func (c *Coordinator) claim(key events.Key) (reconcilers.Request, bool) {
 	if st == nil {
 		return reconcilers.Request{}, false
 	}
-	now := time.Now()
+	now := c.opts.Clock.Now()
 	if st.pending == noTrigger && (st.wakeAt.IsZero() || now.Before(st.wakeAt)) {
 		if !st.wakeAt.IsZero() {
 			// The delaying queue keeps the earliest of a key's delayed
@@ -511,7 +523,8 @@ func (c *Coordinator) claim(key events.Key) (reconcilers.Request, bool) {
 // settle schedules what follows a reconcile, tells the observer and
 // publishes the outcome.
 func (c *Coordinator) settle(ctx context.Context, req reconcilers.Request, res reconcilers.Result, took time.Duration) {
-	meta := events.NewMeta(req.CorrelationID)
+	now := c.opts.Clock.Now()
+	meta := events.NewMetaAt(now, req.CorrelationID)
 	var outcome events.Event
 	result := ResultError
 	c.mu.Lock()
@@ -530,13 +543,12 @@ func (c *Coordinator) settle(ctx context.Context, req reconcilers.Request, res r
 		c.backoff.Forget(req.Key)
 		if res.RequeueAfter > 0 {
 			result = ResultRequeueAfter
-			st.wakeAt = time.Now().Add(res.RequeueAfter)
+			st.wakeAt = now.Add(res.RequeueAfter)
 			c.queue.AddAfter(req.Key, res.RequeueAfter)
 		}
 		outcome = events.ResourceSynced{Meta: meta, Key: req.Key, Attempt: req.Attempt, Duration: took,
 			Deleted: res.Deleted, RequeueAfter: res.RequeueAfter}
 	case !reconcilers.IsPermanent(res.Err) && ctx.Err() == nil && (timed || c.backoff.NumRequeues(req.Key) < c.opts.MaxRetries):
-		now := time.Now()
 		if at, ok := reconcilers.RetryTime(res.Err); ok {
 			// The reconciler knows when a retry can succeed (a server's
 			// own restart backoff): an earlier one would only fail again.
@@ -610,9 +622,9 @@ func (c *Coordinator) list(ctx context.Context, kind string) ([]events.Key, erro
 func (c *Coordinator) resyncLoop(ctx context.Context) {
 	var tick <-chan time.Time
 	if c.opts.ResyncPeriod > 0 {
-		ticker := time.NewTicker(c.opts.ResyncPeriod)
+		ticker := c.opts.Clock.NewTicker(c.opts.ResyncPeriod)
 		defer ticker.Stop()
-		tick = ticker.C
+		tick = ticker.C()
 	}
 	burst := max(1, int(math.Ceil(c.opts.ResyncQPS)))
 	pace := rate.NewLimiter(rate.Limit(c.opts.ResyncQPS), burst)
@@ -629,6 +641,25 @@ func (c *Coordinator) resyncLoop(ctx context.Context) {
 			}
 			c.resyncPass(ctx, pace)
 		}
+	}
+}
+
+// paced waits, on the coordinator's clock, until pace allows one more key
+// (rate.Limiter.Wait would wait on the real clock).
+func (c *Coordinator) paced(ctx context.Context, pace *rate.Limiter) error {
+	r := pace.ReserveN(c.opts.Clock.Now(), 1)
+	delay := r.DelayFrom(c.opts.Clock.Now())
+	if delay <= 0 {
+		return nil
+	}
+	t := c.opts.Clock.NewTimer(delay)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		r.CancelAt(c.opts.Clock.Now())
+		return ctx.Err()
+	case <-t.C():
+		return nil
 	}
 }
 
@@ -654,7 +685,7 @@ func (c *Coordinator) resyncPass(ctx context.Context, pace *rate.Limiter) {
 		}
 		listedKinds[kind] = true
 		for _, key := range keys {
-			if pace.Wait(ctx) != nil {
+			if c.paced(ctx, pace) != nil {
 				return
 			}
 			c.enqueue(key, corr, events.ReasonResync)

@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"k8s.io/utils/clock"
+
 	"github.com/musterd/musterd/pkg/bus"
 	"github.com/musterd/musterd/pkg/events"
 )
@@ -31,6 +33,10 @@ type Options struct {
 	// Logger receives start, stop and index-synced messages. Default
 	// slog.Default().
 	Logger *slog.Logger
+	// Clock is what the debouncer reads the time from and arms its timer
+	// on. Default: the real clock. A replay outside testing/synctest steps
+	// a fake one.
+	Clock clock.WithTicker
 }
 
 // Debouncer turns ResourceChanged, IndexSynchronized and ServiceStateChanged
@@ -40,6 +46,7 @@ type Debouncer struct {
 	bus      *bus.Bus
 	interval time.Duration
 	log      *slog.Logger
+	clock    clock.WithTicker
 
 	started   atomic.Bool
 	attached  bus.Attachment
@@ -53,7 +60,7 @@ type Debouncer struct {
 	keys      map[events.Key]*keyState // keys in their refractory period
 	deadlines deadlineHeap
 	seq       uint64
-	timer     *time.Timer // fires at the earliest deadline; one for all keys
+	timer     clock.Timer // fires at the earliest deadline; one for all keys
 	armedFor  time.Time   // the deadline the timer is set for; zero if stopped
 	synced    map[events.Source]bool
 	held      map[events.Source]*keySet // changes held until their source syncs
@@ -75,7 +82,11 @@ func New(b *bus.Bus, opts Options) (*Debouncer, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
+	if opts.Clock == nil {
+		opts.Clock = clock.RealClock{}
+	}
 	return &Debouncer{
+		clock:    opts.Clock,
 		bus:      b,
 		interval: opts.Interval,
 		log:      opts.Logger.With("component", "debouncer"),
@@ -106,7 +117,7 @@ func (d *Debouncer) Start(ctx context.Context) error {
 		return errors.New("debouncer: already started")
 	}
 	d.mu.Lock()
-	d.timer = time.NewTimer(time.Hour)
+	d.timer = d.clock.NewTimer(time.Hour)
 	d.timer.Stop()
 	d.mu.Unlock()
 
@@ -136,7 +147,7 @@ func (d *Debouncer) Start(ctx context.Context) error {
 			d.mu.Unlock()
 			d.log.Debug("debouncer stopped")
 			return nil
-		case <-d.timer.C:
+		case <-d.timer.C():
 			d.fireDue()
 		}
 	}
@@ -162,7 +173,7 @@ func (d *Debouncer) onResourceChanged(e events.ResourceChanged) {
 	key := e.Key.Canonical()
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	now := time.Now()
+	now := d.clock.Now()
 	switch {
 	case e.Source == events.SourceManual:
 		d.fire(key, e.CorrelationID, events.ReasonManual, now)
@@ -177,7 +188,7 @@ func (d *Debouncer) onResourceChanged(e events.ResourceChanged) {
 func (d *Debouncer) onServiceStateChanged(e events.ServiceStateChanged) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	now := time.Now()
+	now := d.clock.Now()
 	d.change(e.Key.Canonical(), e.CorrelationID, events.ReasonServiceState, now)
 	d.handled(now)
 }
@@ -185,7 +196,7 @@ func (d *Debouncer) onServiceStateChanged(e events.ServiceStateChanged) {
 func (d *Debouncer) onIndexSynchronized(e events.IndexSynchronized) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	now := time.Now()
+	now := d.clock.Now()
 	d.synced[e.Source] = true
 	held := d.held[e.Source]
 	delete(d.held, e.Source)
@@ -207,7 +218,7 @@ func (d *Debouncer) onIndexSynchronized(e events.IndexSynchronized) {
 func (d *Debouncer) onIdle() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.flush(time.Now())
+	d.flush(d.clock.Now())
 }
 
 // change handles a change of key: it fires at once unless the key is in its
@@ -293,7 +304,7 @@ func (d *Debouncer) flush(now time.Time) {
 func (d *Debouncer) fireDue() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	now := time.Now()
+	now := d.clock.Now()
 	d.armedFor = time.Time{} // the timer has fired
 	// Keys whose pending changes all came from running services end their
 	// period as a service-state trigger, the rest as refractory-end.

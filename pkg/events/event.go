@@ -34,11 +34,15 @@ func (m Meta) Metadata() Meta { return m }
 // NewMeta stamps an event made now. An empty correlationID starts a new
 // chain with a fresh ID; pass the ID of the event being reacted to in order
 // to continue its chain.
-func NewMeta(correlationID string) Meta {
+func NewMeta(correlationID string) Meta { return NewMetaAt(time.Now(), correlationID) }
+
+// NewMetaAt is NewMeta for an event made at t, as a stage that reads an
+// injected clock stamps its events: UTC, the monotonic reading stripped.
+func NewMetaAt(t time.Time, correlationID string) Meta {
 	if correlationID == "" {
 		correlationID = NewCorrelationID()
 	}
-	return Meta{Time: Now(), CorrelationID: correlationID}
+	return Meta{Time: t.Round(0).UTC(), CorrelationID: correlationID}
 }
 
 // Now is the time as events record it: UTC with the monotonic reading

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/clock"
 
 	"github.com/musterd/musterd/pkg/bus"
 	"github.com/musterd/musterd/pkg/events"
@@ -95,6 +96,11 @@ type StoreOptions struct {
 	// QueueMetrics, if set, receives the write queue's metrics under the
 	// queue name "status-store" (see NewWorkqueueMetricsProvider).
 	QueueMetrics workqueue.MetricsProvider
+	// Clock is what the store, its write retries and its failure log read
+	// the time from and wait on; StatusSynced events are stamped with it.
+	// Default: the real clock. A replay outside testing/synctest steps a
+	// fake one. WriteTimeout stays on the real clock: it bounds real I/O.
+	Clock clock.WithTicker
 }
 
 const (
@@ -164,6 +170,9 @@ func NewStore(b *bus.Bus, opts StoreOptions) *Store {
 	opts.RetryBaseDelay = cmp.Or(opts.RetryBaseDelay, time.Second)
 	opts.RetryMaxDelay = cmp.Or(opts.RetryMaxDelay, 5*time.Minute)
 	opts.WriteTimeout = cmp.Or(opts.WriteTimeout, 10*time.Second)
+	if opts.Clock == nil {
+		opts.Clock = clock.RealClock{}
+	}
 	return &Store{
 		bus:     b,
 		opts:    opts,
@@ -194,7 +203,7 @@ func (s *Store) Start(ctx context.Context) error {
 	}
 	s.queue = workqueue.NewTypedRateLimitingQueueWithConfig(
 		workqueue.NewTypedItemExponentialFailureRateLimiter[events.Key](s.opts.RetryBaseDelay, s.opts.RetryMaxDelay),
-		workqueue.TypedRateLimitingQueueConfig[events.Key]{Name: storeName, MetricsProvider: s.opts.QueueMetrics},
+		workqueue.TypedRateLimitingQueueConfig[events.Key]{Name: storeName, MetricsProvider: s.opts.QueueMetrics, Clock: s.opts.Clock},
 	)
 	sub, err := s.bus.Subscribe(bus.SubscriberOptions{
 		Name: storeName,
@@ -381,10 +390,10 @@ func (s *Store) succeeded(key events.Key, e entry, category string) {
 	}
 	if f := s.failing[key]; f != nil {
 		delete(s.failing, key)
-		s.log.Info("status write recovered", "key", key.String(), "failingFor", time.Since(f.since),
+		s.log.Info("status write recovered", "key", key.String(), "failingFor", s.opts.Clock.Since(f.since),
 			"correlationId", e.status.CorrelationID)
 	}
-	bus.Publish(s.bus, events.StatusSynced{Meta: events.NewMeta(e.status.CorrelationID), Key: key, Category: category})
+	bus.Publish(s.bus, events.StatusSynced{Meta: events.NewMetaAt(s.opts.Clock.Now(), e.status.CorrelationID), Key: key, Category: category})
 
 	// A change that set did not queue, because the key was being written,
 	// shows here as a newer version; one made after this saw the key no
@@ -407,7 +416,7 @@ func (s *Store) failed(key events.Key, e entry, err error) {
 	category := CategoryOf(err)
 	msg := redact.String(err.Error())
 	bus.Publish(s.bus, events.StatusSyncFailed{
-		Meta: events.NewMeta(e.status.CorrelationID), Key: key, Category: category, Error: msg, Attempt: attempt,
+		Meta: events.NewMetaAt(s.opts.Clock.Now(), e.status.CorrelationID), Key: key, Category: category, Error: msg, Attempt: attempt,
 	})
 	s.logFailure(key, e.status.CorrelationID, attempt, category, msg)
 	s.queue.AddRateLimited(key)
@@ -417,7 +426,7 @@ func (s *Store) failed(key events.Key, e entry, err error) {
 // the interval doubling up to failureLogMaxInterval, so that a key failing
 // for hours neither floods the log nor goes quiet.
 func (s *Store) logFailure(key events.Key, correlationID string, attempt int, category, msg string) {
-	now := time.Now()
+	now := s.opts.Clock.Now()
 	f := s.failing[key]
 	switch {
 	case f == nil:
