@@ -46,6 +46,10 @@ type Bus struct {
 	closed bool
 
 	rejected atomic.Uint64 // nil events published
+
+	// progress counts deliveries: events put into a mailbox and batches
+	// handled. See Progress.
+	progress atomic.Uint64
 }
 
 // topic is one Go event type. Its EventBus handler is a dispatcher that
@@ -117,6 +121,36 @@ func (b *Bus) Start() {
 	b.held = nil
 	b.started.Store(true)
 }
+
+// Idle reports whether every live subscription has handled every event
+// put into its mailbox, and run its OnIdle after them, and no event waits
+// for the start barrier. With Progress it tells a caller that drives the
+// bus's publishers itself (a replay stepping a fake clock) when everything
+// it published has been handled: see Progress.
+func (b *Bus) Idle() bool {
+	b.startMu.Lock()
+	held := len(b.held)
+	b.startMu.Unlock()
+	if held > 0 {
+		return false
+	}
+	b.subsMu.Lock()
+	defer b.subsMu.Unlock()
+	for _, s := range b.subs {
+		if s.unhandled.Load() != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// Progress counts the bus's deliveries: it increases whenever an event is
+// put into a mailbox and whenever a subscription finishes handling a
+// batch. Idle checks one subscription after another; a caller that reads
+// Progress, finds Idle (and whatever else it watches) true, and reads the
+// same Progress again knows that no delivery happened meanwhile, so that
+// everything was idle at once.
+func (b *Bus) Progress() uint64 { return b.progress.Load() }
 
 // Started reports whether Start was called.
 func (b *Bus) Started() bool { return b.started.Load() }
@@ -378,6 +412,10 @@ type Subscription struct {
 	// so a wall-clock step cannot fake or hide a stall.
 	born      time.Time
 	busySince atomic.Int64
+
+	// unhandled counts the items in the mailbox and those taken from it
+	// whose handling, with the OnIdle after them, has not finished.
+	unhandled atomic.Int64
 }
 
 // Name returns the subscription's name.
@@ -392,14 +430,20 @@ func (s *Subscription) enqueue(e events.Event, h *handler) {
 	if s.once && !s.claimed.CompareAndSwap(false, true) {
 		return
 	}
+	// Counted before the put, so that the item is never in the mailbox
+	// uncounted; a put that adds no item takes it back.
+	s.unhandled.Add(1)
 	s.mu.Lock()
 	result := s.box.put(item{ev: e, h: h})
 	s.mu.Unlock()
+	s.bus.progress.Add(1)
 	switch result {
 	case dropped:
+		s.unhandled.Add(-1)
 		h.dropped.Add(1)
 		return
 	case coalesced:
+		s.unhandled.Add(-1)
 		h.coalesced.Add(1)
 	}
 	select {
@@ -418,7 +462,7 @@ func (s *Subscription) run() {
 		case <-s.stop:
 			return
 		}
-		delivered := false
+		delivered := 0
 		for {
 			s.mu.Lock()
 			batch = s.box.drain(batch[:0])
@@ -426,7 +470,7 @@ func (s *Subscription) run() {
 			if len(batch) == 0 {
 				break
 			}
-			delivered = true
+			delivered += len(batch)
 			for i := range batch {
 				if s.stopped.Load() {
 					return
@@ -444,8 +488,12 @@ func (s *Subscription) run() {
 		}
 		// A wake left over from events this loop already drained finds
 		// nothing; OnIdle runs only after real work.
-		if delivered && s.onIdle != nil && !s.stopped.Load() {
+		if delivered > 0 && s.onIdle != nil && !s.stopped.Load() {
 			s.guard(nil, s.onIdle)
+		}
+		if delivered > 0 {
+			s.unhandled.Add(int64(-delivered))
+			s.bus.progress.Add(1)
 		}
 		select {
 		case <-s.draining:

@@ -153,6 +153,13 @@ type Coordinator struct {
 	queue    workqueue.TypedRateLimitingInterface[events.Key] // nil until Start
 	keys     map[events.Key]*keyState                         // keys with pending work, and Failed ones
 	disabled map[string]bool
+	// For Quiescent: reconciles claimed and not settled; resync passes
+	// requested or running; until when a pass waits for its pacing, and
+	// when the resync ticker fires next (zero if none).
+	inFlight   int
+	resyncs    int
+	pacedUntil time.Time
+	nextTick   time.Time
 
 	started         atomic.Bool
 	attached        bus.Attachment
@@ -342,10 +349,51 @@ func (c *Coordinator) Trigger(keys ...events.Key) {
 // Resync asks for a resync pass now. A request made while a pass runs
 // starts at most one more pass after it.
 func (c *Coordinator) Resync() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	select {
 	case c.resyncRequested <- struct{}{}:
+		c.resyncs++
 	default: // a pass is requested already
 	}
+}
+
+// Quiescent reports whether the coordinator has nothing to do at or before
+// now: no key waits for a reconcile or a retry that is due, none is being
+// reconciled, and no resync pass is requested or running, unless it waits
+// for its pacing until after now. wake is the earliest instant after now
+// at which it will act on its own (a retry, a requeue, the pacing, the
+// resync ticker), zero if none. A replay that steps a fake clock calls it,
+// with the bus's Idle, to know when it may move the clock on, and to
+// where. It takes time linear in the keys with pending work.
+func (c *Coordinator) Quiescent(now time.Time) (quiet bool, wake time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	quiet = c.inFlight == 0
+	soonest := func(at time.Time) {
+		if at.IsZero() {
+			return
+		}
+		if !at.After(now) {
+			quiet = false
+		} else if wake.IsZero() || at.Before(wake) {
+			wake = at
+		}
+	}
+	for _, st := range c.keys {
+		if st.pending != noTrigger {
+			quiet = false
+		}
+		soonest(st.wakeAt)
+	}
+	if c.resyncs > 0 {
+		if c.pacedUntil.IsZero() {
+			quiet = false
+		}
+		soonest(c.pacedUntil)
+	}
+	soonest(c.nextTick)
+	return quiet, wake
 }
 
 // KindEnabled reports whether kind has a reconciler and is not disabled.
@@ -454,6 +502,11 @@ func (c *Coordinator) process(ctx context.Context, id int, key events.Key) {
 	if !ok {
 		return
 	}
+	defer func() { // after the outcome is published
+		c.mu.Lock()
+		c.inFlight--
+		c.mu.Unlock()
+	}()
 	rec, ok := c.reg.Get(key.Kind)
 	if !ok {
 		c.settle(ctx, req, reconcilers.Result{Err: reconcilers.Permanent(fmt.Errorf("no reconciler registered for kind %q", key.Kind))}, 0)
@@ -517,6 +570,7 @@ func (c *Coordinator) claim(key events.Key) (reconcilers.Request, bool) {
 		return reconcilers.Request{}, false
 	}
 	st.pending, st.wakeAt, st.retrying = noTrigger, time.Time{}, false
+	c.inFlight++ // until process returns
 	return reconcilers.Request{Key: key, Attempt: c.backoff.NumRequeues(key) + 1, CorrelationID: st.corr}, true
 }
 
@@ -622,9 +676,19 @@ func (c *Coordinator) list(ctx context.Context, kind string) ([]events.Key, erro
 func (c *Coordinator) resyncLoop(ctx context.Context) {
 	var tick <-chan time.Time
 	if c.opts.ResyncPeriod > 0 {
+		c.mu.Lock()
 		ticker := c.opts.Clock.NewTicker(c.opts.ResyncPeriod)
+		c.nextTick = c.opts.Clock.Now().Add(c.opts.ResyncPeriod)
+		c.mu.Unlock()
 		defer ticker.Stop()
 		tick = ticker.C()
+	}
+	ticked := func() { // a tick was taken; the next is a period later
+		c.mu.Lock()
+		for !c.nextTick.After(c.opts.Clock.Now()) {
+			c.nextTick = c.nextTick.Add(c.opts.ResyncPeriod)
+		}
+		c.mu.Unlock()
 	}
 	burst := max(1, int(math.Ceil(c.opts.ResyncQPS)))
 	pace := rate.NewLimiter(rate.Limit(c.opts.ResyncQPS), burst)
@@ -634,12 +698,17 @@ func (c *Coordinator) resyncLoop(ctx context.Context) {
 			return
 		case <-tick:
 			c.Resync()
+			ticked()
 		case <-c.resyncRequested:
 			select {
 			case <-tick: // this pass serves a tick that is due
+				ticked()
 			default:
 			}
 			c.resyncPass(ctx, pace)
+			c.mu.Lock()
+			c.resyncs--
+			c.mu.Unlock()
 		}
 	}
 }
@@ -652,8 +721,16 @@ func (c *Coordinator) paced(ctx context.Context, pace *rate.Limiter) error {
 	if delay <= 0 {
 		return nil
 	}
+	c.mu.Lock()
 	t := c.opts.Clock.NewTimer(delay)
-	defer t.Stop()
+	c.pacedUntil = c.opts.Clock.Now().Add(delay)
+	c.mu.Unlock()
+	defer func() {
+		t.Stop()
+		c.mu.Lock()
+		c.pacedUntil = time.Time{}
+		c.mu.Unlock()
+	}()
 	select {
 	case <-ctx.Done():
 		r.CancelAt(c.opts.Clock.Now())

@@ -106,6 +106,19 @@ func (d *Debouncer) SubscriptionReady() <-chan struct{} { return d.attached.Subs
 // it is handling one.
 func (d *Debouncer) BusySince() (time.Time, bool) { return d.attached.BusySince() }
 
+// Quiescent reports whether the debouncer has nothing to do at or before
+// now, and when its timer will next fire (zero if it is stopped). A replay
+// that steps a fake clock calls it, with the bus's Idle, to know when it
+// may move the clock on, and to where.
+func (d *Debouncer) Quiescent(now time.Time) (quiet bool, wake time.Time) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if len(d.batches) > 0 {
+		return false, d.armedFor
+	}
+	return d.armedFor.IsZero() || d.armedFor.After(now), d.armedFor
+}
+
 // Coalesced counts changes that did not trigger on their own: they were
 // folded into a trigger already pending (or held) for their key.
 func (d *Debouncer) Coalesced() uint64 { return d.coalesced.Load() }

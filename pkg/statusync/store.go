@@ -121,6 +121,7 @@ type Store struct {
 	log      *slog.Logger
 	attached bus.Attachment
 	queue    workqueue.TypedRateLimitingInterface[events.Key] // made by Start
+	retries  workqueue.TypedRateLimiter[events.Key]           // the queue's
 	starts   atomic.Bool
 
 	mu      sync.RWMutex
@@ -130,6 +131,11 @@ type Store struct {
 	// Their changes are not queued: the write's success queues the newest
 	// state, and a failed write's retry writes it, after its backoff.
 	writing map[events.Key]bool
+	// For Quiescent: keys queued for a write, writes in progress, and
+	// when the keys whose write failed are retried.
+	queued  map[events.Key]bool
+	inWrite int
+	retryAt map[events.Key]time.Time
 
 	// Owned by the writer goroutine.
 	written map[events.Key]Status // last successful write per key
@@ -179,6 +185,8 @@ func NewStore(b *bus.Bus, opts StoreOptions) *Store {
 		log:     opts.Logger.With("component", storeName),
 		entries: map[events.Key]entry{},
 		writing: map[events.Key]bool{},
+		queued:  map[events.Key]bool{},
+		retryAt: map[events.Key]time.Time{},
 		written: map[events.Key]Status{},
 		failing: map[events.Key]*failureLog{},
 	}
@@ -201,8 +209,9 @@ func (s *Store) Start(ctx context.Context) error {
 	if !s.starts.CompareAndSwap(false, true) {
 		return errors.New("status store: started twice")
 	}
+	s.retries = workqueue.NewTypedItemExponentialFailureRateLimiter[events.Key](s.opts.RetryBaseDelay, s.opts.RetryMaxDelay)
 	s.queue = workqueue.NewTypedRateLimitingQueueWithConfig(
-		workqueue.NewTypedItemExponentialFailureRateLimiter[events.Key](s.opts.RetryBaseDelay, s.opts.RetryMaxDelay),
+		s.retries,
 		workqueue.TypedRateLimitingQueueConfig[events.Key]{Name: storeName, MetricsProvider: s.opts.QueueMetrics, Clock: s.opts.Clock},
 	)
 	sub, err := s.bus.Subscribe(bus.SubscriberOptions{
@@ -324,10 +333,32 @@ func (s *Store) set(key events.Key, e entry) {
 	e.version = s.version
 	s.entries[key] = e
 	writing := s.writing[key]
+	if !writing {
+		s.queued[key] = true
+	}
 	s.mu.Unlock()
 	if !writing {
 		s.queue.Add(key)
 	}
+}
+
+// Quiescent reports whether the store has nothing to do at or before now:
+// no write is queued or in progress and no retry of a failed write is due.
+// wake is when the next retry is due, zero if none. A replay that steps a
+// fake clock calls it, with the bus's Idle, to know when it may move the
+// clock on, and to where.
+func (s *Store) Quiescent(now time.Time) (quiet bool, wake time.Time) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	quiet = len(s.queued) == 0 && s.inWrite == 0
+	for _, at := range s.retryAt {
+		if !at.After(now) {
+			quiet = false
+		} else if wake.IsZero() || at.Before(wake) {
+			wake = at
+		}
+	}
+	return quiet, wake
 }
 
 func (s *Store) writeLoop(ctx context.Context) {
@@ -347,17 +378,25 @@ func (s *Store) writeLoop(ctx context.Context) {
 func (s *Store) sync(ctx context.Context, key events.Key) {
 	s.mu.Lock()
 	e, ok := s.entries[key]
+	delete(s.queued, key)
+	delete(s.retryAt, key)
 	if ok {
 		// Before the write: a change made during it must neither be queued
 		// now (were the write to fail, it would run again at once, ahead of
 		// its backoff) nor be lost.
 		s.writing[key] = true
+		s.inWrite++
 	}
 	s.mu.Unlock()
 	if !ok { // deleted and its deletion written already
 		s.queue.Forget(key)
 		return
 	}
+	defer func() { // after the outcome is published and what follows queued
+		s.mu.Lock()
+		s.inWrite--
+		s.mu.Unlock()
+	}()
 	wctx, cancel := context.WithTimeout(ctx, s.opts.WriteTimeout)
 	defer cancel()
 	var err error
@@ -405,6 +444,9 @@ func (s *Store) succeeded(key events.Key, e entry, category string) {
 	if ok && !changed && e.deleted {
 		delete(s.entries, key) // forget the key for good
 	}
+	if changed {
+		s.queued[key] = true
+	}
 	s.mu.Unlock()
 	if changed {
 		s.queue.Add(key)
@@ -419,7 +461,12 @@ func (s *Store) failed(key events.Key, e entry, err error) {
 		Meta: events.NewMetaAt(s.opts.Clock.Now(), e.status.CorrelationID), Key: key, Category: category, Error: msg, Attempt: attempt,
 	})
 	s.logFailure(key, e.status.CorrelationID, attempt, category, msg)
-	s.queue.AddRateLimited(key)
+	// AddRateLimited, with the delay kept for Quiescent.
+	delay := s.retries.When(key)
+	s.mu.Lock()
+	s.retryAt[key] = s.opts.Clock.Now().Add(delay)
+	s.mu.Unlock()
+	s.queue.AddAfter(key, delay)
 }
 
 // logFailure logs a key's first failure and then one failure per interval,
