@@ -35,3 +35,19 @@ func TestCorpus(t *testing.T) {
 		})
 	}
 }
+
+// TestCorpusSteppedEqualsTheGoldens replays each recorded trace outside
+// synctest, on the fake clock ReplayStepped steps, and checks that the
+// output is byte for byte the golden file the bubble's replay wrote.
+func TestCorpusSteppedEqualsTheGoldens(t *testing.T) {
+	for _, name := range []string{"burst-10k", "create-1000", "delete-recreate", "malformed-fix", "crash-loop", "resync"} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			recorded, err := trace.ReadFile(filepath.Join(corpus, name+".trace"))
+			require.NoError(t, err)
+			got, err := replay.ReplayStepped(recorded, pipeline)
+			require.NoError(t, err)
+			replay.Golden(t, got, filepath.Join(corpus, name+".golden"))
+		})
+	}
+}

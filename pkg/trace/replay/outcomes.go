@@ -4,9 +4,9 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"k8s.io/utils/clock"
 	"slices"
 	"sync"
-	"time"
 
 	"github.com/musterd/musterd/pkg/events"
 	"github.com/musterd/musterd/pkg/reconcilers"
@@ -17,12 +17,12 @@ import (
 // replaying its keys' recorded outcomes. Every kind in the trace gets one,
 // so a key the recording reconciled and a key it only changed are handled
 // alike.
-func recordedOutcomes(tr *trace.Trace, declared *declaredKeys) []reconcilers.Reconciler {
+func recordedOutcomes(tr *trace.Trace, declared *declaredKeys, clk clock.PassiveClock) []reconcilers.Reconciler {
 	byKind := map[string]*outcomeReconciler{}
 	reconcilerOf := func(kind string) *outcomeReconciler {
 		r := byKind[kind]
 		if r == nil {
-			r = &outcomeReconciler{kind: kind, declared: declared, outcomes: map[events.Key][]events.Event{}}
+			r = &outcomeReconciler{kind: kind, declared: declared, clock: clk, outcomes: map[events.Key][]events.Event{}}
 			byKind[kind] = r
 		}
 		return r
@@ -54,6 +54,7 @@ func recordedOutcomes(tr *trace.Trace, declared *declaredKeys) []reconcilers.Rec
 type outcomeReconciler struct {
 	kind     string
 	declared *declaredKeys
+	clock    clock.PassiveClock // the coordinator's
 
 	mu       sync.Mutex
 	outcomes map[events.Key][]events.Event // not yet returned
@@ -95,7 +96,7 @@ func (r *outcomeReconciler) Reconcile(_ context.Context, req reconcilers.Request
 		case o.Permanent:
 			err = reconcilers.Permanent(err)
 		case o.WillRetry():
-			err = reconcilers.RetryAt(err, time.Now().Add(o.NextRetry.Sub(o.Time)))
+			err = reconcilers.RetryAt(err, r.clock.Now().Add(o.NextRetry.Sub(o.Time)))
 		}
 		return reconcilers.Result{Err: err}
 	}

@@ -86,19 +86,45 @@ var owners = map[string]string{
 // emitted, under tr's header with Start set to the instant Replay was
 // called. It must be called inside a testing/synctest bubble (see the
 // package documentation for how it feeds inputs and why the result is
-// deterministic). It returns an error if a stage cannot be built or
-// started, or fails.
+// deterministic); ReplayStepped is the same replay outside one. It returns
+// an error if a stage cannot be built or started, or fails.
 func Replay(tr *trace.Trace, opts Options) (*trace.Trace, error) {
-	if tr == nil {
-		return nil, errors.New("replay: nil trace")
-	}
 	if !inBubble() {
 		return nil, errors.New("replay: Replay must be called inside a testing/synctest bubble (synctest.Test)")
+	}
+	return replay(tr, opts, bubble{notify: make(chan struct{}, 1)})
+}
+
+// ReplayStepped is Replay outside testing/synctest, as musterd replay runs
+// it: the stages read a fake clock that the replay steps itself, starting
+// at the bubble's 2000-01-01 00:00:00 UTC, so that its output is byte for
+// byte Replay's. Where Replay waits until every goroutine of the bubble is
+// blocked, ReplayStepped waits until the stages are quiescent: every bus
+// has handled everything published on it, and the debouncer, the
+// coordinator and the status store report nothing due at the current time
+// (their Quiescent methods). It then moves the clock to the next recorded
+// input or to the next instant a stage acts on its own, whichever comes
+// first.
+//
+// A user's component is known to be quiescent only through its bus
+// subscriptions: one that works on goroutines of its own, or waits on
+// time, must be replayed with Replay under synctest. Reconcilers given in
+// opts must not wait on time either: the clock stands still while they run.
+func ReplayStepped(tr *trace.Trace, opts Options) (*trace.Trace, error) {
+	return replay(tr, opts, newStepped(bubbleEpoch))
+}
+
+// bubbleEpoch is where a synctest bubble's clock starts.
+var bubbleEpoch = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+
+func replay(tr *trace.Trace, opts Options, seq sequencer) (*trace.Trace, error) {
+	if tr == nil {
+		return nil, errors.New("replay: nil trace")
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	r := &run{start: time.Now(), notify: make(chan struct{}, 1), log: opts.Logger, declared: newDeclaredKeys()}
+	r := &run{seq: seq, start: seq.now(), log: opts.Logger, declared: newDeclaredKeys()}
 	running := map[string]bool{stageDebouncer: opts.Debouncer, stageCoordinator: opts.Coordinator, stageStatusSync: opts.StatusSync}
 	inputs := r.inputs(tr, running)
 
@@ -110,8 +136,7 @@ func Replay(tr *trace.Trace, opts Options) (*trace.Trace, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	ran := make(chan error, 1)
 	go func() { ran <- reg.Run(ctx) }()
-	synctest.Wait() // every component has started and subscribed, or failed to
-	if !reg.Ready() {
+	if !seq.started(reg, ran) {
 		cancel()
 		err := <-ran
 		r.closeBuses()
@@ -173,10 +198,10 @@ func defaultUntil(tr *trace.Trace) time.Duration {
 
 // run is one replay in progress.
 type run struct {
+	seq    sequencer
 	start  time.Time
 	log    *slog.Logger
 	stages []*stage      // in relay order
-	notify chan struct{} // a stage emitted something; capacity 1
 	out    []trace.Entry // what the stages emitted, in relay order
 	ids    atomic.Uint64 // the coordinator's correlation IDs
 	subs   []*bus.Subscription
@@ -212,12 +237,9 @@ func (r *run) newStage(name string) (*stage, error) {
 				return
 			}
 			s.mu.Lock()
-			s.emitted = append(s.emitted, trace.Entry{At: time.Since(r.start), Event: e})
+			s.emitted = append(s.emitted, trace.Entry{At: r.seq.now().Sub(r.start), Event: e})
 			s.mu.Unlock()
-			select {
-			case r.notify <- struct{}{}:
-			default:
-			}
+			r.seq.emitted()
 		})},
 	})
 	if err != nil {
@@ -225,6 +247,7 @@ func (r *run) newStage(name string) (*stage, error) {
 	}
 	r.stages = append(r.stages, s)
 	r.subs = append(r.subs, sub)
+	r.seq.watchBus(s.bus)
 	return s, nil
 }
 
@@ -251,7 +274,11 @@ func (r *run) build(reg *lifecycle.Registry, tr *trace.Trace, opts Options) erro
 	cfg := tr.Header.Config
 	if opts.Debouncer {
 		if err := add(stageDebouncer, func(b *bus.Bus) (lifecycle.Component, error) {
-			return debouncer.New(b, debouncer.Options{Interval: time.Duration(cfg.Debounce), Logger: r.log})
+			d, err := debouncer.New(b, debouncer.Options{Interval: time.Duration(cfg.Debounce), Logger: r.log, Clock: r.seq.clock()})
+			if err == nil {
+				r.seq.watch(d)
+			}
+			return d, err
 		}, lifecycle.Critical()); err != nil {
 			return err
 		}
@@ -259,7 +286,7 @@ func (r *run) build(reg *lifecycle.Registry, tr *trace.Trace, opts Options) erro
 	if opts.Coordinator {
 		recs := opts.Reconcilers
 		if len(recs) == 0 {
-			recs = recordedOutcomes(tr, r.declared)
+			recs = recordedOutcomes(tr, r.declared, r.seq.clock())
 		}
 		if err := add(stageCoordinator, func(b *bus.Bus) (lifecycle.Component, error) {
 			rr, err := reconcilers.NewRegistry(recs...)
@@ -267,7 +294,7 @@ func (r *run) build(reg *lifecycle.Registry, tr *trace.Trace, opts Options) erro
 				return nil, err
 			}
 			jitter := rand.New(rand.NewPCG(1, 2))
-			return coordinator.New(b, rr, coordinator.Options{
+			c, err := coordinator.New(b, rr, coordinator.Options{
 				Workers:          1,
 				ReconcileTimeout: time.Duration(cfg.ReconcileTimeout),
 				BackoffBase:      time.Duration(cfg.BackoffBase),
@@ -278,14 +305,21 @@ func (r *run) build(reg *lifecycle.Registry, tr *trace.Trace, opts Options) erro
 				Logger:           r.log,
 				Rand:             jitter.Float64, // called by the one worker only
 				NewCorrelationID: func() string { return fmt.Sprintf("replay-%06d", r.ids.Add(1)) },
+				Clock:            r.seq.clock(),
 			})
+			if err == nil {
+				r.seq.watch(c)
+			}
+			return c, err
 		}, lifecycle.Critical()); err != nil {
 			return err
 		}
 	}
 	if opts.StatusSync {
 		if err := add(stageStatusSync, func(b *bus.Bus) (lifecycle.Component, error) {
-			return statusync.NewStore(b, statusync.StoreOptions{Logger: r.log}), nil
+			st := statusync.NewStore(b, statusync.StoreOptions{Logger: r.log, Clock: r.seq.clock()})
+			r.seq.watch(st)
+			return st, nil
 		}, lifecycle.Critical()); err != nil {
 			return err
 		}
@@ -365,9 +399,9 @@ func rebase(e events.Event, t time.Time) events.Event {
 func (r *run) drive(inputs []trace.Entry, until time.Duration) {
 	next := 0
 	for {
-		synctest.Wait()
+		r.seq.settle()
 		r.relayEmitted()
-		now := time.Since(r.start)
+		now := r.seq.now().Sub(r.start)
 		if next < len(inputs) && inputs[next].At <= now && inputs[next].At <= until {
 			// Inputs due now go after whatever the stages' own timers did
 			// at this instant: a fixed order, where the scheduler would
@@ -384,16 +418,7 @@ func (r *run) drive(inputs []trace.Entry, until time.Duration) {
 		if next < len(inputs) {
 			wake = min(wake, inputs[next].At)
 		}
-		select { // drop wakeups for what relayEmitted took already
-		case <-r.notify:
-		default:
-		}
-		timer := time.NewTimer(wake - now)
-		select {
-		case <-r.notify: // a stage's timer made it emit
-		case <-timer.C:
-		}
-		timer.Stop()
+		r.seq.advance(r.start.Add(wake))
 	}
 }
 
@@ -425,7 +450,7 @@ func (r *run) relay(e events.Event) {
 		s.relayed.Add(1)
 		s.bus.Publish(e)
 	}
-	synctest.Wait()
+	r.seq.settle()
 }
 
 // closeBuses closes every bus and waits for the collectors to end.
