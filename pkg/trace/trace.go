@@ -174,7 +174,8 @@ func appendString(dst []byte, s string) []byte {
 	return append(dst, '"')
 }
 
-// ReadFile reads the trace in the file at path.
+// ReadFile reads the trace in the file at path. Like Read, with an error
+// wrapping ErrTruncated it returns the entries before the cut too.
 func ReadFile(path string) (*Trace, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -183,7 +184,8 @@ func ReadFile(path string) (*Trace, error) {
 	defer f.Close()
 	t, err := Read(f)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		// t is nil, or with ErrTruncated the entries before the cut.
+		return t, fmt.Errorf("%s: %w", path, err)
 	}
 	return t, nil
 }

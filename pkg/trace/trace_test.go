@@ -103,6 +103,13 @@ func TestACutOffLastLineKeepsWhatCameBefore(t *testing.T) {
 	require.NotNil(t, tr, "the entries before the cut are returned")
 	assert.Len(t, tr.Entries, 1)
 
+	path := filepath.Join(t.TempDir(), "cut.trace")
+	require.NoError(t, os.WriteFile(path, []byte(headerLine+"\n"+synced+"\n"+synced[:40]), 0o600))
+	tr, err = trace.ReadFile(path)
+	require.ErrorIs(t, err, trace.ErrTruncated)
+	require.NotNil(t, tr, "ReadFile too returns the entries before the cut")
+	assert.Len(t, tr.Entries, 1)
+
 	// A complete last line without a newline is not a cut: its errors are
 	// errors.
 	_, err = trace.Read(strings.NewReader(headerLine + "\n" + strings.Replace(synced, `"at":10`, `"at":-1`, 1)))
