@@ -6,6 +6,7 @@
 //	musterd reconcile KIND/NAME          reconcile a resource now
 //	musterd events [-f]                  print the daemon's events
 //	musterd wait KIND/NAME --for synced  wait for a resource's state
+//	musterd replay FILE [--diff GOLDEN]  replay a recorded event trace
 //	musterd version                      print the version
 //
 // The daemon wires the pipeline (pkg/pipeline) in filesystem mode and
@@ -31,6 +32,7 @@ Usage:
   musterd reconcile KIND/NAME          reconcile a resource now
   musterd events [-f]                  print the daemon's events as they happen
   musterd wait KIND/NAME --for synced  wait until a resource is synced (error, failed, deleted)
+  musterd replay FILE [--diff GOLDEN]  replay a trace recorded with run --record, offline
   musterd version                      print the version
 
 Kinds: mcpservers (mcpserver, mcps) and workflows (workflow, wf); name a
@@ -56,6 +58,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runDaemon(args[1:], stderr)
 	case "get", "describe", "reconcile", "events", "wait":
 		return runClient(args[0], args[1:], stdout, stderr)
+	case "replay":
+		return runReplay(args[1:], stdout, stderr)
 	case "version", "--version":
 		fmt.Fprintln(stdout, "musterd", version)
 		return 0
