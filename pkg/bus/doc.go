@@ -29,6 +29,11 @@
 //   - [Subscription.Unsubscribe] removes exactly that subscription,
 //     discarding what is pending; [Subscription.Drain] removes it once it
 //     has handled every event published before the call.
+//   - Quiescence: [Bus.Idle] reports that every live subscription has
+//     handled every event put into its mailbox and run the OnIdle after
+//     them; [Bus.Progress] moves with every put and every handled batch, so
+//     a caller that drives all publishers itself (a replay stepping a fake
+//     clock) can tell that the bus and its stages were idle all at once.
 //
 // What runs on the publisher's goroutine: every publish goes through
 // EventBus, which serialises all publishes under one global mutex and calls

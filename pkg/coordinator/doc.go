@@ -57,4 +57,11 @@
 //     that arrive during a pass coalesce into at most one more.
 //   - Published events carry the correlation ID of the newest trigger of
 //     their key; retries keep it.
+//   - Time, for event stamps, delays in the workqueue, the resync ticker
+//     and its pacing, comes from [Options].Clock (default the real clock),
+//     which a replay outside synctest steps. ReconcileTimeout and stall
+//     reports stay on the real clock: they bound real work.
+//     [Coordinator.Quiescent] says whether anything is due (a pending key,
+//     a reconcile in flight, a resync pass, a retry or tick at that time)
+//     and when the coordinator acts next on its own.
 package coordinator

@@ -48,4 +48,7 @@
 //     serves a min-heap of refractory deadlines, and a key is forgotten as
 //     soon as its refractory period ends with nothing pending, so idle keys
 //     cost no memory.
+//   - Time comes from [Options].Clock (default the real clock), which a
+//     replay outside synctest steps; [Debouncer.Quiescent] says whether a
+//     refractory end is due and when the next one is.
 package debouncer

@@ -32,6 +32,10 @@
 //     or logged. A key whose writes keep failing is logged at its first
 //     failure and then at growing intervals, at most 5 minutes apart, not on
 //     every attempt.
+//   - Time, for event stamps and write retries, comes from
+//     [StoreOptions].Clock (default the real clock); WriteTimeout stays on
+//     the real clock. [Store.Quiescent] says whether a write is queued, in
+//     progress or due for a retry, and when the next retry is.
 //
 // Guarantees of Metrics:
 //

@@ -45,6 +45,18 @@
 //     recorded sequence of Synced and Failed outcomes per resource.
 //   - Every goroutine a replay starts has ended when Replay returns.
 //
+// Outside a bubble, [ReplayStepped] sequences the same replay on a fake
+// clock (k8s.io/utils/clock) that it steps itself, as musterd replay does:
+// where Replay waits with synctest.Wait, it waits until the stages are
+// quiescent (every bus idle with its Progress unchanged across the check,
+// and the debouncer, the coordinator and the status store reporting
+// nothing due), and it moves the clock to the next recorded input or the
+// next instant a stage said it would act. Its output is byte for byte
+// Replay's: the clock starts at the bubble's epoch, and the sequencing is
+// the same code. A user's component is seen only through its bus
+// subscriptions there, so one with goroutines or timers of its own needs
+// Replay.
+//
 // Reconciles take no virtual time: a replay is about the pipeline's event
 // logic (debouncing, retries, resyncs, ordering), not the speed of the
 // machine the trace was recorded on.
