@@ -222,6 +222,13 @@ type SubscriberOptions struct {
 	// Unsubscribe has been called, though a handler that was running then
 	// finishes; wait on Done before tearing down what handlers use.
 	OnIdle func()
+	// OnDrop, if set, is told of each event a lossy mailbox drops. It runs
+	// on the publisher's goroutine, under the lock that serialises
+	// publishing, before any later event reaches the mailbox: it must be
+	// quick, must not block and must not publish, subscribe or
+	// unsubscribe. A subscriber that must not go on after a loss (a trace
+	// recorder, whose trace may have no holes) raises a flag here.
+	OnDrop func(events.Event)
 	// Once makes the subscription take a single event and then unsubscribe.
 	Once bool
 }
@@ -248,6 +255,7 @@ func (b *Bus) Subscribe(opts SubscriberOptions) (*Subscription, error) {
 		name:     opts.Name,
 		box:      opts.Delivery.newMailbox(),
 		onIdle:   opts.OnIdle,
+		onDrop:   opts.OnDrop,
 		born:     time.Now(),
 		once:     opts.Once,
 		wake:     make(chan struct{}, 1),
@@ -393,6 +401,7 @@ type Subscription struct {
 	name     string
 	handlers []*handler
 	onIdle   func()
+	onDrop   func(events.Event)
 	once     bool
 	claimed  atomic.Bool // Once: the single event has been taken
 
@@ -441,6 +450,9 @@ func (s *Subscription) enqueue(e events.Event, h *handler) {
 	case dropped:
 		s.unhandled.Add(-1)
 		h.dropped.Add(1)
+		if s.onDrop != nil {
+			s.onDrop(e)
+		}
 		return
 	case coalesced:
 		s.unhandled.Add(-1)

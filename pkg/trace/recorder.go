@@ -2,8 +2,11 @@ package trace
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/musterd/musterd/pkg/bus"
@@ -13,11 +16,24 @@ import (
 // RecorderName is the Recorder's component and subscription name.
 const RecorderName = "recorder"
 
-// RecorderOptions configures a Recorder.
+// DefaultMaxPending is RecorderOptions.MaxPending's default: at a few
+// hundred bytes an event, some tens of MiB.
+const DefaultMaxPending = 1 << 17
+
+// RecorderOptions configures a Recorder. The zero value is the default.
 type RecorderOptions struct {
 	// Logger receives the recording's first write error. Default
 	// slog.Default().
 	Logger *slog.Logger
+	// MaxPending is the recording's memory budget: how many events may
+	// wait in its mailbox for the writer (a batch taken from the mailbox,
+	// at most as many again, waits too). An event published when the
+	// mailbox is full, because the disk is too slow or hangs, fails the
+	// recording: nothing more is written, so the trace ends before that
+	// event with no hole, and Start returns an error saying so and how many
+	// events found the mailbox full. Default DefaultMaxPending; negative is
+	// treated as the default.
+	MaxPending int
 }
 
 // Recorder writes every event published on a bus to a trace. It is a
@@ -26,11 +42,18 @@ type RecorderOptions struct {
 // before the bus's start barrier is released and stops after the stages
 // that depend on others.
 type Recorder struct {
-	bus    *bus.Bus
-	out    io.Writer
-	header Header
-	log    *slog.Logger
-	attach bus.Attachment
+	bus        *bus.Bus
+	out        io.Writer
+	header     Header
+	log        *slog.Logger
+	attach     bus.Attachment
+	maxPending int
+
+	// Set by the bus's OnDrop, on publishers' goroutines.
+	overflowed   atomic.Bool   // an event found the mailbox full
+	dropped      atomic.Uint64 // events that found it full
+	overflow     chan struct{} // closed at the first
+	overflowOnce sync.Once
 
 	// Written only by the subscription's goroutine, read by Start once it
 	// has ended.
@@ -46,7 +69,11 @@ func NewRecorder(b *bus.Bus, out io.Writer, h Header, opts RecorderOptions) *Rec
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	return &Recorder{bus: b, out: out, header: h, log: opts.Logger, failed: make(chan struct{})}
+	if opts.MaxPending <= 0 {
+		opts.MaxPending = DefaultMaxPending
+	}
+	return &Recorder{bus: b, out: out, header: h, log: opts.Logger, maxPending: opts.MaxPending,
+		failed: make(chan struct{}), overflow: make(chan struct{})}
 }
 
 // Name is RecorderName.
@@ -65,7 +92,10 @@ func (r *Recorder) BusySince() (time.Time, bool) { return r.attach.BusySince() }
 // returned before ctx was cancelled (events published while it stops may
 // or may not be written; none after Start returns). It returns early with
 // the first write error, which it also logs, and then records nothing
-// more; or, without error, if the bus closes first.
+// more; at once, with an error it also logs, when an event finds the
+// mailbox full (see RecorderOptions.MaxPending), a write that hangs still
+// hanging (it may complete later, with events older than the lost one);
+// or, without error, if the bus closes first.
 func (r *Recorder) Start(ctx context.Context) error {
 	h := r.header
 	if h.Start.IsZero() {
@@ -78,10 +108,12 @@ func (r *Recorder) Start(ctx context.Context) error {
 	}
 	r.w = w
 	sub, err := r.bus.Subscribe(bus.SubscriberOptions{
-		Name:     RecorderName,
-		Delivery: bus.Unbounded(),
+		Name: RecorderName,
+		// Lossless within the budget; the first loss ends the recording.
+		Delivery: bus.Lossy(r.maxPending),
 		Handlers: []bus.Handler{bus.On(r.record)},
 		OnIdle:   func() { r.check(r.w.Flush()) },
+		OnDrop:   r.dropped1,
 	})
 	if err != nil {
 		return err
@@ -95,13 +127,32 @@ func (r *Recorder) Start(ctx context.Context) error {
 		sub.Unsubscribe()
 		<-sub.Done()
 		return r.err
+	case <-r.overflow:
+		// The writer may hang for ever: no waiting for it. What it still
+		// writes is older than the first lost event.
+		sub.Unsubscribe() // no event is counted as lost after this
+		err := fmt.Errorf("trace recorder: the recording failed: %d events waited for the writer (the disk is too slow or hangs; RecorderOptions.MaxPending) and %d more were lost; the trace ends before the first lost event and records none after it",
+			r.maxPending, r.dropped.Load())
+		r.log.Error(err.Error())
+		return err
 	case <-sub.Done(): // the bus closed
 	}
 	r.check(r.w.Flush())
 	return r.err
 }
 
+// dropped1 is the subscription's OnDrop: from the first loss on, the
+// handler writes nothing, so the trace has no hole.
+func (r *Recorder) dropped1(events.Event) {
+	r.overflowed.Store(true)
+	r.dropped.Add(1)
+	r.overflowOnce.Do(func() { close(r.overflow) })
+}
+
 func (r *Recorder) record(e events.Event) {
+	if r.overflowed.Load() {
+		return // every event from here on is after a lost one
+	}
 	if r.err == nil {
 		r.check(r.w.Record(e))
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -236,5 +237,46 @@ func BenchmarkRecorder(b *testing.B) {
 		}
 		defer f.Close()
 		run(b, f)
+	})
+}
+
+// A disk that hangs does not make the recording grow without bound: once
+// MaxPending events wait, the next event fails the recording loudly, with
+// the count of events lost, and the trace written holds no event from the
+// first lost one on, so it has no hole.
+func TestRecorderOverItsMemoryBudgetFailsLoudlyWithoutAHole(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := bus.New(bus.Options{})
+		defer b.Close()
+		b.Start()
+		out := &gatedWriter{gate: make(chan struct{})}
+		var log bytes.Buffer
+		rec := trace.NewRecorder(b, out, header(), trace.RecorderOptions{Logger: slog.New(slog.NewTextHandler(&log, nil)), MaxPending: 4})
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		result := make(chan error, 1)
+		go func() { result <- rec.Start(ctx) }()
+		<-rec.SubscriptionReady()
+		leader := func(i int) events.Event {
+			return events.BecameLeader{Meta: events.Meta{Time: start.Add(time.Duration(i)), CorrelationID: fmt.Sprint(i)}, Identity: "me"}
+		}
+		b.Publish(leader(0))
+		synctest.Wait() // recorded, and its flush hangs on the disk
+		for i := 1; i <= 10; i++ {
+			b.Publish(leader(i)) // 1–4 wait, 5–10 are lost
+		}
+		err := <-result // at once, the disk still hanging
+		assert.EqualError(t, err, "trace recorder: the recording failed: 4 events waited for the writer (the disk is too slow or hangs; RecorderOptions.MaxPending) and 6 more were lost; the trace ends before the first lost event and records none after it")
+		assert.Equal(t, 1, strings.Count(log.String(), "level=ERROR"), log.String())
+		assert.Contains(t, log.String(), "6 more were lost")
+		b.Publish(leader(11))
+		assert.Empty(t, b.Stats().Handlers, "a failed recorder no longer holds events")
+
+		close(out.gate) // the disk comes back: what was buffered is older than the loss
+		synctest.Wait()
+		got, err := trace.Read(bytes.NewReader(out.buf.Bytes()))
+		require.NoError(t, err)
+		require.Len(t, got.Entries, 1, "the event flushed before the loss; those that waited behind it are not written either")
+		assert.Equal(t, leader(0), got.Entries[0].Event)
 	})
 }
