@@ -140,7 +140,7 @@ func TestReplayCommandRejectsABadTraceNamingItsLine(t *testing.T) {
 	}{
 		"no payload":    {header + `{"at":5,"type":"ResourceChanged"}` + "\n", "line 2: the event line has no payload"},
 		"not JSON":      {header + "{\"at\":5,\n" + `{"at":6}` + "\n", "line 2: malformed event line: unexpected end of JSON input"},
-		"newer version": {strings.Replace(header, `"version":1`, `"version":99`, 1), "line 1: version 99 is newer than this musterd reads (1)"},
+		"newer version": {strings.Replace(header, `"version":1`, `"version":99`, 1), "line 1: version 99 is newer than this musterd reads (2)"},
 		"empty":         {"", "line 1: missing header: the trace is empty"},
 	} {
 		t.Run(name, func(t *testing.T) {

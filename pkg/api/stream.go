@@ -26,7 +26,9 @@ import (
 // that start. JSON Lines have no comments, so there is no heartbeat, and a
 // trace must have no holes: a client too slow to keep up, whose
 // subscription drops an event, gets the trace up to the last event before
-// the gap and then the end of the stream.
+// the gap and then an end line saying so (reason slow-client, with the
+// count of events dropped); when the daemon stops, the end line says
+// shutdown. The trace is of version 2, which has the end line.
 func (s *server) events(w http.ResponseWriter, r *http.Request) {
 	filter, err := types.ParseEventFilter(r.URL.Query())
 	switch {
@@ -94,7 +96,7 @@ func (s *server) events(w http.ResponseWriter, r *http.Request) {
 	if asTrace {
 		// The header's start is now: events published from here on are
 		// the stream's.
-		if tw, err = trace.NewWriter(&buf, trace.Header{Start: events.Now()}); err == nil {
+		if tw, err = trace.NewWriter(&buf, trace.Header{Start: events.Now(), Version: trace.VersionEnd}); err == nil {
 			err = tw.Flush()
 		}
 		if err != nil {
@@ -115,49 +117,77 @@ func (s *server) events(w http.ResponseWriter, r *http.Request) {
 	// A deadline left behind would fail the connection's next response.
 	defer func() { _ = rc.SetWriteDeadline(time.Time{}) }()
 	var heartbeat <-chan time.Time // none in a trace
-	encode := func(_ *bytes.Buffer, e events.Event) { s.encodeTrace(tw, e) }
 	if !asTrace {
 		ticker := time.NewTicker(heartbeatInterval)
 		defer ticker.Stop()
-		heartbeat, encode = ticker.C, s.encode
+		heartbeat = ticker.C
+	}
+	send := func() error {
+		_ = rc.SetWriteDeadline(time.Now().Add(streamWriteTimeout)) // not every writer has deadlines
+		if _, err := w.Write(buf.Bytes()); err != nil {
+			return fmt.Errorf("write: %w", err)
+		}
+		if err := rc.Flush(); err != nil {
+			return fmt.Errorf("flush: %w", err)
+		}
+		return nil
+	}
+	// endTrace sends the trace's end line, for reason.
+	endTrace := func(reason string, dropped uint64) {
+		buf.Reset()
+		_ = tw.End(events.Now(), reason, dropped) // into buf: cannot fail
+		_ = tw.Flush()
+		if err := send(); err != nil {
+			log.Debug("trace stream: its end line was not sent", "reason", reason, "error", err)
+		}
 	}
 	var reported uint64 // drops announced so far
+	var batch []events.Event
 	for {
 		buf.Reset()
+		batch = batch[:0]
 		select {
 		case <-r.Context().Done():
 			log.Debug("event stream closed by the client", "dropped", reported)
 			return
 		case <-sub.Done():
 			log.Debug("event stream ended: the bus closed", "dropped", reported)
+			if asTrace {
+				endTrace(trace.EndShutdown, 0)
+			}
 			return
 		case <-heartbeat:
 			buf.WriteString(": heartbeat\n\n")
 		case e := <-handoff:
-			encode(&buf, e)
+			batch = append(batch, e)
 			for range len(handoff) {
-				encode(&buf, <-handoff)
+				batch = append(batch, <-handoff)
 			}
 		}
 		if asTrace {
-			// Every event encoded here was handed over before this
-			// count, so if it is zero none comes after a gap.
+			// Every event of the batch was handed over before this count,
+			// so if it is zero none comes after a gap; if it is not, the
+			// trace ends before the batch.
 			if dropped := s.dropped(name); dropped > 0 {
 				log.Warn("trace stream ended: the client read too slowly and events were dropped", "dropped", dropped)
+				endTrace(trace.EndSlowClient, dropped)
 				return
 			}
+			for _, e := range batch {
+				s.encodeTrace(tw, e)
+			}
 			_ = tw.Flush() // into buf: cannot fail
-		} else if dropped := s.dropped(name); dropped > reported {
-			fmt.Fprintf(&buf, ": dropped %d\n\n", dropped-reported)
-			reported = dropped
+		} else {
+			for _, e := range batch {
+				s.encode(&buf, e)
+			}
+			if dropped := s.dropped(name); dropped > reported {
+				fmt.Fprintf(&buf, ": dropped %d\n\n", dropped-reported)
+				reported = dropped
+			}
 		}
-		_ = rc.SetWriteDeadline(time.Now().Add(streamWriteTimeout)) // not every writer has deadlines
-		if _, err := w.Write(buf.Bytes()); err != nil {
-			log.Debug("event stream ended: write failed", "error", err, "dropped", reported)
-			return
-		}
-		if err := rc.Flush(); err != nil {
-			log.Debug("event stream ended: flush failed", "error", err, "dropped", reported)
+		if err := send(); err != nil {
+			log.Debug("event stream ended", "error", err, "dropped", reported)
 			return
 		}
 	}

@@ -208,9 +208,15 @@ func TestEventStreamOfASlowClientDropsCountsAndAnnounces(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := apitest.New(t, nil)
 		s := openStream(t, f, "")
-		const published = 3000
+		const published, first = 3000, 10
 		for i := range published {
 			f.Bus.Publish(events.BecameLeader{Meta: meta(fmt.Sprint(i)), Identity: "pod"})
+			if i == first-1 {
+				// The writer has taken a first batch before any drop, and
+				// is stuck sending it: the trace holds at least that batch,
+				// whatever the scheduler does with the burst that follows.
+				synctest.Wait()
+			}
 		}
 		synctest.Wait() // the stream's writer is stuck on the unread connection
 
@@ -290,7 +296,7 @@ func TestEventStreamAsATraceHasAHeaderThenTheFilteredEventsAtTheirOffsets(t *tes
 		lines := append(header, s.traceLines(t, 4)...)
 
 		assert.Equal(t, []string{
-			`{"format":"musterd-trace","version":1,"musterd":"","start":"2000-01-01T00:00:00Z"}` + "\n",
+			`{"format":"musterd-trace","version":2,"musterd":"","start":"2000-01-01T00:00:00Z"}` + "\n",
 			`{"at":1500000000,"type":"ResourceSynced","correlationId":"c1","event":{"time":"2000-01-01T00:00:01.5Z","correlationId":"c1","key":{"kind":"Workflow","namespace":"team-a","name":"greet"},"attempt":1,"duration":0}}` + "\n",
 			`{"at":1500000000,"type":"StatusSynced","correlationId":"c1","event":{"time":"2000-01-01T00:00:01.5Z","correlationId":"c1","key":{"kind":"Workflow","namespace":"team-a","name":"greet"},"category":"written"}}` + "\n",
 			`{"at":2500000000,"type":"ResourceFailed","correlationId":"c2","event":{"time":"2000-01-01T00:00:02.5Z","correlationId":"c2","key":{"kind":"Workflow","namespace":"team-a","name":"greet"},"error":"boom","attempt":1,"duration":0}}` + "\n",
@@ -320,9 +326,15 @@ func TestTraceStreamOfASlowClientEndsBeforeTheGap(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := apitest.New(t, nil)
 		s := openStream(t, f, "?format=trace")
-		const published = 3000
+		const published, first = 3000, 10
 		for i := range published {
 			f.Bus.Publish(events.BecameLeader{Meta: meta(fmt.Sprint(i)), Identity: "pod"})
+			if i == first-1 {
+				// The writer has taken a first batch before any drop, and
+				// is stuck sending it: the trace holds at least that batch,
+				// whatever the scheduler does with the burst that follows.
+				synctest.Wait()
+			}
 		}
 		synctest.Wait() // the stream's writer is stuck on the unread connection
 
@@ -335,7 +347,27 @@ func TestTraceStreamOfASlowClientEndsBeforeTheGap(t *testing.T) {
 		for i, e := range tr.Entries {
 			require.Equal(t, fmt.Sprint(i), e.Event.Metadata().CorrelationID, "no event missing before the end")
 		}
+		require.NotNil(t, tr.End, "the end line says why the stream ended")
+		assert.Equal(t, trace.EndSlowClient, tr.End.Reason)
+		assert.Positive(t, tr.End.Dropped)
+		assert.LessOrEqual(t, tr.End.Dropped, uint64(published-len(tr.Entries)))
 		synctest.Wait()
 		assert.Empty(t, subscribers(f))
+	})
+}
+
+func TestTraceStreamEndsWithAShutdownLineWhenTheDaemonStops(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := apitest.New(t, nil)
+		s := openStream(t, f, "?format=trace")
+		s.traceLines(t, 1) // the header
+		time.Sleep(time.Second)
+		f.Publish(events.BecameLeader{Meta: meta("c1"), Identity: "pod-1"})
+		s.traceLines(t, 1)
+		time.Sleep(time.Second)
+		f.Bus.Close()
+		assert.Equal(t, []string{`{"end":"shutdown","at":2000000000,"dropped":0}` + "\n"}, s.traceLines(t, 1))
+		_, err := s.r.ReadString('\n')
+		assert.ErrorIs(t, err, io.EOF, "nothing after the end line")
 	})
 }

@@ -2,7 +2,8 @@
 // back: the format of docs/trace-format.md, JSON Lines with a header line
 // (format, version, musterd version, start time, effective configuration)
 // followed by one line per event (offset from the start, type, correlation
-// ID, payload).
+// ID, payload), and in version 2 an optional end line saying why the trace
+// ended early ([Writer.End], [Trace].End).
 //
 // Place in the pipeline: the [Recorder] is an observer beside the status
 // and metrics subscribers. It subscribes to every event on the bus and

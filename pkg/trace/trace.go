@@ -17,9 +17,12 @@ import (
 const (
 	// Format is the header's format field.
 	Format = "musterd-trace"
-	// Version is the format version this package writes and the newest it
-	// reads.
-	Version = 1
+	// Version is the newest format version this package reads and writes.
+	// Version 2 adds the end line; a writer that never ends its trace with
+	// one writes version 1, which older readers read too.
+	Version = 2
+	// VersionEnd is the first version with the end line.
+	VersionEnd = 2
 	// MaxLineBytes bounds one line of a trace, newline excluded. An event
 	// line this long would be an event of many thousands of keys; the bound
 	// keeps a corrupt file from exhausting memory.
@@ -59,7 +62,9 @@ type Config struct {
 type Header struct {
 	// Format is always [Format]; NewWriter sets it.
 	Format string `json:"format"`
-	// Version is the format version; NewWriter sets it to [Version].
+	// Version is the format version. NewWriter writes it, or 1 if it is
+	// zero: a writer that may end its trace with an end line
+	// ([Writer.End]) asks for [VersionEnd].
 	Version int `json:"version"`
 	// Musterd is the version of the musterd that wrote the trace; empty if
 	// the writer does not know it.
@@ -82,30 +87,61 @@ type Entry struct {
 type Trace struct {
 	Header  Header
 	Entries []Entry
+	// End is the trace's end line, nil if it has none: a trace without one
+	// ended as its writer stopped (a recording's end, a stream closed by
+	// the daemon's shutdown or lost with its connection).
+	End *End
 }
+
+// End is a trace's end line: why its writer ended it early.
+type End struct {
+	// Reason says why, one of the End… constants; a reader accepts others,
+	// from newer writers.
+	Reason string `json:"end"`
+	// At is the offset at which it ended, never before the last event's.
+	At time.Duration `json:"at"`
+	// Dropped counts the events lost: published after the last event in
+	// the trace and not in it.
+	Dropped uint64 `json:"dropped"`
+}
+
+// Reasons of an end line.
+const (
+	// EndSlowClient ends the API's trace stream of a client too slow to
+	// keep up: its subscription dropped events, and the trace has no
+	// holes, so it ends before the first dropped one.
+	EndSlowClient = "slow-client"
+	// EndShutdown ends the API's trace stream when the daemon stops.
+	EndShutdown = "shutdown"
+)
 
 // Writer writes a trace. It buffers: call Flush. A Writer is not safe for
 // concurrent use.
 type Writer struct {
-	buf   *bufio.Writer
-	start time.Time
-	last  time.Duration
-	line  []byte
+	buf     *bufio.Writer
+	start   time.Time
+	last    time.Duration
+	line    []byte
+	version int
+	ended   bool
 }
 
-// NewWriter writes h, with the current Format and Version and its Start in
+// NewWriter writes h, with Format, its Version (1 if zero) and its Start in
 // UTC, as the header line of a trace on w (buffered, like every line).
-// h.Start must be set.
+// h.Start must be set, and h.Version at most Version.
 func NewWriter(w io.Writer, h Header) (*Writer, error) {
 	if h.Start.IsZero() {
 		return nil, errors.New("trace: the header needs a start time")
 	}
-	h.Format, h.Version, h.Start = Format, Version, h.Start.Round(0).UTC()
+	if h.Version < 0 || h.Version > Version {
+		return nil, fmt.Errorf("trace: cannot write version %d (this musterd writes 1 to %d)", h.Version, Version)
+	}
+	h.Format, h.Version, h.Start = Format, max(h.Version, 1), h.Start.Round(0).UTC()
 	header, err := json.Marshal(h)
 	if err != nil {
 		return nil, fmt.Errorf("trace: header: %w", err)
 	}
-	tw := &Writer{buf: bufio.NewWriterSize(w, 64<<10), start: h.Start}
+	tw := &Writer{buf: bufio.NewWriterSize(w, 64<<10), start: h.Start, version: h.Version}
 	// Buffered like every line: a destination that cannot be written shows
 	// at the first Flush, and a slow one never delays the caller here.
 	tw.buf.Write(header)
@@ -117,6 +153,9 @@ func NewWriter(w io.Writer, h Header) (*Writer, error) {
 func (w *Writer) Write(at time.Duration, e events.Event) error {
 	if e == nil {
 		return errors.New("trace: cannot write a nil event")
+	}
+	if w.ended {
+		return errors.New("trace: the trace has ended")
 	}
 	if at < w.last {
 		return fmt.Errorf("trace: offset %s of %s is before the previous event's %s", at, e.EventType(), w.last)
@@ -151,6 +190,30 @@ func (w *Writer) Record(e events.Event) error {
 		return errors.New("trace: cannot write a nil event")
 	}
 	return w.Write(max(e.Metadata().Time.Sub(w.start), w.last), e)
+}
+
+// End appends the end line: the trace ends at t (raised to the last
+// event's offset) for reason, having lost dropped events. Nothing can be
+// written after it. The header must be of VersionEnd or later.
+func (w *Writer) End(t time.Time, reason string, dropped uint64) error {
+	switch {
+	case w.version < VersionEnd:
+		return fmt.Errorf("trace: an end line needs version %d; the header says %d", VersionEnd, w.version)
+	case reason == "":
+		return errors.New("trace: an end line needs a reason")
+	case w.ended:
+		return errors.New("trace: the trace has ended")
+	}
+	line, err := json.Marshal(End{Reason: reason, At: max(t.Sub(w.start), w.last), Dropped: dropped})
+	if err != nil {
+		return fmt.Errorf("trace: end line: %w", err)
+	}
+	w.buf.Write(line)
+	if err := w.buf.WriteByte('\n'); err != nil {
+		return fmt.Errorf("trace: write: %w", err)
+	}
+	w.ended = true
+	return nil
 }
 
 // Flush writes what is buffered to the underlying writer.
@@ -190,8 +253,10 @@ func ReadFile(path string) (*Trace, error) {
 	return t, nil
 }
 
-// line is an event line as it is read.
+// line is an event line, or the end line, as it is read.
 type line struct {
+	End           *string         `json:"end"`
+	Dropped       *uint64         `json:"dropped"`
 	At            *int64          `json:"at"`
 	Type          string          `json:"type"`
 	CorrelationID *string         `json:"correlationId"`
@@ -227,7 +292,16 @@ func Read(r io.Reader) (*Trace, error) {
 		if err != nil {
 			return nil, err
 		}
-		entry, err := readEntry(data, known, last)
+		if t.End != nil {
+			return nil, fmt.Errorf("trace: line %d: a line after the end line", lines.n)
+		}
+		entry, end, err := readEntry(data, known, last)
+		if err == nil && end != nil {
+			if t.Header.Version < VersionEnd {
+				err = fmt.Errorf("an end line needs version %d; the header says %d", VersionEnd, t.Header.Version)
+			}
+			t.End = end
+		}
 		if err != nil && lines.unterminated && !json.Valid(data) {
 			// The last line was cut short: the recording stopped mid-write
 			// (a crash, a full disk). What came before it is intact.
@@ -236,8 +310,10 @@ func Read(r io.Reader) (*Trace, error) {
 		if err != nil {
 			return nil, fmt.Errorf("trace: line %d: %w", lines.n, err)
 		}
-		last = entry.At
-		t.Entries = append(t.Entries, entry)
+		if end == nil {
+			last = entry.At
+			t.Entries = append(t.Entries, entry)
+		}
 	}
 }
 
@@ -271,46 +347,72 @@ const maxOffset = 100 * 365 * 24 * time.Hour
 // caller accept them.
 var ErrTruncated = errors.New("the last line is cut short")
 
-func readEntry(data []byte, known map[string]bool, last time.Duration) (Entry, error) {
+// readEntry reads an event line, or the end line, which it returns as end.
+func readEntry(data []byte, known map[string]bool, last time.Duration) (_ Entry, end *End, _ error) {
 	var l line
 	if err := json.Unmarshal(data, &l); err != nil {
-		return Entry{}, fmt.Errorf("malformed event line: %w", err)
+		return Entry{}, nil, fmt.Errorf("malformed event line: %w", err)
+	}
+	if l.End != nil {
+		end, err := readEnd(l, last)
+		return Entry{}, end, err
 	}
 	switch {
 	case l.At == nil:
-		return Entry{}, errors.New(`the event line has no "at" offset`)
+		return Entry{}, nil, errors.New(`the event line has no "at" offset`)
 	case *l.At < 0:
-		return Entry{}, fmt.Errorf("offset %d is negative", *l.At)
+		return Entry{}, nil, fmt.Errorf("offset %d is negative", *l.At)
 	case time.Duration(*l.At) > maxOffset:
-		return Entry{}, fmt.Errorf("offset %d is beyond a century", *l.At)
+		return Entry{}, nil, fmt.Errorf("offset %d is beyond a century", *l.At)
 	case len(bytes.TrimSpace(l.Event)) == 0 || bytes.Equal(bytes.TrimSpace(l.Event), []byte("null")):
-		return Entry{}, errors.New("the event line has no payload")
+		return Entry{}, nil, errors.New("the event line has no payload")
 	case time.Duration(*l.At) < last:
-		return Entry{}, fmt.Errorf("offset %d is before the previous line's %d: entries out of order", *l.At, int64(last))
+		return Entry{}, nil, fmt.Errorf("offset %d is before the previous line's %d: entries out of order", *l.At, int64(last))
 	case l.Type == "":
-		return Entry{}, errors.New("the event line has no type")
+		return Entry{}, nil, errors.New("the event line has no type")
 	case !known[l.Type]:
-		return Entry{}, fmt.Errorf("unknown event type %q", l.Type)
+		return Entry{}, nil, fmt.Errorf("unknown event type %q", l.Type)
 	case l.CorrelationID == nil:
-		return Entry{}, errors.New(`the event line has no "correlationId"`)
+		return Entry{}, nil, errors.New(`the event line has no "correlationId"`)
 	}
 	// events.Unmarshal reads "type" and "event" and ignores the rest.
 	e, err := events.Unmarshal(data)
 	if err != nil {
-		return Entry{}, err
+		return Entry{}, nil, err
 	}
 	if id := e.Metadata().CorrelationID; id != *l.CorrelationID {
-		return Entry{}, fmt.Errorf("correlationId %q differs from its %s's %q", *l.CorrelationID, l.Type, id)
+		return Entry{}, nil, fmt.Errorf("correlationId %q differs from its %s's %q", *l.CorrelationID, l.Type, id)
 	}
 	if e.Metadata().Time.IsZero() {
-		return Entry{}, fmt.Errorf("the %s has no time", l.Type)
+		return Entry{}, nil, fmt.Errorf("the %s has no time", l.Type)
 	}
 	if k, ok := e.(events.Keyed); ok {
 		if key := k.ResourceKey(); key.Kind == "" || key.Name == "" {
-			return Entry{}, fmt.Errorf("the %s names no resource (kind and name are required)", l.Type)
+			return Entry{}, nil, fmt.Errorf("the %s names no resource (kind and name are required)", l.Type)
 		}
 	}
-	return Entry{At: time.Duration(*l.At), Event: e}, nil
+	return Entry{At: time.Duration(*l.At), Event: e}, nil, nil
+}
+
+// readEnd checks the end line l.
+func readEnd(l line, last time.Duration) (*End, error) {
+	switch {
+	case *l.End == "":
+		return nil, errors.New("the end line has no reason")
+	case l.Type != "" || l.Event != nil || l.CorrelationID != nil:
+		return nil, errors.New("a line is an event or the end line, not both")
+	case l.At == nil:
+		return nil, errors.New(`the end line has no "at" offset`)
+	case *l.At < 0 || time.Duration(*l.At) > maxOffset:
+		return nil, fmt.Errorf("offset %d is negative or beyond a century", *l.At)
+	case time.Duration(*l.At) < last:
+		return nil, fmt.Errorf("offset %d is before the previous line's %d", *l.At, int64(last))
+	}
+	end := &End{Reason: *l.End, At: time.Duration(*l.At)}
+	if l.Dropped != nil {
+		end.Dropped = *l.Dropped
+	}
+	return end, nil
 }
 
 // lineReader reads lines of at most MaxLineBytes, counting them.

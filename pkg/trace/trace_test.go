@@ -3,6 +3,7 @@ package trace_test
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -66,7 +67,7 @@ func TestEveryCatalogueEventRoundTripsByteStable(t *testing.T) {
 	got, err := trace.Read(strings.NewReader(text))
 	require.NoError(t, err)
 	want := header()
-	want.Format, want.Version = trace.Format, trace.Version
+	want.Format, want.Version = trace.Format, 1 // a writer that writes no end line writes version 1
 	assert.Equal(t, &trace.Trace{Header: want, Entries: entries}, got)
 	assert.Equal(t, text, write(t, got.Header, got.Entries), "writing what was read gives the same bytes")
 }
@@ -122,7 +123,7 @@ func TestReadRejectsEveryMalformedTraceNamingTheLine(t *testing.T) {
 		"empty":             {"", "trace: line 1: missing header: the trace is empty"},
 		"event line first":  {synced + "\n", `trace: line 1: missing header: format is "", not "musterd-trace"`},
 		"other format":      {`{"format":"other","version":1,"start":"2026-11-21T10:00:00Z"}`, `trace: line 1: missing header: format is "other", not "musterd-trace"`},
-		"newer version":     {`{"format":"musterd-trace","version":2,"start":"2026-11-21T10:00:00Z"}`, "trace: line 1: version 2 is newer than this musterd reads (1)"},
+		"newer version":     {`{"format":"musterd-trace","version":3,"start":"2026-11-21T10:00:00Z"}`, "trace: line 1: version 3 is newer than this musterd reads (2)"},
 		"no version":        {`{"format":"musterd-trace","start":"2026-11-21T10:00:00Z"}`, "trace: line 1: version 0 is not a version of the format"},
 		"no start":          {`{"format":"musterd-trace","version":1}`, "trace: line 1: the header has no start time"},
 		"malformed header":  {`{"format":"musterd-trace",`, "trace: line 1: malformed header: unexpected end of JSON input"},
@@ -199,4 +200,51 @@ func TestWriterKeepsOffsetsInOrder(t *testing.T) {
 		offsets = append(offsets, e.At)
 	}
 	assert.Equal(t, []time.Duration{10, time.Second, time.Second, 2 * time.Second}, offsets)
+}
+
+// Version 2's end line: written by Writer.End as the last line, read into
+// Trace.End, refused in a version 1 trace, and nothing may follow it.
+func TestTheEndLineSaysWhyATraceEnded(t *testing.T) {
+	start := time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
+	var buf bytes.Buffer
+	w, err := trace.NewWriter(&buf, trace.Header{Start: start, Version: trace.VersionEnd})
+	require.NoError(t, err)
+	leader := events.BecameLeader{Meta: events.Meta{Time: start.Add(time.Second), CorrelationID: "c"}, Identity: "me"}
+	require.NoError(t, w.Record(leader))
+	require.NoError(t, w.End(start.Add(time.Millisecond), trace.EndSlowClient, 7)) // raised to the last event's offset
+	assert.EqualError(t, w.Record(leader), "trace: the trace has ended")
+	require.NoError(t, w.Flush())
+	lines := strings.Split(buf.String(), "\n")
+	require.Len(t, lines, 4)
+	assert.Contains(t, lines[0], `"version":2`)
+	assert.Equal(t, `{"end":"slow-client","at":1000000000,"dropped":7}`, lines[2])
+
+	tr, err := trace.Read(strings.NewReader(buf.String()))
+	require.NoError(t, err)
+	assert.Len(t, tr.Entries, 1)
+	assert.Equal(t, &trace.End{Reason: trace.EndSlowClient, At: time.Second, Dropped: 7}, tr.End)
+
+	v1, err := trace.NewWriter(io.Discard, trace.Header{Start: start})
+	require.NoError(t, err)
+	assert.EqualError(t, v1.End(start, trace.EndShutdown, 0), "trace: an end line needs version 2; the header says 1")
+	_, err = trace.NewWriter(io.Discard, trace.Header{Start: start, Version: 3})
+	assert.EqualError(t, err, "trace: cannot write version 3 (this musterd writes 1 to 2)")
+
+	v2 := strings.Replace(headerLine, `"version":1`, `"version":2`, 1)
+	for name, c := range map[string]struct{ trace, err string }{
+		"in version 1":      {headerLine + "\n" + `{"end":"shutdown","at":0}`, "trace: line 2: an end line needs version 2; the header says 1"},
+		"a line after it":   {v2 + "\n" + `{"end":"shutdown","at":0}` + "\n" + `{"end":"shutdown","at":0}`, "trace: line 3: a line after the end line"},
+		"no reason":         {v2 + "\n" + `{"end":"","at":0}`, "trace: line 2: the end line has no reason"},
+		"no offset":         {v2 + "\n" + `{"end":"shutdown"}`, `trace: line 2: the end line has no "at" offset`},
+		"an event as well":  {v2 + "\n" + `{"end":"shutdown","at":0,"type":"BecameLeader"}`, "trace: line 2: a line is an event or the end line, not both"},
+		"before last event": {v2 + "\n" + `{"at":10,"type":"BecameLeader","correlationId":"c","event":{"time":"2026-11-21T10:00:01Z","correlationId":"c","identity":"me"}}` + "\n" + `{"end":"shutdown","at":9}`, "trace: line 3: offset 9 is before the previous line's 10"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := trace.Read(strings.NewReader(c.trace))
+			assert.EqualError(t, err, c.err)
+		})
+	}
+	tr, err = trace.Read(strings.NewReader(v2 + "\n" + `{"end":"a-newer-reason","at":5,"extra":true}` + "\n"))
+	require.NoError(t, err, "unknown reasons and fields are a newer writer's")
+	assert.Equal(t, &trace.End{Reason: "a-newer-reason", At: 5}, tr.End)
 }
