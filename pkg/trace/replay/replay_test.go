@@ -397,3 +397,37 @@ func TestTheRecordedEventsOfAStageNotRunAreFedInItsPlace(t *testing.T) {
 		}, lines(t, got), "the store alone, fed the coordinator's recorded events")
 	})
 }
+
+// ReplayStepped gives Replay's bytes outside a bubble: for the busy trace
+// of thousands of events (twice, byte-identical), and with a user's
+// component subscribed.
+func TestReplayStepped(t *testing.T) {
+	t.Run("busy", func(t *testing.T) {
+		var want []byte
+		synctest.Test(t, func(t *testing.T) {
+			got, err := replay.Replay(busyTrace(t), pipeline)
+			require.NoError(t, err)
+			want, err = replay.Encode(got)
+			require.NoError(t, err)
+		})
+		for range 2 {
+			got, err := replay.ReplayStepped(busyTrace(t), pipeline)
+			require.NoError(t, err)
+			data, err := replay.Encode(got)
+			require.NoError(t, err)
+			assert.Empty(t, replay.Diff(want, data))
+		}
+	})
+	t.Run("a user's component", func(t *testing.T) {
+		tr, err := trace.ReadFile("../../../testdata/traces/delete-recreate.trace")
+		require.NoError(t, err)
+		var counter *SyncCounter
+		got, err := replay.ReplayStepped(tr, replay.Options{Debouncer: true, Coordinator: true,
+			Components: []func(b *bus.Bus) lifecycle.Component{
+				func(b *bus.Bus) lifecycle.Component { counter = NewSyncCounter(b); return counter },
+			}})
+		require.NoError(t, err)
+		assert.EqualValues(t, 3, counter.Synced.Load(), "created, deleted, created again")
+		replay.Golden(t, got, "testdata/sync-counter.golden")
+	})
+}

@@ -94,6 +94,9 @@ type stepped struct {
 	fake   *testingclock.FakeClock
 	buses  []*bus.Bus
 	stages []quiescer
+	// ran holds the registry's error once it has ended (a critical stage
+	// failed): then nothing will become quiescent, and waiting stops.
+	ran <-chan error
 }
 
 func newStepped(start time.Time) *stepped {
@@ -109,6 +112,7 @@ func (s *stepped) emitted()                {}
 // started polls: starting takes no time on the fake clock, and the
 // registry has no channel to wait on.
 func (s *stepped) started(reg *lifecycle.Registry, ran <-chan error) bool {
+	s.ran = ran
 	for poll := (pollBackoff{}); ; poll.wait() {
 		if reg.Ready() {
 			return true
@@ -125,8 +129,11 @@ func (s *stepped) settle() {
 }
 
 // quiescent reports whether every bus is idle and every stage has nothing
-// due, all at once (see stepped).
+// due, all at once (see stepped), or the registry has ended.
 func (s *stepped) quiescent() bool {
+	if len(s.ran) > 0 {
+		return true
+	}
 	before := s.progress()
 	now := s.fake.Now()
 	for _, b := range s.buses {
