@@ -10,6 +10,7 @@ import (
 
 	"github.com/musterd/musterd/pkg/trace"
 	"github.com/musterd/musterd/pkg/trace/replay"
+	"github.com/musterd/musterd/pkg/trace/replay/replaytest"
 )
 
 // corpus is testdata/traces: traces recorded from real runs of musterd by
@@ -30,7 +31,7 @@ func TestCorpus(t *testing.T) {
 				got, err := replay.Replay(recorded, pipeline)
 				require.NoError(t, err)
 				assert.Equal(t, outcomes(recorded), outcomes(got), "the recorded outcomes per resource")
-				replay.Golden(t, got, filepath.Join(corpus, name+".golden"))
+				replaytest.Golden(t, got, filepath.Join(corpus, name+".golden"))
 			})
 		})
 	}
@@ -47,7 +48,7 @@ func TestCorpusSteppedEqualsTheGoldens(t *testing.T) {
 			require.NoError(t, err)
 			got, err := replay.ReplayStepped(recorded, pipeline)
 			require.NoError(t, err)
-			replay.Golden(t, got, filepath.Join(corpus, name+".golden"))
+			replaytest.Golden(t, got, filepath.Join(corpus, name+".golden"))
 		})
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/musterd/musterd/pkg/lifecycle"
 	"github.com/musterd/musterd/pkg/trace"
 	"github.com/musterd/musterd/pkg/trace/replay"
+	"github.com/musterd/musterd/pkg/trace/replay/replaytest"
 )
 
 // SyncCounter is a user's own component: it counts successful reconciles.
@@ -61,7 +62,7 @@ func testSyncCounter(t *testing.T) {
 	})
 	require.NoError(t, err)
 	assert.EqualValues(t, 3, counter.Synced.Load(), "created, deleted, created again")
-	replay.Golden(t, got, "testdata/sync-counter.golden")
+	replaytest.Golden(t, got, "testdata/sync-counter.golden")
 }
 
 // A user tests their own component by replaying a recorded trace with it

@@ -2,48 +2,11 @@ package replay
 
 import (
 	"bytes"
-	"flag"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
-	"testing"
 
 	"github.com/musterd/musterd/pkg/trace"
 )
-
-// update is the -update flag of tests that use Golden.
-var update = flag.Bool("update", false, "rewrite the golden files replay.Golden compares with")
-
-// Golden compares got, written in the trace format, with the file at path,
-// byte for byte. On a difference it fails t with a line diff of the two;
-// when the test runs with -update, it rewrites the file instead.
-func Golden(t testing.TB, got *trace.Trace, path string) {
-	t.Helper()
-	data, err := Encode(got)
-	if err != nil {
-		t.Fatalf("replay: %v", err)
-		return
-	}
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatalf("replay: %v", err)
-			return
-		}
-		if err := os.WriteFile(path, data, 0o644); err != nil {
-			t.Fatalf("replay: %v", err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("replay: golden file: %v (run the test with -update to write it)", err)
-		return
-	}
-	if !bytes.Equal(want, data) {
-		t.Errorf("replay: the replay differs from golden file %s (run the test with -update to accept it):\n%s", path, Diff(want, data))
-	}
-}
 
 // Encode writes tr in the trace format.
 func Encode(tr *trace.Trace) ([]byte, error) {

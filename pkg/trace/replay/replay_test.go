@@ -19,6 +19,7 @@ import (
 	"github.com/musterd/musterd/pkg/lifecycle"
 	"github.com/musterd/musterd/pkg/trace"
 	"github.com/musterd/musterd/pkg/trace/replay"
+	"github.com/musterd/musterd/pkg/trace/replay/replaytest"
 )
 
 var (
@@ -306,14 +307,14 @@ func TestAChangedDebounceIntervalFailsTheGoldenWithAReadableDiff(t *testing.T) {
 		require.NoError(t, err)
 		require.NoError(t, os.WriteFile(golden, data, 0o644))
 		fake := &fakeTB{TB: t}
-		replay.Golden(fake, got, golden)
+		replaytest.Golden(fake, got, golden)
 		assert.Empty(t, fake.errors, "the same replay matches")
 	})
 	synctest.Test(t, func(t *testing.T) {
 		got, err := replay.Replay(tr(t, 200*time.Millisecond), pipeline)
 		require.NoError(t, err)
 		fake := &fakeTB{TB: t}
-		replay.Golden(fake, got, golden)
+		replaytest.Golden(fake, got, golden)
 		require.Len(t, fake.errors, 1)
 		msg := fake.errors[0]
 		t.Logf("Golden reported:\n%s", msg)
@@ -333,13 +334,13 @@ func TestGoldenUpdateRewritesTheFile(t *testing.T) {
 		got, err := replay.Replay(writeTrace(t, trace.Config{}, entry{0, indexSynced}), pipeline)
 		require.NoError(t, err)
 		fake := &fakeTB{TB: t}
-		replay.Golden(fake, got, golden)
+		replaytest.Golden(fake, got, golden)
 		require.Len(t, fake.fatals, 1)
 		assert.Contains(t, fake.fatals[0], "run the test with -update to write it")
 
 		require.NoError(t, flag.Set("update", "true"))
 		defer func() { require.NoError(t, flag.Set("update", "false")) }()
-		replay.Golden(fake, got, golden)
+		replaytest.Golden(fake, got, golden)
 		data, err := os.ReadFile(golden)
 		require.NoError(t, err)
 		want, err := replay.Encode(got)
@@ -428,6 +429,6 @@ func TestReplayStepped(t *testing.T) {
 			}})
 		require.NoError(t, err)
 		assert.EqualValues(t, 3, counter.Synced.Load(), "created, deleted, created again")
-		replay.Golden(t, got, "testdata/sync-counter.golden")
+		replaytest.Golden(t, got, "testdata/sync-counter.golden")
 	})
 }
