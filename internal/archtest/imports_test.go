@@ -49,6 +49,11 @@ var allowed = map[string][]string{
 	"pkg/trace/replay/replaytest": {"pkg/trace", "pkg/trace/replay"},
 	"cmd":                         {"*"},
 	"internal":                    {"*"},
+	// The envtest helper of the Kubernetes tests: the scheme's types only.
+	"internal/kubetest": {"pkg/apis"},
+	// Packages of tests only (test/crd, test/deploy); their doc.go imports
+	// nothing.
+	"test": {},
 }
 
 // rule returns the entry of allowed that governs pkg.
