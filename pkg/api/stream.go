@@ -28,6 +28,11 @@ import (
 // subscription drops an event, gets the trace up to the last event before
 // the gap and then the end of the stream.
 func (s *server) events(w http.ResponseWriter, r *http.Request) {
+	// The events name every change, error and correlation as it happens:
+	// with a token configured, they are for its holders.
+	if !s.requireToken(w, r, "to read events") {
+		return
+	}
 	filter, err := types.ParseEventFilter(r.URL.Query())
 	switch {
 	case errors.Is(err, types.ErrUnknownKind):
