@@ -43,9 +43,6 @@ type daemonConfig struct {
 	stateDir         string
 	listen           string
 	allowRemote      bool
-	// inheritEnv gives stdio servers all of musterd's environment, not only
-	// PATH and HOME (their spec's env on top, either way).
-	inheritEnv bool
 	logLevel         slog.Level
 	logFormat        string
 	debounce         time.Duration
@@ -62,6 +59,9 @@ type daemonConfig struct {
 	// token is the API's bearer token, from tokenFile or MUSTERD_TOKEN. It
 	// is never logged.
 	token string
+	// inheritEnv gives stdio servers all of musterd's environment, not only
+	// PATH and HOME (their spec's env on top, either way).
+	inheritEnv bool
 }
 
 // The coordinator's retry settings. musterd run has no flags for them; they
