@@ -274,10 +274,10 @@ func (c *churn) swapConfigMap() {
 
 // churnObject is what the API lists of one resource.
 type churnObject struct {
-	Kind     string
-	Metadata struct{ Name string }
-	Spec     json.RawMessage
-	Status   json.RawMessage
+	Kind      string
+	Metadata  struct{ Name string }
+	Spec      json.RawMessage
+	Status    json.RawMessage
 	Reconcile types.Reconcile
 }
 
