@@ -36,7 +36,9 @@ func TestE2ECrashingServerRestartsFiveTimesInItsFirstMinute(t *testing.T) {
 	e.write(t, "mcpservers/crash.yaml", mcpServerYAML("crash", stdioSpec("-exit-at-once", "-tools", marker)...))
 
 	// Every start sets LastAttempt; each lasts at least a second, so a poll
-	// every 50ms sees every one.
+	// every 50ms sees every one. The API gives it to the second: a gap
+	// between two truncated times is still at least the whole seconds of
+	// the true gap, so the floors below hold exactly.
 	var attempts []time.Time
 	var last serverObject
 	var first time.Time
