@@ -48,12 +48,14 @@ clean:
 # the f.Add seeds and testdata/fuzz/). New failing inputs land in the
 # package's testdata/fuzz/, to be committed as regression seeds.
 FUZZTIME ?= 30s
+# Minimizing a new input takes up to 60 s by default, all of a short run.
+FUZZMINIMIZETIME ?= 3s
 FUZZ_TARGETS := ./pkg/apis/muster/v1alpha1:FuzzDecodeFile ./pkg/trace:FuzzRead ./pkg/api:FuzzRequest
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; name=$${t##*:}; \
 		echo "fuzz $$name in $$pkg for $(FUZZTIME)"; \
-		$(GO) test -run '^$$' -fuzz "^$$name$$" -fuzztime $(FUZZTIME) $$pkg; \
+		$(GO) test -run '^$$' -fuzz "^$$name$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) $$pkg; \
 	done
 
 # The randomized churn test against its model, with many seeds (make test

@@ -23,8 +23,8 @@ var readError = regexp.MustCompile(`^trace: line [1-9][0-9]*: `)
 func FuzzRead(f *testing.F) {
 	recorded, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "traces", "*.trace"))
 	for _, file := range recorded {
-		// Small ones only: the mutator is slow on megabytes.
-		if data, err := os.ReadFile(file); err == nil && len(data) <= 64<<10 {
+		// Small ones only: mutating and minimizing are slow on big inputs.
+		if data, err := os.ReadFile(file); err == nil && len(data) <= 8<<10 {
 			f.Add(data)
 		}
 	}
