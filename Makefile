@@ -11,7 +11,7 @@ STATE   ?= .cache/state
 LISTEN  ?= 127.0.0.1:8090
 GOFLAGS ?=
 
-.PHONY: all build run test vet fmt bench clean generate
+.PHONY: all build run test vet fmt bench clean generate fuzz stress
 
 all: build
 
@@ -46,8 +46,32 @@ fmt:
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./pkg/... ./cmd/...
 
+# The envtest binaries under $(BIN)/k8s are a cache that takes minutes to
+# build again; clean leaves them (rm -rf $(BIN)/k8s drops them too).
 clean:
-	rm -rf $(BIN)
+	rm -f $(BIN)/musterd $(BIN)/mcp-fake
+
+# Each fuzz target for FUZZTIME (make test runs only their seed corpora,
+# the f.Add seeds and testdata/fuzz/). New failing inputs land in the
+# package's testdata/fuzz/, to be committed as regression seeds.
+FUZZTIME ?= 30s
+# Minimizing a new input takes up to 60 s by default, all of a short run.
+FUZZMINIMIZETIME ?= 3s
+FUZZ_TARGETS := ./pkg/apis/muster/v1alpha1:FuzzDecodeFile ./pkg/trace:FuzzRead ./pkg/api:FuzzRequest
+fuzz:
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; name=$${t##*:}; \
+		echo "fuzz $$name in $$pkg for $(FUZZTIME)"; \
+		$(GO) test -run '^$$' -fuzz "^$$name$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) $$pkg; \
+	done
+
+# The randomized churn test against its model, with many seeds (make test
+# runs a few). CHURN_SEEDS seeds from CHURN_FIRST; a failing seed is
+# replayed with: go test ./cmd/musterd -run TestChurn -churn.seed=N
+CHURN_SEEDS ?= 50
+CHURN_FIRST ?= 1
+stress:
+	$(GO) test -race -count=1 -timeout 60m -run '^TestChurn' ./cmd/musterd -churn.seeds=$(CHURN_SEEDS) -churn.first=$(CHURN_FIRST) -v
 
 # A real third-party MCP server for the supervisor's tests, at a pinned
 # version, installed with npm under .cache/npm when node is present. Without

@@ -246,10 +246,17 @@ func (c *cli) describe(ctx context.Context, cmd *command) error {
 		return err
 	}
 	recent, err := cl.Recent(ctx, kind.Plural, namespace, name)
-	if err != nil {
+	// A daemon with a token shows its events only to the token's holders;
+	// the rest of the description is for anyone.
+	eventsNeedToken := client.IsUnauthorized(err)
+	if err != nil && !eventsNeedToken {
 		return err
 	}
 	if err := c.printDescription(o); err != nil {
+		return err
+	}
+	if eventsNeedToken {
+		_, err := fmt.Fprintln(c.stdout, "Events:       <the daemon's API token is needed: -token or $"+envToken+">")
 		return err
 	}
 	// The daemon keeps each resource's latest events; those that also

@@ -268,7 +268,12 @@ Events:
 2000-01-01T00:00:00.000Z  StatusSynced             mcpservers/default/git  category=written
 2000-01-01T00:00:00.000Z  ResourceSynced           mcpservers/default/git  attempt=1 duration=0s
 2000-01-01T00:00:00.000Z  StatusSynced             mcpservers/default/git  category=written
-`}, runCLI(f, "describe", "mcps/git"))
+`}, startCLI(f, nil, map[string]string{envServer: f.URL, envToken: "t0ken"}, "describe", "mcps/git")())
+
+		r := runCLI(f, "describe", "mcps/git")
+		assert.Equal(t, 0, r.code, r.stderr)
+		assert.True(t, strings.HasSuffix(r.stdout, "Correlation ID:  c-git\nEvents:       <the daemon's API token is needed: -token or $MUSTERD_TOKEN>\n"),
+			"without the token, the description without its events: %s", r.stdout)
 
 		assert.Equal(t, result{code: 0, stdout: `Name:         search
 Namespace:    team-a
@@ -295,7 +300,7 @@ Events:
 2000-01-01T00:00:00.000Z  StatusSynced             mcpservers/team-a/search  category=written
 2000-01-01T00:01:25.000Z  ResourceFailed           mcpservers/team-a/search  attempt=3 duration=0s nextRetry=2000-01-01T00:01:45Z error="dial tcp: connection refused\nretrying"
 2000-01-01T00:01:25.000Z  StatusSynced             mcpservers/team-a/search  category=written
-`}, runCLI(f, "describe", "mcpserver", "search", "--namespace", "team-a"))
+`}, startCLI(f, nil, map[string]string{envServer: f.URL, envToken: "t0ken"}, "describe", "mcpserver", "search", "--namespace", "team-a")())
 	})
 }
 

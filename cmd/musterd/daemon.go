@@ -59,6 +59,9 @@ type daemonConfig struct {
 	// token is the API's bearer token, from tokenFile or MUSTERD_TOKEN. It
 	// is never logged.
 	token string
+	// inheritEnv gives stdio servers all of musterd's environment, not only
+	// PATH and HOME (their spec's env on top, either way).
+	inheritEnv bool
 }
 
 // The coordinator's retry settings. musterd run has no flags for them; they
@@ -100,6 +103,7 @@ func parseDaemonFlags(args []string, stderr io.Writer) (cfg daemonConfig, notes 
 	fset.StringVar(&cfg.stateDir, "state-dir", "", "directory for status files (status/<kinds>/<namespace>/<name>.yaml); default the config dir")
 	fset.StringVar(&cfg.listen, "listen", cfg.listen, "address of the HTTP API and metrics; loopback unless -allow-remote")
 	fset.BoolVar(&cfg.allowRemote, "allow-remote", false, "allow -listen on a non-loopback address")
+	fset.BoolVar(&cfg.inheritEnv, "inherit-env", false, "give stdio servers all of musterd's environment (default: their spec's env plus PATH and HOME)")
 	fset.TextVar(&cfg.logLevel, "log-level", cfg.logLevel, "debug, info, warn or error")
 	fset.StringVar(&cfg.logFormat, "log-format", cfg.logFormat, "text or json")
 	fset.DurationVar(&cfg.debounce, "debounce", cfg.debounce, "refractory period per resource: the first change reconciles at once, a burst once more at its end")
@@ -255,7 +259,7 @@ func newDaemon(cfg daemonConfig, log *slog.Logger, record io.Writer) (*daemon, e
 	if err != nil {
 		return nil, err
 	}
-	d.Supervisor = supervisor.New(supervisor.Options{Logger: log, OnChange: bridge.OnChange})
+	d.Supervisor = supervisor.New(supervisor.Options{Logger: log, OnChange: bridge.OnChange, InheritEnv: cfg.inheritEnv})
 	foundations = append(foundations, runtime.NewStopper(d.Supervisor, runtime.StopperOptions{}))
 
 	statusFiles, err := files.New(files.Options{

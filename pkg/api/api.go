@@ -59,8 +59,9 @@ type Options struct {
 	History interface {
 		Recent(events.Key) []events.Event
 	}
-	// Token, when not empty, is the bearer token mutating requests must
-	// carry.
+	// Token, when not empty, is the bearer token that mutating requests
+	// and the event endpoints (the stream and a resource's recent events)
+	// must carry.
 	Token string
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
@@ -209,6 +210,9 @@ func (s *server) get(w http.ResponseWriter, r *http.Request) {
 // recent serves a declared resource's latest events, oldest first, each as
 // events.Marshal writes it.
 func (s *server) recent(w http.ResponseWriter, r *http.Request) {
+	if !s.requireToken(w, r, "to read events") {
+		return
+	}
 	kind, key, ok := resourceKey(w, r)
 	if !ok {
 		return
@@ -232,9 +236,7 @@ func (s *server) recent(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *server) reconcile(w http.ResponseWriter, r *http.Request) {
-	if !s.authorized(r) {
-		w.Header().Set("WWW-Authenticate", `Bearer realm="musterd"`)
-		writeError(w, http.StatusUnauthorized, "a valid bearer token is required to trigger a reconcile")
+	if !s.requireToken(w, r, "to trigger a reconcile") {
 		return
 	}
 	kind, key, ok := resourceKey(w, r)
@@ -248,6 +250,17 @@ func (s *server) reconcile(w http.ResponseWriter, r *http.Request) {
 	s.opts.Trigger(key)
 	s.log.Info("reconcile triggered through the API", "key", key.String())
 	writeJSON(w, http.StatusAccepted, types.ReconcileResponse{Key: key})
+}
+
+// requireToken answers 401 and reports false unless r carries the token,
+// when one is required; purpose says what the token is needed for.
+func (s *server) requireToken(w http.ResponseWriter, r *http.Request, purpose string) bool {
+	if s.authorized(r) {
+		return true
+	}
+	w.Header().Set("WWW-Authenticate", `Bearer realm="musterd"`)
+	writeError(w, http.StatusUnauthorized, "a valid bearer token is required "+purpose)
+	return false
 }
 
 // authorized reports whether r carries the token, when one is required.

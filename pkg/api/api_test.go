@@ -464,3 +464,43 @@ func ctxTimeout(t *testing.T, d time.Duration) context.Context {
 	t.Cleanup(cancel)
 	return ctx
 }
+
+// With a token, every mutating request and every event endpoint answers 401
+// without it, whatever the credentials' near misses; reads of resources,
+// health and metrics stay open.
+func TestATokenGuardsEveryMutatingEndpointAndTheEvents(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := apitest.New(t, func(o *api.Options) { o.Token = "s3cret" })
+		f.Declare("workflows/greet.yaml", greetWorkflow)
+		guarded := []struct{ method, path string }{
+			{http.MethodPost, "/api/v1/resources/wf/team-a/greet/reconcile"},
+			{http.MethodGet, "/api/v1/events"},
+			{http.MethodHead, "/api/v1/events"},
+			{http.MethodGet, "/api/v1/events?format=trace"},
+			{http.MethodGet, "/api/v1/events?kind=wf&name=greet"},
+			{http.MethodGet, "/api/v1/resources/wf/team-a/greet/events"},
+		}
+		for _, g := range guarded {
+			for _, auth := range []string{"", "Bearer", "Bearer s3cre", "Basic s3cret", "s3cret"} {
+				header := http.Header{}
+				if auth != "" {
+					header.Set("Authorization", auth)
+				}
+				code, h, _ := call(t, f, g.method, g.path, header)
+				assert.Equal(t, http.StatusUnauthorized, code, "%s %s with %q", g.method, g.path, auth)
+				assert.Equal(t, `Bearer realm="musterd"`, h.Get("WWW-Authenticate"), "%s %s", g.method, g.path)
+			}
+		}
+		assert.Empty(t, f.Triggered())
+
+		withToken := http.Header{"Authorization": {"Bearer s3cret"}}
+		code, _, _ := call(t, f, http.MethodHead, "/api/v1/events", withToken)
+		assert.Equal(t, http.StatusOK, code)
+		code, _, body := call(t, f, http.MethodGet, "/api/v1/resources/wf/team-a/greet/events", withToken)
+		assert.Equal(t, http.StatusOK, code, body)
+		for _, open := range []string{"/healthz", "/readyz", "/metrics", "/api/v1/resources", "/api/v1/resources/wf/team-a/greet"} {
+			code, _ := get(t, f, open)
+			assert.NotEqual(t, http.StatusUnauthorized, code, open)
+		}
+	})
+}

@@ -19,7 +19,8 @@
 //	GET  /api/v1/resources?kind=&namespace=         {"items":[…]}, sorted by kind, namespace, name
 //	GET  /api/v1/resources/{kind}/{namespace}/{name}
 //	POST /api/v1/resources/{kind}/{namespace}/{name}/reconcile   202; bearer token when configured
-//	GET  /api/v1/events?kind=&namespace=&name=&type=             text/event-stream
+//	GET  /api/v1/resources/{kind}/{namespace}/{name}/events      recent events; bearer token when configured
+//	GET  /api/v1/events?kind=&namespace=&name=&type=             text/event-stream; bearer token when configured
 //
 // Guarantees:
 //
@@ -34,7 +35,10 @@
 //   - Answers are deterministic: JSON with a stable field order, listings
 //     sorted, every error as {"error":"…"} with its status code (400 bad
 //     name, 401 bad token, 404 unknown kind, resource or path, 405 method).
-//   - The token is compared in constant time, independent of its length.
+//   - With a token configured, every mutating request and every event
+//     endpoint needs "Authorization: Bearer <token>" and is answered 401
+//     without it. The token is compared in constant time, independent of
+//     its length.
 //   - The event stream never slows the pipeline: each client is a
 //     bus.Lossy(1024) subscription of its own, so a slow client loses its
 //     own events (counted by the bus and announced in the stream as a

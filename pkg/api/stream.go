@@ -30,6 +30,11 @@ import (
 // count of events dropped); when the daemon stops, the end line says
 // shutdown. The trace is of version 2, which has the end line.
 func (s *server) events(w http.ResponseWriter, r *http.Request) {
+	// The events name every change, error and correlation as it happens:
+	// with a token configured, they are for its holders.
+	if !s.requireToken(w, r, "to read events") {
+		return
+	}
 	filter, err := types.ParseEventFilter(r.URL.Query())
 	switch {
 	case errors.Is(err, types.ErrUnknownKind):

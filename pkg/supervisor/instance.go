@@ -58,6 +58,7 @@ type instance struct {
 	proc          *process      // stdio
 	httpTransport *http.Transport
 	stderrTail    int
+	inheritEnv    bool
 
 	toolsChanged chan struct{} // the server said its tools changed
 	stopOnce     sync.Once
@@ -78,6 +79,7 @@ func (s *Supervisor) newInstance(key events.Key, spec v1alpha1.MCPServerSpec, ha
 		cancel:       cancel,
 		sessionEnded: make(chan struct{}),
 		stderrTail:   s.opts.StderrTail,
+		inheritEnv:   s.opts.InheritEnv,
 		toolsChanged: make(chan struct{}, 1),
 		stopReq:      make(chan struct{}),
 		done:         make(chan struct{}),
@@ -114,7 +116,7 @@ func (inst *instance) launch() error {
 }
 
 func (inst *instance) launchStdio() error {
-	p, err := startProcess(inst.spec, inst.stderrTail)
+	p, err := startProcess(inst.spec, inst.stderrTail, inst.inheritEnv)
 	if err != nil {
 		return inst.failure(fmt.Sprintf("could not start %s: %v", inst.spec.Command, err))
 	}

@@ -42,10 +42,11 @@ type process struct {
 }
 
 // startProcess starts spec's command, exec'd directly (no shell), with args
-// and env, in a new process group.
-func startProcess(spec v1alpha1.MCPServerSpec, tail int) (*process, error) {
+// and env (on top of all of musterd's if inheritEnv), in a new process
+// group.
+func startProcess(spec v1alpha1.MCPServerSpec, tail int, inheritEnv bool) (*process, error) {
 	cmd := exec.Command(spec.Command, spec.Args...)
-	cmd.Env = processEnv(spec.Env)
+	cmd.Env = processEnv(spec.Env, inheritEnv)
 	cmd.SysProcAttr = sysProcAttr()
 
 	var parentEnds, childEnds []*os.File

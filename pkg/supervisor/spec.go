@@ -75,13 +75,23 @@ func specTimeout(spec v1alpha1.MCPServerSpec) time.Duration {
 
 // inheritedEnv names the variables of musterd's own environment that a
 // stdio server inherits; its spec's env comes on top. Anything else (tokens,
-// cloud credentials, proxies) must be given in the spec, so that a server
-// sees only what its definition grants.
-var inheritedEnv = []string{"PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR"}
+// cloud credentials, proxies, musterd's own MUSTERD_TOKEN) must be given in
+// the spec, so that a server sees only what its definition grants: PATH to
+// find what it runs, HOME for its own configuration.
+var inheritedEnv = []string{"PATH", "HOME"}
 
-// processEnv is the environment of a stdio server's process.
-func processEnv(specEnv map[string]string) []string {
+// processEnv is the environment of a stdio server's process: PATH and HOME
+// of musterd's (all of musterd's environment if inheritAll), the spec's env
+// on top.
+func processEnv(specEnv map[string]string, inheritAll bool) []string {
 	env := make(map[string]string, len(inheritedEnv)+len(specEnv))
+	if inheritAll {
+		for _, kv := range os.Environ() {
+			if name, value, ok := strings.Cut(kv, "="); ok && name != "" {
+				env[name] = value
+			}
+		}
+	}
 	for _, name := range inheritedEnv {
 		if value, ok := os.LookupEnv(name); ok {
 			env[name] = value

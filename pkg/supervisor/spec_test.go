@@ -84,12 +84,17 @@ func TestTailBufferKeepsTheLastBytesFromAWholeLine(t *testing.T) {
 	assert.Empty(t, none.Tail(), "a fragment with no start is dropped whole")
 }
 
-func TestProcessEnvInheritsOnlyTheMinimumAndTheSpecWins(t *testing.T) {
+func TestProcessEnvInheritsOnlyPATHAndHOMEAndTheSpecWins(t *testing.T) {
 	t.Setenv("PATH", "/usr/bin")
+	t.Setenv("HOME", "/home/op")
+	t.Setenv("LANG", "C.UTF-8")
 	t.Setenv("MUSTERD_TEST_SECRET", "not for servers")
-	env := processEnv(map[string]string{"PATH": "/opt/bin", "EXTRA": "x"})
-	assert.Contains(t, env, "PATH=/opt/bin")
-	assert.Contains(t, env, "EXTRA=x")
-	assert.NotContains(t, strings.Join(env, "\n"), "MUSTERD_TEST_SECRET")
-	assert.NotContains(t, env, "PATH=/usr/bin")
+	env := processEnv(map[string]string{"PATH": "/opt/bin", "EXTRA": "x"}, false)
+	assert.Equal(t, []string{"EXTRA=x", "HOME=/home/op", "PATH=/opt/bin"}, env)
+
+	all := processEnv(map[string]string{"PATH": "/opt/bin", "EXTRA": "x"}, true)
+	assert.Contains(t, all, "MUSTERD_TEST_SECRET=not for servers", "inheritAll passes musterd's environment")
+	assert.Contains(t, all, "LANG=C.UTF-8")
+	assert.Contains(t, all, "PATH=/opt/bin", "the spec still wins")
+	assert.NotContains(t, all, "PATH=/usr/bin")
 }

@@ -49,6 +49,11 @@ type Options struct {
 	// StderrTail is how many bytes of each stdio server's stderr are kept
 	// for LastError. Default 4096.
 	StderrTail int
+	// InheritEnv gives each stdio server all of musterd's environment, under
+	// its spec's env. Default false: a server gets its spec's env plus PATH
+	// and HOME, and nothing else of musterd's (its API token, cloud
+	// credentials, proxies).
+	InheritEnv bool
 	// OnChange, if set, is called whenever a server's observed state
 	// changes: starting, started, failed (crash, ping, start), tools
 	// changed, failure streak cleared, stopped. Calls come one at a time, in

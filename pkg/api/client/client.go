@@ -63,6 +63,13 @@ func IsNotFound(err error) bool {
 	return errors.As(err, &e) && e.StatusCode == http.StatusNotFound
 }
 
+// IsUnauthorized reports whether err is a 401 answer: the daemon has a
+// token and the request did not carry it.
+func IsUnauthorized(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && e.StatusCode == http.StatusUnauthorized
+}
+
 // List returns the resources of kind (every kind if empty) in namespace
 // (every namespace if empty), sorted by kind, namespace and name.
 func (c *Client) List(ctx context.Context, kind, namespace string) ([]types.Object, error) {

@@ -111,11 +111,14 @@ func TestClientErrorsCarryTheStatusAndTheServersMessage(t *testing.T) {
 		_, err = c.Reconcile(ctx, "wf", "default", "greet")
 		assert.Equal(t, &client.Error{StatusCode: http.StatusUnauthorized, Message: "a valid bearer token is required to trigger a reconcile"}, err)
 		assert.False(t, client.IsNotFound(err))
+		assert.True(t, client.IsUnauthorized(err))
 
 		_, err = c.List(ctx, "pods", "")
 		assert.EqualError(t, err, `unknown kind "pods": valid kinds are mcpservers (mcpserver, mcps), workflows (workflow, wf)`)
 
 		_, err = c.Events(ctx, types.EventFilter{Types: []string{"Nope"}})
+		assert.True(t, client.IsUnauthorized(err), "the event stream needs the token: %v", err)
+		_, err = newClient(t, f, "t0ken").Events(ctx, types.EventFilter{Types: []string{"Nope"}})
 		var apiErr *client.Error
 		require.ErrorAs(t, err, &apiErr)
 		assert.Equal(t, http.StatusBadRequest, apiErr.StatusCode)

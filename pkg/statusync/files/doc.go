@@ -16,6 +16,9 @@
 //   - It never writes into a definition file: status lives under its own
 //     status/ directory, which the watchers do not look at, so a status
 //     write never triggers a reconcile.
+//   - Status files are readable by their owner only (mode 0600), and the
+//     directories it creates under the state dir are 0700: a status names
+//     commands, URLs and errors, though never an env value or header.
 //   - Deleting a status that is not there is not an error.
 //   - Errors name the status file relative to the state dir, and carry a
 //     category for metrics ("permission_denied", "no_space", "other").

@@ -148,7 +148,8 @@ func plainStyle(n *yaml.Node) {
 func (w *Writer) replace(rel string, data []byte) error {
 	path := filepath.Join(w.opts.StateDir, rel)
 	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	// Owner only: a status names commands, URLs and errors of servers.
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return categorize(rel, "create directory", err)
 	}
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
@@ -171,7 +172,7 @@ func (w *Writer) replace(rel string, data []byte) error {
 	if err := tmp.Close(); err != nil {
 		return categorize(rel, "close", err)
 	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+	if err := os.Chmod(tmp.Name(), 0o600); err != nil {
 		return categorize(rel, "chmod", err)
 	}
 	if err := os.Rename(tmp.Name(), path); err != nil {

@@ -26,7 +26,7 @@ func TestWritesTheStatusFileAtomicallyUnderStatus(t *testing.T) {
 	require.NoError(t, err)
 	at := time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
 	// A stray temporary file left by a crash is cleaned up by the next write.
-	require.NoError(t, os.MkdirAll(filepath.Join(dir, "status/mcpservers/default"), 0o755))
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "status/mcpservers/default"), 0o700))
 	stray := filepath.Join(dir, "status/mcpservers/default/.git.yaml.tmp-123")
 	require.NoError(t, os.WriteFile(stray, []byte("half"), 0o600))
 
@@ -58,7 +58,7 @@ reconcile:
 	require.NoError(t, yaml.Unmarshal(data, &back))
 	info, err := os.Stat(path)
 	require.NoError(t, err)
-	assert.Equal(t, os.FileMode(0o644), info.Mode().Perm())
+	assert.Equal(t, os.FileMode(0o600), info.Mode().Perm(), "a status file is its owner's only")
 	assert.NoFileExists(t, stray)
 	entries, err := os.ReadDir(filepath.Dir(path))
 	require.NoError(t, err)
@@ -75,6 +75,13 @@ func TestWithoutResourceStatusTheFileCarriesTheReconcileState(t *testing.T) {
 	require.NoError(t, err)
 	assert.NotContains(t, string(data), "status:")
 	assert.Contains(t, string(data), "state: Synced")
+	// The directories the writer made are its owner's only, even under a
+	// permissive umask.
+	for _, d := range []string{"status", "status/workflows", "status/workflows/team"} {
+		info, err := os.Stat(filepath.Join(dir, d))
+		require.NoError(t, err)
+		assert.Equal(t, os.FileMode(0o700), info.Mode().Perm(), d)
+	}
 }
 
 func TestDeleteRemovesTheFileAndAMissingOneIsFine(t *testing.T) {
