@@ -55,7 +55,7 @@ func TestAMalformedConfigYAMLIsAnErrorNamingIt(t *testing.T) {
 	}
 }
 
-func TestTheAPITokenComesFromAFileOrTheEnvironment(t *testing.T) {
+func TestTheAPITokenComesFromAFileTheFlagOrTheEnvironment(t *testing.T) {
 	dir := t.TempDir()
 	tokenFile := filepath.Join(dir, "token")
 	require.NoError(t, os.WriteFile(tokenFile, []byte("s3cret\n"), 0o600))
@@ -67,6 +67,13 @@ func TestTheAPITokenComesFromAFileOrTheEnvironment(t *testing.T) {
 	cfg, _, err = parseDaemonFlags([]string{"-config-dir", dir}, io.Discard)
 	require.NoError(t, err)
 	assert.Equal(t, "from-env", cfg.token)
+
+	cfg, _, err = parseDaemonFlags([]string{"-config-dir", dir, "-api-token", "from-flag"}, io.Discard)
+	require.NoError(t, err)
+	assert.Equal(t, "from-flag", cfg.token, "the flag wins over the environment")
+
+	_, _, err = parseDaemonFlags([]string{"-config-dir", dir, "-api-token", "x", "-token-file", tokenFile}, io.Discard)
+	assert.ErrorContains(t, err, "-api-token and -token-file both name the token")
 
 	require.NoError(t, os.WriteFile(tokenFile, nil, 0o600))
 	_, _, err = parseDaemonFlags([]string{"-config-dir", dir, "-token-file", tokenFile}, io.Discard)

@@ -113,7 +113,8 @@ func parseDaemonFlags(args []string, stderr io.Writer) (cfg daemonConfig, notes 
 	fset.DurationVar(&cfg.rescan, "rescan", cfg.rescan, "period of the safety-net rescan of the config dir")
 	fset.DurationVar(&cfg.stopTimeout, "stop-timeout", cfg.stopTimeout, "time allowed for a clean shutdown")
 	fset.StringVar(&cfg.toolPrefix, "tool-prefix", cfg.toolPrefix, "global prefix of exposed tool names: {prefix}_{toolPrefix or server}_{tool}")
-	fset.StringVar(&cfg.tokenFile, "token-file", "", "file holding the bearer token that mutating API calls need (else $MUSTERD_TOKEN; none: no token needed)")
+	fset.StringVar(&cfg.tokenFile, "token-file", "", "file holding the bearer token that mutating API calls and the event streams need (else -api-token, else $MUSTERD_TOKEN; none: no token needed)")
+	fset.StringVar(&cfg.token, "api-token", "", "the bearer token itself; anyone who can list processes reads a flag, so prefer $MUSTERD_TOKEN or -token-file")
 	fset.StringVar(&cfg.record, "record", "", "write every bus event to this file as a trace (created or truncated; see docs/trace-format.md)")
 	if err := fset.Parse(args); err != nil {
 		return cfg, nil, err
@@ -139,14 +140,21 @@ func parseDaemonFlags(args []string, stderr io.Writer) (cfg daemonConfig, notes 
 	if err := checkListen(cfg.listen, cfg.allowRemote); err != nil {
 		return cfg, nil, err
 	}
-	if cfg.token, err = readToken(cfg.tokenFile); err != nil {
+	if cfg.token, err = readToken(cfg.token, cfg.tokenFile); err != nil {
 		return cfg, nil, err
 	}
 	return cfg, notes, nil
 }
 
-func readToken(file string) (string, error) {
-	if file == "" {
+// readToken returns the API's token: from file, else the -api-token flag,
+// else $MUSTERD_TOKEN. Naming two sources is an error, not a silent choice.
+func readToken(flagToken, file string) (string, error) {
+	switch {
+	case file != "" && flagToken != "":
+		return "", errors.New("-api-token and -token-file both name the token; give one")
+	case flagToken != "":
+		return strings.TrimSpace(flagToken), nil
+	case file == "":
 		return strings.TrimSpace(os.Getenv("MUSTERD_TOKEN")), nil
 	}
 	data, err := os.ReadFile(file)
