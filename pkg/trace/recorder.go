@@ -131,7 +131,7 @@ func (r *Recorder) Start(ctx context.Context) error {
 		// The writer may hang for ever: no waiting for it. What it still
 		// writes is older than the first lost event.
 		sub.Unsubscribe() // no event is counted as lost after this
-		err := fmt.Errorf("trace recorder: the recording failed: %d events waited for the writer (the disk is too slow or hangs; RecorderOptions.MaxPending) and %d more were lost; the trace ends before the first lost event and records none after it",
+		err := fmt.Errorf("trace recorder: the recording failed: %d events waited for the writer (the disk is too slow or hangs; RecorderOptions.MaxPending) and events lost after them: %d; the trace ends before the first lost event and records none after it",
 			r.maxPending, r.dropped.Load())
 		r.log.Error(err.Error())
 		return err
