@@ -64,11 +64,11 @@ func documents(t *testing.T, data []byte) []*unstructured.Unstructured {
 }
 
 // testReferenceExamplesApply creates every document of muster's examples
-// (testdata/reference, copied from ../shared/reference) unchanged on a real
+// (testdata/reference at the module root, copied from ../shared/reference) unchanged on a real
 // API server with the generated CRDs, as muster's users' clusters hold them,
 // and reads each back with the Go types, defaults applied.
 func testReferenceExamplesApply(t *testing.T, cp *kubetest.ControlPlane) {
-	files, err := filepath.Glob("testdata/reference/*.yaml")
+	files, err := filepath.Glob("../../testdata/reference/*.yaml")
 	require.NoError(t, err)
 	require.Len(t, files, 5, "every reference example is here")
 	created := 0
