@@ -34,6 +34,8 @@ type config struct {
 	// coldFiles workflow files at start; idleFiles for idleFor.
 	coldFiles, idleFiles int
 	idleFor              time.Duration
+	// only, if not nil, names the measures to run (see measures).
+	only map[string]bool
 	// log receives progress lines.
 	log io.Writer
 }
@@ -52,7 +54,14 @@ func main() {
 	flag.IntVar(&cfg.coldFiles, "cold-files", 10_000, "workflow files at the cold start")
 	flag.IntVar(&cfg.idleFiles, "idle-files", 1_000, "workflow files while idle")
 	flag.DurationVar(&cfg.idleFor, "idle", time.Minute, "how long the idle measure lasts")
+	only := flag.String("only", "", "comma-separated measures to run, of delivery, noop, change, trailing, burst, api, cold, idle; default all")
 	flag.Parse()
+	if *only != "" {
+		cfg.only = map[string]bool{}
+		for _, name := range strings.Split(*only, ",") {
+			cfg.only[name] = true
+		}
+	}
 
 	res, err := run(cfg)
 	if err != nil {
@@ -90,43 +99,37 @@ func (r *results) set(key string, v float64) {
 	r.values[key] = v
 }
 
+// measures are run's steps, in order: a name for -only, what it measures,
+// and whether it needs the binary.
+var measures = []struct {
+	name, what string
+	binary     bool
+	run        func(config, *results) error
+}{
+	{"delivery", "bus, channel and raw EventBus", false, func(c config, r *results) error { measureDelivery(c, r); return nil }},
+	{"noop", "no-op reconciles: pipeline and workqueue", false, measureNoop},
+	{"change", "change to reconcile", false, measureChangeToReconcile},
+	{"trailing", "trailing 500 ms debounce", false, measureTrailing},
+	{"burst", "a burst of writes to one file", false, measureBurst},
+	{"api", "the binary: change to Synced on the API", true, measureAPI},
+	{"cold", "the binary: cold start and resident memory", true, measureColdStart},
+	{"idle", "the binary: idle", true, measureIdle},
+}
+
 func run(cfg config) (*results, error) {
 	res := &results{machine: thisMachine(), values: map[string]float64{}}
-	logf := func(format string, args ...any) { fmt.Fprintf(cfg.log, "bench: "+format+"\n", args...) }
-
-	logf("bus, channel and raw EventBus, %d events × %d", cfg.microEvents, cfg.repeats)
-	measureDelivery(cfg, res)
-	logf("no-op reconciles: pipeline and workqueue, %d keys × %d", cfg.noopKeys, cfg.repeats)
-	if err := measureNoop(cfg, res); err != nil {
-		return nil, err
-	}
-	logf("change to reconcile, %d samples", cfg.samples)
-	if err := measureChangeToReconcile(cfg, res); err != nil {
-		return nil, err
-	}
-	logf("trailing 500 ms debounce, %d samples", cfg.samples)
-	if err := measureTrailing(cfg, res); err != nil {
-		return nil, err
-	}
-	logf("burst of %d writes to one file in %v", cfg.burstWrites, cfg.burstWindow)
-	if err := measureBurst(cfg, res); err != nil {
-		return nil, err
-	}
-	if cfg.musterd == "" {
-		logf("no musterd binary: the daemon-level measures are skipped")
-		return res, nil
-	}
-	logf("the binary: change to Synced on the API, %d samples", cfg.apiSamples)
-	if err := measureAPI(cfg, res); err != nil {
-		return nil, err
-	}
-	logf("the binary: cold start with %d workflow files", cfg.coldFiles)
-	if err := measureColdStart(cfg, res); err != nil {
-		return nil, err
-	}
-	logf("the binary: %v idle with %d workflow files", cfg.idleFor, cfg.idleFiles)
-	if err := measureIdle(cfg, res); err != nil {
-		return nil, err
+	for _, m := range measures {
+		if cfg.only != nil && !cfg.only[m.name] {
+			continue
+		}
+		if m.binary && cfg.musterd == "" {
+			fmt.Fprintf(cfg.log, "bench: %s: skipped, no musterd binary\n", m.what)
+			continue
+		}
+		fmt.Fprintf(cfg.log, "bench: %s\n", m.what)
+		if err := m.run(cfg, res); err != nil {
+			return nil, fmt.Errorf("%s: %w", m.name, err)
+		}
 	}
 	return res, nil
 }
