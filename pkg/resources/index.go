@@ -133,6 +133,17 @@ func (ix *Index) RemoveFile(path string) []Change {
 	return ix.refresh(keys, path)
 }
 
+// FileKeys returns the keys path declares now, in the order of its
+// documents; none if the index does not know path.
+func (ix *Index) FileKeys(path string) []events.Key {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	if f := ix.files[path]; f != nil {
+		return keysOf(f.docs)
+	}
+	return nil
+}
+
 // Get returns the entry of key.
 func (ix *Index) Get(key events.Key) (Entry, bool) {
 	ix.mu.RLock()

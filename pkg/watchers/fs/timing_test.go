@@ -149,6 +149,43 @@ func TestAHalfWrittenFileNeverTurnsItsResourceToErrorAndABrokenOneDoesOnceQuiet(
 	})
 }
 
+func TestAMultiDocumentFileCaughtHalfWrittenIsNoDelete(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		dir := t.TempDir()
+		path := filepath.Join(dir, "mcpservers", "all.yaml")
+		both := mcp("git", "v1") + "---\n" + mcp("fs", "v1")
+		write(t, path, both)
+		h := newHarness(t, dir, Options{})
+		fsEvents, stop := runInBubble(h)
+		defer stop()
+		m := h.mark()
+
+		// The writer has written the first document only, which decodes.
+		write(t, path, mcp("git", "v2"))
+		fsEvents <- fsnotify.Event{Name: path, Op: fsnotify.Write}
+		time.Sleep(settleDelay - time.Nanosecond)
+		synctest.Wait()
+		assert.Empty(t, h.since(m), "no delete of fs, and no half of the file, while it may still be written")
+
+		write(t, path, mcp("git", "v2")+"---\n"+mcp("fs", "v1"))
+		fsEvents <- fsnotify.Event{Name: path, Op: fsnotify.Write}
+		synctest.Wait()
+		require.Equal(t, []string{"update MCPServer/default/git"}, summary(h.since(m)), "the whole file, read at once")
+
+		// A file that keeps declaring less does delete, once quiet.
+		time.Sleep(time.Second)
+		m = h.mark()
+		write(t, path, mcp("git", "v2"))
+		fsEvents <- fsnotify.Event{Name: path, Op: fsnotify.Write}
+		quiet := time.Now().Add(settleDelay)
+		time.Sleep(settleDelay)
+		synctest.Wait()
+		changes := h.since(m)
+		require.Equal(t, []string{"delete MCPServer/default/fs"}, summary(changes))
+		assert.Equal(t, quiet.UTC(), changes[0].Time)
+	})
+}
+
 func TestAFileRewrittenWithoutPauseIsReadAtOnceThenMaxSettleAfterItsFirstEvent(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		dir := t.TempDir()

@@ -330,8 +330,11 @@ func (w *Watcher) noteFile(ev fsnotify.Event, rel string) {
 }
 
 // readIfValid reads rel and, if it holds one or more documents that all
-// decode, puts them in the index and publishes the changes. It reports
-// whether it did; otherwise it changed nothing.
+// decode and still declares every resource it declared before, puts them
+// in the index and publishes the changes. It reports whether it did;
+// otherwise it changed nothing. A file that stopped declaring a resource
+// may be a multi-document file caught half written, so what would be a
+// delete waits for quiet.
 func (w *Watcher) readIfValid(rel string) bool {
 	sub := path.Dir(rel)
 	data, err := w.readFile(rel)
@@ -342,8 +345,15 @@ func (w *Watcher) readIfValid(rel string) bool {
 	if err != nil || len(docs) == 0 {
 		return false
 	}
+	declared := map[events.Key]bool{}
 	for _, d := range docs {
 		if d.Err != nil {
+			return false
+		}
+		declared[d.Key.Canonical()] = true
+	}
+	for _, k := range w.index.FileKeys(rel) {
+		if !declared[k] {
 			return false
 		}
 	}
