@@ -11,7 +11,7 @@ STATE   ?= .cache/state
 LISTEN  ?= 127.0.0.1:8090
 GOFLAGS ?=
 
-.PHONY: all build run test vet fmt bench clean generate fuzz stress
+.PHONY: all build run test vet fmt bench bench-go clean generate fuzz stress
 
 all: build
 
@@ -41,10 +41,20 @@ generate:
 fmt:
 	gofmt -w $$(git ls-files '*.go')
 
-# Go benchmarks: bus delivery beside a channel and raw EventBus, and no-op
-# reconciles through the pipeline beside a plain workqueue loop.
-bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./pkg/... ./cmd/...
+# The benchmark harness (internal/benchharness): every key of issue #7 in
+# one run, each beside what it is compared with, the daemon-level ones
+# through the built binary. Prints the table (kept in bench/out/) and writes
+# bench/results.json. Takes about 5 minutes on the 2-core machine.
+bench: build
+	@mkdir -p bench/out
+	$(GO) run ./internal/benchharness -musterd $(BIN)/musterd -out bench/results.json | tee bench/out/table.md
+
+# The Go benchmarks of single stages, for profiling one of them:
+#   make bench-go PKG=./pkg/bus/ ARGS='-cpuprofile bench/out/cpu.prof'
+PKG  ?= ./pkg/... ./cmd/...
+ARGS ?=
+bench-go:
+	$(GO) test -run '^$$' -bench . -benchmem $(ARGS) $(PKG)
 
 # The envtest binaries under $(BIN)/k8s are a cache that takes minutes to
 # build again; clean leaves them (rm -rf $(BIN)/k8s drops them too).

@@ -45,6 +45,11 @@ type Bus struct {
 	subs   map[string]*Subscription // live subscriptions by name
 	closed bool
 
+	// publishMu serialises dispatches, as EventBus's own lock did when
+	// every publish went through it: concurrent publishes reach every
+	// subscription in one and the same order.
+	publishMu sync.Mutex
+
 	rejected atomic.Uint64 // nil events published
 
 	// progress counts deliveries: events put into a mailbox and batches
@@ -59,6 +64,9 @@ type topic struct {
 	eventType string // the EventType name, for stats
 	published atomic.Uint64
 	bindings  atomic.Pointer[[]*handler] // copy on write
+	// dispatch is the dispatcher registered with EventBus for this topic,
+	// which Publish calls directly (see the package documentation).
+	dispatch func(events.Event)
 }
 
 var eventInterface = reflect.TypeFor[events.Event]()
@@ -101,7 +109,9 @@ func (b *Bus) Publish(e events.Event) {
 func (b *Bus) dispatch(e events.Event) {
 	t := b.topicFor(reflect.TypeOf(e), e.EventType())
 	t.published.Add(1)
-	b.eb.Publish(t.name, e)
+	b.publishMu.Lock()
+	defer b.publishMu.Unlock()
+	t.dispatch(e)
 }
 
 // Start releases the barrier: held events are delivered in publish order,
@@ -167,18 +177,22 @@ func (b *Bus) topicFor(typ reflect.Type, eventType string) *topic {
 	b.nTopics++
 	t := &topic{name: strconv.Itoa(b.nTopics) + ":" + eventType, eventType: eventType}
 	t.bindings.Store(&[]*handler{})
-	// The dispatcher is EventBus's only handler for this topic. It runs
-	// under EventBus's lock, so it does nothing but copy the event into
-	// mailboxes.
-	if err := b.eb.Subscribe(t.name, func(e events.Event) {
+	// The dispatcher is EventBus's only handler for this topic, and what
+	// Publish calls, under publishMu: it does nothing but copy the event
+	// into mailboxes.
+	t.dispatch = func(e events.Event) {
 		for _, h := range *t.bindings.Load() {
 			h.sub.enqueue(e, h)
 		}
 		for _, h := range *b.wildcard.bindings.Load() {
 			h.sub.enqueue(e, h)
 		}
-	}); err != nil {
+	}
+	if err := b.eb.Subscribe(t.name, t.dispatch); err != nil {
 		panic(fmt.Sprintf("bus: EventBus refused the dispatcher: %v", err)) // only for a non-func
+	}
+	if !b.eb.HasCallback(t.name) {
+		panic("bus: EventBus lost the dispatcher of " + t.name)
 	}
 	b.topics.Store(typ, t)
 	return t
@@ -501,7 +515,7 @@ func (s *Subscription) run() {
 		// A wake left over from events this loop already drained finds
 		// nothing; OnIdle runs only after real work.
 		if delivered > 0 && s.onIdle != nil && !s.stopped.Load() {
-			s.guard(nil, s.onIdle)
+			s.guard(s.onIdle)
 		}
 		if delivered > 0 {
 			s.unhandled.Add(int64(-delivered))
@@ -520,27 +534,37 @@ func (s *Subscription) run() {
 	}
 }
 
+// deliver runs its handler, marking the subscription busy, and recovers
+// a panic. It makes no closure: it runs once per event.
 func (s *Subscription) deliver(it item) {
-	s.guard(it.h, func() { it.h.call(it.event()) })
-	it.h.delivered.Add(1)
+	s.busySince.Store(int64(time.Since(s.born)) + 1)
+	defer s.recovered(it.h)
+	it.h.call(it.event())
 }
 
-// guard runs fn, marking the subscription busy, and recovers a panic.
-func (s *Subscription) guard(h *handler, fn func()) {
+// guard runs OnIdle, marking the subscription busy, and recovers a panic.
+func (s *Subscription) guard(fn func()) {
 	s.busySince.Store(int64(time.Since(s.born)) + 1)
-	defer func() {
-		s.busySince.Store(0)
-		if r := recover(); r != nil {
-			eventType := "OnIdle"
-			if h != nil {
-				h.panicked.Add(1)
-				eventType = h.eventType
-			}
-			s.bus.log.Error("bus: handler panicked; subscription continues",
-				"subscriber", s.name, "event", eventType, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
-		}
-	}()
+	defer s.recovered(nil)
 	fn()
+}
+
+// recovered, deferred by deliver and guard, marks the subscription idle,
+// counts the delivery and recovers a panic of h (nil: OnIdle).
+func (s *Subscription) recovered(h *handler) {
+	s.busySince.Store(0)
+	if h != nil {
+		h.delivered.Add(1)
+	}
+	if r := recover(); r != nil {
+		eventType := "OnIdle"
+		if h != nil {
+			h.panicked.Add(1)
+			eventType = h.eventType
+		}
+		s.bus.log.Error("bus: handler panicked; subscription continues",
+			"subscriber", s.name, "event", eventType, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+	}
 }
 
 // Unsubscribe stops the subscription. Pending events are discarded; a

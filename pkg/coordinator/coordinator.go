@@ -160,6 +160,10 @@ type Coordinator struct {
 	resyncs    int
 	pacedUntil time.Time
 	nextTick   time.Time
+	// indexSynced holds the keys of index-synced triggers until the
+	// resync pass they start, which skips them: they were enqueued from
+	// the complete listing a moment before.
+	indexSynced map[events.Key]bool
 
 	started         atomic.Bool
 	attached        bus.Attachment
@@ -443,7 +447,19 @@ func (c *Coordinator) onTrigger(e events.ReconciliationTriggered) {
 		c.enqueue(tk.Key, corr, e.Reason)
 	}
 	if e.Reason == events.ReasonIndexSynced {
-		c.Resync() // the initial listing: prunes what runs but is not declared
+		// The initial listing: the pass prunes what runs but is not
+		// declared. What is declared was just enqueued, so the pass skips
+		// it rather than reconcile every resource a second time, paced at
+		// ResyncQPS (100 s of it for 10,000 resources).
+		c.mu.Lock()
+		if c.indexSynced == nil {
+			c.indexSynced = map[events.Key]bool{}
+		}
+		for tk := range e.Keys.All() {
+			c.indexSynced[tk.Key.Canonical()] = true
+		}
+		c.mu.Unlock()
+		c.Resync()
 	}
 }
 
@@ -748,6 +764,10 @@ func (c *Coordinator) resyncPass(ctx context.Context, pace *rate.Limiter) {
 	corr := c.opts.NewCorrelationID()
 	listed := map[events.Key]bool{}
 	listedKinds := map[string]bool{}
+	c.mu.Lock()
+	skip := c.indexSynced
+	c.indexSynced = nil
+	c.mu.Unlock()
 	for _, kind := range c.reg.Kinds() {
 		if !c.KindEnabled(kind) {
 			continue
@@ -762,11 +782,14 @@ func (c *Coordinator) resyncPass(ctx context.Context, pace *rate.Limiter) {
 		}
 		listedKinds[kind] = true
 		for _, key := range keys {
+			listed[key.Canonical()] = true
+			if skip[key.Canonical()] {
+				continue
+			}
 			if c.paced(ctx, pace) != nil {
 				return
 			}
 			c.enqueue(key, corr, events.ReasonResync)
-			listed[key.Canonical()] = true
 		}
 	}
 	c.mu.Lock()

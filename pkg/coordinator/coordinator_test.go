@@ -599,6 +599,29 @@ func TestIndexSyncedTriggerStartsResyncPass(t *testing.T) {
 	})
 }
 
+func TestTheIndexSyncedPassSkipsTheKeysOfItsTriggerAndReconcilesTheRest(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFake(kind)
+		f.list = func(context.Context) ([]events.Key, error) { return []events.Key{keyA, keyB, orphan}, nil }
+		h := run(t, coordinator.Options{ResyncPeriod: -1}, f)
+
+		h.trigger(events.ReasonIndexSynced, "synced", keyA, keyB)
+		time.Sleep(time.Hour)
+		synctest.Wait()
+		assert.Equal(t, []time.Duration{0}, f.Lists())
+		calls := f.SortedCalls()
+		require.Len(t, calls, 3, "keyA and keyB once each, from the trigger; the orphan from the pass")
+		assert.Equal(t, []events.Key{keyA, keyB, orphan}, []events.Key{calls[0].Req.Key, calls[1].Req.Key, calls[2].Req.Key})
+		assert.Equal(t, "synced", calls[0].Req.CorrelationID)
+
+		// The skip is for that pass alone: the next one reconciles all.
+		h.c.Resync()
+		time.Sleep(time.Hour)
+		synctest.Wait()
+		assert.Len(t, f.Calls(), 6)
+	})
+}
+
 func TestResyncLogsListErrorsAndGoesOn(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		broken := newFake("Broken")

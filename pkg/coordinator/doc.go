@@ -54,7 +54,10 @@
 //     every ResyncPeriod, each enabled kind's List (desired and actually
 //     running keys, so orphans are pruned) is enqueued, paced by ResyncQPS
 //     so that real changes are not starved. Passes never overlap; requests
-//     that arrive during a pass coalesce into at most one more.
+//     that arrive during a pass coalesce into at most one more. An
+//     index-synced trigger starts a pass too, which skips the trigger's own
+//     keys: enqueued from the complete listing a moment before, they need
+//     no second reconcile.
 //   - Published events carry the correlation ID of the newest trigger of
 //     their key; retries keep it.
 //   - Time, for event stamps, delays in the workqueue, the resync ticker

@@ -2,6 +2,7 @@ package resources_test
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -137,4 +138,29 @@ func TestKeysAreCanonical(t *testing.T) {
 	assert.True(t, ok)
 	_, ok = ix.Get(events.Key{Kind: "Workflow", Name: "w"})
 	assert.True(t, ok)
+}
+
+func TestAFileOfManyDocumentsAndAKeyDeclaredTwiceInOneFile(t *testing.T) {
+	for _, n := range []int{3, 50} { // searched linearly, and through an index
+		ix := resources.New()
+		docs := make([]resources.Doc, 0, n+1)
+		for i := range n {
+			docs = append(docs, doc(events.NewKey("Workflow", "", fmt.Sprint("w", i)), fmt.Sprint("v", i)))
+		}
+		docs = append(docs, doc(events.NewKey("Workflow", "", "w1"), "later"))
+		require.Len(t, ix.SetFile("workflows/all.yaml", docs, nil, stem), n)
+		e, _ := ix.Get(events.NewKey("Workflow", "", "w1"))
+		assert.Equal(t, "later", e.Object, "n=%d: the later document of a key is what the file says", n)
+		e, _ = ix.Get(events.NewKey("Workflow", "", fmt.Sprint("w", n-1)))
+		assert.Equal(t, fmt.Sprint("v", n-1), e.Object)
+
+		// A broken rewrite keeps every last good definition; dropping one
+		// document deletes it alone.
+		assert.Equal(t, n, len(ix.SetFile("workflows/all.yaml", nil, errors.New("bad"), stem)), "n=%d: an error on each", n)
+		e, _ = ix.Get(events.NewKey("Workflow", "", "w0"))
+		assert.Equal(t, "v0", e.Object)
+		changes := ix.SetFile("workflows/all.yaml", docs[1:n], nil, stem)
+		assert.Equal(t, events.OperationDelete, ops(changes)["w0"], "n=%d", n)
+		assert.Len(t, ix.List("Workflow"), n-1)
+	}
 }

@@ -11,8 +11,10 @@
 //   - A status file is replaced atomically: written to a temporary file in
 //     the same directory, synced, renamed over the old one, and the
 //     directory synced. A reader sees the old status or the new one, never
-//     a part of either; a crash leaves at most a stray temporary file,
-//     which the next write of that resource removes.
+//     a part of either; a crash leaves at most a stray temporary file per
+//     resource, which the next process removes at its first write into
+//     that directory (once per directory: a listing per write would cost
+//     O(resources) per write).
 //   - It never writes into a definition file: status lives under its own
 //     status/ directory, which the watchers do not look at, so a status
 //     write never triggers a reconcile.

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -35,6 +36,16 @@ type Options struct {
 // Writer writes status files. It implements statusync.StatusWriter.
 type Writer struct {
 	opts Options
+
+	// strays guards the removal of temporary files a crash left: a
+	// replace holds it shared while its own temporary file exists, the
+	// removal exclusively, so it never takes an in-flight file for a stray.
+	strays sync.RWMutex
+	// cleaned holds the directories already rid of strays. Strays come
+	// from an earlier process, so once per directory is enough; listing the
+	// directory on every write cost O(files) per write, and 100 s of a cold
+	// start with 10,000 resources (issue #7).
+	cleaned map[string]bool
 }
 
 var _ statusync.StatusWriter = (*Writer)(nil)
@@ -44,7 +55,7 @@ func New(opts Options) (*Writer, error) {
 	if opts.StateDir == "" {
 		return nil, errors.New("status files: a state dir is required")
 	}
-	return &Writer{opts: opts}, nil
+	return &Writer{opts: opts, cleaned: map[string]bool{}}, nil
 }
 
 // Document is the content of a status file.
@@ -152,6 +163,9 @@ func (w *Writer) replace(rel string, data []byte) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return categorize(rel, "create directory", err)
 	}
+	w.removeStrays(dir)
+	w.strays.RLock()
+	defer w.strays.RUnlock()
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
 		return categorize(rel, "create", err)
@@ -184,16 +198,22 @@ func (w *Writer) replace(rel string, data []byte) error {
 		_ = d.Sync()
 		d.Close()
 	}
-	w.removeStrays(dir, filepath.Base(path))
 	return nil
 }
 
-// removeStrays removes temporary files a crash may have left for name.
-func (w *Writer) removeStrays(dir, name string) {
-	strays, _ := filepath.Glob(filepath.Join(dir, "."+name+".tmp-*"))
+// removeStrays removes the temporary files a crash may have left in dir,
+// the first time this Writer writes there.
+func (w *Writer) removeStrays(dir string) {
+	w.strays.Lock()
+	defer w.strays.Unlock()
+	if w.cleaned[dir] {
+		return
+	}
+	strays, _ := filepath.Glob(filepath.Join(dir, ".*.tmp-*"))
 	for _, s := range strays {
 		os.Remove(s)
 	}
+	w.cleaned[dir] = true
 }
 
 // categorize names the file and classifies err for the status-sync

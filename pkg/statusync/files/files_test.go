@@ -25,10 +25,13 @@ func TestWritesTheStatusFileAtomicallyUnderStatus(t *testing.T) {
 	}})
 	require.NoError(t, err)
 	at := time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
-	// A stray temporary file left by a crash is cleaned up by the next write.
+	// A stray temporary file left by a crash is cleaned up by the first
+	// write into its directory.
 	require.NoError(t, os.MkdirAll(filepath.Join(dir, "status/mcpservers/default"), 0o700))
 	stray := filepath.Join(dir, "status/mcpservers/default/.git.yaml.tmp-123")
 	require.NoError(t, os.WriteFile(stray, []byte("half"), 0o600))
+	otherStray := filepath.Join(dir, "status/mcpservers/default/.fs.yaml.tmp-456")
+	require.NoError(t, os.WriteFile(otherStray, []byte("half"), 0o600))
 
 	require.NoError(t, w.WriteStatus(context.Background(), statusync.Status{
 		Key: key, State: statusync.StateError, LastReconcileTime: at, LastError: "exit 1", RetryCount: 1,
@@ -60,6 +63,7 @@ reconcile:
 	require.NoError(t, err)
 	assert.Equal(t, os.FileMode(0o600), info.Mode().Perm(), "a status file is its owner's only")
 	assert.NoFileExists(t, stray)
+	assert.NoFileExists(t, otherStray, "every stray of the directory")
 	entries, err := os.ReadDir(filepath.Dir(path))
 	require.NoError(t, err)
 	assert.Len(t, entries, 1, "only the status file remains")

@@ -19,9 +19,19 @@
 //     read again (or found gone), so a delete followed by a create, an
 //     editor's rename over the original, or a Kubernetes ConfigMap's atomic
 //     swap of its ..data link all end in the index holding what the files
-//     say now. Bursts are read once they go quiet (settleDelay, at most
-//     maxSettle after the first event), so a file being truncated and
-//     rewritten is not read half written.
+//     say now. The first event of a file after a quiet is read at once,
+//     and published at once if the file holds documents that all decode
+//     and still declares every resource it declared before:
+//     the debouncer downstream coalesces what follows, so a change costs no
+//     added delay. Anything else (a file gone, empty, unreadable or not
+//     decoding, what a writer's truncate or an editor's delete leaves for an
+//     instant), and every later event of a burst, waits for quiet
+//     (settleDelay, at most maxSettle after the first event), with another
+//     immediate try at the file's next event while it has not read well. So
+//     a file being truncated and rewritten is not read half written, a
+//     delete and re-create is never published as a delete, nor is a
+//     multi-document file caught half written, and a half-written file
+//     never turns its resource to Error.
 //   - A file that cannot be used is an error, never a delete and never a
 //     crash or a hang: one that cannot be read (permission denied, a
 //     symlink loop, a directory named x.yaml, a named pipe, more than 4 MiB),

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -40,7 +41,33 @@ func runInBubble(h *harness) (fsEvents chan<- fsnotify.Event, stop func()) {
 	}
 }
 
-func TestATruncateAndAWriteWithinTheSettleDelayAreReadOnceAsOne(t *testing.T) {
+func TestAValidFileIsReadAtItsFirstEvent(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		dir := t.TempDir()
+		path := filepath.Join(dir, "mcpservers", "git.yaml")
+		write(t, path, mcp("git", "v1"))
+		h := newHarness(t, dir, Options{})
+		fsEvents, stop := runInBubble(h)
+		defer stop()
+		m := h.mark()
+
+		time.Sleep(time.Second) // a quiet system
+		write(t, path, mcp("git", "v2"))
+		fsEvents <- fsnotify.Event{Name: path, Op: fsnotify.Write}
+		at := time.Now()
+		synctest.Wait()
+		changes := h.since(m)
+		require.Equal(t, []string{"update MCPServer/default/git"}, summary(changes), "read with no delay")
+		assert.Equal(t, at.UTC(), changes[0].Time)
+		assert.Equal(t, hashOf(mcp("git", "v2")), changes[0].ContentHash)
+
+		time.Sleep(settleDelay)
+		synctest.Wait()
+		assert.Len(t, h.since(m), 1, "the quiet after the burst reads nothing more")
+	})
+}
+
+func TestATruncateFollowedByAWriteIsReadOnceAtTheWrite(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		dir := t.TempDir()
 		path := filepath.Join(dir, "mcpservers", "git.yaml")
@@ -54,24 +81,112 @@ func TestATruncateAndAWriteWithinTheSettleDelayAreReadOnceAsOne(t *testing.T) {
 		write(t, path, "")
 		fsEvents <- fsnotify.Event{Name: path, Op: fsnotify.Write}
 		time.Sleep(30 * time.Millisecond)
+		synctest.Wait()
+		assert.Empty(t, h.since(m), "the empty instant is never published")
+		e, _ := h.index.Get(mcpKey("git"))
+		assert.NoError(t, e.Err, "nor recorded as an error")
+
 		write(t, path, mcp("git", "v2"))
 		fsEvents <- fsnotify.Event{Name: path, Op: fsnotify.Write}
-		lastEvent := time.Now()
-
-		time.Sleep(settleDelay - time.Nanosecond)
-		synctest.Wait()
-		assert.Empty(t, h.since(m), "nothing is read while the burst goes on")
-
-		time.Sleep(time.Nanosecond)
+		write := time.Now()
 		synctest.Wait()
 		changes := h.since(m)
-		require.Equal(t, []string{"update MCPServer/default/git"}, summary(changes), "the empty instant is never seen")
+		require.Equal(t, []string{"update MCPServer/default/git"}, summary(changes), "the write is read at once")
 		assert.Equal(t, hashOf(mcp("git", "v2")), changes[0].ContentHash)
-		assert.Equal(t, lastEvent.Add(settleDelay).UTC(), changes[0].Time, "read settleDelay after the last event")
+		assert.Equal(t, write.UTC(), changes[0].Time)
+
+		time.Sleep(settleDelay)
+		synctest.Wait()
+		assert.Len(t, h.since(m), 1, "the quiet reads nothing more")
 	})
 }
 
-func TestAFileRewrittenWithoutPauseIsReadMaxSettleAfterItsFirstEvent(t *testing.T) {
+func TestAHalfWrittenFileNeverTurnsItsResourceToErrorAndABrokenOneDoesOnceQuiet(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		dir := t.TempDir()
+		path := filepath.Join(dir, "mcpservers", "git.yaml")
+		write(t, path, mcp("git", "v1"))
+		h := newHarness(t, dir, Options{})
+		fsEvents, stop := runInBubble(h)
+		defer stop()
+		m := h.mark()
+
+		// Half of the new text, which does not decode, then the rest.
+		full := mcp("git", "v2")
+		half := full[:strings.Index(full, "spec")+3] // the last line is "spe"
+		write(t, path, half)
+		fsEvents <- fsnotify.Event{Name: path, Op: fsnotify.Write}
+		time.Sleep(settleDelay - time.Nanosecond)
+		synctest.Wait()
+		e, _ := h.index.Get(mcpKey("git"))
+		require.NoError(t, e.Err, "a file that may still be being written is no error yet")
+		assert.Empty(t, h.since(m))
+		write(t, path, full)
+		fsEvents <- fsnotify.Event{Name: path, Op: fsnotify.Write}
+		synctest.Wait()
+		require.Equal(t, []string{"update MCPServer/default/git"}, summary(h.since(m)))
+		assert.Equal(t, hashOf(full), h.since(m)[0].ContentHash)
+
+		// A file left broken is an error settleDelay after its last event,
+		// and the last good definition stays in force.
+		time.Sleep(time.Second)
+		m = h.mark()
+		write(t, path, half)
+		fsEvents <- fsnotify.Event{Name: path, Op: fsnotify.Write}
+		broken := time.Now()
+		time.Sleep(settleDelay - time.Nanosecond)
+		synctest.Wait()
+		assert.Empty(t, h.since(m))
+		time.Sleep(time.Nanosecond)
+		synctest.Wait()
+		changes := h.since(m)
+		require.Len(t, changes, 1)
+		assert.Equal(t, broken.Add(settleDelay).UTC(), changes[0].Time)
+		e, _ = h.index.Get(mcpKey("git"))
+		require.Error(t, e.Err)
+		assert.Contains(t, e.Err.Error(), "mcpservers/git.yaml")
+		assert.Equal(t, "v2", e.Object, "the last good definition stays")
+	})
+}
+
+func TestAMultiDocumentFileCaughtHalfWrittenIsNoDelete(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		dir := t.TempDir()
+		path := filepath.Join(dir, "mcpservers", "all.yaml")
+		both := mcp("git", "v1") + "---\n" + mcp("fs", "v1")
+		write(t, path, both)
+		h := newHarness(t, dir, Options{})
+		fsEvents, stop := runInBubble(h)
+		defer stop()
+		m := h.mark()
+
+		// The writer has written the first document only, which decodes.
+		write(t, path, mcp("git", "v2"))
+		fsEvents <- fsnotify.Event{Name: path, Op: fsnotify.Write}
+		time.Sleep(settleDelay - time.Nanosecond)
+		synctest.Wait()
+		assert.Empty(t, h.since(m), "no delete of fs, and no half of the file, while it may still be written")
+
+		write(t, path, mcp("git", "v2")+"---\n"+mcp("fs", "v1"))
+		fsEvents <- fsnotify.Event{Name: path, Op: fsnotify.Write}
+		synctest.Wait()
+		require.Equal(t, []string{"update MCPServer/default/git"}, summary(h.since(m)), "the whole file, read at once")
+
+		// A file that keeps declaring less does delete, once quiet.
+		time.Sleep(time.Second)
+		m = h.mark()
+		write(t, path, mcp("git", "v2"))
+		fsEvents <- fsnotify.Event{Name: path, Op: fsnotify.Write}
+		quiet := time.Now().Add(settleDelay)
+		time.Sleep(settleDelay)
+		synctest.Wait()
+		changes := h.since(m)
+		require.Equal(t, []string{"delete MCPServer/default/fs"}, summary(changes))
+		assert.Equal(t, quiet.UTC(), changes[0].Time)
+	})
+}
+
+func TestAFileRewrittenWithoutPauseIsReadAtOnceThenMaxSettleAfterItsFirstEvent(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		dir := t.TempDir()
 		path := filepath.Join(dir, "mcpservers", "git.yaml")
@@ -91,14 +206,16 @@ func TestAFileRewrittenWithoutPauseIsReadMaxSettleAfterItsFirstEvent(t *testing.
 			time.Sleep(every)
 			synctest.Wait()
 			if time.Since(first) < maxSettle {
-				require.Empty(t, h.since(m), "read before maxSettle at %v", time.Since(first))
+				require.Len(t, h.since(m), 1, "read at the first event, then not before maxSettle (at %v)", time.Since(first))
 			}
 		}
 		synctest.Wait()
 		changes := h.since(m)
-		require.Equal(t, []string{"update MCPServer/default/git"}, summary(changes))
-		assert.Equal(t, first.Add(maxSettle).UTC(), changes[0].Time)
-		assert.Equal(t, hashOf(last), changes[0].ContentHash, "what the file held then")
+		require.Equal(t, []string{"update MCPServer/default/git", "update MCPServer/default/git"}, summary(changes))
+		assert.Equal(t, first.UTC(), changes[0].Time)
+		assert.Equal(t, hashOf(mcp("git", "v1")), changes[0].ContentHash)
+		assert.Equal(t, first.Add(maxSettle).UTC(), changes[1].Time)
+		assert.Equal(t, hashOf(last), changes[1].ContentHash, "what the file held then")
 	})
 }
 

@@ -104,9 +104,15 @@ type pending struct {
 	files  []string        // definition files to read again, in the order first seen
 	seen   map[string]bool // files, as a set
 	since  time.Time       // when the first of this work arrived
+	// readEarly holds the files read at once on their first event; their
+	// later events wait for quiet. It empties at the flush, so the first
+	// event after a quiet is read at once again.
+	readEarly map[string]bool
 }
 
-func (p *pending) empty() bool { return !p.all && len(p.dirs) == 0 && len(p.files) == 0 }
+func (p *pending) empty() bool {
+	return !p.all && len(p.dirs) == 0 && len(p.files) == 0 && len(p.readEarly) == 0
+}
 
 // New returns a watcher of opts.ConfigDir publishing on b. It touches the
 // filesystem only in Start.
@@ -286,15 +292,75 @@ func (w *Watcher) note(ev fsnotify.Event) {
 		w.log.Debug("event", "op", ev.Op.String(), "path", rel, "action", "rescan directory")
 		w.requestDir(sub)
 	case isDefinitionFile(name):
-		w.log.Debug("event", "op", ev.Op.String(), "path", rel, "action", "read file")
-		if w.work.seen == nil {
-			w.work.seen = map[string]bool{}
+		w.noteFile(ev, rel)
+	}
+}
+
+// noteFile reads rel at once when this is its first event since the last
+// quiet (the leading edge: the debouncer downstream coalesces what
+// follows), and publishes what it holds if that is a complete, valid
+// definition. Anything else (the file is gone, empty, unreadable or does not
+// decode) is what a writer or an editor leaves for an instant, so it waits
+// for quiet like every later event of the burst: a delete followed by a
+// create, or a truncate followed by a write, is never published half done,
+// and a half-written file never turns its resource to Error. An event
+// after a failed read tries again at once, so a truncate's event does not
+// hold up the write that follows it.
+func (w *Watcher) noteFile(ev fsnotify.Event, rel string) {
+	if !w.work.readEarly[rel] && w.readIfValid(rel) {
+		w.log.Debug("event", "op", ev.Op.String(), "path", rel, "action", "read at once")
+		if w.work.readEarly == nil {
+			w.work.readEarly = map[string]bool{}
 		}
-		if !w.work.seen[rel] {
-			w.work.seen[rel] = true
-			w.work.files = append(w.work.files, rel)
+		w.work.readEarly[rel] = true
+		if w.work.seen[rel] {
+			delete(w.work.seen, rel)
+			w.work.files = slices.DeleteFunc(w.work.files, func(f string) bool { return f == rel })
+		}
+		return
+	}
+	w.log.Debug("event", "op", ev.Op.String(), "path", rel, "action", "read file once quiet")
+	if w.work.seen == nil {
+		w.work.seen = map[string]bool{}
+	}
+	if !w.work.seen[rel] {
+		w.work.seen[rel] = true
+		w.work.files = append(w.work.files, rel)
+	}
+}
+
+// readIfValid reads rel and, if it holds one or more documents that all
+// decode and still declares every resource it declared before, puts them
+// in the index and publishes the changes. It reports whether it did;
+// otherwise it changed nothing. A file that stopped declaring a resource
+// may be a multi-document file caught half written, so what would be a
+// delete waits for quiet.
+func (w *Watcher) readIfValid(rel string) bool {
+	sub := path.Dir(rel)
+	data, err := w.readFile(rel)
+	if err != nil || len(data) == 0 {
+		return false
+	}
+	docs, err := w.decodeFile(rel, sub, data)
+	if err != nil || len(docs) == 0 {
+		return false
+	}
+	declared := map[events.Key]bool{}
+	for _, d := range docs {
+		if d.Err != nil {
+			return false
+		}
+		declared[d.Key.Canonical()] = true
+	}
+	for _, k := range w.index.FileKeys(rel) {
+		if !declared[k] {
+			return false
 		}
 	}
+	_, name := path.Split(rel)
+	fallback := events.NewKey(w.kinds[sub], "", strings.TrimSuffix(name, path.Ext(name)))
+	w.publish(w.index.SetFile(rel, docs, nil, fallback))
+	return true
 }
 
 func (w *Watcher) noteError(err error) {

@@ -1,0 +1,308 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/musterd/musterd/pkg/api/client"
+	"github.com/musterd/musterd/pkg/api/types"
+)
+
+// daemonDeadline bounds every wait on the binary; generous, because the
+// machine is shared.
+const daemonDeadline = 3 * time.Minute
+
+// sampleDeadline bounds the wait for one latency sample.
+const sampleDeadline = 30 * time.Second
+
+var listenLine = regexp.MustCompile(`msg="musterd starting".* listen=(\S+)`)
+
+// daemon is a running musterd binary over a temporary config dir.
+type daemon struct {
+	cmd     *exec.Cmd
+	config  string
+	state   string
+	started time.Time
+	addr    string
+	api     *client.Client
+	exited  chan error
+}
+
+// startDaemon writes files workflow files, then starts the binary on them
+// and returns once it listens.
+func startDaemon(cfg config, files int) (*daemon, error) {
+	root, err := os.MkdirTemp("", "musterd-bench-daemon-")
+	if err != nil {
+		return nil, err
+	}
+	d := &daemon{config: filepath.Join(root, "config"), state: filepath.Join(root, "state"), exited: make(chan error, 1)}
+	if err := os.MkdirAll(filepath.Join(d.config, "workflows"), 0o755); err != nil {
+		return nil, err
+	}
+	for i := range files {
+		name := fmt.Sprintf("wf%05d", i)
+		if err := os.WriteFile(filepath.Join(d.config, "workflows", name+".yaml"), workflowFile(name, "initial"), 0o644); err != nil {
+			return nil, err
+		}
+	}
+	d.cmd = exec.Command(cfg.musterd, "run", "-listen", "127.0.0.1:0", "-config-dir", d.config, "-state-dir", d.state)
+	stderr, err := d.cmd.StderrPipe()
+	if err != nil {
+		return nil, err
+	}
+	d.started = time.Now()
+	if err := d.cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start %s: %w", cfg.musterd, err)
+	}
+	found := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			if m := listenLine.FindStringSubmatch(sc.Text()); m != nil {
+				select {
+				case found <- m[1]:
+				default:
+				}
+			}
+		}
+		_, _ = io.Copy(io.Discard, stderr)
+		d.exited <- d.cmd.Wait()
+	}()
+	select {
+	case d.addr = <-found:
+	case err := <-d.exited:
+		return nil, fmt.Errorf("musterd exited before listening: %v", err)
+	case <-time.After(daemonDeadline):
+		return nil, errors.Join(errors.New("musterd did not start listening"), d.stop())
+	}
+	if d.api, err = client.New("http://"+d.addr, "", nil); err != nil {
+		return nil, errors.Join(err, d.stop())
+	}
+	return d, nil
+}
+
+func (d *daemon) stop() error {
+	_ = d.cmd.Process.Signal(os.Interrupt)
+	select {
+	case <-d.exited:
+	case <-time.After(30 * time.Second):
+		_ = d.cmd.Process.Kill()
+		<-d.exited
+	}
+	return os.RemoveAll(filepath.Dir(d.config))
+}
+
+// allSynced waits until the API shows n workflows, all Synced, checking
+// /readyz first (ready once every key of the initial listing has an
+// outcome), and returns when the check that succeeded began.
+func (d *daemon) allSynced(n int) (time.Time, error) {
+	ctx := context.Background()
+	deadline := time.Now().Add(daemonDeadline)
+	for time.Now().Before(deadline) {
+		at := time.Now()
+		if ok, _ := d.api.Ready(ctx); !ok {
+			time.Sleep(5 * time.Millisecond)
+			continue
+		}
+		objs, err := d.api.List(ctx, "workflows", "")
+		if err != nil {
+			return time.Time{}, err
+		}
+		synced := 0
+		for _, o := range objs {
+			if o.Reconcile.State == "Synced" {
+				synced++
+			}
+		}
+		if synced == n && len(objs) == n {
+			return at, nil
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return time.Time{}, fmt.Errorf("the %d workflows were not all Synced within %v", n, daemonDeadline)
+}
+
+// statusFilesWritten waits until the status store wrote a file for each of
+// the n workflows, so that what is measured next is the daemon at rest.
+func (d *daemon) statusFilesWritten(n int) error {
+	dir := filepath.Join(d.state, "status", "workflows", "default")
+	deadline := time.Now().Add(daemonDeadline)
+	for time.Now().Before(deadline) {
+		entries, _ := os.ReadDir(dir)
+		if len(entries) >= n {
+			return nil
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return fmt.Errorf("the status files of %d workflows were not written within %v", n, daemonDeadline)
+}
+
+// rssMB is the daemon's resident memory (VmRSS), in MiB.
+func (d *daemon) rssMB() (float64, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", d.cmd.Process.Pid))
+	if err != nil {
+		return 0, err
+	}
+	for line := range strings.SplitSeq(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 64)
+			return kb / 1024, err
+		}
+	}
+	return 0, errors.New("no VmRSS in /proc status")
+}
+
+// cpuTime is the user and system CPU time the daemon used so far.
+func (d *daemon) cpuTime() (time.Duration, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", d.cmd.Process.Pid))
+	if err != nil {
+		return 0, err
+	}
+	// The fields after the command name, which is in parentheses.
+	fields := strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+1:]))
+	// utime and stime are fields 14 and 15 of stat, 12 and 13 here, in
+	// clock ticks of 1/100 s (USER_HZ on Linux).
+	utime, err1 := strconv.ParseInt(fields[11], 10, 64)
+	stime, err2 := strconv.ParseInt(fields[12], 10, 64)
+	if err := errors.Join(err1, err2); err != nil {
+		return 0, err
+	}
+	return time.Duration(utime+stime) * 10 * time.Millisecond, nil
+}
+
+// reconciles is the sum of musterd_reconcile_total on /metrics.
+func (d *daemon) reconciles() (float64, error) {
+	resp, err := http.Get("http://" + d.addr + "/metrics")
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	sum := 0.0
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, "musterd_reconcile_total{") {
+			continue
+		}
+		v, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
+		if err != nil {
+			return 0, fmt.Errorf("/metrics: %q: %w", line, err)
+		}
+		sum += v
+	}
+	return sum, sc.Err()
+}
+
+// measureAPI: one workflow file rewritten apiSamples times, each from just
+// before the write until the API shows the new spec Synced by a reconcile
+// after the write, polled every millisecond.
+func measureAPI(cfg config, res *results) error {
+	d, err := startDaemon(cfg, 1)
+	if err != nil {
+		return err
+	}
+	file := filepath.Join(d.config, "workflows", "wf00000.yaml")
+	ctx := context.Background()
+	shows := func(o types.Object, description string, since time.Time) bool {
+		r := o.Reconcile
+		var spec struct{ Description string }
+		return r.State == "Synced" && r.LastReconcileTime != nil && !r.LastReconcileTime.Before(since) &&
+			json.Unmarshal(o.Spec, &spec) == nil && spec.Description == description
+	}
+	var samples []time.Duration
+	for i := range cfg.apiSamples {
+		time.Sleep(daemonDebounce + 100*time.Millisecond)
+		want := fmt.Sprint("api-", i)
+		start := time.Now()
+		if err := os.WriteFile(file, workflowFile("wf00000", want), 0o644); err != nil {
+			return errors.Join(err, d.stop())
+		}
+		for {
+			o, err := d.api.Get(ctx, "workflows", "", "wf00000")
+			if err != nil && !client.IsNotFound(err) {
+				return errors.Join(err, d.stop())
+			}
+			if err == nil && shows(o, want, start.Truncate(time.Millisecond)) {
+				samples = append(samples, time.Since(start))
+				break
+			}
+			if time.Since(start) > sampleDeadline {
+				return errors.Join(fmt.Errorf("sample %d: %q not Synced on the API within %v", i, want, sampleDeadline), d.stop())
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	if err := d.stop(); err != nil {
+		return err
+	}
+	sortDurations(samples)
+	res.set("change_to_synced_api_p50_ms", percentile(samples, 0.50))
+	return nil
+}
+
+// measureColdStart: coldFiles workflow files, from the binary's start until
+// the API shows them all Synced; then the resident memory once their status
+// files are written.
+func measureColdStart(cfg config, res *results) error {
+	d, err := startDaemon(cfg, cfg.coldFiles)
+	if err != nil {
+		return err
+	}
+	at, err := d.allSynced(cfg.coldFiles)
+	if err != nil {
+		return errors.Join(err, d.stop())
+	}
+	res.set("cold_start_10k_ms", float64(at.Sub(d.started).Milliseconds()))
+	if err := d.statusFilesWritten(cfg.coldFiles); err != nil {
+		return errors.Join(err, d.stop())
+	}
+	time.Sleep(2 * time.Second)
+	rss, err := d.rssMB()
+	if err != nil {
+		return errors.Join(err, d.stop())
+	}
+	res.set("rss_mb_10k_resources", rss)
+	return d.stop()
+}
+
+// measureIdle: idleFiles workflow files, all Synced and their status
+// written; then the CPU time used and the reconciles counted over idleFor.
+func measureIdle(cfg config, res *results) error {
+	d, err := startDaemon(cfg, cfg.idleFiles)
+	if err != nil {
+		return err
+	}
+	if _, err := d.allSynced(cfg.idleFiles); err != nil {
+		return errors.Join(err, d.stop())
+	}
+	if err := d.statusFilesWritten(cfg.idleFiles); err != nil {
+		return errors.Join(err, d.stop())
+	}
+	time.Sleep(2 * time.Second)
+	cpu0, err1 := d.cpuTime()
+	rec0, err2 := d.reconciles()
+	start := time.Now()
+	time.Sleep(cfg.idleFor)
+	cpu1, err3 := d.cpuTime()
+	rec1, err4 := d.reconciles()
+	elapsed := time.Since(start)
+	if err := errors.Join(err1, err2, err3, err4, d.stop()); err != nil {
+		return err
+	}
+	res.set("idle_cpu_pct", 100*(cpu1-cpu0).Seconds()/elapsed.Seconds())
+	res.set("idle_reconciles_60s", rec1-rec0)
+	return nil
+}
