@@ -11,7 +11,7 @@ STATE   ?= .cache/state
 LISTEN  ?= 127.0.0.1:8090
 GOFLAGS ?=
 
-.PHONY: all build run test vet fmt bench clean
+.PHONY: all build run test vet fmt bench clean generate
 
 all: build
 
@@ -28,10 +28,15 @@ vet:
 
 # The suite runs with the race detector on this 2-core machine well inside
 # CI's limit; -count=1 so a cached pass never hides a flaky one.
-test: vet npm-servers
+test: vet npm-servers envtest-assets
 	@unformatted="$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))"; \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
-	$(GO) test -race -count=1 ./...
+	MUSTERD_REQUIRE_ENVTEST=1 $(GO) test -race -count=1 ./...
+
+# controller-gen (pinned in pkg/apis/muster/v1alpha1/generate.go) writes the
+# DeepCopy methods and the CRDs in config/crd/bases from the Go types.
+generate:
+	$(GO) generate ./pkg/apis/...
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')
@@ -62,4 +67,24 @@ npm-servers:
 		mkdir -p $(NPM_PREFIX) && \
 		npm install --prefix $(NPM_PREFIX) --no-audit --no-fund --save-exact $(NPM_SERVER_EVERYTHING) && \
 		touch $(NPM_SERVERS_STAMP); \
+	fi
+
+# kube-apiserver, etcd and kubectl for the Kubernetes-mode tests (envtest),
+# built from the Go module proxy by hack/envtest/build.sh into a git-ignored
+# folder that internal/kubetest finds. The stamp names the version and hashes
+# the wrapper module's go.sum and script, so the ~4-minute build runs again
+# only when one of them changes.
+KUBE_VERSION       := v1.37.0
+ENVTEST_ASSETS     := $(BIN)/k8s/$(KUBE_VERSION)
+ENVTEST_STAMP      := $(ENVTEST_ASSETS)/.stamp
+
+.PHONY: envtest-assets
+
+envtest-assets:
+	@want="$(KUBE_VERSION) $$(cat hack/envtest/go.sum hack/envtest/build.sh | sha256sum | cut -d' ' -f1)"; \
+	if [ "$$(cat $(ENVTEST_STAMP) 2>/dev/null)" != "$$want" ]; then \
+		echo "envtest-assets: building kube-apiserver, etcd and kubectl $(KUBE_VERSION) into $(ENVTEST_ASSETS) (several minutes)"; \
+		rm -f $(ENVTEST_STAMP) && \
+		hack/envtest/build.sh $(ENVTEST_ASSETS) && \
+		echo "$$want" > $(ENVTEST_STAMP); \
 	fi

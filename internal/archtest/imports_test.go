@@ -48,6 +48,10 @@ var allowed = map[string][]string{
 	"pkg/trace/replay": {"pkg/events", "pkg/bus", "pkg/trace", "pkg/debouncer", "pkg/coordinator", "pkg/statusync", "pkg/reconcilers", "pkg/lifecycle"},
 	"cmd":              {"*"},
 	"internal":         {"*"},
+	// The envtest helper of the Kubernetes tests: the scheme's types only.
+	"internal/kubetest": {"pkg/apis"},
+	// Packages of tests only (test/crd); their doc.go imports nothing.
+	"test": {},
 }
 
 // rule returns the entry of allowed that governs pkg.

@@ -12,9 +12,13 @@
 // Guarantees:
 //
 //   - The Go types are the schema. Their JSON names, enums, patterns,
-//     bounds, defaults, CEL rules, printer columns and status fields match
-//     muster's CRDs, so users' existing files and clusters work unchanged;
-//     only status.observedGeneration is new.
+//     bounds, defaults, CEL rules and status fields match muster's CRDs, so
+//     users' existing files and clusters work unchanged; status.conditions
+//     carries a [ConditionReady] condition, and only status additions are
+//     new (observedGeneration, MCPServer's tools and toolCount, Workflow's
+//     missingTools). MCPServer's printer columns are Type, State, Tools
+//     and Age (muster's URL and AutoStart with -o wide); test/crd lists and
+//     justifies every difference from muster's CRDs.
 //   - Decoding is strict: an unknown field (names match exactly, case
 //     included), a value of the wrong type, a duplicate key or a broken rule
 //     is an error naming the file, the line and the field path
