@@ -125,14 +125,37 @@ func (k *kubeConfig) connect(ctx context.Context, log *slog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("kubernetes mode: %w", err)
 	}
+	scheme, err := kube.Scheme()
+	if err != nil {
+		return err
+	}
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return fmt.Errorf("kubernetes mode: %w", err)
+	}
+	// Usable means: the CRDs are served, and this identity may list both
+	// kinds where it watches them (what the informers will do).
+	probe := func(ctx context.Context) error {
+		if _, err := dc.ServerResourcesForGroupVersion(v1alpha1.GroupVersion.String()); err != nil {
+			return err
+		}
+		for _, list := range []client.ObjectList{&v1alpha1.MCPServerList{}, &v1alpha1.WorkflowList{}} {
+			if err := c.List(ctx, list, client.InNamespace(k.namespace), client.Limit(1)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	ctx, cancel := context.WithTimeout(ctx, k.connectTimeout)
 	defer cancel()
-	gv := v1alpha1.GroupVersion.String()
 	for attempt := 1; ; attempt++ {
-		_, err = dc.ServerResourcesForGroupVersion(gv)
-		if err == nil {
+		perr := probe(ctx)
+		if perr == nil {
 			k.rest = cfg
 			return nil
+		}
+		if err == nil || ctx.Err() == nil {
+			err = perr // not the deadline's own error, when there was a cause
 		}
 		log.Warn("kubernetes mode: API server not usable yet; retrying", "host", cfg.Host, "attempt", attempt,
 			"category", statuskube.Category(err), "error", err)

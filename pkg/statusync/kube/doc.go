@@ -24,8 +24,10 @@
 //     reason InvalidDefinition, lastError naming the fields) with the
 //     generation that was rejected.
 //   - A conflict is retried by re-reading the object
-//     (client-go's retry.RetryOnConflict); the status is recomputed on the
-//     fresh object, so nothing another writer changed is lost.
+//     (client-go's retry.RetryOnConflict, its DefaultRetry: 5 attempts);
+//     the status is recomputed against the fresh object, so the write
+//     carries its newest resourceVersion and generation. The status is
+//     musterd's: another writer's change to it is replaced.
 //   - Nothing changed, nothing written: a status equal to the one the
 //     object carries is not written, so the store's repeated states, a
 //     resync, and a new leader's pass cost a GET each, not a write.
