@@ -205,7 +205,9 @@ func TestEveryFailureHasItsCategory(t *testing.T) {
 	} {
 		assert.Equal(t, want, Category(err), "%v", err)
 		f := newFixture(t, interceptor.Funcs{
-			Get: func(context.Context, client.WithWatch, client.ObjectKey, client.Object, ...client.GetOption) error { return err },
+			Get: func(context.Context, client.WithWatch, client.ObjectKey, client.Object, ...client.GetOption) error {
+				return err
+			},
 		}, nil)
 		werr := f.writer.WriteStatus(t.Context(), synced())
 		require.Error(t, werr, want)
