@@ -27,9 +27,9 @@ func TestEnvtestAConflictOnARealAPIServerIsRetried(t *testing.T) {
 	require.NoError(t, cp.Client.Create(ctx, obj))
 
 	var attempts, conflicts int
-	c, err := client.New(cp.Config, client.Options{Scheme: kubetest.Scheme()})
+	c, err := client.NewWithWatch(cp.Config, client.Options{Scheme: kubetest.Scheme()})
 	require.NoError(t, err)
-	intercepted := interceptor.NewClient(c.(client.WithWatch), interceptor.Funcs{
+	intercepted := interceptor.NewClient(c, interceptor.Funcs{
 		SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, o client.Object, opts ...client.SubResourceUpdateOption) error {
 			attempts++
 			if attempts == 1 {
