@@ -10,11 +10,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-logr/logr"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/client/config"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/musterd/musterd/pkg/apis/muster/v1alpha1"
 	"github.com/musterd/musterd/pkg/bus"
@@ -109,6 +112,10 @@ func (k *kubeConfig) check() error {
 // connectTimeout, for an API server that serves the muster CRDs to this
 // identity. Its error names the cause; there is no fallback.
 func (k *kubeConfig) connect(ctx context.Context, log *slog.Logger) error {
+	// client-go (klog) and controller-runtime log through musterd's
+	// logger, in its format and level.
+	klog.SetSlogLogger(log)
+	ctrllog.SetLogger(logr.FromSlogHandler(log.Handler()))
 	var (
 		cfg *rest.Config
 		err error
