@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -309,64 +308,80 @@ func mcpReconciles(t *testing.T, d *runningDaemon) int {
 	return total
 }
 
-func TestE2EKubeLeaderElectionOnlyTheLeaderReconcilesAndTheOtherTakesOver(t *testing.T) {
+// Three replicas share one Lease. Only the leader runs servers. The leader
+// stops cleanly (SIGTERM, releasing the Lease), then the next one crashes
+// (SIGKILL, the Lease left to expire): each time another replica takes over
+// within the lease duration plus 2 s and reconciles every resource once.
+func TestE2EKubeLeaderElectionOnlyTheLeaderReconcilesAndAnotherTakesOver(t *testing.T) {
 	const lease = 4 * time.Second
 	k := startKube(t)
 	args := []string{"-leader-elect", "-leader-election-namespace", "default", "-leader-election-id", "musterd-e2e",
 		"-leader-election-lease-duration", lease.String(), "-leader-election-renew-deadline", "3s",
 		"-leader-election-retry-period", "500ms"}
-	a, b := k.musterd(t, args...), k.musterd(t, args...)
+	replicas := []*runningDaemon{k.musterd(t, args...), k.musterd(t, args...), k.musterd(t, args...)}
+	names := []string{"one", "two"}
 	markers := []string{newMarker(), newMarker()}
-	k.createServer(t, "one", markers[0])
-	k.createServer(t, "two", markers[1])
-	k.waitStatus(t, "one", "runs", runningGen("one", markers[0], 1))
-	k.waitStatus(t, "two", "runs", runningGen("two", markers[1], 1))
-
-	var leader, follower *runningDaemon
-	eventually(t, "one replica, the leader, runs every server; the other none", func() bool {
-		var ok bool
-		leader, ok = leaderOf([]*runningDaemon{a, b}, markers...)
-		return ok
-	})
-	follower = map[*runningDaemon]*runningDaemon{a: b, b: a}[leader]
-	assert.Zero(t, mcpReconciles(t, follower), "the follower reconciles nothing")
-	assert.Contains(t, follower.stderr.String(), "informers synced", "the follower's index is warm")
-	code, _ := follower.get(t, "/readyz")
-	assert.Equal(t, http.StatusOK, code, "a warm follower is ready")
-	old := append(serverProcs(markers[0]), serverProcs(markers[1])...)
-
-	// The leader stops: its servers stop with it, and the follower takes
-	// over within the lease duration (plus 2 s), reconciling every
-	// resource once.
-	require.NoError(t, leader.cmd.Process.Signal(syscall.SIGTERM))
-	select {
-	case err := <-leader.exited:
-		require.NoError(t, err, "%s", leader.stderr)
-	case <-time.After(e2eDeadline):
-		t.Fatalf("the leader did not stop\n%s", leader.stderr)
+	for i, name := range names {
+		k.createServer(t, name, markers[i])
 	}
-	stopped := time.Now()
-	for _, p := range old {
-		assert.False(t, p.alive(), "the old leader's servers stopped with it")
-	}
-	eventually(t, "the follower runs every server", func() bool {
-		_, ok := leaderOf([]*runningDaemon{follower}, markers...)
-		return ok
-	})
-	took := time.Since(stopped)
-	t.Logf("takeover: the new leader ran every server %s after the old one exited (lease %s)", took, lease)
-	assert.LessOrEqual(t, took, lease+2*time.Second)
-	assert.Contains(t, follower.stderr.String(), `msg="became the leader"`)
 
-	ctx, cancel := context.WithTimeout(t.Context(), e2eDeadline)
-	defer cancel()
-	for _, name := range []string{"one", "two"} {
-		eventually(t, "the new leader's status of "+name, func() bool {
-			s, ok := k.server(t, name)
-			return ok && ctx.Err() == nil && runningGen(name, markers[slices.Index([]string{"one", "two"}, name)], 1)(s) &&
-				s.Status.LastConnected != nil && s.Status.LastConnected.Time.After(stopped.Add(-time.Second))
+	// leads waits until exactly one of replicas runs every server and
+	// returns it with when that was first seen; then it checks that the
+	// statuses are the new leader's and that the others reconciled nothing.
+	leads := func(replicas []*runningDaemon, since time.Time) (*runningDaemon, time.Time) {
+		var leader *runningDaemon
+		eventually(t, "one replica, the leader, runs every server; the others none", func() bool {
+			var ok bool
+			leader, ok = leaderOf(replicas, markers...)
+			return ok
 		})
+		running := time.Now()
+		eventually(t, "the new leader's pass has reconciled every resource", func() bool {
+			return mcpReconciles(t, leader) >= len(names)
+		})
+		for i, name := range names {
+			k.waitStatus(t, name, "is written by the new leader", func(s *v1alpha1.MCPServer) bool {
+				return runningGen(name, markers[i], 1)(s) && s.Status.LastConnected != nil &&
+					!s.Status.LastConnected.Time.Before(since.Truncate(time.Second))
+			})
+		}
+		for _, d := range replicas {
+			if d == leader {
+				assert.Contains(t, d.stderr.String(), `msg="became the leader"`)
+				assert.Equal(t, len(names), mcpReconciles(t, d), "the leader reconciled every resource once")
+				continue
+			}
+			assert.Zero(t, mcpReconciles(t, d), "a follower reconciles nothing")
+			assert.Contains(t, d.stderr.String(), `msg="informers synced"`, "a follower's index is warm")
+			code, _ := d.get(t, "/readyz")
+			assert.Equal(t, http.StatusOK, code, "a warm follower is ready")
+		}
+		return leader, running
 	}
-	assert.Equal(t, 2, mcpReconciles(t, follower), "the new leader reconciled each of the two resources once")
+	without := func(ds []*runningDaemon, d *runningDaemon) []*runningDaemon {
+		return slices.DeleteFunc(slices.Clone(ds), func(x *runningDaemon) bool { return x == d })
+	}
+
+	leader, _ := leads(replicas, time.Time{})
+	k.kubectlGetMCPS(t)
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
+		replicas = without(replicas, leader)
+		old := append(serverProcs(markers[0]), serverProcs(markers[1])...)
+		require.NoError(t, leader.cmd.Process.Signal(sig))
+		select {
+		case <-leader.exited:
+		case <-time.After(e2eDeadline):
+			t.Fatalf("the leader did not stop on %s\n%s", sig, leader.stderr)
+		}
+		gone := time.Now()
+		eventually(t, "the old leader's servers are gone with it", func() bool {
+			return !slices.ContainsFunc(old, proc.alive)
+		})
+		var running time.Time
+		leader, running = leads(replicas, gone)
+		took := running.Sub(gone)
+		t.Logf("after %s the new leader ran every server %s after the old leader was gone (lease %s)", sig, took.Round(time.Millisecond), lease)
+		assert.LessOrEqual(t, took, lease+2*time.Second, "takeover after %s", sig)
+	}
 	k.kubectlGetMCPS(t)
 }
