@@ -50,7 +50,8 @@ var allowed = map[string][]string{
 	"internal":         {"*"},
 	// The envtest helper of the Kubernetes tests: the scheme's types only.
 	"internal/kubetest": {"pkg/apis"},
-	// Packages of tests only (test/crd); their doc.go imports nothing.
+	// Packages of tests only (test/crd, test/deploy); their doc.go imports
+	// nothing.
 	"test": {},
 }
 

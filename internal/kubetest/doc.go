@@ -24,4 +24,17 @@
 //   - Everything is torn down by t.Cleanup; the control plane's own output
 //     goes to a log file in the test's temporary directory, and its last
 //     lines are in the error when it fails to start.
+//
+// Use:
+//
+//	cp := kubetest.Start(t, kubetest.Options{})
+//	cp.Client.Create(ctx, &v1alpha1.MCPServer{…}) // or cp.Config for any client
+//	cp.StopAPIServer(t)                           // an outage; etcd keeps the data
+//	cp.StartAPIServer(t)                          // same address, same certificates
+//	reader := cp.AddUser(t, "reader", "readers")  // bind RBAC to user or group
+//	out, err := cp.Kubectl(ctx, t, reader, "get", "mcps", "-A")
+//
+// A control plane starts in about 3 s on a 2-core machine, a restart of the
+// API server takes about 2 s; share one among the subtests of a package
+// where they can work in namespaces of their own.
 package kubetest
