@@ -326,9 +326,10 @@ func TestE2EKubeLeaderElectionOnlyTheLeaderReconcilesAndAnotherTakesOver(t *test
 	}
 
 	// leads waits until exactly one of replicas runs every server and
-	// returns it with when that was first seen; then it checks that the
-	// statuses are the new leader's and that the others reconciled nothing.
-	leads := func(replicas []*runningDaemon, since time.Time) (*runningDaemon, time.Time) {
+	// returns it with when that was first seen; then it checks that it
+	// reconciled every resource once, that the statuses say Running, and
+	// that the others reconciled nothing.
+	leads := func(replicas []*runningDaemon) (*runningDaemon, time.Time) {
 		var leader *runningDaemon
 		eventually(t, "one replica, the leader, runs every server; the others none", func() bool {
 			var ok bool
@@ -339,11 +340,11 @@ func TestE2EKubeLeaderElectionOnlyTheLeaderReconcilesAndAnotherTakesOver(t *test
 		eventually(t, "the new leader's pass has reconciled every resource", func() bool {
 			return mcpReconciles(t, leader) >= len(names)
 		})
+		// The status says Running; the new leader writes it only where it
+		// differs from the old leader's (to the second, as the API server
+		// keeps times), so which leader wrote it cannot be told apart.
 		for i, name := range names {
-			k.waitStatus(t, name, "is written by the new leader", func(s *v1alpha1.MCPServer) bool {
-				return runningGen(name, markers[i], 1)(s) && s.Status.LastConnected != nil &&
-					!s.Status.LastConnected.Time.Before(since.Truncate(time.Second))
-			})
+			k.waitStatus(t, name, "runs", runningGen(name, markers[i], 1))
 		}
 		for _, d := range replicas {
 			if d == leader {
@@ -362,7 +363,7 @@ func TestE2EKubeLeaderElectionOnlyTheLeaderReconcilesAndAnotherTakesOver(t *test
 		return slices.DeleteFunc(slices.Clone(ds), func(x *runningDaemon) bool { return x == d })
 	}
 
-	leader, _ := leads(replicas, time.Time{})
+	leader, _ := leads(replicas)
 	k.kubectlGetMCPS(t)
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
 		replicas = without(replicas, leader)
@@ -378,7 +379,7 @@ func TestE2EKubeLeaderElectionOnlyTheLeaderReconcilesAndAnotherTakesOver(t *test
 			return !slices.ContainsFunc(old, proc.alive)
 		})
 		var running time.Time
-		leader, running = leads(replicas, gone)
+		leader, running = leads(replicas)
 		took := running.Sub(gone)
 		t.Logf("after %s the new leader ran every server %s after the old leader was gone (lease %s)", sig, took.Round(time.Millisecond), lease)
 		assert.LessOrEqual(t, took, lease+2*time.Second, "takeover after %s", sig)
