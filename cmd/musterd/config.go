@@ -31,6 +31,17 @@ type configFile struct {
 	TokenFile        *string   `yaml:"tokenFile"`
 	ToolPrefix       *string   `yaml:"toolPrefix"`
 	Record           *string   `yaml:"record"`
+	// Kubernetes mode.
+	Kubernetes                  *bool     `yaml:"kubernetes"`
+	Namespace                   *string   `yaml:"namespace"`
+	Kubeconfig                  *string   `yaml:"kubeconfig"`
+	KubeConnectTimeout          *duration `yaml:"kubeConnectTimeout"`
+	LeaderElect                 *bool     `yaml:"leaderElect"`
+	LeaderElectionID            *string   `yaml:"leaderElectionID"`
+	LeaderElectionNamespace     *string   `yaml:"leaderElectionNamespace"`
+	LeaderElectionLeaseDuration *duration `yaml:"leaderElectionLeaseDuration"`
+	LeaderElectionRenewDeadline *duration `yaml:"leaderElectionRenewDeadline"`
+	LeaderElectionRetryPeriod   *duration `yaml:"leaderElectionRetryPeriod"`
 }
 
 // duration reads "100ms", "10m" and the like.
@@ -64,7 +75,9 @@ func applyConfigFile(cfg *daemonConfig, path string, setOnCommandLine map[string
 		return nil, fmt.Errorf("config file %s: %w", path, err)
 	}
 	known := map[string]bool{}
-	for _, k := range []string{"stateDir", "listen", "logLevel", "logFormat", "debounce", "workers", "reconcileTimeout", "resync", "rescan", "stopTimeout", "tokenFile", "toolPrefix", "record"} {
+	for _, k := range []string{"stateDir", "listen", "logLevel", "logFormat", "debounce", "workers", "reconcileTimeout", "resync", "rescan", "stopTimeout", "tokenFile", "toolPrefix", "record",
+		"kubernetes", "namespace", "kubeconfig", "kubeConnectTimeout", "leaderElect", "leaderElectionID", "leaderElectionNamespace",
+		"leaderElectionLeaseDuration", "leaderElectionRenewDeadline", "leaderElectionRetryPeriod"} {
 		known[k] = true
 	}
 	var ignored []string
@@ -99,6 +112,21 @@ func applyConfigFile(cfg *daemonConfig, path string, setOnCommandLine map[string
 	setDuration("reconcile-timeout", file.ReconcileTimeout, &cfg.reconcileTimeout)
 	setDuration("rescan", file.Rescan, &cfg.rescan)
 	setDuration("stop-timeout", file.StopTimeout, &cfg.stopTimeout)
+	setBool := func(flag string, v *bool, dst *bool) {
+		if v != nil && !setOnCommandLine[flag] {
+			*dst = *v
+		}
+	}
+	setBool("kubernetes", file.Kubernetes, &cfg.kube.enabled)
+	setString("namespace", file.Namespace, &cfg.kube.namespace)
+	setString("kubeconfig", file.Kubeconfig, &cfg.kube.kubeconfig)
+	setDuration("kube-connect-timeout", file.KubeConnectTimeout, &cfg.kube.connectTimeout)
+	setBool("leader-elect", file.LeaderElect, &cfg.kube.leaderElect)
+	setString("leader-election-id", file.LeaderElectionID, &cfg.kube.leaderElectionID)
+	setString("leader-election-namespace", file.LeaderElectionNamespace, &cfg.kube.leaderElectionNamespace)
+	setDuration("leader-election-lease-duration", file.LeaderElectionLeaseDuration, &cfg.kube.leaseDuration)
+	setDuration("leader-election-renew-deadline", file.LeaderElectionRenewDeadline, &cfg.kube.renewDeadline)
+	setDuration("leader-election-retry-period", file.LeaderElectionRetryPeriod, &cfg.kube.retryPeriod)
 	if file.Workers != nil && !setOnCommandLine["workers"] {
 		cfg.workers = *file.Workers
 	}

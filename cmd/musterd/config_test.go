@@ -79,3 +79,36 @@ func TestTheAPITokenComesFromAFileTheFlagOrTheEnvironment(t *testing.T) {
 	_, _, err = parseDaemonFlags([]string{"-config-dir", dir, "-token-file", tokenFile}, io.Discard)
 	assert.ErrorContains(t, err, "is empty")
 }
+
+func TestKubernetesModeIsSetByFlagsOrConfigYAML(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "config.yaml"), []byte(`
+kubernetes: true
+namespace: team
+leaderElect: true
+leaderElectionID: mine
+leaderElectionLeaseDuration: 4s
+leaderElectionRenewDeadline: 3s
+leaderElectionRetryPeriod: 500ms
+kubeConnectTimeout: 5s
+`), 0o644))
+	cfg, notes, err := parseDaemonFlags([]string{"-config-dir", dir, "-leader-election-id", "theirs"}, io.Discard)
+	require.NoError(t, err)
+	assert.Empty(t, notes)
+	k := cfg.kube
+	assert.True(t, k.enabled)
+	assert.True(t, k.leaderElect)
+	assert.Equal(t, "team", k.namespace)
+	assert.Equal(t, "theirs", k.leaderElectionID, "the command line wins")
+	assert.Equal(t, "team", k.leaderElectionNamespace, "the Lease lives in the watched namespace by default")
+	assert.Equal(t, []time.Duration{4 * time.Second, 3 * time.Second, 500 * time.Millisecond, 5 * time.Second},
+		[]time.Duration{k.leaseDuration, k.renewDeadline, k.retryPeriod, k.connectTimeout})
+
+	_, _, err = parseDaemonFlags([]string{"-config-dir", dir, "-leader-election-renew-deadline", "5s"}, io.Discard)
+	assert.ErrorContains(t, err, "-leader-election-lease-duration (4s) > -leader-election-renew-deadline (5s)")
+
+	defaults := defaultDaemonConfig().kube
+	assert.Equal(t, []time.Duration{15 * time.Second, 10 * time.Second, 2 * time.Second, 30 * time.Second},
+		[]time.Duration{defaults.leaseDuration, defaults.renewDeadline, defaults.retryPeriod, defaults.connectTimeout},
+		"controller-runtime's election defaults")
+}

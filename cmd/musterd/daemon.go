@@ -21,6 +21,7 @@ import (
 	"github.com/musterd/musterd/pkg/catalogue"
 	"github.com/musterd/musterd/pkg/coordinator"
 	"github.com/musterd/musterd/pkg/debouncer"
+	"github.com/musterd/musterd/pkg/election"
 	"github.com/musterd/musterd/pkg/events"
 	"github.com/musterd/musterd/pkg/lifecycle"
 	"github.com/musterd/musterd/pkg/pipeline"
@@ -62,6 +63,8 @@ type daemonConfig struct {
 	// inheritEnv gives stdio servers all of musterd's environment, not only
 	// PATH and HOME (their spec's env on top, either way).
 	inheritEnv bool
+	// kube is Kubernetes mode (kubernetes.go).
+	kube kubeConfig
 }
 
 // The coordinator's retry settings. musterd run has no flags for them; they
@@ -90,6 +93,7 @@ func defaultDaemonConfig() daemonConfig {
 		// Above the supervisor's shutdown (its SIGTERM grace, then SIGKILL).
 		stopTimeout: runtime.DefaultShutdownTimeout + 5*time.Second,
 		toolPrefix:  catalogue.DefaultPrefix,
+		kube:        defaultKubeConfig(),
 	}
 }
 
@@ -116,6 +120,7 @@ func parseDaemonFlags(args []string, stderr io.Writer) (cfg daemonConfig, notes 
 	fset.StringVar(&cfg.tokenFile, "token-file", "", "file holding the bearer token that mutating API calls and the event streams need (else -api-token, else $MUSTERD_TOKEN; none: no token needed)")
 	fset.StringVar(&cfg.token, "api-token", "", "the bearer token itself; anyone who can list processes reads a flag, so prefer $MUSTERD_TOKEN or -token-file")
 	fset.StringVar(&cfg.record, "record", "", "write every bus event to this file as a trace (created or truncated; see docs/trace-format.md)")
+	cfg.kube.register(fset)
 	if err := fset.Parse(args); err != nil {
 		return cfg, nil, err
 	}
@@ -141,6 +146,9 @@ func parseDaemonFlags(args []string, stderr io.Writer) (cfg daemonConfig, notes 
 		return cfg, nil, err
 	}
 	if cfg.token, err = readToken(cfg.token, cfg.tokenFile); err != nil {
+		return cfg, nil, err
+	}
+	if err := cfg.kube.check(); err != nil {
 		return cfg, nil, err
 	}
 	return cfg, notes, nil
@@ -235,8 +243,9 @@ func newLogger(w io.Writer, cfg daemonConfig) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, opts))
 }
 
-// daemon is musterd in filesystem mode: the pipeline with the config dir's
-// watcher, the reconcilers and status files.
+// daemon is musterd: the pipeline with the config dir's watcher and
+// status files, or in Kubernetes mode the custom resources' watcher and
+// status subresource, and the reconcilers.
 type daemon struct {
 	*pipeline.Pipeline
 	Index      *resources.Index
@@ -244,6 +253,11 @@ type daemon struct {
 	Supervisor *supervisor.Supervisor
 	Readiness  *statusync.Readiness
 	History    *statusync.History
+	// Ready is /readyz.
+	Ready func() bool
+	// lost receives the elector's ErrLostLeadership; nil outside
+	// Kubernetes mode.
+	lost <-chan error
 }
 
 // newDaemon builds the daemon; if record is not nil, every bus event is
@@ -268,17 +282,29 @@ func newDaemon(cfg daemonConfig, log *slog.Logger, record io.Writer) (*daemon, e
 		return nil, err
 	}
 	d.Supervisor = supervisor.New(supervisor.Options{Logger: log, OnChange: bridge.OnChange, InheritEnv: cfg.inheritEnv})
+	var (
+		statusWriter statusync.StatusWriter
+		kubeParts    *kubeStages
+		elected      <-chan struct{}
+	)
+	if cfg.kube.enabled {
+		if kubeParts, err = newKubeStages(cfg, d, b, log); err != nil {
+			return nil, err
+		}
+		foundations = append(foundations, kubeParts.foundation()...)
+		statusWriter, elected, d.lost = kubeParts.writer, kubeParts.elected(), kubeParts.lost
+	} else {
+		if statusWriter, err = files.New(files.Options{
+			StateDir: cfg.stateDir,
+			// The store writes only once the pipeline runs, after New has set
+			// d.Pipeline.
+			ResourceStatus: func(k events.Key) (any, bool) { return d.Reconcilers.Status(k) },
+		}); err != nil {
+			return nil, err
+		}
+	}
 	foundations = append(foundations, runtime.NewStopper(d.Supervisor, runtime.StopperOptions{}))
 
-	statusFiles, err := files.New(files.Options{
-		StateDir: cfg.stateDir,
-		// The store writes only once the pipeline runs, after New has set
-		// d.Pipeline.
-		ResourceStatus: func(k events.Key) (any, bool) { return d.Reconcilers.Status(k) },
-	})
-	if err != nil {
-		return nil, err
-	}
 	d.Pipeline, err = pipeline.New(pipeline.Options{
 		Logger:      log,
 		Bus:         b,
@@ -287,8 +313,8 @@ func newDaemon(cfg daemonConfig, log *slog.Logger, record io.Writer) (*daemon, e
 		Debouncer:   debouncer.Options{Interval: cfg.debounce},
 		Coordinator: coordinator.Options{Workers: cfg.workers, ResyncPeriod: cfg.resync, ReconcileTimeout: cfg.reconcileTimeout,
 			BackoffBase: retryBackoffBase, BackoffMax: retryBackoffMax, Jitter: retryJitter, MaxRetries: retryMax},
-		Store:     statusync.StoreOptions{Writer: statusFiles},
-		Lifecycle: lifecycle.Options{StopTimeout: cfg.stopTimeout},
+		Store:     statusync.StoreOptions{Writer: statusWriter},
+		Lifecycle: lifecycle.Options{StopTimeout: cfg.stopTimeout, Elected: elected},
 	})
 	if err != nil {
 		return nil, err
@@ -296,8 +322,10 @@ func newDaemon(cfg daemonConfig, log *slog.Logger, record io.Writer) (*daemon, e
 	if err := d.Add(bridge); err != nil {
 		return nil, err
 	}
-	watcher, err := fs.New(b, fs.Options{ConfigDir: cfg.configDir, Index: d.Index, RescanInterval: cfg.rescan, Logger: log})
-	if err != nil {
+	var watcher lifecycle.Component
+	if kubeParts != nil {
+		watcher = kubeParts.watcher
+	} else if watcher, err = fs.New(b, fs.Options{ConfigDir: cfg.configDir, Index: d.Index, RescanInterval: cfg.rescan, Logger: log}); err != nil {
 		return nil, err
 	}
 	if err := d.Add(watcher, lifecycle.Critical()); err != nil {
@@ -306,6 +334,10 @@ func newDaemon(cfg daemonConfig, log *slog.Logger, record io.Writer) (*daemon, e
 	d.Readiness = statusync.NewReadiness(b)
 	if err := d.Add(d.Readiness); err != nil {
 		return nil, err
+	}
+	d.Ready = d.Readiness.Ready
+	if kubeParts != nil {
+		d.Ready = kubeParts.ready(d.Readiness.Ready)
 	}
 	d.History = statusync.NewHistory(b, statusync.HistoryOptions{})
 	if err := d.Add(d.History); err != nil {
@@ -346,6 +378,11 @@ func serve(ctx context.Context, cfg daemonConfig, log *slog.Logger) (err error) 
 		}()
 		record = f
 	}
+	if cfg.kube.enabled {
+		if err := cfg.kube.connect(ctx, log); err != nil {
+			return err
+		}
+	}
 	d, err := newDaemon(cfg, log, record)
 	if err != nil {
 		return err
@@ -357,7 +394,7 @@ func serve(ctx context.Context, cfg daemonConfig, log *slog.Logger) (err error) 
 	handler, err := api.NewHandler(api.Options{
 		Index: d.Index, Statuses: d.Store, ResourceStatus: d.Reconcilers.Status,
 		Trigger: func(k events.Key) { d.Coordinator.Trigger(k) }, Bus: d.Bus,
-		Metrics: d.Registry, Health: d.Components.Health, Ready: d.Readiness.Ready, History: d.History,
+		Metrics: d.Registry, Health: d.Components.Health, Ready: d.Ready, History: d.History,
 		Token: cfg.token, Logger: log,
 	})
 	if err != nil {
@@ -366,20 +403,34 @@ func serve(ctx context.Context, cfg daemonConfig, log *slog.Logger) (err error) 
 	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 5 * time.Second}
 	log.Info("musterd starting", "version", version, "config_dir", cfg.configDir, "state_dir", cfg.stateDir,
 		"listen", ln.Addr().String(), "debounce", cfg.debounce, "workers", cfg.workers, "resync", cfg.resync,
-		"api_token", cfg.token != "", "record", cfg.record)
+		"api_token", cfg.token != "", "record", cfg.record, "kubernetes", cfg.kube.enabled,
+		"namespace", cfg.kube.namespace, "leader_elect", cfg.kube.leaderElect)
 
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
 	serveErr := make(chan error, 1)
 	go func() {
 		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
 			serveErr <- err
-			cancel()
+			cancel(err)
 		}
 		close(serveErr)
 	}()
+	go func() {
+		// Losing the lease stops everything this replica runs, servers
+		// included, and exits non-zero, for the kubelet to restart it as
+		// a follower: controller-runtime's convention.
+		select {
+		case err := <-d.lost:
+			cancel(err)
+		case <-ctx.Done():
+		}
+	}()
 
 	runErr := d.Run(ctx)
+	if cause := context.Cause(ctx); errors.Is(cause, election.ErrLostLeadership) {
+		runErr = errors.Join(runErr, cause)
+	}
 	shutdownCtx, done := context.WithTimeout(context.Background(), 5*time.Second)
 	defer done()
 	_ = srv.Shutdown(shutdownCtx)

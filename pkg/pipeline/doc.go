@@ -16,6 +16,12 @@
 //     as a trace recorder sees every stage's last event.
 //   - The bus's start barrier is released only once every stage has
 //     subscribed: nothing published during start-up is lost.
+//   - Under leader election (Options.Lifecycle.Elected set), the
+//     coordinator, and with it every reconcile, is leader-only; the status
+//     store, metrics and debouncer run on every replica, so a follower
+//     keeps its index and statuses warm. Whoever elects this replica must
+//     ask the coordinator for a full pass (Coordinator.Resync) on election:
+//     the triggers published before it started reached nobody.
 //   - Every core stage is critical: if one fails, Run stops the rest and
 //     returns an error naming it.
 //   - Metrics of every stage land in one Prometheus registry.

@@ -129,14 +129,24 @@ func New(opts Options) (*Pipeline, error) {
 		}
 		foundations = append(foundations, f.Name())
 	}
+	coordinatorOpts := []lifecycle.Option{lifecycle.Critical(), lifecycle.DependsOn(p.Store.Name(), p.Metrics.Name())}
+	debouncerDeps := []string{p.Coordinator.Name()}
+	if opts.Lifecycle.Elected != nil {
+		// Under leader election only the coordinator, which runs the
+		// reconcilers, waits for the lease. The debouncer runs on every
+		// replica: it must see its watchers' IndexSynchronized whenever
+		// that comes; on a follower its triggers reach nobody.
+		coordinatorOpts = append(coordinatorOpts, lifecycle.LeaderOnly())
+		debouncerDeps = []string{p.Store.Name(), p.Metrics.Name()}
+	}
 	for _, reg := range []struct {
 		c    lifecycle.Component
 		opts []lifecycle.Option
 	}{
 		{p.Store, []lifecycle.Option{lifecycle.Critical(), lifecycle.DependsOn(foundations...)}},
 		{p.Metrics, []lifecycle.Option{lifecycle.Critical(), lifecycle.DependsOn(foundations...)}},
-		{p.Coordinator, []lifecycle.Option{lifecycle.Critical(), lifecycle.DependsOn(p.Store.Name(), p.Metrics.Name())}},
-		{p.Debouncer, []lifecycle.Option{lifecycle.Critical(), lifecycle.DependsOn(p.Coordinator.Name())}},
+		{p.Coordinator, coordinatorOpts},
+		{p.Debouncer, []lifecycle.Option{lifecycle.Critical(), lifecycle.DependsOn(debouncerDeps...)}},
 	} {
 		if err := p.Components.Register(reg.c, reg.opts...); err != nil {
 			return nil, fmt.Errorf("pipeline: %w", err)

@@ -515,3 +515,30 @@ func (p *probe) Start(ctx context.Context) error {
 	p.stopped = true
 	return nil
 }
+
+// Under leader election a follower keeps its index, debouncer and statuses
+// warm and reconciles nothing; once elected, the pass its elector asks for
+// reconciles every key once.
+func TestAFollowerReconcilesNothingUntilElectedThenEverythingOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rec := newScripted(t, func(call) reconcilers.Result { return reconcilers.Result{} })
+		rec.keys = []events.Key{events.NewKey(kind, "", "a"), events.NewKey(kind, "", "b")}
+		elected := make(chan struct{})
+		h := startWith(t, rec, pipeline.Options{Lifecycle: lifecycle.Options{Elected: elected}})
+		defer h.stop()
+
+		key, _ := h.change("a")
+		time.Sleep(10 * interval)
+		synctest.Wait()
+		assert.Empty(t, rec.callsOf(key), "a follower reconciles nothing")
+		assert.Equal(t, statusync.StatePending, h.status(key).State, "but its status store follows the changes")
+
+		h.p.Coordinator.Resync() // what the elector's OnElected does
+		close(elected)
+		synctest.Wait()
+		for _, k := range rec.keys {
+			assert.Len(t, rec.callsOf(k), 1, "every key, once: %s", k)
+		}
+		assert.Equal(t, statusync.StateSynced, h.status(key).State)
+	})
+}
