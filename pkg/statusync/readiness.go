@@ -13,8 +13,14 @@ import (
 
 // Readiness reports when the first full reconcile is done: a watcher has
 // listed everything (the index-synced trigger) and every resource of that
-// listing has had its first outcome, Synced or Failed. From then on it stays
-// ready. Make it with NewReadiness; it works once Start runs.
+// listing has had its first outcome, Synced or Failed, or has been deleted
+// since. From then on it stays ready. Make it with NewReadiness; it works
+// once Start runs.
+//
+// A delete counts because an outcome may never come for it: a replica that
+// follows in leader election lists every resource, but reconciles none, so
+// a resource deleted before it is elected is gone from the full reconcile
+// it runs then, and nothing runs for it here to stop.
 type Readiness struct {
 	bus      *bus.Bus
 	attached bus.Attachment
@@ -60,6 +66,11 @@ func (r *Readiness) Start(ctx context.Context) error {
 		}),
 		Handlers: []bus.Handler{
 			bus.On(r.onTriggered),
+			bus.On(func(e events.ResourceChanged) {
+				if e.Operation == events.OperationDelete {
+					r.outcome(e.Key)
+				}
+			}),
 			bus.On(func(e events.ResourceSynced) { r.outcome(e.Key) }),
 			bus.On(func(e events.ResourceFailed) { r.outcome(e.Key) }),
 		},

@@ -75,3 +75,24 @@ func TestAnEmptyListingIsReadyAtOnce(t *testing.T) {
 		assert.True(t, r.Ready())
 	})
 }
+
+// A follower in leader election lists every resource but reconciles none;
+// one deleted before it is elected gets no outcome from the full reconcile
+// it runs then. Its delete must not hold readiness for ever.
+func TestAResourceDeletedBeforeItsFirstOutcomeHoldsNoReadiness(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b, r, stop := startReadiness(t)
+		defer stop()
+		a, gone := events.NewKey("MCPServer", "", "a"), events.NewKey("MCPServer", "", "gone")
+		bus.Publish(b, indexSynced(a, gone))
+		bus.Publish(b, events.ResourceChanged{Key: gone, Operation: events.OperationUpdate})
+		synctest.Wait()
+		assert.False(t, r.Ready(), "an update is no outcome")
+		bus.Publish(b, events.ResourceChanged{Key: gone, Operation: events.OperationDelete})
+		synctest.Wait()
+		assert.False(t, r.Ready(), "a still waits")
+		bus.Publish(b, events.ResourceSynced{Key: a})
+		synctest.Wait()
+		assert.True(t, r.Ready(), "the deleted resource holds nothing")
+	})
+}
