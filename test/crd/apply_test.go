@@ -31,6 +31,7 @@ func TestOnAPIServer(t *testing.T) {
 	cp := kubetest.Start(t, kubetest.Options{})
 	t.Logf("control plane started in %s", cp.StartDuration.Round(time.Millisecond))
 	t.Run("ReferenceExamplesApply", func(t *testing.T) { testReferenceExamplesApply(t, cp) })
+	t.Run("BundledExamplesApply", func(t *testing.T) { testBundledExamplesApply(t, cp) })
 	t.Run("InvalidResourcesAreRejected", func(t *testing.T) { testInvalidResourcesAreRejected(t, cp) })
 	t.Run("StatusSubresource", func(t *testing.T) { testStatusSubresource(t, cp) })
 	t.Run("KubectlShowsPrinterColumns", func(t *testing.T) { testKubectlShowsPrinterColumns(t, cp) })
@@ -64,20 +65,35 @@ func documents(t *testing.T, data []byte) []*unstructured.Unstructured {
 }
 
 // testReferenceExamplesApply creates every document of muster's examples
-// (testdata/reference at the module root, copied from ../shared/reference) unchanged on a real
-// API server with the generated CRDs, as muster's users' clusters hold them,
-// and reads each back with the Go types, defaults applied.
+// (shared/reference beside the repository) unchanged on a real API server
+// with the generated CRDs, as muster's users' clusters hold them, and reads
+// each back with the Go types, defaults applied.
 func testReferenceExamplesApply(t *testing.T, cp *kubetest.ControlPlane) {
-	files, err := filepath.Glob("../../testdata/reference/*.yaml")
+	files, err := filepath.Glob(filepath.Join(referenceDir(t, ""), "*.yaml"))
 	require.NoError(t, err)
 	require.Len(t, files, 5, "every reference example is here")
+	assert.Equal(t, 10, applyExamples(t, cp, "example", files), "documents in the reference examples")
+}
+
+// testBundledExamplesApply does the same with musterd's own examples
+// (examples/config), which every checkout has.
+func testBundledExamplesApply(t *testing.T, cp *kubetest.ControlPlane) {
+	files, err := filepath.Glob(filepath.Join(moduleRoot(t), "examples", "config", "*", "*.yaml"))
+	require.NoError(t, err)
+	require.Len(t, files, 3, "examples/config: two servers and a workflow")
+	assert.Equal(t, 3, applyExamples(t, cp, "bundled", files))
+}
+
+// applyExamples creates every document of files, one namespace per file,
+// checks each reads back valid, and returns how many it created.
+func applyExamples(t *testing.T, cp *kubetest.ControlPlane, prefix string, files []string) int {
 	created := 0
 	for i, file := range files {
 		data, err := os.ReadFile(file)
 		require.NoError(t, err)
 		// Files reuse names (git-tools, deploy-application): one namespace
 		// per file keeps them apart.
-		ns := namespace(t, cp, fmt.Sprintf("example-%d", i))
+		ns := namespace(t, cp, fmt.Sprintf("%s-%d", prefix, i))
 		for _, obj := range documents(t, data) {
 			obj.SetNamespace(ns)
 			require.NoError(t, cp.Client.Create(t.Context(), obj, client.FieldValidation("Strict")),
@@ -103,7 +119,7 @@ func testReferenceExamplesApply(t *testing.T, cp *kubetest.ControlPlane) {
 			}
 		}
 	}
-	assert.Equal(t, 10, created, "documents in the reference examples")
+	return created
 }
 
 // invalidCase is a document the API server must refuse, and the reason it

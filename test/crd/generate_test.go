@@ -67,17 +67,19 @@ func TestCommittedCRDsAreUpToDate(t *testing.T) {
 	}
 }
 
-// referenceCRDDir finds muster's CRDs in ../shared/reference/crds beside
-// the repository (or beside the directory of the worktree holding it).
-func referenceCRDDir(t *testing.T) string {
+// referenceDir finds sub of muster's reference material, shared/reference
+// beside the repository (or beside the directory of the worktree holding
+// it). The material is muster's, read in place and never copied into the
+// repository; where it is absent the test skips and says so.
+func referenceDir(t *testing.T, sub string) string {
 	t.Helper()
 	for dir := filepath.Dir(moduleRoot(t)); ; dir = filepath.Dir(dir) {
-		candidate := filepath.Join(dir, "shared", "reference", "crds")
+		candidate := filepath.Join(dir, "shared", "reference", sub)
 		if _, err := os.Stat(candidate); err == nil {
 			return candidate
 		}
 		if filepath.Dir(dir) == dir {
-			t.Skip("muster's reference CRDs (shared/reference/crds beside the repository) are not on this machine")
+			t.Skipf("muster's reference material (shared/reference/%s beside the repository) is not on this machine", sub)
 		}
 	}
 }
@@ -115,7 +117,7 @@ var allowedDifferences = map[string][]string{
 // descriptions (musterd's doc comments are its own) and printer columns
 // (TestPrinterColumns) are left out.
 func TestGeneratedCRDsMatchMusters(t *testing.T) {
-	refDir := referenceCRDDir(t)
+	refDir := referenceDir(t, "crds")
 	root := moduleRoot(t)
 	for _, name := range crdFiles {
 		t.Run(name, func(t *testing.T) {

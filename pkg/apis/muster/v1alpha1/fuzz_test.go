@@ -13,7 +13,7 @@ import (
 // names the file, and that every object it returns is valid and survives a
 // JSON round trip with its hash.
 func FuzzDecodeFile(f *testing.F) {
-	files, _ := filepath.Glob(filepath.Join(exampleDir, "*.yaml"))
+	files, _ := filepath.Glob(filepath.Join(referenceDir, "*.yaml"))
 	for _, file := range files {
 		if data, err := os.ReadFile(file); err == nil {
 			f.Add(data)

