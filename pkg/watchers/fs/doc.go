@@ -27,11 +27,17 @@
 //     decoding, what a writer's truncate or an editor's delete leaves for an
 //     instant), and every later event of a burst, waits for quiet
 //     (settleDelay, at most maxSettle after the first event), with another
-//     immediate try at the file's next event while it has not read well. So
-//     a file being truncated and rewritten is not read half written, a
-//     delete and re-create is never published as a delete, nor is a
-//     multi-document file caught half written, and a half-written file
-//     never turns its resource to Error.
+//     immediate try at the file's next event while it has not read well.
+//     A size that a buffered writer's unfinished write leaves (a multiple of
+//     4 KiB) also waits for quiet. So a delete and re-create is never
+//     published as a delete, nor is a multi-document file caught half
+//     written, and a half-written file never turns its resource to Error.
+//     What the early read cannot rule out: a writer that writes one file
+//     with several unbuffered writes, pausing between them, may have a part
+//     read that happens to decode and be valid (a list cut short); it is
+//     in force until the rest arrives, which is read once quiet. Writing to
+//     a temporary file and renaming it over the definition, as editors and
+//     Kubernetes' ConfigMap volumes do, is never read half written.
 //   - A file that cannot be used is an error, never a delete and never a
 //     crash or a hang: one that cannot be read (permission denied, a
 //     symlink loop, a directory named x.yaml, a named pipe, more than 4 MiB),

@@ -252,3 +252,31 @@ func TestThePeriodicRescanRunsEveryIntervalAndPublishesOnlyDifferences(t *testin
 		assert.Len(t, h.since(m), 1, "rescans of unchanged files publish nothing")
 	})
 }
+
+// A buffered writer puts a file down in 4 KiB writes; its first write may
+// decode (a spec cut short) while more is coming. A file of such a size
+// waits for quiet, so the part is never in force; the whole file is read
+// once quiet.
+func TestAFileCaughtAtABufferedWritersChunkWaitsForQuiet(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		dir := t.TempDir()
+		path := filepath.Join(dir, "mcpservers", "git.yaml")
+		write(t, path, mcp("git", "v1"))
+		h := newHarness(t, dir, Options{})
+		fsEvents, stop := runInBubble(h)
+		defer stop()
+		m := h.mark()
+
+		full := mcp("git", strings.Repeat("x", 5000))
+		write(t, path, full[:writeChunk]) // decodes: "spec: xxx…" cut short
+		fsEvents <- fsnotify.Event{Name: path, Op: fsnotify.Write}
+		synctest.Wait()
+		assert.Empty(t, h.since(m), "a chunk-sized file is not read at once")
+		write(t, path, full)
+		fsEvents <- fsnotify.Event{Name: path, Op: fsnotify.Write}
+		time.Sleep(settleDelay)
+		synctest.Wait()
+		require.Equal(t, []string{"update MCPServer/default/git"}, summary(h.since(m)))
+		assert.Equal(t, hashOf(full), h.since(m)[0].ContentHash, "only the whole file was ever in force")
+	})
+}

@@ -329,16 +329,24 @@ func (w *Watcher) noteFile(ev fsnotify.Event, rel string) {
 	}
 }
 
+// writeChunk is the write size of buffered writers (Go's bufio, C stdio on
+// ext4 and most filesystems, Python's 8 KiB is a multiple): every write but
+// a buffered writer's last is a multiple of it. A file whose size is one
+// may be a writer's first chunks with more to come, so it is read only once
+// quiet; any other size is what a writer's final write left.
+const writeChunk = 4096
+
 // readIfValid reads rel and, if it holds one or more documents that all
 // decode and still declares every resource it declared before, puts them
 // in the index and publishes the changes. It reports whether it did;
 // otherwise it changed nothing. A file that stopped declaring a resource
 // may be a multi-document file caught half written, so what would be a
-// delete waits for quiet.
+// delete waits for quiet; so does a file of a size a buffered writer's
+// unfinished write leaves (writeChunk).
 func (w *Watcher) readIfValid(rel string) bool {
 	sub := path.Dir(rel)
 	data, err := w.readFile(rel)
-	if err != nil || len(data) == 0 {
+	if err != nil || len(data)%writeChunk == 0 { // empty, too
 		return false
 	}
 	docs, err := w.decodeFile(rel, sub, data)
