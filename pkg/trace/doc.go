@@ -11,14 +11,14 @@
 //
 // Guarantees:
 //
-//   - Lossless recording within a memory budget: the Recorder never
-//     coalesces an event; while the writer lags, its mailbox grows (visible
-//     as musterd_bus_pending{subscriber="recorder"}) up to
-//     [RecorderOptions].MaxPending events. Every event published before the
-//     Recorder's Start context is cancelled is written (see
-//     [Recorder.Start] for exactly what that means), unless the budget is
-//     spent: then the recording fails loudly, with the count of events
-//     lost, and the trace ends before the first of them, never with a hole.
+//   - Lossless recording: the Recorder never coalesces or drops an event;
+//     while the writer lags, its mailbox grows (visible as
+//     musterd_bus_pending{subscriber="recorder"}). Every event published
+//     before the Recorder's Start context is cancelled is written (see
+//     [Recorder.Start] for exactly what that means). With a memory budget
+//     ([RecorderOptions].MaxPending, off by default), a spent budget fails
+//     the recording loudly, with the count of events lost, and the trace
+//     ends before the first of them, never with a hole.
 //   - Publish order: entries are in the order the bus delivered them, which
 //     is publish order. Offsets never decrease: an event stamped earlier
 //     than the one published before it takes that one's offset.

@@ -16,23 +16,21 @@ import (
 // RecorderName is the Recorder's component and subscription name.
 const RecorderName = "recorder"
 
-// DefaultMaxPending is RecorderOptions.MaxPending's default: at a few
-// hundred bytes an event, some tens of MiB.
-const DefaultMaxPending = 1 << 17
-
 // RecorderOptions configures a Recorder. The zero value is the default.
 type RecorderOptions struct {
 	// Logger receives the recording's first write error. Default
 	// slog.Default().
 	Logger *slog.Logger
-	// MaxPending is the recording's memory budget: how many events may
-	// wait in its mailbox for the writer (a batch taken from the mailbox,
-	// at most as many again, waits too). An event published when the
-	// mailbox is full, because the disk is too slow or hangs, fails the
-	// recording: nothing more is written, so the trace ends before that
-	// event with no hole, and Start returns an error saying so and how many
-	// events found the mailbox full. Default DefaultMaxPending; negative is
-	// treated as the default.
+	// MaxPending, when positive, is the recording's memory budget: how
+	// many events may wait in its mailbox for the writer (a batch taken
+	// from the mailbox, at most as many again, waits too). An event
+	// published when the mailbox is full, because the disk is too slow or
+	// hangs, fails the recording: nothing more is written, so the trace
+	// ends before that event with no hole, and Start returns an error
+	// saying so and how many events found the mailbox full. Default 0: no
+	// budget, the recording is lossless and its mailbox grows as long as
+	// the disk lags (a recording exists to hold every event; set a budget
+	// where memory matters more than a complete trace).
 	MaxPending int
 }
 
@@ -69,11 +67,16 @@ func NewRecorder(b *bus.Bus, out io.Writer, h Header, opts RecorderOptions) *Rec
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	if opts.MaxPending <= 0 {
-		opts.MaxPending = DefaultMaxPending
-	}
 	return &Recorder{bus: b, out: out, header: h, log: opts.Logger, maxPending: opts.MaxPending,
 		failed: make(chan struct{}), overflow: make(chan struct{})}
+}
+
+// delivery is lossless: unbounded without a budget, else bounded by it.
+func (r *Recorder) delivery() bus.Delivery {
+	if r.maxPending <= 0 {
+		return bus.Unbounded()
+	}
+	return bus.Lossy(r.maxPending)
 }
 
 // Name is RecorderName.
@@ -109,8 +112,8 @@ func (r *Recorder) Start(ctx context.Context) error {
 	r.w = w
 	sub, err := r.bus.Subscribe(bus.SubscriberOptions{
 		Name: RecorderName,
-		// Lossless within the budget; the first loss ends the recording.
-		Delivery: bus.Lossy(r.maxPending),
+		// Lossless; with a budget, the first loss ends the recording.
+		Delivery: r.delivery(),
 		Handlers: []bus.Handler{bus.On(r.record)},
 		OnIdle:   func() { r.check(r.w.Flush()) },
 		OnDrop:   r.dropped1,
