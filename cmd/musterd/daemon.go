@@ -281,7 +281,7 @@ func newDaemon(cfg daemonConfig, log *slog.Logger, record io.Writer) (*daemon, e
 	if err != nil {
 		return nil, err
 	}
-	d.Supervisor = supervisor.New(supervisor.Options{Logger: log, OnChange: bridge.OnChange, InheritEnv: cfg.inheritEnv})
+	d.Supervisor = supervisor.New(supervisor.Options{Logger: log, OnChangeSync: bridge.OnChange, InheritEnv: cfg.inheritEnv})
 	var (
 		statusWriter statusync.StatusWriter
 		kubeParts    *kubeStages

@@ -98,8 +98,8 @@ func startDaemon(t testing.TB, backoff supervisor.Backoff, files map[string]stri
 			case d.changed <- struct{}{}:
 			default:
 			}
-			bridge.OnChange(k, o)
 		},
+		OnChangeSync: bridge.OnChange,
 	})
 	require.NoError(t, d.p.Reconcilers.Register(mcpserver.New(index, d.sup, d.cat)))
 	require.NoError(t, d.p.Reconcilers.Register(workflow.New(index, d.cat)))
