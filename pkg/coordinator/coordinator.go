@@ -78,6 +78,11 @@ type Options struct {
 	MetricsProvider workqueue.MetricsProvider
 	// Observer, if set, is told of every finished reconcile.
 	Observer Observer
+	// Hash, if set, returns the content hash of key's definition in force
+	// (resources.Entry.Hash). It is read as a reconcile begins and named
+	// in its ResourceSynced, so that a reader can tell whether a Synced
+	// covers the definition it sees now or an older one.
+	Hash func(key events.Key) string
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 	// Rand returns numbers in [0, 1) for the jitter. Default
@@ -548,8 +553,12 @@ func (c *Coordinator) process(ctx context.Context, id int, key events.Key) {
 	}()
 	rec, ok := c.reg.Get(key.Kind)
 	if !ok {
-		c.settle(ctx, req, reconcilers.Result{Err: reconcilers.Permanent(fmt.Errorf("no reconciler registered for kind %q", key.Kind))}, 0)
+		c.settle(ctx, req, reconcilers.Result{Err: reconcilers.Permanent(fmt.Errorf("no reconciler registered for kind %q", key.Kind))}, 0, "")
 		return
+	}
+	var hash string
+	if c.opts.Hash != nil {
+		hash = c.opts.Hash(key) // before Reconcile reads the definition: it reads this one or a newer
 	}
 	bus.Publish(c.bus, events.ReconciliationStarted{Meta: events.NewMetaAt(c.opts.Clock.Now(), req.CorrelationID), Key: key, Attempt: req.Attempt})
 	start := c.opts.Clock.Now()
@@ -574,7 +583,7 @@ func (c *Coordinator) process(ctx context.Context, id int, key events.Key) {
 		c.log.Debug("reconcile interrupted by shutdown", "key", key, "correlationId", req.CorrelationID)
 		return
 	}
-	c.settle(ctx, req, res, c.opts.Clock.Since(start))
+	c.settle(ctx, req, res, c.opts.Clock.Since(start), hash)
 }
 
 // errReconcileTimeout is the cause of a reconcile's context ending at
@@ -610,7 +619,7 @@ func (c *Coordinator) claim(key events.Key) (reconcilers.Request, bool) {
 
 // settle schedules what follows a reconcile, tells the observer and
 // publishes the outcome.
-func (c *Coordinator) settle(ctx context.Context, req reconcilers.Request, res reconcilers.Result, took time.Duration) {
+func (c *Coordinator) settle(ctx context.Context, req reconcilers.Request, res reconcilers.Result, took time.Duration, hash string) {
 	now := c.opts.Clock.Now()
 	meta := events.NewMetaAt(now, req.CorrelationID)
 	var outcome events.Event
@@ -634,7 +643,7 @@ func (c *Coordinator) settle(ctx context.Context, req reconcilers.Request, res r
 			c.delayLocked(st, now.Add(res.RequeueAfter), now)
 		}
 		outcome = events.ResourceSynced{Meta: meta, Key: req.Key, Attempt: req.Attempt, Duration: took,
-			Deleted: res.Deleted, RequeueAfter: res.RequeueAfter}
+			Deleted: res.Deleted, RequeueAfter: res.RequeueAfter, Hash: hash}
 	case !reconcilers.IsPermanent(res.Err) && ctx.Err() == nil && (timed || c.backoff.NumRequeues(req.Key) < c.opts.MaxRetries):
 		if at, ok := reconcilers.RetryTime(res.Err); ok {
 			// The reconciler knows when a retry can succeed (a server's
