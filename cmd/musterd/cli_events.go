@@ -184,6 +184,12 @@ var conditions = map[string]string{
 // status store publishes StatusSynced after it has applied a change, so the
 // read that follows it sees the change.
 //
+// Synced counts only as of the definition in force: the one the API shows
+// (metadata.hash) must be the one the successful reconcile covered
+// (reconcile.observedHash). Right after an edit the store may still hold
+// the Synced of the previous definition, which the index has replaced
+// already; wait then waits for the reconcile of the edit.
+//
 // Waiting for synced fails at once on a ResourceFailed event that schedules
 // no retry: a permanent error, or retries used up. It does not fail on a
 // Failed or Error state it reads, which may predate an edit made just
@@ -218,12 +224,19 @@ func (c *cli) wait(ctx context.Context, cmd *command) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 
-	// state is what was last read: nil while the resource does not exist.
-	var state *types.Reconcile
+	// state is what was last read: nil while the resource does not exist;
+	// stale says its Synced is of an older definition than the one in force.
+	var (
+		state *types.Reconcile
+		stale bool
+	)
 	timedOut := func() error {
 		now := "it does not exist"
 		if state != nil {
 			now = "it is " + state.State
+			if stale {
+				now += " with an earlier definition than the one in force"
+			}
 			if state.LastError != "" {
 				now += ": " + state.LastError
 			}
@@ -254,8 +267,10 @@ func (c *cli) wait(ctx context.Context, cmd *command) error {
 			return failure(err)
 		default:
 			state = &o.Reconcile
+			stale = state.State == string(statusync.StateSynced) && state.ObservedHash != "" && o.Metadata.Hash != "" &&
+				state.ObservedHash != o.Metadata.Hash
 		}
-		if state == nil && want == "deleted" || state != nil && state.State == want {
+		if state == nil && want == "deleted" || state != nil && state.State == want && !(want == string(statusync.StateSynced) && stale) {
 			fmt.Fprintf(c.stdout, "%s is %s\n", ref, want)
 			return nil
 		}

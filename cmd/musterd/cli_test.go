@@ -146,12 +146,15 @@ greet   true    1       Synced   5s
 func TestCLIGetPrintsJSONAndYAML(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := scenario(t)
+		greet, _ := f.Index.Get(greetKey)
+		search, _ := f.Index.Get(searchKey)
 		assert.Equal(t, result{code: 0, stdout: `{
   "apiVersion": "muster.giantswarm.io/v1alpha1",
   "kind": "Workflow",
   "metadata": {
     "name": "greet",
-    "namespace": "default"
+    "namespace": "default",
+    "hash": "` + greet.Hash + `"
   },
   "spec": {
     "description": "Say hello",
@@ -189,6 +192,7 @@ kind: Workflow
 metadata:
   name: greet
   namespace: default
+  hash: ` + greet.Hash + `
 spec:
   description: Say hello
   steps:
@@ -216,6 +220,7 @@ files:
     metadata:
       name: search
       namespace: team-a
+      hash: ` + search.Hash + `
     spec:
       type: streamable-http
       url: https://search.example.com/mcp

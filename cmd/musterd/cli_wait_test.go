@@ -14,7 +14,9 @@ import (
 
 	"github.com/musterd/musterd/pkg/api"
 	"github.com/musterd/musterd/pkg/api/apitest"
+	"github.com/musterd/musterd/pkg/apis/muster/v1alpha1"
 	"github.com/musterd/musterd/pkg/events"
+	"github.com/musterd/musterd/pkg/resources"
 )
 
 // reconciling declares greet and starts its reconcile.
@@ -320,5 +322,40 @@ func TestCLIEventsReportsEventsTheDaemonDropped(t *testing.T) {
 		assert.Equal(t, "2000-01-01T00:00:00.000Z  BecameLeader             -  identity=pod-1\n", stdout.String())
 		assert.Equal(t, "musterd: the daemon dropped 3 events of this stream: it was read too slowly\n"+
 			"musterd: the daemon ended the event stream\n", stderr.String())
+	})
+}
+
+// Right after an edit the index holds the new definition while the store,
+// which the edit's ResourceChanged has not reached yet, still says Synced:
+// of the definition before. wait --for synced must wait for the edit's own
+// reconcile.
+func TestCLIWaitForSyncedWaitsForTheEditTheIndexHoldsNotAnEarlierSynced(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := apitest.New(t, nil)
+		f.Declare("workflows/greet.yaml", greetWorkflow)
+		before, _ := f.Index.Get(greetKey)
+		f.Publish(events.ReconciliationStarted{Meta: meta("c1"), Key: greetKey, Attempt: 1})
+		f.Publish(events.ResourceSynced{Meta: meta("c1"), Key: greetKey, Attempt: 1, Hash: before.Hash})
+		assert.Equal(t, result{code: 0, stdout: "workflows/default/greet is Synced\n"}, runCLI(f, "wait", "wf/greet"))
+
+		// The edit reaches the index only, as the watcher's read does first.
+		edited := strings.Replace(greetWorkflow, "Say hello", "Say hello again", 1)
+		docs, err := v1alpha1.DecodeFile("workflows/greet.yaml", []byte(edited))
+		assert.NoError(t, err)
+		f.Index.SetFile("workflows/greet.yaml", []resources.Doc{{Key: docs[0].Key(), Object: docs[0].Object, Hash: docs[0].Hash}}, nil, greetKey)
+		after, _ := f.Index.Get(greetKey)
+		assert.NotEqual(t, before.Hash, after.Hash)
+
+		assert.Equal(t, result{code: 1, stderr: "musterd: timed out after 1s waiting for workflows/default/greet to be Synced; it is Synced with an earlier definition than the one in force\n"},
+			runCLI(f, "wait", "wf/greet", "--timeout", "1s"))
+
+		start := time.Now()
+		done := startCLI(f, nil, nil, "wait", "wf/greet", "--timeout", "30s")
+		synctest.Wait()
+		time.Sleep(2 * time.Second)
+		f.Publish(events.ReconciliationStarted{Meta: meta("c2"), Key: greetKey, Attempt: 1})
+		f.Publish(events.ResourceSynced{Meta: meta("c2"), Key: greetKey, Attempt: 1, Hash: after.Hash})
+		assert.Equal(t, result{code: 0, stdout: "workflows/default/greet is Synced\n"}, done())
+		assert.Equal(t, 2*time.Second, time.Since(start), "it returned on the edit's Synced, not before")
 	})
 }

@@ -281,7 +281,7 @@ func newDaemon(cfg daemonConfig, log *slog.Logger, record io.Writer) (*daemon, e
 	if err != nil {
 		return nil, err
 	}
-	d.Supervisor = supervisor.New(supervisor.Options{Logger: log, OnChange: bridge.OnChange, InheritEnv: cfg.inheritEnv})
+	d.Supervisor = supervisor.New(supervisor.Options{Logger: log, OnChangeSync: bridge.OnChange, InheritEnv: cfg.inheritEnv})
 	var (
 		statusWriter statusync.StatusWriter
 		kubeParts    *kubeStages
@@ -312,7 +312,8 @@ func newDaemon(cfg daemonConfig, log *slog.Logger, record io.Writer) (*daemon, e
 		Reconcilers: []reconcilers.Reconciler{mcpserver.New(d.Index, d.Supervisor, d.Catalogue), workflow.New(d.Index, d.Catalogue)},
 		Debouncer:   debouncer.Options{Interval: cfg.debounce},
 		Coordinator: coordinator.Options{Workers: cfg.workers, ResyncPeriod: cfg.resync, ReconcileTimeout: cfg.reconcileTimeout,
-			BackoffBase: retryBackoffBase, BackoffMax: retryBackoffMax, Jitter: retryJitter, MaxRetries: retryMax},
+			BackoffBase: retryBackoffBase, BackoffMax: retryBackoffMax, Jitter: retryJitter, MaxRetries: retryMax,
+			Hash: func(k events.Key) string { e, _ := d.Index.Get(k); return e.Hash }},
 		Store:     statusync.StoreOptions{Writer: statusWriter},
 		Lifecycle: lifecycle.Options{StopTimeout: cfg.stopTimeout, Elected: elected},
 	})

@@ -76,7 +76,7 @@ func (e *fsEnv) remove(t *testing.T, rel string) {
 // resource is what the API returns for one object.
 type resource struct {
 	Kind     string
-	Metadata struct{ Name, Namespace string }
+	Metadata struct{ Name, Namespace, Hash string }
 	Spec     struct {
 		Steps []struct{ ID, Tool string }
 	}
@@ -86,9 +86,10 @@ type resource struct {
 		MissingTools     []string
 	}
 	Reconcile struct {
-		State      string
-		LastError  string
-		RetryCount int
+		State        string
+		LastError    string
+		RetryCount   int
+		ObservedHash string
 	}
 	Files []string
 }
@@ -332,6 +333,33 @@ func (e *fsEnv) cli(t *testing.T, args ...string) (string, int) {
 	}
 	require.NoError(t, err)
 	return string(out), 0
+}
+
+// wait --for synced right after an edit returns only once the edit is
+// reconciled: never on the Synced of the definition before it, which the
+// store still holds until the change reaches it. Each round edits the
+// workflow's tool and checks what is in force once wait returned: the new
+// spec, and a status (the missing tool) made from it.
+func TestE2ECLIWaitForSyncedRightAfterAnEditWaitsForThatEdit(t *testing.T) {
+	t.Parallel()
+	e := startFS(t)
+	e.write(t, "workflows/edited.yaml", workflowYAML("edited", "x_a_t0"))
+	out, code := e.cli(t, "wait", "wf/edited", "--for", "synced", "--timeout", "30s")
+	require.Equal(t, 0, code, out)
+	for i := 1; i <= 20; i++ {
+		tool := fmt.Sprintf("x_a_t%d", i)
+		e.renameSave(t, "workflows/edited.yaml", workflowYAML("edited", tool))
+		out, code := e.cli(t, "wait", "wf/edited", "--for", "synced", "--timeout", "30s")
+		require.Equal(t, 0, code, out)
+		r, ok := e.resource(t, "workflows", "edited")
+		require.True(t, ok)
+		require.Len(t, r.Spec.Steps, 1)
+		assert.Equal(t, tool, r.Spec.Steps[0].Tool, "round %d: the spec in force is the edit", i)
+		assert.Equal(t, "Synced", r.Reconcile.State, "round %d", i)
+		assert.NotEmpty(t, r.Metadata.Hash)
+		assert.Equal(t, r.Metadata.Hash, r.Reconcile.ObservedHash, "round %d: the Synced is of the definition in force", i)
+		assert.Equal(t, []string{tool}, r.Status.MissingTools, "round %d: the status was made from the edit", i)
+	}
 }
 
 func TestE2ECLIWaitGetAndReconcile(t *testing.T) {

@@ -94,17 +94,19 @@ func TestObjectShowsSpecStatusReconcileStateAndFiles(t *testing.T) {
 		time.Sleep(3 * time.Second)
 		f.Publish(
 			events.ReconciliationStarted{Meta: meta("c1"), Key: greetKey, Attempt: 1},
-			events.ResourceSynced{Meta: meta("c1"), Key: greetKey, Attempt: 1, Duration: time.Millisecond},
+			events.ResourceSynced{Meta: meta("c1"), Key: greetKey, Attempt: 1, Duration: time.Millisecond, Hash: "sha256:observed"},
 		)
 
 		code, body := get(t, f, "/api/v1/resources/workflows/team-a/greet")
 		assert.Equal(t, http.StatusOK, code)
+		entry, _ := f.Index.Get(greetKey)
 		assert.Equal(t, `{
   "apiVersion": "muster.giantswarm.io/v1alpha1",
   "kind": "Workflow",
   "metadata": {
     "name": "greet",
-    "namespace": "team-a"
+    "namespace": "team-a",
+    "hash": "`+entry.Hash+`"
   },
   "spec": {
     "steps": [
@@ -125,7 +127,8 @@ func TestObjectShowsSpecStatusReconcileStateAndFiles(t *testing.T) {
     "state": "Synced",
     "lastReconcileTime": "2000-01-01T00:00:03Z",
     "retryCount": 0,
-    "correlationID": "c1"
+    "correlationID": "c1",
+    "observedHash": "sha256:observed"
   },
   "files": [
     "workflows/greet.yaml"
@@ -141,8 +144,9 @@ func TestObjectBeforeItsFirstReconcileIsPendingWithoutStatus(t *testing.T) {
 		f.Declare("workflows/greet.yaml", greetWorkflow)
 		code, body := get(t, f, "/api/v1/resources/workflows/team-a/greet")
 		assert.Equal(t, http.StatusOK, code)
+		entry, _ := f.Index.Get(greetKey)
 		assert.JSONEq(t, `{"apiVersion":"muster.giantswarm.io/v1alpha1","kind":"Workflow",
-			"metadata":{"name":"greet","namespace":"team-a"},
+			"metadata":{"name":"greet","namespace":"team-a","hash":"`+entry.Hash+`"},
 			"spec":{"steps":[{"id":"hello","tool":"echo"}]},
 			"reconcile":{"state":"Pending","retryCount":0,"correlationID":"change-1"},
 			"files":["workflows/greet.yaml"]}`, body)
@@ -192,11 +196,12 @@ func TestAMalformedEditKeepsTheLastGoodSpecAndShowsTheError(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := apitest.New(t, nil)
 		f.Declare("workflows/greet.yaml", greetWorkflow)
+		lastGood, _ := f.Index.Get(greetKey)
 		f.Declare("workflows/greet.yaml", strings.Replace(greetWorkflow, "tool: echo", "tool: echo\n      parallel: []", 1))
 
 		_, body := get(t, f, "/api/v1/resources/wf/team-a/greet")
 		assert.JSONEq(t, `{"apiVersion":"muster.giantswarm.io/v1alpha1","kind":"Workflow",
-			"metadata":{"name":"greet","namespace":"team-a"},
+			"metadata":{"name":"greet","namespace":"team-a","hash":"`+lastGood.Hash+`"},
 			"spec":{"steps":[{"id":"hello","tool":"echo"}]},
 			"reconcile":{"state":"Pending","retryCount":0,"correlationID":"change-2",
 				"lastError":"workflows/greet.yaml:8: spec.steps[0]: exactly one of tool, forEach, or parallel must be set, got tool and parallel\nworkflows/greet.yaml:10: spec.steps[0].parallel: must have at least one step"},

@@ -21,7 +21,7 @@ func (s *server) object(e resources.Entry) (types.Object, error) {
 	o := types.Object{
 		APIVersion: v1alpha1.APIVersion,
 		Kind:       e.Key.Kind,
-		Metadata:   types.ObjectMeta{Name: e.Key.Name, Namespace: e.Key.Namespace},
+		Metadata:   types.ObjectMeta{Name: e.Key.Name, Namespace: e.Key.Namespace, Hash: e.Hash},
 		Files:      e.Files,
 	}
 	var spec any
@@ -66,6 +66,7 @@ func reconcileOf(st statusync.Status, found bool) types.Reconcile {
 		RetryCount:        st.RetryCount,
 		NextRetry:         timeOrNil(st.NextRetry),
 		CorrelationID:     st.CorrelationID,
+		ObservedHash:      st.ObservedHash,
 	}
 }
 

@@ -9,10 +9,9 @@ import (
 )
 
 // JitteredBackoff is a per-item exponential backoff with jitter. It is a
-// workqueue.TypedRateLimiter, so retries go through the queue's
-// rate-limited add path and count in its retries metric; and it remembers
-// the delay it last returned, so that the time of the next retry can be
-// announced exactly.
+// workqueue.TypedRateLimiter, usable with a rate-limiting workqueue; and it
+// remembers the delay it last returned, so that the time of the next retry
+// can be announced exactly.
 //
 // The delay after the n'th consecutive failure is d = min(max, base·2^(n-1))
 // stretched by a random factor r·jitter, r in [0, 1): d·(1+r·jitter). Where

@@ -1,12 +1,14 @@
 package coordinator
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"math"
 	"runtime/debug"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -76,6 +78,11 @@ type Options struct {
 	MetricsProvider workqueue.MetricsProvider
 	// Observer, if set, is told of every finished reconcile.
 	Observer Observer
+	// Hash, if set, returns the content hash of key's definition in force
+	// (resources.Entry.Hash). It is read as a reconcile begins and named
+	// in its ResourceSynced, so that a reader can tell whether a Synced
+	// covers the definition it sees now or an older one.
+	Hash func(key events.Key) string
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 	// Rand returns numbers in [0, 1) for the jitter. Default
@@ -150,8 +157,8 @@ type Coordinator struct {
 	backoff *JitteredBackoff[events.Key]
 
 	mu       sync.Mutex
-	queue    workqueue.TypedRateLimitingInterface[events.Key] // nil until Start
-	keys     map[events.Key]*keyState                         // keys with pending work, and Failed ones
+	queue    workqueue.TypedInterface[events.Key] // nil until Start
+	keys     map[events.Key]*keyState             // keys with pending work, and Failed ones
 	disabled map[string]bool
 	// For Quiescent: reconciles claimed and not settled; resync passes
 	// requested or running; until when a pass waits for its pacing, and
@@ -160,6 +167,18 @@ type Coordinator struct {
 	resyncs    int
 	pacedUntil time.Time
 	nextTick   time.Time
+	// wake fires when the earliest wakeAt of a key is due, at armedFor
+	// (zero: not armed); wakeLoop then queues the keys due. Delays are
+	// timed here, on the coordinator's clock and armed before the reconcile
+	// that set them counts as settled, not with the workqueue's AddAfter:
+	// its waiting goroutine reads the clock and arms its timer later, on
+	// its own, so a replay that steps the clock in between (the
+	// coordinator being quiescent by then) had the timer set past the
+	// retry, which then never came.
+	wake     clock.Timer
+	armedFor time.Time
+	delays   uint64                  // wakeSeq of the newest delay
+	retries  workqueue.CounterMetric // retries and requeues armed, as the delaying queue counted them
 	// indexSynced holds the keys of index-synced triggers until the
 	// resync pass they start, which skips them: they were enqueued from
 	// the complete listing a moment before.
@@ -188,6 +207,9 @@ type keyState struct {
 	pending trigger
 	// wakeAt is when a retry or a requeue is due; zero if none is.
 	wakeAt time.Time
+	// wakeSeq orders keys due at one instant: the first delayed is the
+	// first queued, so that a replay's output does not depend on map order.
+	wakeSeq uint64
 	// retrying says wakeAt is a backoff retry, which runtime events must
 	// not bypass.
 	retrying bool
@@ -285,13 +307,18 @@ func (c *Coordinator) Start(ctx context.Context) error {
 		return fmt.Errorf("coordinator: subscribe: %w", err)
 	}
 
-	queue := workqueue.NewTypedRateLimitingQueueWithConfig[events.Key](c.backoff, workqueue.TypedRateLimitingQueueConfig[events.Key]{
+	queue := workqueue.NewTypedWithConfig(workqueue.TypedQueueConfig[events.Key]{
 		Name:            Name,
 		MetricsProvider: c.opts.MetricsProvider,
 		Clock:           c.opts.Clock,
 	})
 	c.mu.Lock()
 	c.queue = queue
+	c.wake = c.opts.Clock.NewTimer(time.Hour)
+	c.wake.Stop()
+	if c.opts.MetricsProvider != nil {
+		c.retries = c.opts.MetricsProvider.NewRetriesMetric(Name)
+	}
 	for key, st := range c.keys { // triggered before Start
 		if st.pending != noTrigger {
 			queue.Add(key)
@@ -305,6 +332,7 @@ func (c *Coordinator) Start(ctx context.Context) error {
 		wg.Go(func() { c.work(ctx, id) })
 	}
 	wg.Go(func() { c.resyncLoop(ctx) })
+	wg.Go(func() { c.wakeLoop(ctx) })
 	<-ctx.Done()
 	sub.Unsubscribe()
 	queue.ShutDown()
@@ -525,8 +553,12 @@ func (c *Coordinator) process(ctx context.Context, id int, key events.Key) {
 	}()
 	rec, ok := c.reg.Get(key.Kind)
 	if !ok {
-		c.settle(ctx, req, reconcilers.Result{Err: reconcilers.Permanent(fmt.Errorf("no reconciler registered for kind %q", key.Kind))}, 0)
+		c.settle(ctx, req, reconcilers.Result{Err: reconcilers.Permanent(fmt.Errorf("no reconciler registered for kind %q", key.Kind))}, 0, "")
 		return
+	}
+	var hash string
+	if c.opts.Hash != nil {
+		hash = c.opts.Hash(key) // before Reconcile reads the definition: it reads this one or a newer
 	}
 	bus.Publish(c.bus, events.ReconciliationStarted{Meta: events.NewMetaAt(c.opts.Clock.Now(), req.CorrelationID), Key: key, Attempt: req.Attempt})
 	start := c.opts.Clock.Now()
@@ -551,7 +583,7 @@ func (c *Coordinator) process(ctx context.Context, id int, key events.Key) {
 		c.log.Debug("reconcile interrupted by shutdown", "key", key, "correlationId", req.CorrelationID)
 		return
 	}
-	c.settle(ctx, req, res, c.opts.Clock.Since(start))
+	c.settle(ctx, req, res, c.opts.Clock.Since(start), hash)
 }
 
 // errReconcileTimeout is the cause of a reconcile's context ending at
@@ -572,12 +604,7 @@ func (c *Coordinator) claim(key events.Key) (reconcilers.Request, bool) {
 	}
 	now := c.opts.Clock.Now()
 	if st.pending == noTrigger && (st.wakeAt.IsZero() || now.Before(st.wakeAt)) {
-		if !st.wakeAt.IsZero() {
-			// The delaying queue keeps the earliest of a key's delayed
-			// adds; that one fired, so arm the one still wanted.
-			c.queue.AddAfter(key, st.wakeAt.Sub(now))
-		}
-		return reconcilers.Request{}, false
+		return reconcilers.Request{}, false // wakeLoop queues it again when due
 	}
 	if c.disabled[key.Kind] {
 		delete(c.keys, key)
@@ -592,7 +619,7 @@ func (c *Coordinator) claim(key events.Key) (reconcilers.Request, bool) {
 
 // settle schedules what follows a reconcile, tells the observer and
 // publishes the outcome.
-func (c *Coordinator) settle(ctx context.Context, req reconcilers.Request, res reconcilers.Result, took time.Duration) {
+func (c *Coordinator) settle(ctx context.Context, req reconcilers.Request, res reconcilers.Result, took time.Duration, hash string) {
 	now := c.opts.Clock.Now()
 	meta := events.NewMetaAt(now, req.CorrelationID)
 	var outcome events.Event
@@ -613,19 +640,18 @@ func (c *Coordinator) settle(ctx context.Context, req reconcilers.Request, res r
 		c.backoff.Forget(req.Key)
 		if res.RequeueAfter > 0 {
 			result = ResultRequeueAfter
-			st.wakeAt = now.Add(res.RequeueAfter)
-			c.queue.AddAfter(req.Key, res.RequeueAfter)
+			c.delayLocked(st, now.Add(res.RequeueAfter), now)
 		}
 		outcome = events.ResourceSynced{Meta: meta, Key: req.Key, Attempt: req.Attempt, Duration: took,
-			Deleted: res.Deleted, RequeueAfter: res.RequeueAfter}
+			Deleted: res.Deleted, RequeueAfter: res.RequeueAfter, Hash: hash}
 	case !reconcilers.IsPermanent(res.Err) && ctx.Err() == nil && (timed || c.backoff.NumRequeues(req.Key) < c.opts.MaxRetries):
 		if at, ok := reconcilers.RetryTime(res.Err); ok {
 			// The reconciler knows when a retry can succeed (a server's
 			// own restart backoff): an earlier one would only fail again.
 			c.backoff.SetNextDelay(req.Key, at.Sub(now))
 		}
-		c.queue.AddRateLimited(req.Key)
-		st.wakeAt, st.retrying = now.Add(c.backoff.LastDelay(req.Key)), true
+		c.delayLocked(st, now.Add(c.backoff.When(req.Key)), now)
+		st.retrying = true
 		// A runtime or resync trigger that arrived during the reconcile
 		// waits for the retry like any other, which continues the failing
 		// chain; only a change goes ahead of it.
@@ -685,6 +711,66 @@ func (c *Coordinator) list(ctx context.Context, kind string) ([]events.Key, erro
 		return nil, perr
 	}
 	return keys, err
+}
+
+// delayLocked schedules a reconcile of st's key at at: a retry or a
+// requeue.
+func (c *Coordinator) delayLocked(st *keyState, at, now time.Time) {
+	c.delays++
+	st.wakeAt, st.wakeSeq = at, c.delays
+	if c.retries != nil {
+		c.retries.Inc()
+	}
+	c.armLocked(at, now)
+}
+
+// armLocked makes wake fire at at, unless it fires earlier already.
+func (c *Coordinator) armLocked(at, now time.Time) {
+	if !c.armedFor.IsZero() && !at.Before(c.armedFor) {
+		return
+	}
+	c.armedFor = at
+	c.wake.Reset(at.Sub(now))
+}
+
+// wakeLoop queues the keys whose retry or requeue is due whenever wake
+// fires, and arms it for the next one.
+func (c *Coordinator) wakeLoop(ctx context.Context) {
+	defer c.wake.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-c.wake.C():
+		}
+		c.mu.Lock()
+		now := c.opts.Clock.Now()
+		c.armedFor = time.Time{}
+		var (
+			next time.Time
+			due  []events.Key
+		)
+		for key, st := range c.keys {
+			switch {
+			case st.wakeAt.IsZero():
+			case !st.wakeAt.After(now):
+				due = append(due, key)
+			case next.IsZero() || st.wakeAt.Before(next):
+				next = st.wakeAt
+			}
+		}
+		slices.SortFunc(due, func(a, b events.Key) int {
+			x, y := c.keys[a], c.keys[b]
+			return cmp.Or(x.wakeAt.Compare(y.wakeAt), cmp.Compare(x.wakeSeq, y.wakeSeq))
+		})
+		for _, key := range due {
+			c.queue.Add(key)
+		}
+		if !next.IsZero() {
+			c.armLocked(next, now)
+		}
+		c.mu.Unlock()
+	}
 }
 
 // resyncLoop runs resync passes one at a time, when the single resync

@@ -1123,3 +1123,32 @@ func TestChainsTheCoordinatorStartsTakeIDsFromNewCorrelationID(t *testing.T) {
 		assert.Equal(t, []string{"b:id-1", "a:id-2", "a:id-3"}, ids)
 	})
 }
+
+// ResourceSynced names the hash Options.Hash gave as the reconcile began,
+// before Reconcile read the definition: a hash that changes during the
+// reconcile is not claimed by it.
+func TestResourceSyncedNamesTheHashReadAsTheReconcileBegan(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var (
+			mu   sync.Mutex
+			hash = "sha256:first"
+		)
+		f := newFake(kind)
+		f.reconcile = func(context.Context, reconcilers.Request) reconcilers.Result {
+			mu.Lock()
+			hash = "sha256:edited meanwhile"
+			mu.Unlock()
+			return reconcilers.Result{}
+		}
+		h := run(t, coordinator.Options{Hash: func(k events.Key) string {
+			assert.Equal(t, keyA, k)
+			mu.Lock()
+			defer mu.Unlock()
+			return hash
+		}}, f)
+		h.trigger(events.ReasonChange, "corr-1", keyA)
+		synced := eventsOf[events.ResourceSynced](h)
+		require.Len(t, synced, 1)
+		assert.Equal(t, "sha256:first", synced[0].Hash)
+	})
+}

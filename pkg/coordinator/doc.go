@@ -7,8 +7,13 @@
 //	coordinator ──ReconciliationStarted / ResourceSynced / ResourceFailed──▶ statusync, metrics
 //
 // It imports events, bus and reconcilers. Keys travel through a client-go
-// rate-limiting workqueue (k8s.io/client-go/util/workqueue), whose metrics
-// are exported through [Options].MetricsProvider.
+// workqueue (k8s.io/client-go/util/workqueue), whose metrics are exported
+// through [Options].MetricsProvider. Retries and requeues are timed by one
+// timer on the coordinator's clock, armed before the reconcile that asks
+// for them counts as done, rather than by the workqueue's delaying queue,
+// whose goroutine arms its timer later on its own: a replay stepping a fake
+// clock between the two had that timer set past the retry (see
+// [Coordinator.Quiescent]).
 //
 // Guarantees:
 //

@@ -76,6 +76,10 @@ type ResourceSynced struct {
 	Deleted bool `json:"deleted,omitempty"`
 	// RequeueAfter is the reconciler's request to look again, if any.
 	RequeueAfter time.Duration `json:"requeueAfter,omitempty"`
+	// Hash is the content hash of the key's definition in force as the
+	// reconcile began (the index entry's), which the reconcile read or a
+	// newer one: what this success refers to. Empty if unknown.
+	Hash string `json:"hash,omitempty"`
 }
 
 func (ResourceSynced) EventType() string  { return TypeResourceSynced }

@@ -21,6 +21,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 
 	"github.com/musterd/musterd/internal/mcpfake"
 
@@ -63,10 +64,11 @@ type daemon struct {
 	mu      sync.Mutex
 	changes map[events.Key][]supervisor.Observed // every OnChange, in order
 	changed chan struct{}                        // capacity 1: a change was recorded
+	procs   map[int]int                          // pid → pidfd of every server process, or -1: reaped before it was seen
 }
 
 func startDaemon(t testing.TB, backoff supervisor.Backoff, files map[string]string) *daemon {
-	d := &daemon{t: t, dir: t.TempDir(), changes: map[events.Key][]supervisor.Observed{}, changed: make(chan struct{}, 1)}
+	d := &daemon{t: t, dir: t.TempDir(), changes: map[events.Key][]supervisor.Observed{}, changed: make(chan struct{}, 1), procs: map[int]int{}}
 	for rel, content := range files {
 		d.write(rel, content)
 	}
@@ -98,6 +100,9 @@ func startDaemon(t testing.TB, backoff supervisor.Backoff, files map[string]stri
 			case d.changed <- struct{}{}:
 			default:
 			}
+		},
+		OnChangeSync: func(k events.Key, o supervisor.Observed) {
+			d.track(o.PID)
 			bridge.OnChange(k, o)
 		},
 	})
@@ -127,8 +132,8 @@ func (d *daemon) shutdown() {
 	d.stop = nil
 	require.NoError(d.t, <-d.done)
 	for _, pid := range d.pids() {
-		assert.True(d.t, gone(pid), "pid %d outlived the pipeline", pid)
-		assert.True(d.t, syscall.Kill(-pid, 0) != nil, "process group %d outlived the pipeline", pid)
+		assert.True(d.t, d.gone(pid), "pid %d outlived the pipeline", pid)
+		assert.True(d.t, d.groupGone(pid), "process group %d outlived the pipeline", pid)
 	}
 }
 
@@ -144,17 +149,59 @@ func (d *daemon) write(rel, content string) {
 
 func (d *daemon) remove(rel string) { require.NoError(d.t, os.Remove(filepath.Join(d.dir, rel))) }
 
+// track pins the identity of a server's process with a pidfd, taken as
+// the supervisor reports it running. A PID alone can name another process
+// by the time it is checked: on this machine (pid_max 32768, several test
+// suites at once) the numbers wrap every few minutes.
+func (d *daemon) track(pid int) {
+	if pid == 0 {
+		return
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if _, ok := d.procs[pid]; ok {
+		return
+	}
+	fd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		fd = -1 // ESRCH: reaped already
+	} else {
+		d.t.Cleanup(func() { _ = unix.Close(fd) })
+	}
+	d.procs[pid] = fd
+}
+
+// gone reports whether the server process that had pid is reaped. Signal 0
+// through its pidfd reaches a zombie too, and never another process that
+// got the number since.
+func (d *daemon) gone(pid int) bool {
+	d.mu.Lock()
+	fd, ok := d.procs[pid]
+	d.mu.Unlock()
+	if !assert.True(d.t, ok, "pid %d was never reported by the supervisor", pid) {
+		return false
+	}
+	return fd < 0 || unix.PidfdSendSignal(fd, 0, nil, 0) == unix.ESRCH
+}
+
+// groupGone reports whether no process is left in the process group the
+// server process pid led. While any member lives, the kernel hands pid to
+// no new process; so if pid now names a process other than the server,
+// the server's group has ended and the one of that number is another's.
+func (d *daemon) groupGone(pid int) bool {
+	if syscall.Kill(-pid, 0) != nil {
+		return true
+	}
+	return d.gone(pid) && syscall.Kill(pid, 0) == nil
+}
+
 // pids returns every process any server ran.
 func (d *daemon) pids() []int {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	var pids []int
-	for _, obs := range d.changes {
-		for _, o := range obs {
-			if o.PID != 0 && !slices.Contains(pids, o.PID) {
-				pids = append(pids, o.PID)
-			}
-		}
+	pids := make([]int, 0, len(d.procs))
+	for pid := range d.procs {
+		pids = append(pids, pid)
 	}
 	return pids
 }
@@ -215,8 +262,6 @@ func (d *daemon) pid(k events.Key) int {
 	return obs.PID
 }
 
-func gone(pid int) bool { return syscall.Kill(pid, 0) != nil }
-
 func serverYAML(name string, autoStart bool, extra string, args ...string) string {
 	quoted := make([]string, len(args))
 	for i, a := range args {
@@ -269,7 +314,7 @@ func TestServersAndWorkflowsFollowTheFilesAndWhatRuns(t *testing.T) {
 	assert.Equal(t, 2, st.ToolCount)
 	first := d.pid(echo)
 	require.NotZero(t, first)
-	assert.False(t, gone(first))
+	assert.False(t, d.gone(first))
 	require.Eventually(t, func() bool { return d.reconcileState(echo) == statusync.StateSynced }, waitLimit, 10*time.Millisecond)
 
 	// autoStart false: Stopped, no process.
@@ -293,7 +338,7 @@ func TestServersAndWorkflowsFollowTheFilesAndWhatRuns(t *testing.T) {
 	require.NotZero(t, extraPID)
 	d.remove("mcpservers/extra.yaml")
 	d.waitWorkflow(ping, "invalid once x_extra_ping is gone", func(st v1alpha1.WorkflowStatus) bool { return !st.Valid })
-	require.Eventually(t, func() bool { _, ok := d.serverStatus(extra); return !ok && gone(extraPID) }, waitLimit, 10*time.Millisecond,
+	require.Eventually(t, func() bool { _, ok := d.serverStatus(extra); return !ok && d.gone(extraPID) }, waitLimit, 10*time.Millisecond,
 		"a deleted server is stopped and forgotten")
 	assert.NotContains(t, d.sup.Keys(), extra, "the supervisor forgot it")
 
@@ -304,7 +349,7 @@ func TestServersAndWorkflowsFollowTheFilesAndWhatRuns(t *testing.T) {
 	})
 	second := d.pid(echo)
 	assert.NotEqual(t, first, second)
-	assert.True(t, gone(first), "the old process is gone")
+	assert.True(t, d.gone(first), "the old process is gone")
 	assert.Equal(t, 1, st.RestartCount)
 	assert.True(t, d.cat.Has("x_echo_shout"))
 
@@ -326,7 +371,7 @@ func TestServersAndWorkflowsFollowTheFilesAndWhatRuns(t *testing.T) {
 
 	// Shutdown leaves no process.
 	d.shutdown()
-	assert.True(t, gone(third))
+	assert.True(t, d.gone(third))
 }
 
 func TestACrashingServerFailsWithItsStderrAndRestartsNoFasterThanItsBackoff(t *testing.T) {

@@ -57,12 +57,16 @@ type Status struct {
 	NextRetry time.Time
 	// CorrelationID is that of the chain of the last event applied.
 	CorrelationID string
+	// ObservedHash is the content hash of the definition the last
+	// successful reconcile covers (events.ResourceSynced.Hash): a Synced
+	// is of the definition in force only while the index's hash is this.
+	ObservedHash string
 }
 
 func (s Status) equal(o Status) bool {
 	return s.Key == o.Key && s.State == o.State && s.LastReconcileTime.Equal(o.LastReconcileTime) &&
 		s.LastError == o.LastError && s.RetryCount == o.RetryCount && s.NextRetry.Equal(o.NextRetry) &&
-		s.CorrelationID == o.CorrelationID
+		s.CorrelationID == o.CorrelationID && s.ObservedHash == o.ObservedHash
 }
 
 // StatusWriter puts statuses where users look for them, such as a custom
@@ -288,6 +292,7 @@ func (s *Store) onSynced(e events.ResourceSynced) {
 	}
 	s.update(e.Key, e.CorrelationID, func(st *Status) {
 		st.State = StateSynced
+		st.ObservedHash = e.Hash
 		st.LastReconcileTime = e.Time
 		st.LastError = ""
 		st.RetryCount = 0

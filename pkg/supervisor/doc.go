@@ -41,6 +41,9 @@
 //     values (from 4 characters on) and then passed through redact.String;
 //     SpecHash is keyed by a secret of the supervisor's own.
 //   - OnChange is called one change at a time, in order, with no lock held.
+//     OnChangeSync gets the same changes, in the same order, before the
+//     call that made each returns: when Ensure returns a server Running, it
+//     has seen that observation already.
 //
 // The package is for Unix: it relies on process groups and signals.
 package supervisor

@@ -61,6 +61,14 @@ type Options struct {
 	// holds no lock: OnChange may call back into the Supervisor. A slow
 	// OnChange delays later calls, never the supervisor itself.
 	OnChange func(key events.Key, observed Observed)
+	// OnChangeSync, if set, is called with the same changes as OnChange,
+	// in the same order, but synchronously: under the supervisor's lock,
+	// before the call that made the change (Ensure, Stop, a health check)
+	// goes on. Whatever it keeps is therefore in step with what Ensure
+	// returns and Get answers: a caller that sees a server Running with
+	// its tools finds them there too. It must be quick and must not call
+	// into the Supervisor.
+	OnChangeSync func(key events.Key, observed Observed)
 }
 
 func (o Options) withDefaults() Options {
@@ -605,10 +613,14 @@ func (s *Supervisor) setTools(e *entry, inst *instance, tools []string) {
 	s.changedLocked(e)
 }
 
-// changedLocked queues an OnChange call with e's current state. The queue
-// is drained by one goroutine at a time, which exits when it is empty, so
-// calls keep the order of the changes and no lock is held while they run.
+// changedLocked calls OnChangeSync and queues an OnChange call with e's
+// current state. The queue is drained by one goroutine at a time, which
+// exits when it is empty, so calls keep the order of the changes and no
+// lock is held while they run.
 func (s *Supervisor) changedLocked(e *entry) {
+	if s.opts.OnChangeSync != nil {
+		s.opts.OnChangeSync(e.key, e.obs)
+	}
 	if s.opts.OnChange == nil {
 		return
 	}

@@ -68,6 +68,54 @@ func TestASpecChangeRestartsTheServerWithTheNewArgs(t *testing.T) {
 		h.rec.states(k))
 }
 
+// OnChangeSync has seen every change, the last one the observation Ensure
+// returns, by the time Ensure or Stop returns: no polling. What the runtime
+// bridge keeps with it (the catalogue) is thus never behind Ensure.
+func TestOnChangeSyncHasSeenEveryChangeWhenEnsureAndStopReturn(t *testing.T) {
+	t.Parallel()
+	var (
+		mu   sync.Mutex
+		seen []supervisor.Observed
+	)
+	last := func() (supervisor.Observed, []v1alpha1.MCPServerState) {
+		mu.Lock()
+		defer mu.Unlock()
+		var states []v1alpha1.MCPServerState
+		for _, o := range seen {
+			states = append(states, o.State)
+		}
+		return seen[len(seen)-1], states
+	}
+	h := newHarness(t, supervisor.Options{OnChangeSync: func(_ events.Key, o supervisor.Observed) {
+		mu.Lock()
+		defer mu.Unlock()
+		seen = append(seen, o)
+	}})
+	k := key("insync")
+
+	first := h.ensure(t, k, fake("-tools", "echo"))
+	got, states := last()
+	assert.Equal(t, first, got)
+	assert.Equal(t, []v1alpha1.MCPServerState{v1alpha1.MCPServerStateStarting, running}, states)
+
+	second := h.ensure(t, k, fake("-tools", "echo,sum"))
+	got, states = last()
+	assert.Equal(t, second, got, "the restart's Running, with the new tools")
+	assert.Equal(t, []string{"echo", "sum"}, got.Tools)
+	assert.Len(t, states, 5)
+
+	require.NoError(t, h.sup.Stop(t.Context(), k))
+	got, _ = last()
+	assert.Equal(t, v1alpha1.MCPServerStateStopped, got.State)
+	assert.Empty(t, got.Tools)
+	// OnChange, from its own goroutine, gets the same changes in the same
+	// order, later.
+	mu.Lock()
+	defer mu.Unlock()
+	require.Eventually(t, func() bool { return len(h.rec.of(k)) >= len(seen) }, deadline, 5*time.Millisecond)
+	assert.Equal(t, seen, h.rec.of(k))
+}
+
 func TestStopKillsTheProcessGroupAndForgetsTheServer(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, supervisor.Options{})

@@ -50,10 +50,11 @@ func TestClientReadsResourcesAndTriggersReconciles(t *testing.T) {
 
 		o, err := c.Get(ctx, "wf", "", "greet")
 		require.NoError(t, err)
+		entry, _ := f.Index.Get(greetKey)
 		synced := time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
 		assert.Equal(t, types.Object{
 			APIVersion: v1alpha1.APIVersion, Kind: "Workflow",
-			Metadata:  types.ObjectMeta{Name: "greet", Namespace: "default"},
+			Metadata:  types.ObjectMeta{Name: "greet", Namespace: "default", Hash: entry.Hash},
 			Spec:      json.RawMessage(`{"steps":[{"id":"hello","tool":"echo"}]}`),
 			Status:    json.RawMessage(`{"valid":true,"stepCount":1}`),
 			Reconcile: types.Reconcile{State: "Synced", LastReconcileTime: &synced, CorrelationID: "c1"},

@@ -100,6 +100,10 @@ type ObjectMeta struct {
 	Labels      map[string]string `json:"labels,omitempty"`
 	Annotations map[string]string `json:"annotations,omitempty"`
 	Generation  int64             `json:"generation,omitempty"`
+	// Hash is the content hash of the definition in force, the spec shown;
+	// Reconcile.ObservedHash equals it once a reconcile of this definition
+	// succeeded.
+	Hash string `json:"hash,omitempty"`
 }
 
 // Reconcile is a resource's reconcile state, the fields of a status file's
@@ -119,6 +123,11 @@ type Reconcile struct {
 	NextRetry *time.Time `json:"nextRetry,omitempty"`
 	// CorrelationID is that of the chain of events that set this state.
 	CorrelationID string `json:"correlationID,omitempty"`
+	// ObservedHash is the Metadata.Hash of the definition the last
+	// successful reconcile covers. A Synced state whose ObservedHash is not
+	// the object's Metadata.Hash is of an older definition: the edit since
+	// is still to be reconciled.
+	ObservedHash string `json:"observedHash,omitempty"`
 }
 
 // List is the answer to a listing.

@@ -55,7 +55,9 @@
 // Replay's: the clock starts at the bubble's epoch, and the sequencing is
 // the same code. A user's component is seen only through its bus
 // subscriptions there, so one with goroutines or timers of its own needs
-// Replay.
+// Replay. Stages that are not quiescent within [Options].SettleTimeout of
+// real time fail the replay with an error naming what is busy, instead of
+// hanging it.
 //
 // Reconciles take no virtual time: a replay is about the pipeline's event
 // logic (debouncing, retries, resyncs, ordering), not the speed of the

@@ -56,7 +56,16 @@ type Options struct {
 	Until time.Duration
 	// Logger receives the stages' logs. Default: discarded.
 	Logger *slog.Logger
+	// SettleTimeout bounds, in real time, how long ReplayStepped waits for
+	// the stages to become quiescent at one instant. Past it the replay
+	// fails with an error naming what is busy (a bus with events unhandled,
+	// a stage with work due) rather than hang. Default 1 minute, far beyond
+	// what any step takes. Replay, under synctest, does not need it.
+	SettleTimeout time.Duration
 }
+
+// DefaultSettleTimeout is Options.SettleTimeout's default.
+const DefaultSettleTimeout = time.Minute
 
 // Stage names, which are also the names of the stages' components.
 const (
@@ -104,14 +113,19 @@ func Replay(tr *trace.Trace, opts Options) (*trace.Trace, error) {
 // coordinator and the status store report nothing due at the current time
 // (their Quiescent methods). It then moves the clock to the next recorded
 // input or to the next instant a stage acts on its own, whichever comes
-// first.
+// first. If the stages are not quiescent within Options.SettleTimeout of
+// real time, it fails with an error that names what is busy.
 //
 // A user's component is known to be quiescent only through its bus
 // subscriptions: one that works on goroutines of its own, or waits on
 // time, must be replayed with Replay under synctest. Reconcilers given in
 // opts must not wait on time either: the clock stands still while they run.
 func ReplayStepped(tr *trace.Trace, opts Options) (*trace.Trace, error) {
-	return replay(tr, opts, newStepped(bubbleEpoch))
+	bound := opts.SettleTimeout
+	if bound <= 0 {
+		bound = DefaultSettleTimeout
+	}
+	return replay(tr, opts, newStepped(bubbleEpoch, bound))
 }
 
 // bubbleEpoch is where a synctest bubble's clock starts.
@@ -150,11 +164,14 @@ func replay(tr *trace.Trace, opts Options, seq sequencer) (*trace.Trace, error) 
 	if until <= 0 {
 		until = defaultUntil(tr)
 	}
-	r.drive(inputs, until)
+	stuck := r.drive(inputs, until)
 
 	cancel()
 	err := <-ran
 	r.closeBuses()
+	if stuck != nil {
+		return nil, fmt.Errorf("replay: %w", errors.Join(stuck, err))
+	}
 	if err != nil {
 		return nil, fmt.Errorf("replay: %w", err)
 	}
@@ -247,7 +264,7 @@ func (r *run) newStage(name string) (*stage, error) {
 	}
 	r.stages = append(r.stages, s)
 	r.subs = append(r.subs, sub)
-	r.seq.watchBus(s.bus)
+	r.seq.watchBus(name, s.bus)
 	return s, nil
 }
 
@@ -276,7 +293,7 @@ func (r *run) build(reg *lifecycle.Registry, tr *trace.Trace, opts Options) erro
 		if err := add(stageDebouncer, func(b *bus.Bus) (lifecycle.Component, error) {
 			d, err := debouncer.New(b, debouncer.Options{Interval: time.Duration(cfg.Debounce), Logger: r.log, Clock: r.seq.clock()})
 			if err == nil {
-				r.seq.watch(d)
+				r.seq.watch(stageDebouncer, d)
 			}
 			return d, err
 		}, lifecycle.Critical()); err != nil {
@@ -308,7 +325,7 @@ func (r *run) build(reg *lifecycle.Registry, tr *trace.Trace, opts Options) erro
 				Clock:            r.seq.clock(),
 			})
 			if err == nil {
-				r.seq.watch(c)
+				r.seq.watch(stageCoordinator, c)
 			}
 			return c, err
 		}, lifecycle.Critical()); err != nil {
@@ -318,7 +335,7 @@ func (r *run) build(reg *lifecycle.Registry, tr *trace.Trace, opts Options) erro
 	if opts.StatusSync {
 		if err := add(stageStatusSync, func(b *bus.Bus) (lifecycle.Component, error) {
 			st := statusync.NewStore(b, statusync.StoreOptions{Logger: r.log, Clock: r.seq.clock()})
-			r.seq.watch(st)
+			r.seq.watch(stageStatusSync, st)
 			return st, nil
 		}, lifecycle.Critical()); err != nil {
 			return err
@@ -395,24 +412,30 @@ func rebase(e events.Event, t time.Time) events.Event {
 }
 
 // drive feeds inputs at their offsets and relays what the stages emit,
-// until the offset until.
-func (r *run) drive(inputs []trace.Entry, until time.Duration) {
+// until the offset until, or until the stages fail to settle.
+func (r *run) drive(inputs []trace.Entry, until time.Duration) error {
 	next := 0
 	for {
-		r.seq.settle()
-		r.relayEmitted()
+		if err := r.seq.settle(); err != nil {
+			return err
+		}
+		if err := r.relayEmitted(); err != nil {
+			return err
+		}
 		now := r.seq.now().Sub(r.start)
 		if next < len(inputs) && inputs[next].At <= now && inputs[next].At <= until {
 			// Inputs due now go after whatever the stages' own timers did
 			// at this instant: a fixed order, where the scheduler would
 			// pick one.
 			r.declared.observe(inputs[next].Event)
-			r.relay(inputs[next].Event)
+			if err := r.relay(inputs[next].Event); err != nil {
+				return err
+			}
 			next++
 			continue
 		}
 		if now >= until {
-			return
+			return nil
 		}
 		wake := until
 		if next < len(inputs) {
@@ -424,7 +447,7 @@ func (r *run) drive(inputs []trace.Entry, until time.Duration) {
 
 // relayEmitted relays what the stages emitted, stage by stage in relay
 // order, until they emit nothing more.
-func (r *run) relayEmitted() {
+func (r *run) relayEmitted() error {
 	for {
 		var batch []trace.Entry
 		for _, s := range r.stages {
@@ -434,23 +457,25 @@ func (r *run) relayEmitted() {
 			s.mu.Unlock()
 		}
 		if len(batch) == 0 {
-			return
+			return nil
 		}
 		for _, e := range batch {
 			r.out = append(r.out, e)
-			r.relay(e.Event)
+			if err := r.relay(e.Event); err != nil {
+				return err
+			}
 		}
 	}
 }
 
 // relay publishes e on every stage's bus and waits until every stage has
 // handled it.
-func (r *run) relay(e events.Event) {
+func (r *run) relay(e events.Event) error {
 	for _, s := range r.stages {
 		s.relayed.Add(1)
 		s.bus.Publish(e)
 	}
-	r.seq.settle()
+	return r.seq.settle()
 }
 
 // closeBuses closes every bus and waits for the collectors to end.

@@ -2,6 +2,7 @@ package replay_test
 
 import (
 	"bytes"
+	"context"
 	"flag"
 	"fmt"
 	"os"
@@ -431,4 +432,46 @@ func TestReplayStepped(t *testing.T) {
 		assert.EqualValues(t, 3, counter.Synced.Load(), "created, deleted, created again")
 		replaytest.Golden(t, got, "testdata/sync-counter.golden")
 	})
+}
+
+// stuckComponent's handler never returns until released: a stage that
+// never becomes quiescent.
+type stuckComponent struct {
+	bus     *bus.Bus
+	ready   chan struct{}
+	release chan struct{}
+}
+
+func (c *stuckComponent) Name() string                       { return "stuck" }
+func (c *stuckComponent) SubscriptionReady() <-chan struct{} { return c.ready }
+
+func (c *stuckComponent) Start(ctx context.Context) error {
+	sub, err := bus.Subscribe(c.bus, c.Name(), bus.Unbounded(), func(events.ResourceSynced) { <-c.release })
+	if err != nil {
+		return err
+	}
+	close(c.ready)
+	<-ctx.Done()
+	sub.Unsubscribe() // its handler is stuck: Done would never close
+	return nil
+}
+
+// A stepped replay whose stages cannot become quiescent fails within its
+// SettleTimeout, naming what is busy, instead of hanging.
+func TestReplaySteppedFailsNamingWhatIsBusyWhenTheStagesNeverSettle(t *testing.T) {
+	tr, err := trace.ReadFile("../../../testdata/traces/delete-recreate.trace")
+	require.NoError(t, err)
+	release := make(chan struct{})
+	t.Cleanup(func() { close(release) })
+	_, err = replay.ReplayStepped(tr, replay.Options{Debouncer: true, Coordinator: true,
+		SettleTimeout: 100 * time.Millisecond,
+		Components: []func(b *bus.Bus) lifecycle.Component{
+			func(b *bus.Bus) lifecycle.Component {
+				return &stuckComponent{bus: b, ready: make(chan struct{}), release: release}
+			},
+		}})
+	require.Error(t, err)
+	assert.ErrorContains(t, err, "the stages were not quiescent at 2000-01-01T00:00:")
+	assert.ErrorContains(t, err, "after 100ms of real time")
+	assert.ErrorContains(t, err, "the bus of component 0 has events unhandled (a handler or OnIdle still running)")
 }

@@ -1,7 +1,10 @@
 package replay
 
 import (
+	"errors"
+	"fmt"
 	"runtime"
+	"strings"
 	"testing/synctest"
 	"time"
 
@@ -20,17 +23,19 @@ type sequencer interface {
 	// clock is the stages' clock.
 	clock() clock.WithTicker
 	now() time.Time
-	// watchBus and watch tell the sequencer what settle waits for.
-	watchBus(b *bus.Bus)
-	watch(q quiescer)
+	// watchBus and watch tell the sequencer what settle waits for, and
+	// by what name to report it busy.
+	watchBus(name string, b *bus.Bus)
+	watch(name string, q quiescer)
 	// started waits until the registry has started every stage, or until
 	// it has ended (when ran holds its error; started leaves it there).
 	started(reg *lifecycle.Registry, ran <-chan error) bool
 	// emitted tells the sequencer that a stage emitted an event.
 	emitted()
 	// settle returns once the stages have done everything they can do at
-	// the current time.
-	settle()
+	// the current time, or an error naming what is still busy if they do
+	// not within the sequencer's bound.
+	settle() error
 	// advance moves time on to to, or to an earlier instant at which a
 	// stage acts on its own. It is called when the stages are settled.
 	advance(to time.Time)
@@ -48,11 +53,18 @@ type bubble struct {
 	notify chan struct{} // a stage emitted something; capacity 1
 }
 
-func (bubble) clock() clock.WithTicker { return clock.RealClock{} }
-func (bubble) now() time.Time          { return time.Now() }
-func (bubble) watchBus(*bus.Bus)       {}
-func (bubble) watch(quiescer)          {}
-func (bubble) settle()                 { synctest.Wait() }
+func (bubble) clock() clock.WithTicker   { return clock.RealClock{} }
+func (bubble) now() time.Time            { return time.Now() }
+func (bubble) watchBus(string, *bus.Bus) {}
+func (bubble) watch(string, quiescer)    {}
+
+// settle cannot fail: synctest.Wait returns once every goroutine of the
+// bubble is durably blocked, and the test's own deadline bounds a stage
+// that never blocks.
+func (bubble) settle() error {
+	synctest.Wait()
+	return nil
+}
 
 func (bubble) started(reg *lifecycle.Registry, _ <-chan error) bool {
 	synctest.Wait() // every component has started and subscribed, or failed to
@@ -92,22 +104,39 @@ func (b bubble) advance(to time.Time) {
 // which only advance makes happen.
 type stepped struct {
 	fake   *testingclock.FakeClock
-	buses  []*bus.Bus
-	stages []quiescer
+	buses  []watchedBus
+	stages []watchedStage
+	// bound is how long, in real time, settle waits for quiescence at one
+	// instant before it fails naming what is busy.
+	bound time.Duration
 	// ran holds the registry's error once it has ended (a critical stage
 	// failed): then nothing will become quiescent, and waiting stops.
 	ran <-chan error
 }
 
-func newStepped(start time.Time) *stepped {
-	return &stepped{fake: testingclock.NewFakeClock(start)}
+type watchedBus struct {
+	name string
+	bus  *bus.Bus
+}
+
+type watchedStage struct {
+	name string
+	q    quiescer
+}
+
+func newStepped(start time.Time, bound time.Duration) *stepped {
+	return &stepped{fake: testingclock.NewFakeClock(start), bound: bound}
 }
 
 func (s *stepped) clock() clock.WithTicker { return s.fake }
 func (s *stepped) now() time.Time          { return s.fake.Now() }
-func (s *stepped) watchBus(b *bus.Bus)     { s.buses = append(s.buses, b) }
-func (s *stepped) watch(q quiescer)        { s.stages = append(s.stages, q) }
-func (s *stepped) emitted()                {}
+func (s *stepped) watchBus(name string, b *bus.Bus) {
+	s.buses = append(s.buses, watchedBus{name: name, bus: b})
+}
+func (s *stepped) watch(name string, q quiescer) {
+	s.stages = append(s.stages, watchedStage{name: name, q: q})
+}
+func (s *stepped) emitted() {}
 
 // started polls: starting takes no time on the fake clock, and the
 // registry has no channel to wait on.
@@ -123,9 +152,47 @@ func (s *stepped) started(reg *lifecycle.Registry, ran <-chan error) bool {
 	}
 }
 
-func (s *stepped) settle() {
+func (s *stepped) settle() error {
+	deadline := time.Now().Add(s.bound)
 	for poll := (pollBackoff{}); !s.quiescent(); poll.wait() {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the stages were not quiescent at %s after %s of real time; busy: %w",
+				s.fake.Now().UTC().Format(time.RFC3339Nano), s.bound, s.busy())
+		}
 	}
+	return nil
+}
+
+// busy names what keeps the stages from being quiescent: each bus with
+// events unhandled, with its subscriptions' pending counts, and each stage
+// with something due now.
+func (s *stepped) busy() error {
+	var errs []error
+	now := s.fake.Now()
+	for _, w := range s.buses {
+		if w.bus.Idle() {
+			continue
+		}
+		var pending []string
+		for _, h := range w.bus.Stats().Handlers {
+			if h.Pending > 0 {
+				pending = append(pending, fmt.Sprintf("%s %s: %d pending", h.Subscriber, h.EventType, h.Pending))
+			}
+		}
+		if len(pending) == 0 {
+			pending = append(pending, "a handler or OnIdle still running")
+		}
+		errs = append(errs, fmt.Errorf("the bus of %s has events unhandled (%s)", w.name, strings.Join(pending, "; ")))
+	}
+	for _, w := range s.stages {
+		if quiet, wake := w.q.Quiescent(now); !quiet {
+			errs = append(errs, fmt.Errorf("%s has work due (its next wake: %s)", w.name, wake.UTC().Format(time.RFC3339Nano)))
+		}
+	}
+	if len(errs) == 0 {
+		errs = append(errs, errors.New("nothing now: the stages were busy and are quiet again"))
+	}
+	return errors.Join(errs...)
 }
 
 // quiescent reports whether every bus is idle and every stage has nothing
@@ -136,13 +203,13 @@ func (s *stepped) quiescent() bool {
 	}
 	before := s.progress()
 	now := s.fake.Now()
-	for _, b := range s.buses {
-		if !b.Idle() {
+	for _, w := range s.buses {
+		if !w.bus.Idle() {
 			return false
 		}
 	}
-	for _, q := range s.stages {
-		if quiet, _ := q.Quiescent(now); !quiet {
+	for _, w := range s.stages {
+		if quiet, _ := w.q.Quiescent(now); !quiet {
 			return false
 		}
 	}
@@ -151,8 +218,8 @@ func (s *stepped) quiescent() bool {
 
 func (s *stepped) progress() uint64 {
 	var sum uint64
-	for _, b := range s.buses {
-		sum += b.Progress()
+	for _, w := range s.buses {
+		sum += w.bus.Progress()
 	}
 	return sum
 }
@@ -162,8 +229,8 @@ func (s *stepped) progress() uint64 {
 // a resync); the fake clock fires the timers due then.
 func (s *stepped) advance(to time.Time) {
 	now := s.fake.Now()
-	for _, q := range s.stages {
-		if _, wake := q.Quiescent(now); !wake.IsZero() && wake.Before(to) {
+	for _, w := range s.stages {
+		if _, wake := w.q.Quiescent(now); !wake.IsZero() && wake.Before(to) {
 			to = wake
 		}
 	}

@@ -35,8 +35,8 @@ type Options struct {
 }
 
 // Bridge applies the supervisor's changes to the catalogue and the bus.
-// Make one with New, pass its OnChange as supervisor.Options.OnChange and
-// run it with Start.
+// Make one with New, pass its OnChange as supervisor.Options.OnChangeSync
+// and run it with Start.
 type Bridge struct {
 	bus   *bus.Bus
 	index *resources.Index
@@ -55,8 +55,9 @@ type Bridge struct {
 }
 
 type change struct {
-	key events.Key
-	obs supervisor.Observed
+	key   events.Key
+	obs   supervisor.Observed
+	tools []string // the exposed names whose answer the change altered
 }
 
 // New returns a bridge publishing on b.
@@ -85,17 +86,28 @@ func New(b *bus.Bus, opts Options) (*Bridge, error) {
 // Name returns "runtime-bridge".
 func (br *Bridge) Name() string { return Name }
 
-// OnChange queues a change of a server's observed state and returns at
-// once. Its signature is supervisor.Options.OnChange's. Changes queued
-// before Start are applied when it starts; those after it returned are
-// dropped, as musterd is stopping.
+// OnChange applies a change of a server's observed state to the catalogue
+// at once, and queues what must be published for Start's goroutine. Its
+// signature is supervisor.Options.OnChangeSync's: called there, under the
+// supervisor's lock, the catalogue never lags behind what Ensure returns,
+// so a server reported Running has its tools in the catalogue already. It
+// never blocks on the bus. Changes queued before Start are published when
+// it starts; those after it returned are not published, as musterd is
+// stopping, but still kept in the catalogue.
 func (br *Bridge) OnChange(key events.Key, obs supervisor.Observed) {
+	key = key.Canonical()
 	br.mu.Lock()
 	defer br.mu.Unlock()
+	var tools []string
+	if obs.Running() {
+		tools = br.cat.Set(key, obs.ToolPrefix, obs.Tools)
+	} else {
+		tools = br.cat.Remove(key)
+	}
 	if br.stopped {
 		return
 	}
-	br.queue = append(br.queue, change{key: key.Canonical(), obs: obs})
+	br.queue = append(br.queue, change{key: key, obs: obs, tools: tools})
 	select {
 	case br.wake <- struct{}{}:
 	default: // a wakeup is pending already
@@ -123,14 +135,15 @@ func (br *Bridge) Start(ctx context.Context) error {
 		br.queue = nil
 		br.mu.Unlock()
 		for _, c := range batch {
-			br.apply(c.key, c.obs)
+			br.apply(c)
 		}
 	}
 }
 
-// apply brings the catalogue in step with one change and publishes what
-// needs reconciling.
-func (br *Bridge) apply(key events.Key, obs supervisor.Observed) {
+// apply publishes what one change, already in the catalogue, needs
+// reconciled.
+func (br *Bridge) apply(c change) {
+	key, obs, tools := c.key, c.obs, c.tools
 	prev := br.last[key]
 	if obs.Running() || failed(obs) {
 		br.last[key] = obs
@@ -138,12 +151,6 @@ func (br *Bridge) apply(key events.Key, obs supervisor.Observed) {
 		delete(br.last, key) // stopped: a later start begins afresh
 	}
 
-	var tools []string
-	if obs.Running() {
-		tools = br.cat.Set(key, obs.ToolPrefix, obs.Tools)
-	} else {
-		tools = br.cat.Remove(key)
-	}
 	corr := events.NewCorrelationID()
 	if needsReconcile(prev, obs) {
 		bus.Publish(br.bus, events.ServiceStateChanged{

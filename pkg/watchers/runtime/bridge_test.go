@@ -282,26 +282,35 @@ func TestARemoteServerThatDisconnectsIsPublishedUnlikeOneThatIsStopped(t *testin
 	})
 }
 
-func TestChangesBeforeStartAreAppliedInOrderAndOnChangeNeverBlocks(t *testing.T) {
+// The catalogue follows each OnChange before it returns (the supervisor
+// calls it under its lock, so Ensure never returns a server Running whose
+// tools the catalogue lacks); what must be published waits for Start.
+func TestTheCatalogueFollowsOnChangeAtOnceAndPublicationsWaitForStart(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t)
-		for range 1000 { // nobody applies them yet: OnChange must still return
+		h.change(echo, up("echo"))
+		assert.Equal(t, []string{"x_echo_echo"}, h.cat.Tools(), "in the catalogue as OnChange returns")
+		h.change(echo, supervisor.Observed{State: stopped})
+		assert.Empty(t, h.cat.Tools(), "gone from it as OnChange returns")
+		for range 1000 { // nobody publishes them yet: OnChange must still return
 			h.change(echo, up("echo"))
 			h.change(echo, supervisor.Observed{State: stopped})
 		}
 		h.change(echo, up("echo"))
 		got, _ := h.take()
-		assert.Empty(t, got, "nothing before Start")
-		assert.Empty(t, h.cat.Tools())
+		assert.Empty(t, got, "nothing published before Start")
+		assert.Equal(t, []string{"x_echo_echo"}, h.cat.Tools())
 
 		h.start()
 		got, _ = h.take()
-		assert.Len(t, got, 2001, "every change applied, in order: the tool came and went 1000 times and came back")
+		assert.Len(t, got, 2003, "every change published, in order: the tool came and went 1001 times and came back")
 		assert.Equal(t, []string{"x_echo_echo"}, h.cat.Tools())
 		h.stop()
 
-		h.change(echo, supervisor.Observed{State: stopped}) // after Start returned: dropped, never blocks
-		assert.Equal(t, []string{"x_echo_echo"}, h.cat.Tools())
+		h.change(echo, supervisor.Observed{State: stopped}) // after Start returned: not published, never blocks
+		got, _ = h.take()
+		assert.Empty(t, got)
+		assert.Empty(t, h.cat.Tools(), "the catalogue still follows what runs")
 	})
 }
 

@@ -5,14 +5,20 @@
 // Place in the pipeline: a watcher, like the filesystem one, but of the
 // runtime rather than of definitions.
 //
-//	supervisor ──OnChange──▶ Bridge ─┬─▶ catalogue (Set / Remove)
-//	                                 ├──ServiceStateChanged──▶ debouncer   (the MCPServer)
-//	                                 └──ResourceChanged──────▶ debouncer   (each Workflow naming a changed tool)
+//	supervisor ──OnChangeSync──▶ Bridge ─┬─▶ catalogue (Set / Remove), at once
+//	                                     ├──ServiceStateChanged──▶ debouncer   (the MCPServer)
+//	                                     └──ResourceChanged──────▶ debouncer   (each Workflow naming a changed tool)
 //
 // Bridge guarantees:
 //
-//   - OnChange never blocks the supervisor: changes are queued, in order,
-//     and applied one at a time by Start's goroutine.
+//   - The catalogue is written in OnChange itself, which the supervisor
+//     calls under its lock (Options.OnChangeSync): when Ensure returns a
+//     server Running, its tools are in the catalogue, so the MCPServer
+//     status never names a tool that Workflows, validated against the
+//     catalogue, would not find.
+//   - OnChange never blocks the supervisor on the bus: what must be
+//     published is queued, in order, and published one change at a time by
+//     Start's goroutine.
 //   - The catalogue holds the tools of exactly the servers that run
 //     (Running or Connected): a server's tools are set on every change
 //     while it runs, and removed on any other state.
