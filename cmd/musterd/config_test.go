@@ -67,7 +67,10 @@ func TestTheAPITokenComesFromAFileTheFlagOrTheEnvironment(t *testing.T) {
 	cfg, _, err = parseDaemonFlags([]string{"-config-dir", dir}, io.Discard)
 	require.NoError(t, err)
 	assert.Equal(t, "from-env", cfg.token)
+	_, stillSet := os.LookupEnv("MUSTERD_TOKEN")
+	assert.False(t, stillSet, "musterd removes the token from its environment once read: nothing it starts inherits it")
 
+	t.Setenv("MUSTERD_TOKEN", "from-env")
 	cfg, _, err = parseDaemonFlags([]string{"-config-dir", dir, "-api-token", "from-flag"}, io.Discard)
 	require.NoError(t, err)
 	assert.Equal(t, "from-flag", cfg.token, "the flag wins over the environment")
