@@ -19,6 +19,7 @@ debounce: 250ms
 workers: 4
 logLevel: debug
 stateDir: /var/lib/musterd
+healthListen: ":8081"
 aggregator: {port: 8090}   # muster's own setting
 `), 0o644))
 	cfg, notes, err := parseDaemonFlags([]string{"-config-dir", dir, "-workers", "3"}, io.Discard)
@@ -27,6 +28,7 @@ aggregator: {port: 8090}   # muster's own setting
 	assert.Equal(t, 3, cfg.workers, "the command line wins")
 	assert.Equal(t, slog.LevelDebug, cfg.logLevel)
 	assert.Equal(t, "/var/lib/musterd", cfg.stateDir)
+	assert.Equal(t, ":8081", cfg.healthListen)
 	assert.Equal(t, []string{"config.yaml: ignoring keys musterd does not use: aggregator"}, notes)
 }
 
