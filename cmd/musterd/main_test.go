@@ -271,6 +271,8 @@ func TestCheckListen(t *testing.T) {
 		assert.NoError(t, checkListen(bad, true, true), bad)
 	}
 	assert.Error(t, checkListen("no-port", false, false))
+	_, _, err := parseDaemonFlags([]string{"-config-dir", t.TempDir(), "-health-listen", "no-port"}, io.Discard)
+	assert.ErrorContains(t, err, `-health-listen "no-port": address no-port: missing port in address`)
 }
 
 // -allow-remote without a token is refused at start, naming the fix; with
