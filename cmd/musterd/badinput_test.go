@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,31 +12,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/musterd/musterd/internal/badinput"
 	"github.com/musterd/musterd/pkg/apis/muster/v1alpha1"
 )
-
-// badCorpus is the repository's corpus of malformed and hostile files.
-const badCorpus = "../../testdata/bad"
-
-// readBadCorpus returns each file of testdata/bad with a part of the error
-// its resource must show, as testdata/bad/errors.txt lists them.
-func readBadCorpus(t *testing.T) map[string]string {
-	t.Helper()
-	f, err := os.Open(filepath.Join(badCorpus, "errors.txt"))
-	require.NoError(t, err)
-	defer f.Close()
-	want := map[string]string{}
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if line := sc.Text(); line != "" && !strings.HasPrefix(line, "#") {
-			file, part, ok := strings.Cut(line, ": ")
-			require.True(t, ok, "errors.txt: %q", line)
-			want[file] = part
-		}
-	}
-	require.NoError(t, sc.Err())
-	return want
-}
 
 // peakRSS is the most memory the process has held, from /proc (VmHWM).
 func peakRSS(t *testing.T, pid int) int64 {
@@ -68,7 +45,8 @@ const maxBadInputRSSGrowth = 96 << 20
 // stays bounded; it never crashes; and the running server is neither
 // stopped nor restarted, not even by a file claiming its identity.
 func TestE2EBadInputIsAnErrorOnItsResourceAndStopsNothing(t *testing.T) {
-	want := readBadCorpus(t)
+	want := badinput.Expectations(t)
+	corpus := badinput.Dir(t)
 	e := startFS(t)
 	marker := newMarker()
 	e.write(t, "mcpservers/steady.yaml", mcpServerYAML("steady", stdioSpec("-tools", marker)...))
@@ -80,7 +58,7 @@ func TestE2EBadInputIsAnErrorOnItsResourceAndStopsNothing(t *testing.T) {
 	mcps := filepath.Join(e.config, "mcpservers")
 	var written []string
 	for file := range want {
-		data, err := os.ReadFile(filepath.Join(badCorpus, file))
+		data, err := os.ReadFile(filepath.Join(corpus, file))
 		require.NoError(t, err)
 		if file == "duplicate-identity.yaml" {
 			data = []byte(strings.Replace(string(data), "IDENTITY", "steady", 1))
@@ -88,27 +66,17 @@ func TestE2EBadInputIsAnErrorOnItsResourceAndStopsNothing(t *testing.T) {
 		require.NoError(t, os.WriteFile(filepath.Join(mcps, file), data, 0o644))
 		written = append(written, file)
 	}
-	huge, err := os.Create(filepath.Join(mcps, "huge.yaml"))
-	require.NoError(t, err)
-	_, err = huge.WriteString("apiVersion: muster.giantswarm.io/v1alpha1\nkind: MCPServer\nmetadata:\n  name: huge\nspec:\n  description: ")
-	require.NoError(t, err)
-	chunk := []byte(strings.Repeat("x", 1<<20))
-	for range 100 {
-		_, err = huge.Write(chunk)
-		require.NoError(t, err)
+	for file, part := range badinput.WriteGenerated(t, mcps) {
+		want[file] = part
+		written = append(written, file)
 	}
-	require.NoError(t, huge.Close())
-	want["huge.yaml"] = "cannot read: larger than 4 MiB; definition files are small"
-	require.NoError(t, os.Symlink("loop.yaml", filepath.Join(mcps, "loop.yaml")))
-	want["loop.yaml"] = "cannot read: too many levels of symbolic links"
-	written = append(written, "huge.yaml", "loop.yaml")
 	if os.Geteuid() == 0 {
 		t.Log("running as root, who reads a file whatever its mode: no unreadable-file case here (pkg/watchers/fs injects EACCES instead)")
 	} else {
 		locked := filepath.Join(mcps, "locked.yaml")
 		require.NoError(t, os.WriteFile(locked, []byte(mcpServerYAML("locked", stdioSpec()...)), 0o644))
 		require.NoError(t, os.Chmod(locked, 0))
-		want["locked.yaml"] = "cannot read: permission denied"
+		want["locked.yaml"] = badinput.UnreadableError
 		written = append(written, "locked.yaml")
 	}
 

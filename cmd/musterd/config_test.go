@@ -19,6 +19,7 @@ debounce: 250ms
 workers: 4
 logLevel: debug
 stateDir: /var/lib/musterd
+healthListen: ":8081"
 aggregator: {port: 8090}   # muster's own setting
 `), 0o644))
 	cfg, notes, err := parseDaemonFlags([]string{"-config-dir", dir, "-workers", "3"}, io.Discard)
@@ -27,6 +28,7 @@ aggregator: {port: 8090}   # muster's own setting
 	assert.Equal(t, 3, cfg.workers, "the command line wins")
 	assert.Equal(t, slog.LevelDebug, cfg.logLevel)
 	assert.Equal(t, "/var/lib/musterd", cfg.stateDir)
+	assert.Equal(t, ":8081", cfg.healthListen)
 	assert.Equal(t, []string{"config.yaml: ignoring keys musterd does not use: aggregator"}, notes)
 }
 
@@ -67,7 +69,10 @@ func TestTheAPITokenComesFromAFileTheFlagOrTheEnvironment(t *testing.T) {
 	cfg, _, err = parseDaemonFlags([]string{"-config-dir", dir}, io.Discard)
 	require.NoError(t, err)
 	assert.Equal(t, "from-env", cfg.token)
+	_, stillSet := os.LookupEnv("MUSTERD_TOKEN")
+	assert.False(t, stillSet, "musterd removes the token from its environment once read: nothing it starts inherits it")
 
+	t.Setenv("MUSTERD_TOKEN", "from-env")
 	cfg, _, err = parseDaemonFlags([]string{"-config-dir", dir, "-api-token", "from-flag"}, io.Discard)
 	require.NoError(t, err)
 	assert.Equal(t, "from-flag", cfg.token, "the flag wins over the environment")

@@ -40,10 +40,13 @@ import (
 // daemonConfig is musterd run's configuration: defaults, then the config
 // dir's config.yaml, then the flags given on the command line.
 type daemonConfig struct {
-	configDir        string
-	stateDir         string
-	listen           string
-	allowRemote      bool
+	configDir   string
+	stateDir    string
+	listen      string
+	allowRemote bool
+	// healthListen is the address of the probe listener (/healthz, /readyz,
+	// /metrics only); none if empty.
+	healthListen     string
 	logLevel         slog.Level
 	logFormat        string
 	debounce         time.Duration
@@ -106,7 +109,8 @@ func parseDaemonFlags(args []string, stderr io.Writer) (cfg daemonConfig, notes 
 	fset.StringVar(&cfg.configDir, "config-dir", cfg.configDir, "directory holding mcpservers/, workflows/ and an optional config.yaml")
 	fset.StringVar(&cfg.stateDir, "state-dir", "", "directory for status files (status/<kinds>/<namespace>/<name>.yaml); default the config dir")
 	fset.StringVar(&cfg.listen, "listen", cfg.listen, "address of the HTTP API and metrics; loopback unless -allow-remote")
-	fset.BoolVar(&cfg.allowRemote, "allow-remote", false, "allow -listen on a non-loopback address")
+	fset.BoolVar(&cfg.allowRemote, "allow-remote", false, "allow -listen on a non-loopback address; an API token is then required")
+	fset.StringVar(&cfg.healthListen, "health-listen", "", "address of a listener serving only /healthz, /readyz and /metrics, for probes and scrapes (default: none)")
 	fset.BoolVar(&cfg.inheritEnv, "inherit-env", false, "give stdio servers all of musterd's environment (default: their spec's env plus PATH and HOME)")
 	fset.TextVar(&cfg.logLevel, "log-level", cfg.logLevel, "debug, info, warn or error")
 	fset.StringVar(&cfg.logFormat, "log-format", cfg.logFormat, "text or json")
@@ -142,11 +146,16 @@ func parseDaemonFlags(args []string, stderr io.Writer) (cfg daemonConfig, notes 
 	if cfg.workers < 1 {
 		return cfg, nil, fmt.Errorf("-workers must be at least 1, not %d", cfg.workers)
 	}
-	if err := checkListen(cfg.listen, cfg.allowRemote); err != nil {
-		return cfg, nil, err
-	}
 	if cfg.token, err = readToken(cfg.token, cfg.tokenFile); err != nil {
 		return cfg, nil, err
+	}
+	if err := checkListen(cfg.listen, cfg.allowRemote, cfg.token != ""); err != nil {
+		return cfg, nil, err
+	}
+	if cfg.healthListen != "" {
+		if _, _, err := net.SplitHostPort(cfg.healthListen); err != nil {
+			return cfg, nil, fmt.Errorf("-health-listen %q: %w", cfg.healthListen, err)
+		}
 	}
 	if err := cfg.kube.check(); err != nil {
 		return cfg, nil, err
@@ -156,14 +165,19 @@ func parseDaemonFlags(args []string, stderr io.Writer) (cfg daemonConfig, notes 
 
 // readToken returns the API's token: from file, else the -api-token flag,
 // else $MUSTERD_TOKEN. Naming two sources is an error, not a silent choice.
+// It removes MUSTERD_TOKEN from musterd's environment, whichever source
+// counts: nothing musterd starts (a child given -inherit-env, a helper)
+// inherits the token.
 func readToken(flagToken, file string) (string, error) {
+	envToken := os.Getenv("MUSTERD_TOKEN")
+	os.Unsetenv("MUSTERD_TOKEN")
 	switch {
 	case file != "" && flagToken != "":
 		return "", errors.New("-api-token and -token-file both name the token; give one")
 	case flagToken != "":
 		return strings.TrimSpace(flagToken), nil
 	case file == "":
-		return strings.TrimSpace(os.Getenv("MUSTERD_TOKEN")), nil
+		return strings.TrimSpace(envToken), nil
 	}
 	data, err := os.ReadFile(file)
 	if err != nil {
@@ -183,17 +197,30 @@ func defaultConfigDir() string {
 	return "."
 }
 
-// checkListen keeps the API on loopback unless the operator says otherwise.
-func checkListen(addr string, allowRemote bool) error {
+// checkListen keeps the API on loopback unless the operator says otherwise,
+// and never exposes it without a token: -allow-remote alone would open the
+// event streams and manual reconciles to the network.
+func checkListen(addr string, allowRemote, haveToken bool) error {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		return fmt.Errorf("-listen %q: %w", addr, err)
 	}
-	if allowRemote {
+	notLoopback := nonLoopback(host)
+	switch {
+	case notLoopback == "":
 		return nil
+	case !allowRemote:
+		return fmt.Errorf("-listen %q %s; pass -allow-remote (and an API token) to expose the API, or -health-listen to expose only probes and metrics", addr, notLoopback)
+	case !haveToken:
+		return fmt.Errorf("-listen %q %s and no API token is set: give one in $MUSTERD_TOKEN or -token-file, or keep the API on loopback and serve probes and metrics with -health-listen", addr, notLoopback)
 	}
-	// A name is trusted only if every address it resolves to is loopback:
-	// "localhost" can be mapped elsewhere.
+	return nil
+}
+
+// nonLoopback says why host is not a loopback address, or "" if it is. A
+// name is trusted only if every address it resolves to is loopback:
+// "localhost" can be mapped elsewhere.
+func nonLoopback(host string) string {
 	var ips []net.IP
 	if ip := net.ParseIP(host); ip != nil {
 		ips = []net.IP{ip}
@@ -201,14 +228,14 @@ func checkListen(addr string, allowRemote bool) error {
 		ips, _ = net.LookupIP(host)
 	}
 	if len(ips) == 0 {
-		return fmt.Errorf("-listen %q is not a loopback address; pass -allow-remote to expose the API", addr)
+		return "is not a loopback address"
 	}
 	for _, ip := range ips {
 		if !ip.IsLoopback() {
-			return fmt.Errorf("-listen %q resolves to %s, not a loopback address; pass -allow-remote to expose the API", addr, ip)
+			return fmt.Sprintf("resolves to %s, not a loopback address", ip)
 		}
 	}
-	return nil
+	return ""
 }
 
 func runDaemon(args []string, stderr io.Writer) int {
@@ -372,6 +399,11 @@ func serve(ctx context.Context, cfg daemonConfig, log *slog.Logger) (err error) 
 		if err != nil {
 			return fmt.Errorf("-record: %w", err)
 		}
+		// An existing file keeps its mode through O_TRUNC.
+		if err := f.Chmod(0o600); err != nil {
+			f.Close()
+			return fmt.Errorf("-record: %w", err)
+		}
 		defer func() {
 			if cerr := f.Close(); cerr != nil {
 				err = errors.Join(err, fmt.Errorf("-record: %w", cerr))
@@ -402,21 +434,45 @@ func serve(ctx context.Context, cfg daemonConfig, log *slog.Logger) (err error) 
 		return err
 	}
 	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 5 * time.Second}
+	servers := []*http.Server{srv}
+	listeners := []net.Listener{ln}
+	healthAddr := ""
+	if cfg.healthListen != "" {
+		probeLn, err := net.Listen("tcp", cfg.healthListen)
+		if err != nil {
+			ln.Close()
+			return fmt.Errorf("-health-listen on %s: %w", cfg.healthListen, err)
+		}
+		probes, err := api.NewProbeHandler(api.ProbeOptions{Metrics: d.Registry, Health: d.Components.Health, Ready: d.Ready})
+		if err != nil {
+			ln.Close()
+			probeLn.Close()
+			return err
+		}
+		servers = append(servers, &http.Server{Handler: probes, ReadHeaderTimeout: 5 * time.Second})
+		listeners = append(listeners, probeLn)
+		healthAddr = probeLn.Addr().String()
+	}
 	log.Info("musterd starting", "version", version, "config_dir", cfg.configDir, "state_dir", cfg.stateDir,
-		"listen", ln.Addr().String(), "debounce", cfg.debounce, "workers", cfg.workers, "resync", cfg.resync,
+		"listen", ln.Addr().String(), "health_listen", healthAddr, "debounce", cfg.debounce, "workers", cfg.workers, "resync", cfg.resync,
 		"api_token", cfg.token != "", "record", cfg.record, "kubernetes", cfg.kube.enabled,
 		"namespace", cfg.kube.namespace, "leader_elect", cfg.kube.leaderElect)
 
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	serveErr := make(chan error, 1)
-	go func() {
-		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
-			serveErr <- err
-			cancel(err)
-		}
-		close(serveErr)
-	}()
+	serveErrs := make(chan error, len(servers))
+	for i, srv := range servers {
+		go func() {
+			err := srv.Serve(listeners[i])
+			if errors.Is(err, http.ErrServerClosed) {
+				err = nil
+			}
+			if err != nil {
+				cancel(err)
+			}
+			serveErrs <- err
+		}()
+	}
 	go func() {
 		// Losing the lease stops everything this replica runs, servers
 		// included, and exits non-zero, for the kubelet to restart it as
@@ -434,6 +490,12 @@ func serve(ctx context.Context, cfg daemonConfig, log *slog.Logger) (err error) 
 	}
 	shutdownCtx, done := context.WithTimeout(context.Background(), 5*time.Second)
 	defer done()
-	_ = srv.Shutdown(shutdownCtx)
-	return errors.Join(runErr, <-serveErr)
+	errs := []error{runErr}
+	for _, srv := range servers {
+		_ = srv.Shutdown(shutdownCtx)
+	}
+	for range servers {
+		errs = append(errs, <-serveErrs)
+	}
+	return errors.Join(errs...)
 }

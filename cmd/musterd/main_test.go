@@ -11,6 +11,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -223,13 +225,68 @@ func TestCommandLine(t *testing.T) {
 	assert.Contains(t, stderr.String(), `unexpected argument "extra"`)
 }
 
+// -health-listen serves the probes and metrics on an address of its own,
+// and nothing of the API: no resource, no event stream, no reconcile.
+func TestTheHealthListenerServesOnlyProbesAndMetrics(t *testing.T) {
+	examples, err := filepath.Abs("../../examples/config")
+	require.NoError(t, err)
+	d := startDaemon(t, "-config-dir", examples, "-state-dir", t.TempDir(), "-health-listen", "127.0.0.1:0")
+	m := regexp.MustCompile(`msg="musterd starting".* health_listen=(\S+)`).FindStringSubmatch(d.stderr.String())
+	require.NotNil(t, m, "the log names the health listener's address\n%s", d.stderr)
+	require.NotEqual(t, d.addr, m[1])
+	probes := &runningDaemon{addr: m[1]}
+	d.waitReady(t)
+
+	code, body := probes.get(t, "/readyz")
+	assert.Equal(t, http.StatusOK, code)
+	assert.JSONEq(t, `{"ready":true}`, body)
+	code, body = probes.get(t, "/healthz")
+	assert.Equal(t, http.StatusOK, code)
+	assert.Contains(t, body, `"name": "fs-watcher"`)
+	code, body = probes.get(t, "/metrics")
+	assert.Equal(t, http.StatusOK, code)
+	assert.Contains(t, body, "musterd_reconcile_total", "the daemon's own metrics")
+	for _, path := range []string{"/api/v1/resources", "/api/v1/resources/mcpservers/default/echo"} {
+		code, _ = d.get(t, path)
+		assert.Equal(t, http.StatusOK, code, "the API serves %s", path)
+	}
+	for _, path := range []string{"/api/v1/resources", "/api/v1/resources/mcpservers/default/echo",
+		"/api/v1/resources/mcpservers/default/echo/events", "/api/v1/events", "/api/v1/events?format=trace"} {
+		code, body = probes.get(t, path)
+		assert.Equal(t, http.StatusNotFound, code, "%s: %s", path, body)
+	}
+	resp, err := http.Post("http://"+probes.addr+"/api/v1/resources/mcpservers/default/echo/reconcile", "", nil)
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusNotFound, resp.StatusCode)
+}
+
 func TestCheckListen(t *testing.T) {
 	for _, ok := range []string{"127.0.0.1:8090", "[::1]:8090", "localhost:1", "127.1.2.3:0"} {
-		assert.NoError(t, checkListen(ok, false), ok)
+		assert.NoError(t, checkListen(ok, false, false), ok)
 	}
 	for _, bad := range []string{"0.0.0.0:8090", ":8090", "10.0.0.1:80", "example.com:80"} {
-		assert.Error(t, checkListen(bad, false), bad)
-		assert.NoError(t, checkListen(bad, true), bad)
+		assert.Error(t, checkListen(bad, false, true), bad)
+		assert.ErrorContains(t, checkListen(bad, true, false), "no API token is set", "-allow-remote alone never opens the API: %s", bad)
+		assert.NoError(t, checkListen(bad, true, true), bad)
 	}
-	assert.Error(t, checkListen("no-port", false))
+	assert.Error(t, checkListen("no-port", false, false))
+	_, _, err := parseDaemonFlags([]string{"-config-dir", t.TempDir(), "-health-listen", "no-port"}, io.Discard)
+	assert.ErrorContains(t, err, `-health-listen "no-port": address no-port: missing port in address`)
+}
+
+// -allow-remote without a token is refused at start, naming the fix; with
+// a token (here from $MUSTERD_TOKEN) the same address is accepted.
+func TestDaemonRefusesARemoteAPIWithoutAToken(t *testing.T) {
+	cmd := exec.Command(binary, "run", "-config-dir", t.TempDir(), "-listen", "0.0.0.0:0", "-allow-remote")
+	cmd.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "MUSTERD_TOKEN=") })
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	require.ErrorAs(t, err, &exit)
+	assert.Equal(t, 2, exit.ExitCode())
+	assert.Contains(t, string(out), `-listen "0.0.0.0:0" resolves to 0.0.0.0, not a loopback address and no API token is set: give one in $MUSTERD_TOKEN or -token-file, or keep the API on loopback and serve probes and metrics with -health-listen`)
+
+	t.Setenv("MUSTERD_TOKEN", "remote-token")
+	_, _, err = parseDaemonFlags([]string{"-config-dir", t.TempDir(), "-listen", "0.0.0.0:0", "-allow-remote"}, io.Discard)
+	assert.NoError(t, err)
 }

@@ -27,8 +27,9 @@ import (
 // them appears in anything musterd writes or serves — its log at debug
 // level, its status files, every API endpoint (/metrics and the event
 // streams included) and its recorded trace. Status and trace files are
-// 0600 in 0700 directories; the running server got its spec's env plus
-// PATH and HOME, and nothing else of musterd's (not the token).
+// 0600 in 0700 directories, also where a trace file (0644) and a status
+// directory (0755) existed before; the running server got its spec's env
+// plus PATH and HOME, and nothing else of musterd's (not the token).
 func TestE2ESecretsAppearInNoOutputAndChildrenGetOnlyTheirEnv(t *testing.T) {
 	secret := func(what string) string { return what + "-" + newMarker() }
 	var (
@@ -42,7 +43,17 @@ func TestE2ESecretsAppearInNoOutputAndChildrenGetOnlyTheirEnv(t *testing.T) {
 	t.Setenv("MUSTERD_TOKEN", token)
 	record := filepath.Join(t.TempDir(), "traces", "run.trace")
 	require.NoError(t, os.Mkdir(filepath.Dir(record), 0o700))
+	// Left by an earlier run: O_TRUNC alone would keep its mode.
+	require.NoError(t, os.WriteFile(record, []byte("an earlier trace\n"), 0o644))
+	require.NoError(t, os.Chmod(record, 0o644))
 	e := startFS(t, "-log-level", "debug", "-record", record)
+	// Left by an earlier version, before any resource is declared: the
+	// status directories of the default namespace, 0755.
+	oldStatusDir := filepath.Join(e.state, "status", "mcpservers", "default")
+	require.NoError(t, os.MkdirAll(oldStatusDir, 0o755))
+	for d := oldStatusDir; d != e.state; d = filepath.Dir(d) {
+		require.NoError(t, os.Chmod(d, 0o755))
+	}
 	url := startRemoteServer(t, "fetch")
 
 	marker := newMarker()
@@ -83,26 +94,34 @@ func TestE2ESecretsAppearInNoOutputAndChildrenGetOnlyTheirEnv(t *testing.T) {
 	// flow: a manual reconcile of each server.
 	served := map[string]string{}
 	auth := func(req *http.Request) *http.Request { req.Header.Set("Authorization", "Bearer "+token); return req }
-	fetch := func(path string, timeout time.Duration) {
-		ctx, cancel := context.WithTimeout(context.Background(), timeout)
-		defer cancel()
+	open := func(ctx context.Context, path string) *http.Response {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+e.addr+path, nil)
 		require.NoError(t, err)
 		resp, err := http.DefaultClient.Do(auth(req))
 		require.NoError(t, err)
+		return resp
+	}
+	read := func(path string, resp *http.Response) {
 		defer resp.Body.Close()
-		body, _ := io.ReadAll(resp.Body) // a stream ends with the timeout
+		body, _ := io.ReadAll(resp.Body) // a stream ends with its context
 		require.Equal(t, http.StatusOK, resp.StatusCode, "%s: %s", path, body)
 		served[path] = string(body)
 	}
-	streams := make(chan struct{})
-	go func() {
-		defer close(streams)
-		for _, path := range []string{"/api/v1/events", "/api/v1/events?format=trace"} {
-			fetch(path, 2*time.Second)
-		}
-	}()
-	time.Sleep(200 * time.Millisecond) // let the first stream subscribe; what it misses, the second and the trace hold
+	fetch := func(path string, timeout time.Duration) {
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
+		read(path, open(ctx, path))
+	}
+	// Both streams are open before the reconciles: the API answers a
+	// stream's headers only once its bus subscription exists, so each
+	// sees every event published after Do returns.
+	streamPaths := []string{"/api/v1/events", "/api/v1/events?format=trace"}
+	streamCtx, endStreams := context.WithTimeout(context.Background(), 3*time.Second)
+	defer endStreams()
+	var streams []*http.Response
+	for _, path := range streamPaths {
+		streams = append(streams, open(streamCtx, path))
+	}
 	servers := []string{"envy", "leaky", "headed", "userinfo"}
 	for _, name := range servers {
 		req, err := http.NewRequest(http.MethodPost, "http://"+e.addr+"/api/v1/resources/mcpservers/default/"+name+"/reconcile", nil)
@@ -112,7 +131,9 @@ func TestE2ESecretsAppearInNoOutputAndChildrenGetOnlyTheirEnv(t *testing.T) {
 		resp.Body.Close()
 		require.Equal(t, http.StatusAccepted, resp.StatusCode)
 	}
-	<-streams
+	for i, path := range streamPaths {
+		read(path, streams[i])
+	}
 	for _, path := range []string{"/healthz", "/readyz", "/metrics", "/api/v1/resources", "/api/v1/resources?kind=mcpservers"} {
 		fetch(path, e2eDeadline)
 	}
@@ -155,12 +176,16 @@ func TestE2ESecretsAppearInNoOutputAndChildrenGetOnlyTheirEnv(t *testing.T) {
 		return nil
 	}))
 	require.Contains(t, outputs, filepath.Join(e.state, "status", "mcpservers", "default", "leaky.yaml"), "the status files were written")
+	info, err := os.Stat(oldStatusDir)
+	require.NoError(t, err)
+	assert.Equal(t, iofs.FileMode(0o700), info.Mode().Perm(), "the status directory an earlier version left 0755")
 	trace, err := os.ReadFile(record)
 	require.NoError(t, err)
 	outputs["trace "+record] = string(trace)
-	info, err := os.Stat(record)
+	info, err = os.Stat(record)
 	require.NoError(t, err)
-	assert.Equal(t, iofs.FileMode(0o600), info.Mode().Perm(), "the trace file")
+	assert.Equal(t, iofs.FileMode(0o600), info.Mode().Perm(), "the trace file, 0644 before the run")
+	assert.NotContains(t, outputs["trace "+record], "an earlier trace", "the old trace was replaced")
 
 	// Not vacuous: the outputs do talk about these servers.
 	assert.Contains(t, outputs["trace "+record], `"name":"leaky"`)
@@ -183,4 +208,26 @@ func TestE2ESecretsAppearInNoOutputAndChildrenGetOnlyTheirEnv(t *testing.T) {
 			assert.Contains(t, sc.Text(), "api_token=true")
 		}
 	}
+}
+
+// With -inherit-env a real child gets musterd's environment, but never the
+// API token musterd read from MUSTERD_TOKEN.
+func TestE2EInheritEnvNeverHandsChildrenTheAPIToken(t *testing.T) {
+	token := "apitoken-" + newMarker()
+	inherited := "inherited-" + newMarker()
+	t.Setenv("MUSTERD_TOKEN", token)
+	t.Setenv("MUSTERD_E2E_INHERITED", inherited)
+	e := startFS(t, "-inherit-env")
+	marker := newMarker()
+	e.write(t, "mcpservers/heir.yaml", mcpServerYAML("heir", stdioSpec("-tools", marker)...))
+	e.waitServer(t, "heir", "is Running", running("x_heir_"+marker))
+
+	environ, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", theServerProc(t, marker).pid))
+	require.NoError(t, err)
+	vars := strings.Split(strings.TrimSuffix(string(environ), "\x00"), "\x00")
+	assert.Contains(t, vars, "MUSTERD_E2E_INHERITED="+inherited, "-inherit-env passes musterd's environment")
+	for _, kv := range vars {
+		assert.False(t, strings.HasPrefix(kv, "MUSTERD_TOKEN="), "the child got musterd's API token: %s", kv)
+	}
+	assert.NotContains(t, string(environ), token)
 }

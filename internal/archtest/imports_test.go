@@ -52,6 +52,8 @@ var allowed = map[string][]string{
 	"internal":                    {"*"},
 	// The envtest helper of the Kubernetes tests: the scheme's types only.
 	"internal/kubetest": {"pkg/apis"},
+	// The bad-input corpus of the watcher's and the daemon's tests.
+	"internal/badinput": {},
 	// Packages of tests only (test/crd, test/deploy); their doc.go imports
 	// nothing.
 	"test": {},

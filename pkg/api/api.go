@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -108,20 +109,51 @@ func NewHandler(opts Options) (http.Handler, error) {
 	}
 	s.tokenHash = sha256.Sum256([]byte(opts.Token))
 
-	read := []string{http.MethodGet, http.MethodHead}
-	mux := http.NewServeMux()
-	mux.Handle("/healthz", allow(read, s.healthz))
-	mux.Handle("/readyz", allow(read, s.readyz))
-	mux.Handle("/metrics", allow(read, promhttp.HandlerFor(s.opts.Metrics, promhttp.HandlerOpts{}).ServeHTTP))
+	mux := s.probeMux()
 	mux.Handle("/api/v1/resources", allow(read, s.list))
 	mux.Handle("/api/v1/resources/{kind}/{namespace}/{name}", allow(read, s.get))
 	mux.Handle("/api/v1/resources/{kind}/{namespace}/{name}/reconcile", allow([]string{http.MethodPost}, s.reconcile))
 	mux.Handle("/api/v1/resources/{kind}/{namespace}/{name}/events", allow(read, s.recent))
 	mux.Handle("/api/v1/events", allow(read, s.events))
+	return mux, nil
+}
+
+// ProbeOptions configures the probe handler.
+type ProbeOptions struct {
+	// Metrics is served on /metrics. Default: prometheus.DefaultGatherer.
+	Metrics prometheus.Gatherer
+	// Health reports the components' health (lifecycle.Registry.Health).
+	// Optional: without it, /healthz reports no components and is healthy.
+	Health func() []lifecycle.ComponentHealth
+	// Ready reports whether the first full reconcile is done. Required.
+	Ready func() bool
+}
+
+// NewProbeHandler returns the handler of the probe listener: /healthz,
+// /readyz and /metrics, as the API serves them, and nothing else. It reads
+// no resource and needs no token, so it may listen where the kubelet and
+// Prometheus reach it while the API stays on loopback (controller-runtime's
+// split of its health-probe and metrics servers from webhooks and the like).
+func NewProbeHandler(opts ProbeOptions) (http.Handler, error) {
+	if opts.Ready == nil {
+		return nil, errors.New("api: probe option Ready is required")
+	}
+	s := &server{opts: Options{Metrics: cmp.Or[prometheus.Gatherer](opts.Metrics, prometheus.DefaultGatherer), Health: opts.Health, Ready: opts.Ready}}
+	return s.probeMux(), nil
+}
+
+var read = []string{http.MethodGet, http.MethodHead}
+
+// probeMux serves the probes and metrics, and 404 for any other path.
+func (s *server) probeMux() *http.ServeMux {
+	mux := http.NewServeMux()
+	mux.Handle("/healthz", allow(read, s.healthz))
+	mux.Handle("/readyz", allow(read, s.readyz))
+	mux.Handle("/metrics", allow(read, promhttp.HandlerFor(s.opts.Metrics, promhttp.HandlerOpts{}).ServeHTTP))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "no such endpoint: "+r.URL.Path)
 	})
-	return mux, nil
+	return mux
 }
 
 // allow serves only methods; anything else is a 405 naming them.

@@ -22,6 +22,12 @@
 //	GET  /api/v1/resources/{kind}/{namespace}/{name}/events      recent events; bearer token when configured
 //	GET  /api/v1/events?kind=&namespace=&name=&type=             text/event-stream; bearer token when configured
 //
+// NewProbeHandler serves /healthz, /readyz and /metrics alone, for a
+// separate probe listener (musterd run -health-listen) that the kubelet
+// and Prometheus reach while the API itself stays on loopback: it shows no
+// resource, no event and triggers nothing, and answers 404 for every other
+// path.
+//
 // Guarantees:
 //
 //   - Secrets never reach a client: the values of an MCPServer's env and

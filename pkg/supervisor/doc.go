@@ -17,7 +17,7 @@
 //     otherwise. Calls for one key are serialised.
 //   - A stdio server is exec'd directly, without a shell, with its args and
 //     its env on top of only PATH and HOME of musterd's (all of musterd's
-//     environment with Options.InheritEnv), as the leader of its own process
+//     environment but MUSTERD_TOKEN with Options.InheritEnv), as the leader of its own process
 //     group, its stderr kept as a bounded tail. Stopping it closes its
 //     stdin, sends SIGTERM to the group and, after StopGrace, SIGKILL; when
 //     its main process dies, whatever is left of its group is killed too.

@@ -27,7 +27,8 @@ func environ(t *testing.T, pid int) []string {
 }
 
 // A real child's environment, read from /proc, holds its spec's env plus
-// PATH and HOME, and nothing else of the supervisor's, unless InheritEnv.
+// PATH and HOME, and nothing else of the supervisor's, unless InheritEnv;
+// musterd's API token it never gets.
 func TestAStdioServerGetsOnlyItsSpecsEnvPlusPATHAndHOME(t *testing.T) {
 	t.Setenv("HOME", "/home/musterd-test")
 	t.Setenv("MUSTERD_TOKEN", "daemon-token-not-for-servers")
@@ -43,8 +44,10 @@ func TestAStdioServerGetsOnlyItsSpecsEnvPlusPATHAndHOME(t *testing.T) {
 	inherit := newHarness(t, supervisor.Options{InheritEnv: true})
 	obs = inherit.ensure(t, key("inherits"), spec)
 	env := environ(t, obs.PID)
-	assert.Contains(t, env, "MUSTERD_TOKEN=daemon-token-not-for-servers", "InheritEnv passes the supervisor's environment")
-	assert.Contains(t, env, "AWS_SECRET_ACCESS_KEY=cloud-credential-not-for-servers")
+	assert.Contains(t, env, "AWS_SECRET_ACCESS_KEY=cloud-credential-not-for-servers", "InheritEnv passes the supervisor's environment")
+	for _, kv := range env {
+		assert.False(t, strings.HasPrefix(kv, "MUSTERD_TOKEN="), "InheritEnv withholds musterd's API token: %s", kv)
+	}
 	assert.Contains(t, env, "HOME=/srv/server-home", "the spec's env still wins")
 	assert.Contains(t, env, "API_KEY=granted-by-the-spec")
 }

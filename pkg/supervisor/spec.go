@@ -80,14 +80,19 @@ func specTimeout(spec v1alpha1.MCPServerSpec) time.Duration {
 // find what it runs, HOME for its own configuration.
 var inheritedEnv = []string{"PATH", "HOME"}
 
+// withheldEnv names the variables of musterd's own environment that no
+// server inherits, not even with InheritEnv: musterd's API token. A spec
+// may still name one in its env, explicitly.
+var withheldEnv = []string{"MUSTERD_TOKEN"}
+
 // processEnv is the environment of a stdio server's process: PATH and HOME
-// of musterd's (all of musterd's environment if inheritAll), the spec's env
-// on top.
+// of musterd's (all of musterd's environment but withheldEnv if
+// inheritAll), the spec's env on top.
 func processEnv(specEnv map[string]string, inheritAll bool) []string {
 	env := make(map[string]string, len(inheritedEnv)+len(specEnv))
 	if inheritAll {
 		for _, kv := range os.Environ() {
-			if name, value, ok := strings.Cut(kv, "="); ok && name != "" {
+			if name, value, ok := strings.Cut(kv, "="); ok && name != "" && !slices.Contains(withheldEnv, name) {
 				env[name] = value
 			}
 		}

@@ -89,12 +89,14 @@ func TestProcessEnvInheritsOnlyPATHAndHOMEAndTheSpecWins(t *testing.T) {
 	t.Setenv("HOME", "/home/op")
 	t.Setenv("LANG", "C.UTF-8")
 	t.Setenv("MUSTERD_TEST_SECRET", "not for servers")
+	t.Setenv("MUSTERD_TOKEN", "the API token")
 	env := processEnv(map[string]string{"PATH": "/opt/bin", "EXTRA": "x"}, false)
 	assert.Equal(t, []string{"EXTRA=x", "HOME=/home/op", "PATH=/opt/bin"}, env)
 
 	all := processEnv(map[string]string{"PATH": "/opt/bin", "EXTRA": "x"}, true)
 	assert.Contains(t, all, "MUSTERD_TEST_SECRET=not for servers", "inheritAll passes musterd's environment")
 	assert.Contains(t, all, "LANG=C.UTF-8")
+	assert.NotContains(t, all, "MUSTERD_TOKEN=the API token", "inheritAll withholds musterd's API token")
 	assert.Contains(t, all, "PATH=/opt/bin", "the spec still wins")
 	assert.NotContains(t, all, "PATH=/usr/bin")
 }

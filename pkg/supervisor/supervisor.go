@@ -49,8 +49,8 @@ type Options struct {
 	// StderrTail is how many bytes of each stdio server's stderr are kept
 	// for LastError. Default 4096.
 	StderrTail int
-	// InheritEnv gives each stdio server all of musterd's environment, under
-	// its spec's env. Default false: a server gets its spec's env plus PATH
+	// InheritEnv gives each stdio server all of musterd's environment but
+	// MUSTERD_TOKEN, under its spec's env. Default false: a server gets its spec's env plus PATH
 	// and HOME, and nothing else of musterd's (its API token, cloud
 	// credentials, proxies).
 	InheritEnv bool

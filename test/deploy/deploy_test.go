@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -28,7 +29,7 @@ import (
 const (
 	namespace      = "musterd-system"
 	serviceAccount = "musterd"
-	apiPort        = 8090
+	healthPort     = 8081
 )
 
 // rendered is config/default as `kubectl apply -k` sends it: each object
@@ -165,17 +166,20 @@ func TestDeploymentRunsKubernetesModeLockedDown(t *testing.T) {
 	c := pod.Containers[0]
 
 	assert.Equal(t, "run", c.Args[0])
-	for _, arg := range []string{"--kubernetes", "--leader-elect", "--allow-remote", fmt.Sprintf("--listen=0.0.0.0:%d", apiPort), "--leader-election-namespace=$(POD_NAMESPACE)"} {
+	for _, arg := range []string{"--kubernetes", "--leader-elect", fmt.Sprintf("--health-listen=:%d", healthPort), "--leader-election-namespace=$(POD_NAMESPACE)"} {
 		assert.Contains(t, c.Args, arg)
 	}
+	for _, arg := range c.Args {
+		assert.False(t, strings.HasPrefix(arg, "--listen") || strings.HasPrefix(arg, "--allow-remote"), "the API stays on loopback: %s", arg)
+	}
 	require.Len(t, c.Ports, 1)
-	assert.Equal(t, corev1.ContainerPort{Name: "http", ContainerPort: apiPort, Protocol: corev1.ProtocolTCP}, c.Ports[0], "the port --listen serves")
+	assert.Equal(t, corev1.ContainerPort{Name: "health", ContainerPort: healthPort, Protocol: corev1.ProtocolTCP}, c.Ports[0], "the port --health-listen serves")
 	require.NotNil(t, c.LivenessProbe)
 	require.NotNil(t, c.ReadinessProbe)
 	assert.Equal(t, "/healthz", c.LivenessProbe.HTTPGet.Path)
 	assert.Equal(t, "/readyz", c.ReadinessProbe.HTTPGet.Path)
-	assert.Equal(t, "http", c.LivenessProbe.HTTPGet.Port.String())
-	assert.Equal(t, "http", c.ReadinessProbe.HTTPGet.Port.String())
+	assert.Equal(t, "health", c.LivenessProbe.HTTPGet.Port.String())
+	assert.Equal(t, "health", c.ReadinessProbe.HTTPGet.Port.String())
 
 	sc := c.SecurityContext
 	require.NotNil(t, sc)
@@ -202,7 +206,7 @@ func TestDeploymentRunsKubernetesModeLockedDown(t *testing.T) {
 		assert.Equal(t, v, d.Spec.Template.Labels[k])
 	}
 	require.Len(t, svc.Spec.Ports, 1)
-	assert.Equal(t, "http", svc.Spec.Ports[0].TargetPort.String())
+	assert.Equal(t, "health", svc.Spec.Ports[0].TargetPort.String())
 
 	for _, obj := range r.objects {
 		o := obj.(client.Object)

@@ -19,8 +19,12 @@
 //     status/ directory, which the watchers do not look at, so a status
 //     write never triggers a reconcile.
 //   - Status files are readable by their owner only (mode 0600), and the
-//     directories it creates under the state dir are 0700: a status names
-//     commands, URLs and errors, though never an env value or header.
+//     directories under the state dir (status/, status/<kinds>/,
+//     status/<kinds>/<namespace>/) are its owner's only: created 0700, and
+//     an existing one that grants its group or others anything (0755 from
+//     an earlier version) is restricted at the first write into it. A
+//     status names commands, URLs and errors, though never an env value or
+//     header.
 //   - Deleting a status that is not there is not an error.
 //   - Errors name the status file relative to the state dir, and carry a
 //     category for metrics ("permission_denied", "no_space", "other").

@@ -163,7 +163,9 @@ func (w *Writer) replace(rel string, data []byte) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return categorize(rel, "create directory", err)
 	}
-	w.removeStrays(dir)
+	if err := w.firstWriteInto(dir); err != nil {
+		return categorize(rel, "restrict directory", err)
+	}
 	w.strays.RLock()
 	defer w.strays.RUnlock()
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
@@ -203,17 +205,45 @@ func (w *Writer) replace(rel string, data []byte) error {
 
 // removeStrays removes the temporary files a crash may have left in dir,
 // the first time this Writer writes there.
-func (w *Writer) removeStrays(dir string) {
+// firstWriteInto readies dir, once per process: it restricts the
+// directories musterd owns on the way there and removes the strays of an
+// earlier process.
+func (w *Writer) firstWriteInto(dir string) error {
 	w.strays.Lock()
 	defer w.strays.Unlock()
 	if w.cleaned[dir] {
-		return
+		return nil
+	}
+	if err := w.restrict(dir); err != nil {
+		return err
 	}
 	strays, _ := filepath.Glob(filepath.Join(dir, ".*.tmp-*"))
 	for _, s := range strays {
 		os.Remove(s)
 	}
 	w.cleaned[dir] = true
+	return nil
+}
+
+// restrict takes the group's and others' permissions off dir and its
+// parents up to, not including, the state dir (status/, status/<kinds>/,
+// status/<kinds>/<namespace>/): MkdirAll leaves an existing directory's
+// mode alone, and earlier versions of musterd created them 0755. It only
+// takes permissions away; an owner's own restriction (0500) stays.
+func (w *Writer) restrict(dir string) error {
+	stateDir := filepath.Clean(w.opts.StateDir)
+	for d := dir; d != stateDir && d != filepath.Dir(d); d = filepath.Dir(d) {
+		info, err := os.Stat(d)
+		if err != nil {
+			return err
+		}
+		if perm := info.Mode().Perm(); perm&0o077 != 0 {
+			if err := os.Chmod(d, perm&^0o077); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // categorize names the file and classifies err for the status-sync

@@ -126,3 +126,39 @@ func TestPathAndPlural(t *testing.T) {
 	assert.Equal(t, filepath.Join("status", "mcpservers", "default", "git.yaml"), files.Path(events.Key{Kind: "MCPServer", Name: "git"}))
 	assert.Equal(t, "workflows", files.Plural("Workflow"))
 }
+
+// Directories an earlier version created 0755 are restricted to their
+// owner at the first write into them; the state dir itself, which the
+// operator names and may share, is left alone, and a restriction of the
+// owner's own (0500) is not loosened.
+func TestAnExistingOpenStatusDirIsRestrictedAtTheFirstWrite(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.Chmod(dir, 0o755))
+	for _, d := range []string{"status", "status/mcpservers", "status/mcpservers/default", "status/workflows/team"} {
+		require.NoError(t, os.MkdirAll(filepath.Join(dir, d), 0o755))
+		require.NoError(t, os.Chmod(filepath.Join(dir, d), 0o755))
+	}
+	require.NoError(t, os.Chmod(filepath.Join(dir, "status/workflows"), 0o550))
+	w, err := files.New(files.Options{StateDir: dir})
+	require.NoError(t, err)
+	require.NoError(t, w.WriteStatus(context.Background(), statusync.Status{Key: key, State: statusync.StateSynced}))
+	want := map[string]os.FileMode{
+		".": 0o755, "status": 0o700, "status/mcpservers": 0o700, "status/mcpservers/default": 0o700,
+		"status/workflows": 0o550, "status/workflows/team": 0o755,
+	}
+	perms := func() map[string]os.FileMode {
+		got := map[string]os.FileMode{}
+		for d := range want {
+			info, err := os.Stat(filepath.Join(dir, d))
+			require.NoError(t, err)
+			got[d] = info.Mode().Perm()
+		}
+		return got
+	}
+	assert.Equal(t, want, perms(), "only the directories written into, and only group and other bits")
+
+	require.NoError(t, w.WriteStatus(context.Background(), statusync.Status{Key: events.NewKey("Workflow", "team", "deploy"), State: statusync.StateSynced}))
+	want["status/workflows"] = 0o500
+	want["status/workflows/team"] = 0o700
+	assert.Equal(t, want, perms(), "the owner's own 0550 loses its group bits, and is not made writable")
+}

@@ -1,8 +1,8 @@
 package fs
 
 import (
-	"bufio"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -12,35 +12,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/musterd/musterd/internal/badinput"
 	"github.com/musterd/musterd/pkg/bus"
 	"github.com/musterd/musterd/pkg/events"
 	"github.com/musterd/musterd/pkg/resources"
 )
-
-// badCorpus is the repository's corpus of malformed and hostile files.
-const badCorpus = "../../../testdata/bad"
-
-// badExpectations reads testdata/bad/errors.txt: each file of the corpus and
-// a part of its error.
-func badExpectations(t *testing.T) map[string]string {
-	t.Helper()
-	f, err := os.Open(filepath.Join(badCorpus, "errors.txt"))
-	require.NoError(t, err)
-	defer f.Close()
-	want := map[string]string{}
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := sc.Text()
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		file, part, ok := strings.Cut(line, ": ")
-		require.True(t, ok, "errors.txt: %q is not <file>: <error part>", line)
-		want[file] = part
-	}
-	require.NoError(t, sc.Err())
-	return want
-}
 
 // maxBadInputAlloc bounds what reading and decoding one bad file may
 // allocate in all: the 4 MiB read limit, and the decoder's refusal of alias
@@ -55,11 +31,12 @@ const maxBadInputAlloc = 64 << 20
 // maxBadInputAlloc bytes allocated, as runtime.MemStats counts them (the
 // total allocated bounds the peak heap's growth).
 func TestEveryBadInputIsAnErrorNamingItsFileWithinBoundedMemory(t *testing.T) {
-	want := badExpectations(t)
+	want := badinput.Expectations(t)
+	corpus := badinput.Dir(t)
 	dir := t.TempDir()
 	mcps := filepath.Join(dir, "mcpservers")
 	require.NoError(t, os.MkdirAll(mcps, 0o755))
-	entries, err := os.ReadDir(badCorpus)
+	entries, err := os.ReadDir(corpus)
 	require.NoError(t, err)
 	for _, e := range entries {
 		if !strings.HasSuffix(e.Name(), ".yaml") {
@@ -67,28 +44,16 @@ func TestEveryBadInputIsAnErrorNamingItsFileWithinBoundedMemory(t *testing.T) {
 		}
 		_, listed := want[e.Name()]
 		require.True(t, listed, "testdata/bad/%s has no line in errors.txt", e.Name())
-		data, err := os.ReadFile(filepath.Join(badCorpus, e.Name()))
+		data, err := os.ReadFile(filepath.Join(corpus, e.Name()))
 		require.NoError(t, err)
 		require.NoError(t, os.WriteFile(filepath.Join(mcps, e.Name()), data, 0o644))
 	}
 	// Made here, never committed.
-	huge, err := os.Create(filepath.Join(mcps, "huge.yaml"))
-	require.NoError(t, err)
-	_, err = huge.WriteString("apiVersion: muster.giantswarm.io/v1alpha1\nkind: MCPServer\nmetadata:\n  name: huge\nspec:\n  description: ")
-	require.NoError(t, err)
-	chunk := []byte(strings.Repeat("x", 1<<20))
-	for range 100 {
-		_, err = huge.Write(chunk)
-		require.NoError(t, err)
-	}
-	require.NoError(t, huge.Close())
-	want["huge.yaml"] = "cannot read: larger than 4 MiB; definition files are small"
-	require.NoError(t, os.Symlink("loop.yaml", filepath.Join(mcps, "loop.yaml")))
-	want["loop.yaml"] = "cannot read: too many levels of symbolic links"
+	maps.Copy(want, badinput.WriteGenerated(t, mcps))
 	locked := filepath.Join(mcps, "locked.yaml")
 	require.NoError(t, os.WriteFile(locked, []byte("kind: MCPServer\n"), 0o644))
 	require.NoError(t, os.Chmod(locked, 0))
-	want["locked.yaml"] = "cannot read: permission denied"
+	want["locked.yaml"] = badinput.UnreadableError
 
 	index := resources.New()
 	w, err := New(bus.New(bus.Options{}), Options{ConfigDir: dir, Index: index, Logger: slog.New(slog.DiscardHandler)})
