@@ -34,12 +34,7 @@ type kubeEnv struct {
 
 func startKube(t *testing.T) *kubeEnv {
 	t.Helper()
-	return startKubeWith(t, kubetest.Options{})
-}
-
-func startKubeWith(t *testing.T, opts kubetest.Options) *kubeEnv {
-	t.Helper()
-	cp := kubetest.Start(t, opts)
+	cp := kubetest.Start(t, kubetest.Options{})
 	t.Logf("control plane up in %s", cp.StartDuration)
 	return &kubeEnv{cp: cp, kubeconfig: cp.Kubeconfig(t, nil)}
 }
@@ -174,12 +169,11 @@ func TestE2EKubeCustomResourcesDriveRealServers(t *testing.T) {
 	assert.NotContains(t, d.stderr.String(), "status write failed", "a deleted resource's status is no failure")
 }
 
-// The API server's graceful stop takes its --request-timeout (1m) while
-// clients such as musterd hold watches open, as any controller does: this
-// test takes real time, so it runs beside the others.
+// With musterd's informers watching, the API server stops within
+// kubetest.WatchDrainGracePeriod, so the outage begins while every server
+// runs.
 func TestE2EKubeAPIServerOutageStopsNothingAndStatusCatchesUp(t *testing.T) {
-	t.Parallel()
-	k := startKubeWith(t, kubetest.Options{StopTimeout: 2 * time.Minute})
+	k := startKube(t)
 	d := k.musterd(t)
 	d.waitReady(t)
 	steady, victim := newMarker(), newMarker()
