@@ -322,6 +322,11 @@ func newDaemon(cfg daemonConfig, log *slog.Logger, record io.Writer) (*daemon, e
 	if err := d.Add(bridge); err != nil {
 		return nil, err
 	}
+	if kubeParts != nil {
+		if err := kubeParts.add(d); err != nil {
+			return nil, err
+		}
+	}
 	var watcher lifecycle.Component
 	if kubeParts != nil {
 		watcher = kubeParts.watcher

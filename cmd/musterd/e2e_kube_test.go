@@ -18,6 +18,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	eventsv1 "k8s.io/api/events/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -108,6 +109,22 @@ func (d *runningDaemon) reconcileStarts(t *testing.T, name string) int {
 	return len(reconcileStarted.FindAllString(body, -1))
 }
 
+// kubeEvents returns the Events on MCPServer default/name as
+// "Type Reason: note", sorted.
+func (k *kubeEnv) kubeEvents(t *testing.T, name string) []string {
+	t.Helper()
+	var list eventsv1.EventList
+	require.NoError(t, k.cp.Client.List(t.Context(), &list, client.InNamespace("default")))
+	var out []string
+	for _, e := range list.Items {
+		if e.Regarding.Kind == v1alpha1.KindMCPServer && e.Regarding.Name == name {
+			out = append(out, e.Type+" "+e.Reason+": "+e.Note)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
 // kubectlGetMCPS runs the built kubectl, logs its table and returns it.
 func (k *kubeEnv) kubectlGetMCPS(t *testing.T) string {
 	t.Helper()
@@ -133,6 +150,13 @@ func TestE2EKubeCustomResourcesDriveRealServers(t *testing.T) {
 	table := k.kubectlGetMCPS(t)
 	assert.Regexp(t, `(?m)^NAME\s+TYPE\s+STATE\s+TOOLS\s+AGE$`, table)
 	assert.Regexp(t, `(?m)^git\s+stdio\s+Running\s+1\s+\S+$`, table)
+	created := []string{
+		"Normal ServerStarted: server started, serving 1 tools",
+		"Normal Synced: generation 1 reconciled",
+	}
+	eventually(t, "the leader records Events on the resource", func() bool {
+		return slices.Equal(k.kubeEvents(t, "git"), created)
+	})
 
 	// A status-only update reconciles nothing. A spec change of another
 	// server, which the same informer delivers after it, is the barrier:
@@ -146,6 +170,8 @@ func TestE2EKubeCustomResourcesDriveRealServers(t *testing.T) {
 	k.createServer(t, "barrier", barrier)
 	k.waitStatus(t, "barrier", "runs", runningGen("barrier", barrier, 1))
 	assert.Equal(t, starts, d.reconcileStarts(t, "git"), "a status-only update must not reconcile")
+	eventually(t, "the barrier's Events are recorded", func() bool { return len(k.kubeEvents(t, "barrier")) == 2 })
+	assert.Equal(t, created, k.kubeEvents(t, "git"), "nor record an Event")
 	assert.True(t, first.alive(), "nor restart the server")
 	s, _ = k.server(t, "git")
 	assert.Equal(t, int64(1), s.Generation, "a status update is no new generation")
@@ -158,6 +184,12 @@ func TestE2EKubeCustomResourcesDriveRealServers(t *testing.T) {
 	k.waitStatus(t, "git", "runs generation 2", runningGen("git", marker2, 2))
 	theServerProc(t, marker2)
 	eventually(t, "the server of generation 1 is gone", func() bool { return !first.alive() })
+	eventually(t, "generation 2's Synced Event", func() bool {
+		return slices.Contains(k.kubeEvents(t, "git"), "Normal Synced: generation 2 reconciled")
+	})
+	for _, e := range k.kubeEvents(t, "git") {
+		assert.True(t, strings.HasPrefix(e, "Normal "), "no warning on a clean update: %s", e)
+	}
 
 	// Delete: the server stops, and musterd forgets the resource.
 	require.NoError(t, k.cp.Client.Delete(t.Context(), s))
