@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -321,6 +323,16 @@ func leaderOf(ds []*runningDaemon, markers ...string) (*runningDaemon, bool) {
 	return leader, leader != nil
 }
 
+// leaseHolder returns the identity holding the e2e's leader election
+// Lease.
+func (k *kubeEnv) leaseHolder(t *testing.T) string {
+	t.Helper()
+	var lease coordinationv1.Lease
+	require.NoError(t, k.cp.Client.Get(t.Context(), client.ObjectKey{Namespace: "default", Name: "musterd-e2e"}, &lease))
+	require.NotNil(t, lease.Spec.HolderIdentity)
+	return *lease.Spec.HolderIdentity
+}
+
 var metricReconciles = regexp.MustCompile(`(?m)^musterd_reconcile_total\{kind="MCPServer",result="(\w+)"\} (\d+)$`)
 
 func mcpReconciles(t *testing.T, d *runningDaemon) int {
@@ -379,6 +391,18 @@ func TestE2EKubeLeaderElectionOnlyTheLeaderReconcilesAndAnotherTakesOver(t *test
 				continue
 			}
 			assert.Zero(t, mcpReconciles(t, d), "a follower reconciles nothing")
+			// A follower refuses a reconcile at once, naming the leader (as
+			// it last saw the Lease: polled, since it looks every retry
+			// period).
+			eventually(t, "a follower refuses a reconcile, naming the leader", func() bool {
+				resp, err := http.Post("http://"+d.addr+"/api/v1/resources/mcpservers/default/"+names[0]+"/reconcile", "", nil)
+				require.NoError(t, err)
+				body, err := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				require.NoError(t, err)
+				require.Equal(t, http.StatusServiceUnavailable, resp.StatusCode, "%s", body)
+				return strings.Contains(string(body), "the leader is "+k.leaseHolder(t)+":")
+			})
 			assert.Contains(t, d.stderr.String(), `msg="informers synced"`, "a follower's index is warm")
 			code, _ := d.get(t, "/readyz")
 			assert.Equal(t, http.StatusOK, code, "a warm follower is ready")

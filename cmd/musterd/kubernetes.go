@@ -276,6 +276,15 @@ func (s *kubeStages) elected() <-chan struct{} {
 	return s.elector.Elected()
 }
 
+// leader is api.Options.Leader: nil without -leader-elect, where this
+// replica always leads.
+func (s *kubeStages) leader() func() (string, bool) {
+	if s.elector == nil {
+		return nil
+	}
+	return s.elector.Leader
+}
+
 // ready is /readyz in Kubernetes mode: the leader is ready once its first
 // full reconcile is done, a follower once its index is warm.
 func (s *kubeStages) ready(leaderReady func() bool) func() bool {
