@@ -34,9 +34,12 @@
 //     count grew since.
 //   - No secret in an Event: every note passes pkg/redact, and is cut to
 //     the API's 1 KiB.
-//   - Best effort, never in the way: an Event that cannot be recorded (the
-//     API server is down, the object is gone) is logged at debug level and
-//     dropped; reconciling and status writing go on regardless.
+//   - Best effort, never in the way: an Event whose object cannot be read
+//     (gone, or the API server down) is logged at debug level and dropped;
+//     one the API server cannot take is retried by the broadcaster (12
+//     tries, 10 s apart), then dropped with client-go's error log.
+//     Reconciling and status writing go on regardless; a read is bounded by
+//     Options.RequestTimeout.
 //   - RBAC: create and patch on events.k8s.io events (patch for series),
 //     list on the two kinds for the start; config/rbac grants exactly that.
 package kubeevents
