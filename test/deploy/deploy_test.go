@@ -259,7 +259,7 @@ func TestManifestsApplyAndGrantLeastPrivilege(t *testing.T) {
 		{"create", group, "workflows", "", "team-a"},
 		{"delete", group, "mcpservers", "", "team-a"},
 		{"get", "", "secrets", "", namespace},
-		{"create", "", "events", "", "team-a"}, // the recorder writes events.k8s.io Events only
+		{"create", "", "events", "", "team-a"},                    // the recorder writes events.k8s.io Events only
 		{"create", "coordination.k8s.io", "leases", "", "team-a"}, // Leases only at home
 		{"delete", "coordination.k8s.io", "leases", "", namespace},
 		{"update", "apiextensions.k8s.io", "customresourcedefinitions", "", ""},
