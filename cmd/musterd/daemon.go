@@ -285,6 +285,8 @@ type daemon struct {
 	// lost receives the elector's ErrLostLeadership; nil outside
 	// Kubernetes mode.
 	lost <-chan error
+	// leader is api.Options.Leader; nil without leader election.
+	leader func() (string, bool)
 }
 
 // newDaemon builds the daemon; if record is not nil, every bus event is
@@ -319,7 +321,7 @@ func newDaemon(cfg daemonConfig, log *slog.Logger, record io.Writer) (*daemon, e
 			return nil, err
 		}
 		foundations = append(foundations, kubeParts.foundation()...)
-		statusWriter, elected, d.lost = kubeParts.writer, kubeParts.elected(), kubeParts.lost
+		statusWriter, elected, d.lost, d.leader = kubeParts.writer, kubeParts.elected(), kubeParts.lost, kubeParts.leader()
 	} else {
 		if statusWriter, err = files.New(files.Options{
 			StateDir: cfg.stateDir,
@@ -349,6 +351,11 @@ func newDaemon(cfg daemonConfig, log *slog.Logger, record io.Writer) (*daemon, e
 	}
 	if err := d.Add(bridge); err != nil {
 		return nil, err
+	}
+	if kubeParts != nil {
+		if err := kubeParts.add(d); err != nil {
+			return nil, err
+		}
 	}
 	var watcher lifecycle.Component
 	if kubeParts != nil {
@@ -426,7 +433,7 @@ func serve(ctx context.Context, cfg daemonConfig, log *slog.Logger) (err error) 
 	}
 	handler, err := api.NewHandler(api.Options{
 		Index: d.Index, Statuses: d.Store, ResourceStatus: d.Reconcilers.Status,
-		Trigger: func(k events.Key) { d.Coordinator.Trigger(k) }, Bus: d.Bus,
+		Trigger: func(k events.Key) { d.Coordinator.Trigger(k) }, Leader: d.leader, Bus: d.Bus,
 		Metrics: d.Registry, Health: d.Components.Health, Ready: d.Ready, History: d.History,
 		Token: cfg.token, Logger: log,
 	})

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -18,6 +19,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -34,12 +37,7 @@ type kubeEnv struct {
 
 func startKube(t *testing.T) *kubeEnv {
 	t.Helper()
-	return startKubeWith(t, kubetest.Options{})
-}
-
-func startKubeWith(t *testing.T, opts kubetest.Options) *kubeEnv {
-	t.Helper()
-	cp := kubetest.Start(t, opts)
+	cp := kubetest.Start(t, kubetest.Options{})
 	t.Logf("control plane up in %s", cp.StartDuration)
 	return &kubeEnv{cp: cp, kubeconfig: cp.Kubeconfig(t, nil)}
 }
@@ -113,6 +111,22 @@ func (d *runningDaemon) reconcileStarts(t *testing.T, name string) int {
 	return len(reconcileStarted.FindAllString(body, -1))
 }
 
+// kubeEvents returns the Events on MCPServer default/name as
+// "Type Reason: note", sorted.
+func (k *kubeEnv) kubeEvents(t *testing.T, name string) []string {
+	t.Helper()
+	var list eventsv1.EventList
+	require.NoError(t, k.cp.Client.List(t.Context(), &list, client.InNamespace("default")))
+	var out []string
+	for _, e := range list.Items {
+		if e.Regarding.Kind == v1alpha1.KindMCPServer && e.Regarding.Name == name {
+			out = append(out, e.Type+" "+e.Reason+": "+e.Note)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
 // kubectlGetMCPS runs the built kubectl, logs its table and returns it.
 func (k *kubeEnv) kubectlGetMCPS(t *testing.T) string {
 	t.Helper()
@@ -138,6 +152,13 @@ func TestE2EKubeCustomResourcesDriveRealServers(t *testing.T) {
 	table := k.kubectlGetMCPS(t)
 	assert.Regexp(t, `(?m)^NAME\s+TYPE\s+STATE\s+TOOLS\s+AGE$`, table)
 	assert.Regexp(t, `(?m)^git\s+stdio\s+Running\s+1\s+\S+$`, table)
+	created := []string{
+		"Normal ServerStarted: server started, serving 1 tools",
+		"Normal Synced: generation 1 reconciled",
+	}
+	eventually(t, "the leader records Events on the resource", func() bool {
+		return slices.Equal(k.kubeEvents(t, "git"), created)
+	})
 
 	// A status-only update reconciles nothing. A spec change of another
 	// server, which the same informer delivers after it, is the barrier:
@@ -151,6 +172,8 @@ func TestE2EKubeCustomResourcesDriveRealServers(t *testing.T) {
 	k.createServer(t, "barrier", barrier)
 	k.waitStatus(t, "barrier", "runs", runningGen("barrier", barrier, 1))
 	assert.Equal(t, starts, d.reconcileStarts(t, "git"), "a status-only update must not reconcile")
+	eventually(t, "the barrier's Events are recorded", func() bool { return len(k.kubeEvents(t, "barrier")) == 2 })
+	assert.Equal(t, created, k.kubeEvents(t, "git"), "nor record an Event")
 	assert.True(t, first.alive(), "nor restart the server")
 	s, _ = k.server(t, "git")
 	assert.Equal(t, int64(1), s.Generation, "a status update is no new generation")
@@ -163,6 +186,12 @@ func TestE2EKubeCustomResourcesDriveRealServers(t *testing.T) {
 	k.waitStatus(t, "git", "runs generation 2", runningGen("git", marker2, 2))
 	theServerProc(t, marker2)
 	eventually(t, "the server of generation 1 is gone", func() bool { return !first.alive() })
+	eventually(t, "generation 2's Synced Event", func() bool {
+		return slices.Contains(k.kubeEvents(t, "git"), "Normal Synced: generation 2 reconciled")
+	})
+	for _, e := range k.kubeEvents(t, "git") {
+		assert.True(t, strings.HasPrefix(e, "Normal "), "no warning on a clean update: %s", e)
+	}
 
 	// Delete: the server stops, and musterd forgets the resource.
 	require.NoError(t, k.cp.Client.Delete(t.Context(), s))
@@ -174,12 +203,11 @@ func TestE2EKubeCustomResourcesDriveRealServers(t *testing.T) {
 	assert.NotContains(t, d.stderr.String(), "status write failed", "a deleted resource's status is no failure")
 }
 
-// The API server's graceful stop takes its --request-timeout (1m) while
-// clients such as musterd hold watches open, as any controller does: this
-// test takes real time, so it runs beside the others.
+// With musterd's informers watching, the API server stops within
+// kubetest.WatchDrainGracePeriod, so the outage begins while every server
+// runs.
 func TestE2EKubeAPIServerOutageStopsNothingAndStatusCatchesUp(t *testing.T) {
-	t.Parallel()
-	k := startKubeWith(t, kubetest.Options{StopTimeout: 2 * time.Minute})
+	k := startKube(t)
 	d := k.musterd(t)
 	d.waitReady(t)
 	steady, victim := newMarker(), newMarker()
@@ -295,6 +323,16 @@ func leaderOf(ds []*runningDaemon, markers ...string) (*runningDaemon, bool) {
 	return leader, leader != nil
 }
 
+// leaseHolder returns the identity holding the e2e's leader election
+// Lease.
+func (k *kubeEnv) leaseHolder(t *testing.T) string {
+	t.Helper()
+	var lease coordinationv1.Lease
+	require.NoError(t, k.cp.Client.Get(t.Context(), client.ObjectKey{Namespace: "default", Name: "musterd-e2e"}, &lease))
+	require.NotNil(t, lease.Spec.HolderIdentity)
+	return *lease.Spec.HolderIdentity
+}
+
 var metricReconciles = regexp.MustCompile(`(?m)^musterd_reconcile_total\{kind="MCPServer",result="(\w+)"\} (\d+)$`)
 
 func mcpReconciles(t *testing.T, d *runningDaemon) int {
@@ -353,6 +391,18 @@ func TestE2EKubeLeaderElectionOnlyTheLeaderReconcilesAndAnotherTakesOver(t *test
 				continue
 			}
 			assert.Zero(t, mcpReconciles(t, d), "a follower reconciles nothing")
+			// A follower refuses a reconcile at once, naming the leader (as
+			// it last saw the Lease: polled, since it looks every retry
+			// period).
+			eventually(t, "a follower refuses a reconcile, naming the leader", func() bool {
+				resp, err := http.Post("http://"+d.addr+"/api/v1/resources/mcpservers/default/"+names[0]+"/reconcile", "", nil)
+				require.NoError(t, err)
+				body, err := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				require.NoError(t, err)
+				require.Equal(t, http.StatusServiceUnavailable, resp.StatusCode, "%s", body)
+				return strings.Contains(string(body), "the leader is "+k.leaseHolder(t)+":")
+			})
 			assert.Contains(t, d.stderr.String(), `msg="informers synced"`, "a follower's index is warm")
 			code, _ := d.get(t, "/readyz")
 			assert.Equal(t, http.StatusOK, code, "a warm follower is ready")

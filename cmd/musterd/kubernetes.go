@@ -23,6 +23,7 @@ import (
 	"github.com/musterd/musterd/pkg/bus"
 	"github.com/musterd/musterd/pkg/election"
 	"github.com/musterd/musterd/pkg/events"
+	"github.com/musterd/musterd/pkg/kubeevents"
 	"github.com/musterd/musterd/pkg/lifecycle"
 	statuskube "github.com/musterd/musterd/pkg/statusync/kube"
 	"github.com/musterd/musterd/pkg/watchers/kube"
@@ -183,6 +184,8 @@ type kubeStages struct {
 	watcher *kube.Watcher
 	writer  *statuskube.Writer
 	elector *election.Elector // nil without -leader-elect
+	// events records Kubernetes Events; leader-only.
+	events *kubeevents.Recorder
 	// lost receives ErrLostLeadership.
 	lost chan error
 }
@@ -233,7 +236,26 @@ func newKubeStages(cfg daemonConfig, d *daemon, b *bus.Bus, log *slog.Logger) (*
 	}); err != nil {
 		return nil, err
 	}
+	if s.events, err = kubeevents.New(b, kubeevents.Options{
+		Config:         k.rest,
+		ResourceStatus: func(key events.Key) (any, bool) { return d.Reconcilers.Status(key) },
+		DefinitionError: func(key events.Key) error {
+			e, _ := d.Index.Get(key)
+			return e.Err
+		},
+		Namespace: k.namespace,
+		Logger:    log,
+	}); err != nil {
+		return nil, err
+	}
 	return s, nil
+}
+
+// add registers the stages that join the pipeline's own: the Events
+// recorder, on the leader only, like the coordinator whose outcomes it
+// reports.
+func (s *kubeStages) add(d *daemon) error {
+	return d.Add(s.events, lifecycle.LeaderOnly())
 }
 
 // foundation is the elector, placed between the recorder and the
@@ -252,6 +274,15 @@ func (s *kubeStages) elected() <-chan struct{} {
 		return nil
 	}
 	return s.elector.Elected()
+}
+
+// leader is api.Options.Leader: nil without -leader-elect, where this
+// replica always leads.
+func (s *kubeStages) leader() func() (string, bool) {
+	if s.elector == nil {
+		return nil
+	}
+	return s.elector.Leader
 }
 
 // ready is /readyz in Kubernetes mode: the leader is ready once its first

@@ -18,6 +18,9 @@
 //     API server down and back up on the same address with the same serving
 //     and client certificates while etcd keeps running, so clients made
 //     before the outage work again after it and every object is still there.
+//     The stop drains open watches for at most [WatchDrainGracePeriod], so
+//     it takes about a second even while informers watch (unbounded, the
+//     API server's graceful stop waits out its 1m --request-timeout).
 //   - [ControlPlane.AddUser] provisions more users (client certificates with
 //     the given groups) for RBAC tests; [ControlPlane.Kubectl] runs the
 //     built kubectl as any of them.
@@ -35,6 +38,6 @@
 //	out, err := cp.Kubectl(ctx, t, reader, "get", "mcps", "-A")
 //
 // A control plane starts in about 3 s on a 2-core machine, a restart of the
-// API server takes about 2 s; share one among the subtests of a package
+// API server about 1 s with informers watching, and its restart about 2 s; share one among the subtests of a package
 // where they can work in namespaces of their own.
 package kubetest

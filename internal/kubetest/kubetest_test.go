@@ -12,6 +12,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/musterd/musterd/internal/kubetest"
@@ -36,7 +38,18 @@ func TestControlPlaneStartsRestartsAndStops(t *testing.T) {
 	}
 	require.NoError(t, cp.Client.Create(ctx, server), "the MCPServer CRD is installed")
 
+	// An informer holds a watch open through the stop, as musterd's do.
+	informerCtx, stopInformer := context.WithCancel(ctx)
+	defer stopInformer()
+	factory := informers.NewSharedInformerFactory(kubernetes.NewForConfigOrDie(cp.Config), 0)
+	factory.Core().V1().ConfigMaps().Informer()
+	factory.Start(informerCtx.Done())
+	for typ, synced := range factory.WaitForCacheSync(informerCtx.Done()) {
+		require.True(t, synced, "informer for %v", typ)
+	}
+	stopping := time.Now()
 	cp.StopAPIServer(t)
+	t.Logf("kube-apiserver stopped in %s with a watch open", time.Since(stopping).Round(time.Millisecond))
 	err = cp.Client.Get(ctx, client.ObjectKeyFromObject(server), &musterv1alpha1.MCPServer{})
 	require.Error(t, err, "with the API server stopped, requests fail")
 

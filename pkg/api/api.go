@@ -46,6 +46,12 @@ type Options struct {
 	ResourceStatus func(events.Key) (any, bool)
 	// Trigger asks for a reconcile of key (coordinator.Trigger). Required.
 	Trigger func(events.Key)
+	// Leader reports, under leader election, whether this replica leads
+	// and, when not, the leader's identity ("" when unknown). A follower
+	// reconciles nothing, so a reconcile asked of it is answered 503 at
+	// once, naming the leader, rather than accepted and left waiting.
+	// Optional: nil means this replica always leads.
+	Leader func() (identity string, leading bool)
 	// Bus is the bus the event stream shows. Required.
 	Bus *bus.Bus
 	// Metrics is served on /metrics. Default: prometheus.DefaultGatherer.
@@ -278,6 +284,18 @@ func (s *server) reconcile(w http.ResponseWriter, r *http.Request) {
 	if _, found := s.opts.Index.Get(key); !found {
 		writeError(w, http.StatusNotFound, kind.Ref(key.Namespace, key.Name)+": not found")
 		return
+	}
+	if s.opts.Leader != nil {
+		if leader, leading := s.opts.Leader(); !leading {
+			msg := "this replica is not the leader and reconciles nothing; "
+			if leader != "" {
+				msg += "the leader is " + leader + ": ask it"
+			} else {
+				msg += "no leader is known yet: retry shortly"
+			}
+			writeError(w, http.StatusServiceUnavailable, msg)
+			return
+		}
 	}
 	s.opts.Trigger(key)
 	s.log.Info("reconcile triggered through the API", "key", key.String())

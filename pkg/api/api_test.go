@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -507,5 +508,43 @@ func TestATokenGuardsEveryMutatingEndpointAndTheEvents(t *testing.T) {
 			code, _ := get(t, f, open)
 			assert.NotEqual(t, http.StatusUnauthorized, code, open)
 		}
+	})
+}
+
+// A follower reconciles nothing: a reconcile asked of it is refused at
+// once, naming the leader, not accepted and left waiting until this replica
+// leads.
+func TestReconcileOnAFollowerIsRefusedNamingTheLeader(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		leader, leading := "", false
+		f := apitest.New(t, func(o *api.Options) {
+			o.Leader = func() (string, bool) {
+				mu.Lock()
+				defer mu.Unlock()
+				return leader, leading
+			}
+		})
+		f.Declare("workflows/greet.yaml", greetWorkflow)
+		const path = "/api/v1/resources/wf/team-a/greet/reconcile"
+
+		code, _, body := call(t, f, http.MethodPost, path, nil)
+		assert.Equal(t, http.StatusServiceUnavailable, code)
+		assert.JSONEq(t, `{"error":"this replica is not the leader and reconciles nothing; no leader is known yet: retry shortly"}`, body)
+
+		mu.Lock()
+		leader = "musterd-7d9f-abcde_4f1c"
+		mu.Unlock()
+		code, _, body = call(t, f, http.MethodPost, path, nil)
+		assert.Equal(t, http.StatusServiceUnavailable, code)
+		assert.JSONEq(t, `{"error":"this replica is not the leader and reconciles nothing; the leader is musterd-7d9f-abcde_4f1c: ask it"}`, body)
+		assert.Empty(t, f.Triggered(), "a follower triggers nothing")
+
+		mu.Lock()
+		leading = true
+		mu.Unlock()
+		code, _, _ = call(t, f, http.MethodPost, path, nil)
+		assert.Equal(t, http.StatusAccepted, code, "the leader accepts")
+		assert.Equal(t, []events.Key{greetKey}, f.Triggered())
 	})
 }

@@ -18,7 +18,7 @@
 //	GET  /metrics                                   Prometheus
 //	GET  /api/v1/resources?kind=&namespace=         {"items":[…]}, sorted by kind, namespace, name
 //	GET  /api/v1/resources/{kind}/{namespace}/{name}
-//	POST /api/v1/resources/{kind}/{namespace}/{name}/reconcile   202; bearer token when configured
+//	POST /api/v1/resources/{kind}/{namespace}/{name}/reconcile   202, or 503 naming the leader on a follower; bearer token when configured
 //	GET  /api/v1/resources/{kind}/{namespace}/{name}/events      recent events; bearer token when configured
 //	GET  /api/v1/events?kind=&namespace=&name=&type=             text/event-stream; bearer token when configured
 //

@@ -69,6 +69,9 @@ type Elector struct {
 	lock    resourcelock.Interface
 	elected chan struct{}
 	leading atomic.Bool
+	// leader is the identity of the Lease's holder as last observed, ""
+	// while none is known.
+	leader  atomic.Pointer[string]
 	started atomic.Bool
 }
 
@@ -143,6 +146,19 @@ func (e *Elector) Elected() <-chan struct{} { return e.elected }
 // Identity is this replica's name in the Lease.
 func (e *Elector) Identity() string { return e.opts.Identity }
 
+// Leader reports whether this replica leads and, when it does not, the
+// identity of the replica that holds the Lease as last observed ("" while
+// none is known, such as before this replica's first attempt).
+func (e *Elector) Leader() (identity string, leading bool) {
+	if e.leading.Load() {
+		return e.opts.Identity, true
+	}
+	if p := e.leader.Load(); p != nil && *p != e.opts.Identity {
+		return *p, false
+	}
+	return "", false
+}
+
 // Start campaigns once Options.Ready is closed and holds the Lease while
 // it can. It returns nil when ctx is done (releasing the Lease), and
 // ErrLostLeadership when the Lease was lost.
@@ -168,6 +184,7 @@ func (e *Elector) Start(ctx context.Context) error {
 			OnStartedLeading: func(context.Context) { e.becameLeader() },
 			OnStoppedLeading: func() {},
 			OnNewLeader: func(identity string) {
+				e.leader.Store(&identity)
 				if identity != e.opts.Identity {
 					e.log.Info("another replica leads", "leader", identity)
 				}

@@ -115,6 +115,13 @@ func TestOneLeaderAtATimeAndACleanStopHandsOver(t *testing.T) {
 	bb := start(t, cp, b, "b", ready)
 	close(ready)
 	assert.Never(t, func() bool { return elected(bb) }, time.Second, 50*time.Millisecond, "a holds the Lease")
+	identity, leading := a.e.Leader()
+	assert.Equal(t, "a", identity)
+	assert.True(t, leading)
+	require.Eventually(t, func() bool {
+		identity, leading := bb.e.Leader()
+		return identity == "a" && !leading
+	}, deadline, 20*time.Millisecond, "a follower knows the leader, for the API to name it")
 
 	// A clean stop releases the Lease: b takes over at its next retry, not
 	// a lease duration later.
@@ -126,6 +133,9 @@ func TestOneLeaderAtATimeAndACleanStopHandsOver(t *testing.T) {
 	t.Logf("b took over %s after a released the Lease", took)
 	assert.Less(t, took, 3*time.Second, "sooner than the lease duration")
 	assert.Equal(t, "b", holder(t, cp))
+	identity, leading = bb.e.Leader()
+	assert.Equal(t, "b", identity)
+	assert.True(t, leading)
 	assert.Equal(t, int32(1), bb.passes.Load())
 	require.Eventually(t, func() bool { return len(rec.list()) == 2 }, deadline, 20*time.Millisecond)
 	assert.Equal(t, []string{"BecameLeader a", "BecameLeader b"}, rec.list())

@@ -112,14 +112,18 @@ const (
 	StatusWritten   = "written"
 	StatusUnchanged = "unchanged"
 	StatusDeleted   = "deleted"
+	// StatusSkipped: the writer chose not to write, the status not being
+	// this replica's to write (a follower in Kubernetes mode).
+	StatusSkipped = "skipped"
 )
 
 // StatusSynced says a resource's status reached where users look for it.
 type StatusSynced struct {
 	Meta
 	Key Key `json:"key"`
-	// Category is StatusWritten, StatusUnchanged (the write was skipped) or
-	// StatusDeleted.
+	// Category is StatusWritten, StatusUnchanged (the write was skipped:
+	// nothing changed), StatusDeleted or StatusSkipped (not this replica's
+	// to write).
 	Category string `json:"category"`
 }
 

@@ -15,6 +15,13 @@ const (
 	CategoryTimeout = "timeout"
 )
 
+// ErrSkipped is what a StatusWriter returns, possibly wrapped, when it
+// chose not to write: the status is not this replica's to write (a
+// follower in Kubernetes mode). The store then publishes StatusSynced with
+// category skipped, not written, and does not take the status as written,
+// so the same status is still written once the writer writes again.
+var ErrSkipped = errors.New("status not written: not this replica's to write")
+
 // CategorizedError is an error with a StatusSyncFailed category. The store
 // finds it anywhere in an error's chain.
 type CategorizedError struct {

@@ -26,8 +26,9 @@
 //     retry, which writes the newest state. A write equal to the last
 //     successful one is skipped.
 //   - Every write outcome is published with the key's correlation ID:
-//     StatusSynced (written, unchanged, deleted) or StatusSyncFailed (with a
-//     category, see [WithCategory], and a redacted error).
+//     StatusSynced (written, unchanged, deleted, or skipped: see
+//     [ErrSkipped]) or StatusSyncFailed (with a category, see
+//     [WithCategory], and a redacted error).
 //   - Errors are passed through [redact.String] before they are stored, published
 //     or logged. A key whose writes keep failing is logged at its first
 //     failure and then at growing intervals, at most 5 minutes apart, not on

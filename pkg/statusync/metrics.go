@@ -99,7 +99,7 @@ func NewMetrics(b *bus.Bus, opts MetricsOptions) (*Metrics, error) {
 		}, []string{"kind"}),
 		statusSyncTotal: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: metricsNamespace, Name: "status_sync_total",
-			Help: "Total number of status writes per result (written, unchanged, deleted, failed).",
+			Help: "Total number of status writes per result (written, unchanged, deleted, skipped, failed).",
 		}, []string{"result"}),
 		statusSyncFailures: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: metricsNamespace, Name: "status_sync_failures_total",
@@ -107,7 +107,7 @@ func NewMetrics(b *bus.Bus, opts MetricsOptions) (*Metrics, error) {
 		}, []string{"category"}),
 	}
 	// Zero series from the start, so that rate() sees a first increase.
-	for _, result := range []string{events.StatusWritten, events.StatusUnchanged, events.StatusDeleted, statusSyncFailed} {
+	for _, result := range []string{events.StatusWritten, events.StatusUnchanged, events.StatusDeleted, events.StatusSkipped, statusSyncFailed} {
 		m.statusSyncTotal.WithLabelValues(result)
 	}
 

@@ -106,10 +106,11 @@ musterd_reconcile_total{kind="Workflow",result="success"} 1
 # TYPE musterd_reconcile_errors_total counter
 musterd_reconcile_errors_total{kind="MCPServer"} 1
 musterd_reconcile_errors_total{kind="Workflow"} 1
-# HELP musterd_status_sync_total Total number of status writes per result (written, unchanged, deleted, failed).
+# HELP musterd_status_sync_total Total number of status writes per result (written, unchanged, deleted, skipped, failed).
 # TYPE musterd_status_sync_total counter
 musterd_status_sync_total{result="deleted"} 0
 musterd_status_sync_total{result="failed"} 3
+musterd_status_sync_total{result="skipped"} 0
 musterd_status_sync_total{result="unchanged"} 1
 musterd_status_sync_total{result="written"} 2
 # HELP musterd_status_sync_failures_total Total number of failed status writes per failure category.

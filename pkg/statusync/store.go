@@ -414,6 +414,9 @@ func (s *Store) sync(ctx context.Context, key events.Key) {
 		category = events.StatusUnchanged
 	default:
 		err = s.opts.Writer.WriteStatus(wctx, e.status)
+		if errors.Is(err, ErrSkipped) {
+			category, err = events.StatusSkipped, nil
+		}
 	}
 	switch {
 	case err != nil && ctx.Err() != nil:
@@ -427,7 +430,7 @@ func (s *Store) sync(ctx context.Context, key events.Key) {
 
 func (s *Store) succeeded(key events.Key, e entry, category string) {
 	s.queue.Forget(key)
-	if e.deleted {
+	if e.deleted || category == events.StatusSkipped {
 		delete(s.written, key)
 	} else {
 		s.written[key] = e.status

@@ -3,6 +3,7 @@ package statusync_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"sync"
@@ -522,4 +523,31 @@ func TestCategoryOf(t *testing.T) {
 	assert.Equal(t, statusync.CategoryTimeout, statusync.CategoryOf(context.DeadlineExceeded))
 	assert.Equal(t, statusync.CategoryOther, statusync.CategoryOf(errors.New("boom")))
 	assert.NoError(t, statusync.WithCategory("x", nil))
+}
+
+// A writer that skips a write (a follower's) makes the store say skipped,
+// not written, and not take the status as written: the same status is
+// written once the writer writes again, rather than found unchanged.
+func TestStoreReportsASkippedWriteAsSkippedNotWritten(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var leading atomic.Bool
+		w := &fakeWriter{fail: func(int) error {
+			if !leading.Load() {
+				return fmt.Errorf("kube status writer: %w", statusync.ErrSkipped)
+			}
+			return nil
+		}}
+		h := startStore(t, statusync.StoreOptions{Writer: w})
+		defer h.stop(t)
+		synced := events.ResourceSynced{Meta: meta("c1"), Key: gitKey, Attempt: 1}
+		h.publish(synced)
+		leading.Store(true)
+		h.publish(synced)
+
+		assert.Len(t, w.Calls(), 2, "the skipped status is offered again")
+		assert.Equal(t, []events.Event{
+			events.StatusSynced{Meta: events.Meta{Time: epoch, CorrelationID: "c1"}, Key: gitKey, Category: events.StatusSkipped},
+			events.StatusSynced{Meta: events.Meta{Time: epoch, CorrelationID: "c1"}, Key: gitKey, Category: events.StatusWritten},
+		}, h.observed.Events())
+	})
 }

@@ -125,8 +125,6 @@ func grants(t *testing.T, rules []rbacv1.PolicyRule) []string {
 func TestRBACGrantsExactlyWhatMusterdNeeds(t *testing.T) {
 	r := render(t)
 	assert.Equal(t, []string{
-		"/events create",
-		"/events patch",
 		"events.k8s.io/events create",
 		"events.k8s.io/events patch",
 		"muster.giantswarm.io/mcpservers get",
@@ -253,7 +251,8 @@ func TestManifestsApplyAndGrantLeastPrivilege(t *testing.T) {
 		{"get", group, "mcpservers", "", "team-a"},
 		{"update", group, "mcpservers", "status", "team-a"},
 		{"patch", group, "workflows", "status", "team-b"},
-		{"create", "", "events", "", "team-a"},
+		{"create", "events.k8s.io", "events", "", "team-a"},
+		{"patch", "events.k8s.io", "events", "", "team-a"},
 		{"create", "coordination.k8s.io", "leases", "", namespace},
 		{"update", "coordination.k8s.io", "leases", "", namespace},
 	} {
@@ -264,6 +263,7 @@ func TestManifestsApplyAndGrantLeastPrivilege(t *testing.T) {
 		{"create", group, "workflows", "", "team-a"},
 		{"delete", group, "mcpservers", "", "team-a"},
 		{"get", "", "secrets", "", namespace},
+		{"create", "", "events", "", "team-a"},                    // the recorder writes events.k8s.io Events only
 		{"create", "coordination.k8s.io", "leases", "", "team-a"}, // Leases only at home
 		{"delete", "coordination.k8s.io", "leases", "", namespace},
 		{"update", "apiextensions.k8s.io", "customresourcedefinitions", "", ""},

@@ -12,9 +12,10 @@
 //
 // Guarantees:
 //
-//   - Only the leader writes: until Options.Elected is closed, writes are
-//     skipped (and reported as done, since a follower's status is nobody's
-//     to write); the leader's full pass on election writes every status.
+//   - Only the leader writes: until Options.Elected is closed, WriteStatus
+//     returns statusync.ErrSkipped, which the store reports as StatusSynced
+//     with category skipped (never written) and does not take as written;
+//     the leader's full pass on election writes every status.
 //   - What is written is the reconciler's own status in the v1alpha1
 //     schema (state, tools, toolCount, lastError; valid, missingTools,
 //     stepCount …), with its Ready condition and observedGeneration: the

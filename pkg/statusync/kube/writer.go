@@ -88,10 +88,11 @@ func New(opts Options) (*Writer, error) {
 }
 
 // WriteStatus writes st, and what the reconciler observed of st.Key, to the
-// resource's status subresource, unless it holds that already.
+// resource's status subresource, unless it holds that already. Before
+// Options.Elected is closed it returns statusync.ErrSkipped.
 func (w *Writer) WriteStatus(ctx context.Context, st statusync.Status) error {
 	if !w.leading() {
-		return nil
+		return statusync.ErrSkipped
 	}
 	key := st.Key.Canonical()
 	var obj client.Object

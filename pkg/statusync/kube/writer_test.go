@@ -161,7 +161,8 @@ func TestAFollowerWritesNothingUntilElected(t *testing.T) {
 	elected := make(chan struct{})
 	f := newFixture(t, interceptor.Funcs{}, elected)
 	f.observed[gitKey] = running(2, time.Now())
-	require.NoError(t, f.writer.WriteStatus(t.Context(), synced()))
+	require.ErrorIs(t, f.writer.WriteStatus(t.Context(), synced()), statusync.ErrSkipped,
+		"a follower says it skipped the write, which the store must not count as written")
 	assert.Zero(t, f.updates)
 	close(elected)
 	require.NoError(t, f.writer.WriteStatus(t.Context(), synced()))
