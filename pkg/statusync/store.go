@@ -193,17 +193,8 @@ type failureLog struct {
 	suppressed int // failures not logged since the last log
 }
 
-// discardWriter is the writer of a memory-only store.
-type discardWriter struct{}
-
-func (discardWriter) WriteStatus(context.Context, Status) error      { return nil }
-func (discardWriter) DeleteStatus(context.Context, events.Key) error { return nil }
-
 // NewStore returns a store of b's reconcile events.
 func NewStore(b *bus.Bus, opts StoreOptions) *Store {
-	if opts.Writer == nil {
-		opts.Writer = discardWriter{}
-	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
@@ -437,21 +428,19 @@ func (s *Store) sync(ctx context.Context, key events.Key) {
 		s.inWrite--
 		s.mu.Unlock()
 	}()
-	wctx, cancel := context.WithTimeout(ctx, s.opts.WriteTimeout)
-	defer cancel()
 	var err error
 	var sum uint64
 	category := events.StatusWritten
 	switch {
 	case e.deleted:
 		category = events.StatusDeleted
-		err = s.opts.Writer.DeleteStatus(wctx, key)
+		err = s.write(ctx, func(w StatusWriter, wctx context.Context) error { return w.DeleteStatus(wctx, key) })
 	case hasWritten && writtenSum == e.status.sum(s.seed):
 		category = events.StatusUnchanged
 		sum = writtenSum
 	default:
 		sum = e.status.sum(s.seed)
-		err = s.opts.Writer.WriteStatus(wctx, e.status)
+		err = s.write(ctx, func(w StatusWriter, wctx context.Context) error { return w.WriteStatus(wctx, e.status) })
 	}
 	switch {
 	case err != nil && ctx.Err() != nil:
@@ -461,6 +450,17 @@ func (s *Store) sync(ctx context.Context, key events.Key) {
 	default:
 		s.succeeded(key, rec, e, sum, category)
 	}
+}
+
+// write calls the writer under WriteTimeout. A memory-only store has nothing
+// to write, and arms no timer for it.
+func (s *Store) write(ctx context.Context, call func(StatusWriter, context.Context) error) error {
+	if s.opts.Writer == nil {
+		return nil
+	}
+	wctx, cancel := context.WithTimeout(ctx, s.opts.WriteTimeout)
+	defer cancel()
+	return call(s.opts.Writer, wctx)
 }
 
 // succeeded publishes the outcome of the write of e, rec's state then, whose
