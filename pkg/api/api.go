@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bufio"
 	"bytes"
 	"cmp"
 	"crypto/sha256"
@@ -212,19 +213,55 @@ func (s *server) list(w http.ResponseWriter, r *http.Request) {
 	slices.SortFunc(entries, func(a, b resources.Entry) int {
 		return cmp.Or(cmp.Compare(a.Key.Kind, b.Key.Kind), cmp.Compare(a.Key.Namespace, b.Key.Namespace), cmp.Compare(a.Key.Name, b.Key.Name))
 	})
-	list := types.List{Items: []types.Object{}}
-	for _, e := range entries {
-		if namespace != "" && e.Key.Namespace != namespace {
-			continue
-		}
+	if namespace != "" {
+		entries = slices.DeleteFunc(entries, func(e resources.Entry) bool { return e.Key.Namespace != namespace })
+	}
+	s.writeList(w, entries)
+}
+
+// writeList writes the types.List of entries' objects, byte for byte as
+// writeJSON would, but one object at a time: encoded whole, a listing of
+// 10,000 resources held about five times its size at once (the objects,
+// the encoder's buffer, its indented copy and the body), which set the
+// daemon's peak memory while a client polled the listing.
+func (s *server) writeList(w http.ResponseWriter, entries []resources.Entry) {
+	if len(entries) == 0 {
+		writeJSON(w, http.StatusOK, types.List{Items: []types.Object{}})
+		return
+	}
+	var item bytes.Buffer
+	enc := json.NewEncoder(&item)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("    ", "  ") // an item of "items", two levels in
+	body := bufio.NewWriterSize(w, 64<<10)
+	for i, e := range entries {
 		o, err := s.object(e)
-		if err != nil {
+		if err == nil {
+			item.Reset()
+			err = enc.Encode(o)
+		}
+		if err != nil && i == 0 {
 			s.internalError(w, err)
 			return
 		}
-		list.Items = append(list.Items, o)
+		if err != nil {
+			// The status line is sent: cut the answer short, so that the
+			// client sees a failed request, not a shorter listing.
+			s.log.Error("API request failed", "error", err)
+			panic(http.ErrAbortHandler)
+		}
+		if i == 0 {
+			w.Header().Set("Content-Type", "application/json")
+			w.Header().Set("Cache-Control", "no-store")
+			w.WriteHeader(http.StatusOK)
+			_, _ = body.WriteString("{\n  \"items\": [\n    ")
+		} else {
+			_, _ = body.WriteString(",\n    ")
+		}
+		_, _ = body.Write(bytes.TrimSuffix(item.Bytes(), []byte("\n")))
 	}
-	writeJSON(w, http.StatusOK, list)
+	_, _ = body.WriteString("\n  ]\n}\n")
+	_ = body.Flush()
 }
 
 func (s *server) get(w http.ResponseWriter, r *http.Request) {

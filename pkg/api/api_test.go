@@ -260,6 +260,29 @@ func TestListingIsSortedByKindNamespaceAndNameAndFilters(t *testing.T) {
 	})
 }
 
+// The listing is written one object at a time; it must still be exactly
+// what encoding the whole list does (indented, HTML not escaped).
+func TestListingIsTheWholeListIndented(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := apitest.New(t, nil)
+		f.Declare("mcpservers/git.yaml", strings.Replace(gitServer, "team: tools", "team: a&b<c>", 1))
+		f.Declare("workflows/greet.yaml", greetWorkflow)
+		for query, want := range map[string]int{"": 2, "?kind=wf": 1, "?namespace=none": 0} {
+			code, body := get(t, f, "/api/v1/resources"+query)
+			require.Equal(t, http.StatusOK, code, body)
+			var list types.List
+			require.NoError(t, json.Unmarshal([]byte(body), &list))
+			require.Len(t, list.Items, want, query)
+			var whole strings.Builder
+			enc := json.NewEncoder(&whole)
+			enc.SetEscapeHTML(false)
+			enc.SetIndent("", "  ")
+			require.NoError(t, enc.Encode(list))
+			assert.Equal(t, whole.String(), body, query)
+		}
+	})
+}
+
 func TestAStatusOfAnUndeclaredResourceIsNotShown(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := apitest.New(t, nil)

@@ -264,10 +264,16 @@ func (b *coalescingBox) drain(buf []item) []item {
 			buf = append(buf, s.item)
 		}
 	}
+	b.dead = 0
+	if cap(b.slots) > retainedItems {
+		// Go maps never shrink: a fresh one, like a fresh slice, lets a
+		// burst's peak go.
+		b.slots, b.index = nil, make(map[string]int)
+		return buf
+	}
 	clear(b.slots)
 	b.slots = b.slots[:0]
 	clear(b.index)
-	b.dead = 0
 	return buf
 }
 

@@ -159,6 +159,7 @@ type Coordinator struct {
 	mu       sync.Mutex
 	queue    workqueue.TypedInterface[events.Key] // nil until Start
 	keys     map[events.Key]*keyState             // keys with pending work, and Failed ones
+	keysPeak int                                  // the most keys since keys was made
 	disabled map[string]bool
 	// For Quiescent: reconciles claimed and not settled; resync passes
 	// requested or running; until when a pass waits for its pacing, and
@@ -510,6 +511,7 @@ func (c *Coordinator) enqueue(key events.Key, corr string, reason events.Reason)
 	if st == nil {
 		st = &keyState{}
 		c.keys[key] = st
+		c.keysPeak = max(c.keysPeak, len(c.keys))
 	}
 	t := triggerOf(reason)
 	switch {
@@ -586,6 +588,20 @@ func (c *Coordinator) process(ctx context.Context, id int, key events.Key) {
 	c.settle(ctx, req, res, c.opts.Clock.Since(start), hash)
 }
 
+// retainedKeys is the most keys whose map the coordinator keeps once it is
+// empty; a larger one is made afresh.
+const retainedKeys = 1024
+
+// forget drops key's state; c.mu is held. Go maps never shrink, so a map
+// that a burst (a cold start of 10,000 resources) grew is made afresh once
+// it is empty, rather than pinning the burst's peak for the daemon's life.
+func (c *Coordinator) forget(key events.Key) {
+	delete(c.keys, key)
+	if len(c.keys) == 0 && c.keysPeak > retainedKeys {
+		c.keys, c.keysPeak = map[events.Key]*keyState{}, 0
+	}
+}
+
 // errReconcileTimeout is the cause of a reconcile's context ending at
 // ReconcileTimeout, which tells it apart from the coordinator stopping.
 var errReconcileTimeout = errors.New("reconcile timeout")
@@ -607,7 +623,7 @@ func (c *Coordinator) claim(key events.Key) (reconcilers.Request, bool) {
 		return reconcilers.Request{}, false // wakeLoop queues it again when due
 	}
 	if c.disabled[key.Kind] {
-		delete(c.keys, key)
+		c.forget(key)
 		c.backoff.Forget(key)
 		c.log.Debug("pending work of a disabled kind dropped", "key", key)
 		return reconcilers.Request{}, false
@@ -629,6 +645,7 @@ func (c *Coordinator) settle(ctx context.Context, req reconcilers.Request, res r
 	if st == nil {
 		st = &keyState{corr: req.CorrelationID}
 		c.keys[req.Key] = st
+		c.keysPeak = max(c.keysPeak, len(c.keys))
 	}
 	// A dependency that names its retry time (reconcilers.RetryAt) owns the
 	// schedule and its bound, such as the supervisor's restart backoff
@@ -673,7 +690,7 @@ func (c *Coordinator) settle(ctx context.Context, req reconcilers.Request, res r
 			Duration: took, Permanent: reconcilers.IsPermanent(res.Err)}
 	}
 	if st.pending == noTrigger && st.wakeAt.IsZero() && !st.failed {
-		delete(c.keys, req.Key)
+		c.forget(req.Key)
 	}
 	c.mu.Unlock()
 	if c.opts.Observer != nil {
@@ -881,7 +898,7 @@ func (c *Coordinator) resyncPass(ctx context.Context, pace *rate.Limiter) {
 	c.mu.Lock()
 	for key, st := range c.keys {
 		if _, known := c.reg.Get(key.Kind); st.failed && (!known || c.disabled[key.Kind] || listedKinds[key.Kind] && !listed[key]) {
-			delete(c.keys, key)
+			c.forget(key)
 		}
 	}
 	c.mu.Unlock()

@@ -58,6 +58,7 @@ type Debouncer struct {
 	// and it keeps the order of triggers that of the state changes.
 	mu        sync.Mutex
 	keys      map[events.Key]*keyState // keys in their refractory period
+	keysPeak  int                      // the most keys since keys was made
 	deadlines deadlineHeap
 	seq       uint64
 	timer     clock.Timer // fires at the earliest deadline; one for all keys
@@ -67,6 +68,10 @@ type Debouncer struct {
 	batches   []batch                   // keys fired at once, not yet published
 	batched   int                       // keys in batches
 }
+
+// retainedKeys is the most keys whose map the debouncer keeps once all
+// their periods are over; a larger one is made afresh.
+const retainedKeys = 1024
 
 // New returns a debouncer publishing on b. It subscribes only in Start.
 func New(b *bus.Bus, opts Options) (*Debouncer, error) {
@@ -275,6 +280,7 @@ func (d *Debouncer) fire(key events.Key, correlationID string, reason events.Rea
 	} else {
 		s := &keyState{key: key, deadline: now.Add(d.interval), seq: d.seq}
 		d.keys[key] = s
+		d.keysPeak = max(d.keysPeak, len(d.keys))
 		heap.Push(&d.deadlines, s)
 	}
 	b := d.batchFor(reason)
@@ -312,7 +318,8 @@ func (d *Debouncer) flush(now time.Time) {
 }
 
 // fireDue ends every refractory period that is due: a key with a pending
-// change fires and starts a new period, any other key is forgotten. Keys due
+// change fires and starts a new period, any other key is forgotten.
+// A map of keys that grew past retainedKeys is made afresh once empty. Keys due
 // together share one trigger.
 func (d *Debouncer) fireDue() {
 	d.mu.Lock()
@@ -327,6 +334,11 @@ func (d *Debouncer) fireDue() {
 		if !s.pending {
 			heap.Pop(&d.deadlines)
 			delete(d.keys, s.key)
+			if len(d.keys) == 0 && d.keysPeak > retainedKeys {
+				// Go maps never shrink: a fresh one lets a burst's
+				// peak go once its periods are over.
+				d.keys, d.keysPeak = map[events.Key]*keyState{}, 0
+			}
 			continue
 		}
 		tk := events.TriggeredKey{Key: s.key, CorrelationID: s.correlationID}

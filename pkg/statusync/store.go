@@ -3,8 +3,10 @@ package statusync
 import (
 	"cmp"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"log/slog"
 	"slices"
 	"sync"
@@ -63,10 +65,28 @@ type Status struct {
 	ObservedHash string
 }
 
-func (s Status) equal(o Status) bool {
-	return s.Key == o.Key && s.State == o.State && s.LastReconcileTime.Equal(o.LastReconcileTime) &&
-		s.LastError == o.LastError && s.RetryCount == o.RetryCount && s.NextRetry.Equal(o.NextRetry) &&
-		s.CorrelationID == o.CorrelationID && s.ObservedHash == o.ObservedHash
+// sum hashes every field of s, times by instant (as time.Time.Equal compares
+// them), so that the store remembers what it last wrote in 8 bytes rather
+// than in a copy of the status.
+func (s Status) sum(seed maphash.Seed) uint64 {
+	var h maphash.Hash
+	h.SetSeed(seed)
+	for _, f := range [...]string{s.Key.Kind, s.Key.Namespace, s.Key.Name, string(s.State), s.LastError, s.CorrelationID, s.ObservedHash} {
+		h.WriteString(f)
+		h.WriteByte(0) // field separator: "ab","c" differs from "a","bc"
+	}
+	var buf [8 * 5]byte
+	binary.LittleEndian.PutUint64(buf[0:], uint64(s.RetryCount))
+	for i, t := range [...]time.Time{s.LastReconcileTime, s.NextRetry} {
+		zero := uint64(0)
+		if t.IsZero() {
+			zero = 1
+		}
+		binary.LittleEndian.PutUint64(buf[8+16*i:], uint64(t.UnixNano()))
+		binary.LittleEndian.PutUint64(buf[16+16*i:], zero)
+	}
+	h.Write(buf[:])
+	return h.Sum64()
 }
 
 // StatusWriter puts statuses where users look for them, such as a custom
@@ -128,26 +148,40 @@ type Store struct {
 	retries  workqueue.TypedRateLimiter[events.Key]           // the queue's
 	starts   atomic.Bool
 
-	mu      sync.RWMutex
-	entries map[events.Key]entry
+	seed maphash.Seed // of Status.sum
+	mu   sync.RWMutex
+	// entries holds all that the store knows of a key in one record, so
+	// that an event costs one map lookup.
+	entries map[events.Key]*entry
 	version uint64 // bumped by every change, to tell a key's states apart
-	// writing holds the keys being written or waiting for a write retry.
-	// Their changes are not queued: the write's success queues the newest
-	// state, and a failed write's retry writes it, after its backoff.
-	writing map[events.Key]bool
 	// For Quiescent: keys queued for a write, writes in progress, and
 	// when the keys whose write failed are retried.
-	queued  map[events.Key]bool
+	queued  int
 	inWrite int
 	retryAt map[events.Key]time.Time
 
 	// Owned by the writer goroutine.
-	written map[events.Key]Status // last successful write per key
 	failing map[events.Key]*failureLog
 }
 
-// entry is a key's newest state.
+// entry is what the store knows of a key. Its fields are guarded by mu.
 type entry struct {
+	state
+	// writing: being written or waiting for a write retry. Changes are then
+	// not queued: the write's success queues the newest state, and a
+	// failed write's retry writes it, after its backoff.
+	writing bool
+	// queued: in the write queue, not yet taken by the writer; a change
+	// then need not add it again.
+	queued bool
+	// writtenSum is the Status.sum of the last successful write, valid if
+	// hasWritten: a write equal to it is skipped.
+	writtenSum uint64
+	hasWritten bool
+}
+
+// state is a key's newest state, as the writer takes it.
+type state struct {
 	status Status
 	// deleted: the resource is gone and its status awaits DeleteStatus;
 	// status keeps only the key and correlation ID.
@@ -163,17 +197,8 @@ type failureLog struct {
 	suppressed int // failures not logged since the last log
 }
 
-// discardWriter is the writer of a memory-only store.
-type discardWriter struct{}
-
-func (discardWriter) WriteStatus(context.Context, Status) error      { return nil }
-func (discardWriter) DeleteStatus(context.Context, events.Key) error { return nil }
-
 // NewStore returns a store of b's reconcile events.
 func NewStore(b *bus.Bus, opts StoreOptions) *Store {
-	if opts.Writer == nil {
-		opts.Writer = discardWriter{}
-	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
@@ -187,11 +212,9 @@ func NewStore(b *bus.Bus, opts StoreOptions) *Store {
 		bus:     b,
 		opts:    opts,
 		log:     opts.Logger.With("component", storeName),
-		entries: map[events.Key]entry{},
-		writing: map[events.Key]bool{},
-		queued:  map[events.Key]bool{},
+		seed:    maphash.MakeSeed(),
+		entries: map[events.Key]*entry{},
 		retryAt: map[events.Key]time.Time{},
-		written: map[events.Key]Status{},
 		failing: map[events.Key]*failureLog{},
 	}
 }
@@ -250,8 +273,8 @@ func (s *Store) Start(ctx context.Context) error {
 func (s *Store) Get(key events.Key) (Status, bool) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	e, ok := s.entries[key.Canonical()]
-	if !ok || e.deleted {
+	e := s.entries[key.Canonical()]
+	if e == nil || e.deleted {
 		return Status{}, false
 	}
 	return e.status, true
@@ -287,7 +310,7 @@ func (s *Store) onStarted(e events.ReconciliationStarted) {
 
 func (s *Store) onSynced(e events.ResourceSynced) {
 	if e.Deleted {
-		s.set(e.Key, entry{status: Status{CorrelationID: e.CorrelationID}, deleted: true})
+		s.update(e.Key, e.CorrelationID, nil)
 		return
 	}
 	s.update(e.Key, e.CorrelationID, func(st *Status) {
@@ -301,48 +324,49 @@ func (s *Store) onSynced(e events.ResourceSynced) {
 }
 
 func (s *Store) onFailed(e events.ResourceFailed) {
+	lastError := redact.String(e.Error) // not under the lock update holds
 	s.update(e.Key, e.CorrelationID, func(st *Status) {
 		st.State = StateError
 		if !e.WillRetry() && !e.Permanent {
 			st.State = StateFailed // retries used up
 		}
 		st.LastReconcileTime = e.Time
-		st.LastError = redact.String(e.Error)
+		st.LastError = lastError
 		st.RetryCount = max(e.Attempt-1, 0)
 		st.NextRetry = e.NextRetry
 	})
 }
 
-// update applies change to key's status; a deleted or unknown key starts
-// afresh.
+// update applies change to key's status, under the lock (change must be
+// quick); a deleted or unknown key starts afresh. A nil change marks the key
+// deleted: its status keeps only the key and correlation ID. update queues
+// the key's write unless the key is queued or being written already.
 func (s *Store) update(key events.Key, correlationID string, change func(*Status)) {
 	key = key.Canonical()
-	s.mu.RLock()
-	e := s.entries[key]
-	s.mu.RUnlock() // only this goroutine writes entries, apart from the writer dropping deleted ones
-	st := e.status
-	if e.deleted {
-		st = Status{}
-	}
-	change(&st)
-	st.CorrelationID = correlationID
-	s.set(key, entry{status: st})
-}
-
-// set stores key's newest state and queues its write.
-func (s *Store) set(key events.Key, e entry) {
-	key = key.Canonical()
-	e.status.Key = key
 	s.mu.Lock()
+	e := s.entries[key]
+	if e == nil {
+		e = &entry{}
+		s.entries[key] = e
+	}
+	if e.deleted || change == nil {
+		e.status = Status{}
+	}
+	e.deleted = change == nil
+	if change != nil {
+		change(&e.status)
+	}
+	e.status.Key = key
+	e.status.CorrelationID = correlationID
 	s.version++
 	e.version = s.version
-	s.entries[key] = e
-	writing := s.writing[key]
-	if !writing {
-		s.queued[key] = true
+	add := !e.writing && !e.queued
+	if add {
+		e.queued = true
+		s.queued++
 	}
 	s.mu.Unlock()
-	if !writing {
+	if add {
 		s.queue.Add(key)
 	}
 }
@@ -355,7 +379,7 @@ func (s *Store) set(key events.Key, e entry) {
 func (s *Store) Quiescent(now time.Time) (quiet bool, wake time.Time) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	quiet = len(s.queued) == 0 && s.inWrite == 0
+	quiet = s.queued == 0 && s.inWrite == 0
 	for _, at := range s.retryAt {
 		if !at.After(now) {
 			quiet = false
@@ -382,18 +406,25 @@ func (s *Store) writeLoop(ctx context.Context) {
 // sync brings key's written status up to its newest state.
 func (s *Store) sync(ctx context.Context, key events.Key) {
 	s.mu.Lock()
-	e, ok := s.entries[key]
-	delete(s.queued, key)
+	rec := s.entries[key]
 	delete(s.retryAt, key)
-	if ok {
+	var e state
+	var writtenSum uint64
+	var hasWritten bool
+	if rec != nil {
+		if rec.queued {
+			rec.queued = false
+			s.queued--
+		}
 		// Before the write: a change made during it must neither be queued
 		// now (were the write to fail, it would run again at once, ahead of
 		// its backoff) nor be lost.
-		s.writing[key] = true
+		rec.writing = true
 		s.inWrite++
+		e, writtenSum, hasWritten = rec.state, rec.writtenSum, rec.hasWritten
 	}
 	s.mu.Unlock()
-	if !ok { // deleted and its deletion written already
+	if rec == nil { // deleted and its deletion written already
 		s.queue.Forget(key)
 		return
 	}
@@ -402,18 +433,19 @@ func (s *Store) sync(ctx context.Context, key events.Key) {
 		s.inWrite--
 		s.mu.Unlock()
 	}()
-	wctx, cancel := context.WithTimeout(ctx, s.opts.WriteTimeout)
-	defer cancel()
 	var err error
+	var sum uint64
 	category := events.StatusWritten
-	switch last, written := s.written[key]; {
+	switch {
 	case e.deleted:
 		category = events.StatusDeleted
-		err = s.opts.Writer.DeleteStatus(wctx, key)
-	case written && last.equal(e.status):
+		err = s.write(ctx, func(w StatusWriter, wctx context.Context) error { return w.DeleteStatus(wctx, key) })
+	case hasWritten && writtenSum == e.status.sum(s.seed):
 		category = events.StatusUnchanged
+		sum = writtenSum
 	default:
-		err = s.opts.Writer.WriteStatus(wctx, e.status)
+		sum = e.status.sum(s.seed)
+		err = s.write(ctx, func(w StatusWriter, wctx context.Context) error { return w.WriteStatus(wctx, e.status) })
 		if errors.Is(err, ErrSkipped) {
 			category, err = events.StatusSkipped, nil
 		}
@@ -424,17 +456,25 @@ func (s *Store) sync(ctx context.Context, key events.Key) {
 	case err != nil:
 		s.failed(key, e, err)
 	default:
-		s.succeeded(key, e, category)
+		s.succeeded(key, rec, e, sum, category)
 	}
 }
 
-func (s *Store) succeeded(key events.Key, e entry, category string) {
-	s.queue.Forget(key)
-	if e.deleted || category == events.StatusSkipped {
-		delete(s.written, key)
-	} else {
-		s.written[key] = e.status
+// write calls the writer under WriteTimeout. A memory-only store has nothing
+// to write, and arms no timer for it.
+func (s *Store) write(ctx context.Context, call func(StatusWriter, context.Context) error) error {
+	if s.opts.Writer == nil {
+		return nil
 	}
+	wctx, cancel := context.WithTimeout(ctx, s.opts.WriteTimeout)
+	defer cancel()
+	return call(s.opts.Writer, wctx)
+}
+
+// succeeded publishes the outcome of the write of e, rec's state then, whose
+// Status.sum is sum.
+func (s *Store) succeeded(key events.Key, rec *entry, e state, sum uint64, category string) {
+	s.queue.Forget(key)
 	if f := s.failing[key]; f != nil {
 		delete(s.failing, key)
 		s.log.Info("status write recovered", "key", key.String(), "failingFor", s.opts.Clock.Since(f.since),
@@ -442,26 +482,31 @@ func (s *Store) succeeded(key events.Key, e entry, category string) {
 	}
 	bus.Publish(s.bus, events.StatusSynced{Meta: events.NewMetaAt(s.opts.Clock.Now(), e.status.CorrelationID), Key: key, Category: category})
 
-	// A change that set did not queue, because the key was being written,
-	// shows here as a newer version; one made after this saw the key no
-	// longer being written and queued itself.
+	// A change that update did not queue, because the key was being
+	// written, shows here as a newer version; one made after this saw the
+	// key no longer being written and queued itself. Only this goroutine
+	// removes entries, so rec is still key's.
 	s.mu.Lock()
-	delete(s.writing, key)
-	cur, ok := s.entries[key]
-	changed := ok && cur.version != e.version
-	if ok && !changed && e.deleted {
+	rec.writing = false
+	// A skipped write (a follower's) is not remembered as written, so the
+	// same status is written once this replica may write.
+	rec.writtenSum, rec.hasWritten = sum, !e.deleted && category != events.StatusSkipped
+	changed := rec.version != e.version
+	if !changed && e.deleted {
 		delete(s.entries, key) // forget the key for good
 	}
-	if changed {
-		s.queued[key] = true
+	add := changed && !rec.queued
+	if add {
+		rec.queued = true
+		s.queued++
 	}
 	s.mu.Unlock()
-	if changed {
+	if add {
 		s.queue.Add(key)
 	}
 }
 
-func (s *Store) failed(key events.Key, e entry, err error) {
+func (s *Store) failed(key events.Key, e state, err error) {
 	attempt := s.queue.NumRequeues(key) + 1
 	category := CategoryOf(err)
 	msg := redact.String(err.Error())
