@@ -209,7 +209,7 @@ func newKubeStages(cfg daemonConfig, d *daemon, b *bus.Bus, log *slog.Logger) (*
 			Ready: s.watcher.Synced(),
 			// The triggers of the initial listing reached no coordinator on
 			// this replica: the new leader reconciles everything once.
-			OnElected: func() { d.Coordinator.Resync() },
+			OnElected: func() { d.Coordinator.ReconcileAll() },
 			OnLost:    func(err error) { s.lost <- err },
 			Logger:    log,
 		}); err != nil {

@@ -184,6 +184,9 @@ type Coordinator struct {
 	// resync pass they start, which skips them: they were enqueued from
 	// the complete listing a moment before.
 	indexSynced map[events.Key]bool
+	// unpaced makes the next resync pass enqueue its keys at once
+	// (ReconcileAll).
+	unpaced bool
 
 	started         atomic.Bool
 	attached        bus.Attachment
@@ -389,6 +392,21 @@ func (c *Coordinator) Resync() {
 		c.resyncs++
 	default: // a pass is requested already
 	}
+}
+
+// ReconcileAll asks for a resync pass that enqueues every listed key at
+// once, not paced at ResyncQPS, and then prunes like any pass. A newly
+// elected leader calls it: the triggers of its index's initial listing
+// reached no coordinator, so it must reconcile everything, and a paced
+// pass would take 100 s for 10,000 resources at the default ResyncQPS, on
+// every cold start and failover. A request made while a pass runs makes
+// the one more pass after it unpaced; the passes after that are paced
+// again.
+func (c *Coordinator) ReconcileAll() {
+	c.mu.Lock()
+	c.unpaced = true
+	c.mu.Unlock()
+	c.Resync()
 }
 
 // Quiescent reports whether the coordinator has nothing to do at or before
@@ -860,7 +878,8 @@ func (c *Coordinator) paced(ctx context.Context, pace *rate.Limiter) error {
 }
 
 // resyncPass enqueues the keys of every enabled kind, as listed by its
-// reconciler, desired and running alike. Then it drops the tombstones of
+// reconciler, desired and running alike, paced unless ReconcileAll asked
+// for the pass. Then it drops the tombstones of
 // Failed keys that are gone: those of a kind whose List no longer reports
 // them, of a disabled kind, or of a kind with no reconciler.
 func (c *Coordinator) resyncPass(ctx context.Context, pace *rate.Limiter) {
@@ -868,8 +887,8 @@ func (c *Coordinator) resyncPass(ctx context.Context, pace *rate.Limiter) {
 	listed := map[events.Key]bool{}
 	listedKinds := map[string]bool{}
 	c.mu.Lock()
-	skip := c.indexSynced
-	c.indexSynced = nil
+	skip, unpaced := c.indexSynced, c.unpaced
+	c.indexSynced, c.unpaced = nil, false
 	c.mu.Unlock()
 	for _, kind := range c.reg.Kinds() {
 		if !c.KindEnabled(kind) {
@@ -889,7 +908,7 @@ func (c *Coordinator) resyncPass(ctx context.Context, pace *rate.Limiter) {
 			if skip[key.Canonical()] {
 				continue
 			}
-			if c.paced(ctx, pace) != nil {
+			if !unpaced && c.paced(ctx, pace) != nil {
 				return
 			}
 			c.enqueue(key, corr, events.ReasonResync)

@@ -62,7 +62,10 @@
 //     that arrive during a pass coalesce into at most one more. An
 //     index-synced trigger starts a pass too, which skips the trigger's own
 //     keys: enqueued from the complete listing a moment before, they need
-//     no second reconcile.
+//     no second reconcile. ReconcileAll, for a newly elected leader, starts
+//     a pass that enqueues every listed key at once, unpaced: the leader
+//     has reconciled nothing yet, so it must not take 100 s for 10,000
+//     resources to begin.
 //   - Published events carry the correlation ID of the newest trigger of
 //     their key; retries keep it.
 //   - Time, for event stamps, delays in the workqueue, the resync ticker

@@ -2,6 +2,10 @@ package election_test
 
 import (
 	"context"
+	"io"
+	"log/slog"
+	"regexp"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -59,21 +63,49 @@ func newBus(t *testing.T) (*bus.Bus, *recorder) {
 
 type replica struct {
 	e      *election.Elector
+	log    *logBuffer
 	cancel context.CancelFunc
 	result func() error // Start's error, once it returned
 	passes atomic.Int32 // OnElected calls
 	lost   chan error
 }
 
-func start(t *testing.T, cp *kubetest.ControlPlane, b *bus.Bus, identity string, ready <-chan struct{}) *replica {
-	r := &replica{lost: make(chan error, 1)}
+// logBuffer collects an elector's log as text.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf strings.Builder
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+// shortLease and longLease are lease durations: one that expires within
+// a test's deadline, and one that cannot, so that a replica taking over
+// from a leader with the long one proves the Lease was released.
+const (
+	shortLease = 3 * time.Second
+	longLease  = time.Hour
+)
+
+func start(t *testing.T, cp *kubetest.ControlPlane, b *bus.Bus, identity string, ready <-chan struct{}, lease time.Duration) *replica {
+	r := &replica{lost: make(chan error, 1), log: &logBuffer{}}
 	var err error
 	r.e, err = election.New(b, election.Options{
 		Config: cp.Config, Namespace: "default", ID: "musterd-test", Identity: identity,
-		LeaseDuration: 3 * time.Second, RenewDeadline: 2 * time.Second, RetryPeriod: 200 * time.Millisecond,
+		LeaseDuration: lease, RenewDeadline: 2 * time.Second, RetryPeriod: 200 * time.Millisecond,
 		Ready:     ready,
 		OnElected: func() { r.passes.Add(1) },
 		OnLost:    func(err error) { r.lost <- err },
+		Logger:    slog.New(slog.NewTextHandler(io.MultiWriter(r.log, t.Output()), nil)),
 	})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -104,17 +136,25 @@ func TestOneLeaderAtATimeAndACleanStopHandsOver(t *testing.T) {
 	cp := kubetest.Start(t, kubetest.Options{})
 	b, rec := newBus(t)
 
-	a := start(t, cp, b, "a", nil)
+	// a's Lease lasts an hour: only its release can hand it over within
+	// the test's deadline.
+	a := start(t, cp, b, "a", nil, longLease)
 	require.Eventually(t, func() bool { return elected(a) }, deadline, 20*time.Millisecond)
 	assert.Equal(t, "a", holder(t, cp))
 	assert.Equal(t, int32(1), a.passes.Load(), "the new leader asks for its full pass once")
 
-	// b campaigns only once it is ready (its index warm), then waits: a
-	// holds the Lease.
+	// b campaigns only once it is ready (its index warm): it must not
+	// even look at the Lease before.
 	ready := make(chan struct{})
-	bb := start(t, cp, b, "b", ready)
+	bb := start(t, cp, b, "b", ready, longLease)
+	assert.NotContains(t, bb.log.String(), "campaigning", "b campaigns only once ready")
 	close(ready)
-	assert.Never(t, func() bool { return elected(bb) }, time.Second, 50*time.Millisecond, "a holds the Lease")
+	// b read the Lease, found a holding it, and stays a follower.
+	sawA := regexp.MustCompile(`msg="another replica leads" .*identity=b leader=a\n`)
+	require.Eventually(t, func() bool { return sawA.MatchString(bb.log.String()) }, deadline, 20*time.Millisecond)
+	assert.False(t, elected(bb), "a holds the Lease")
+	assert.Equal(t, "a", holder(t, cp))
+	assert.Zero(t, bb.passes.Load())
 	identity, leading := a.e.Leader()
 	assert.Equal(t, "a", identity)
 	assert.True(t, leading)
@@ -123,15 +163,13 @@ func TestOneLeaderAtATimeAndACleanStopHandsOver(t *testing.T) {
 		return identity == "a" && !leading
 	}, deadline, 20*time.Millisecond, "a follower knows the leader, for the API to name it")
 
-	// A clean stop releases the Lease: b takes over at its next retry, not
-	// a lease duration later.
-	stopped := time.Now()
+	// A clean stop releases the Lease: b takes it over at a retry, not an
+	// hour later.
 	a.cancel()
 	require.NoError(t, a.result())
-	require.Eventually(t, func() bool { return elected(bb) }, deadline, 20*time.Millisecond)
-	took := time.Since(stopped)
-	t.Logf("b took over %s after a released the Lease", took)
-	assert.Less(t, took, 3*time.Second, "sooner than the lease duration")
+	assert.Contains(t, a.log.String(), "stopped; lease released")
+	require.Eventually(t, func() bool { return elected(bb) }, deadline, 20*time.Millisecond,
+		"b takes over the released Lease long before it would have expired")
 	assert.Equal(t, "b", holder(t, cp))
 	identity, leading = bb.e.Leader()
 	assert.Equal(t, "b", identity)
@@ -144,7 +182,7 @@ func TestOneLeaderAtATimeAndACleanStopHandsOver(t *testing.T) {
 func TestALeaderThatCannotRenewLosesTheLeaseAndSaysSo(t *testing.T) {
 	cp := kubetest.Start(t, kubetest.Options{})
 	b, rec := newBus(t)
-	a := start(t, cp, b, "a", nil)
+	a := start(t, cp, b, "a", nil, shortLease)
 	require.Eventually(t, func() bool { return elected(a) }, deadline, 20*time.Millisecond)
 
 	// Another holder takes the Lease over (as after a partition): a's

@@ -20,13 +20,17 @@
 //     informer's initial listing has been handed to the index; [Watcher.Synced]
 //     is closed then. The debouncer holds this source's changes until it
 //     comes, so the first reconcile sees the complete listing.
-//   - Only spec changes count: an update whose metadata.generation equals
-//     the one last seen is ignored, so a status-only update (musterd's own
-//     status writes, or anybody's) and the informers' periodic resync never
-//     trigger a reconcile. The generation is compared, not the
-//     resourceVersion, which every status write bumps (muster's bug).
-//   - Every generation reconciles: the index's hash covers the generation,
-//     so observedGeneration always catches up with a spec change.
+//   - Only spec changes count: an update of the same object (UID) whose
+//     metadata.generation equals the one last seen is ignored, so a
+//     status-only update (musterd's own status writes, or anybody's) and the
+//     informers' periodic resync never trigger a reconcile. The generation
+//     is compared, not the resourceVersion, which every status write bumps
+//     (muster's bug); and the UID with it, because a resource deleted and
+//     created again while the watch was down comes back on the relist as an
+//     update whose generation (1 again) may equal the old one.
+//   - Every generation reconciles: the index's hash covers the UID and the
+//     generation, so observedGeneration always catches up with a spec
+//     change, and a recreated object is reconciled and gets its status.
 //   - A resource that fails validation (v1alpha1's Validate, which may be
 //     stricter than the CRD's schema) is an error on its key, naming the
 //     resource, its generation and the fields; its last good definition stays

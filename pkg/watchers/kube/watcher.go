@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -58,8 +59,18 @@ type Watcher struct {
 
 	// mu serialises the informers' handlers, so that index changes are
 	// published in the order they are made.
-	mu          sync.Mutex
-	generations map[events.Key]int64 // the generation last handed to the index
+	mu     sync.Mutex
+	handed map[events.Key]version // the version last handed to the index
+}
+
+// version identifies what a resource's spec is: a generation of one
+// object. A resource deleted and created again under its name is another
+// object (another UID) whose generation starts at 1 again; a relist after
+// a watch gap that missed both delivers it as an update with an equal
+// generation.
+type version struct {
+	uid types.UID
+	gen int64
 }
 
 // New returns a watcher publishing on b. It contacts the API server only
@@ -80,11 +91,11 @@ func New(b *bus.Bus, opts Options) (*Watcher, error) {
 		opts.Logger = slog.Default()
 	}
 	return &Watcher{
-		bus:         b,
-		opts:        opts,
-		log:         opts.Logger.With("component", Name, "namespace", opts.Namespace),
-		synced:      make(chan struct{}),
-		generations: map[events.Key]int64{},
+		bus:    b,
+		opts:   opts,
+		log:    opts.Logger.With("component", Name, "namespace", opts.Namespace),
+		synced: make(chan struct{}),
+		handed: map[events.Key]version{},
 	}, nil
 }
 
@@ -180,7 +191,7 @@ func (w *Watcher) Start(ctx context.Context) error {
 }
 
 // upsert hands an added or updated resource to the index, unless only its
-// status or metadata changed.
+// status or metadata changed: same object (UID), same generation.
 func (w *Watcher) upsert(o any) {
 	obj, ok := o.(v1alpha1.Object)
 	if !ok {
@@ -189,12 +200,13 @@ func (w *Watcher) upsert(o any) {
 	}
 	key := keyOf(obj)
 	gen := obj.GetGeneration()
+	v := version{uid: obj.GetUID(), gen: gen}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if last, seen := w.generations[key]; seen && last == gen {
+	if last, seen := w.handed[key]; seen && last == v {
 		return // a status-only (or metadata-only) update, or a resync
 	}
-	w.generations[key] = gen
+	w.handed[key] = v
 	doc := decode(key, obj)
 	changes := w.opts.Index.SetFile(Path(key), []resources.Doc{doc}, nil, key)
 	if doc.Err != nil && len(changes) > 0 {
@@ -216,7 +228,7 @@ func (w *Watcher) remove(o any) {
 	key := keyOf(obj)
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	delete(w.generations, key)
+	delete(w.handed, key)
 	w.publish(w.opts.Index.RemoveFile(Path(key)), obj.GetGeneration())
 }
 
@@ -250,8 +262,8 @@ func kindOf(obj v1alpha1.Object) string {
 }
 
 // decode turns a resource into the index's document: a defaulted copy,
-// validated, hashed with its generation so that every generation counts as
-// a change.
+// validated, hashed with its UID and generation so that every generation,
+// and a recreated object, counts as a change.
 func decode(key events.Key, obj v1alpha1.Object) resources.Doc {
 	obj = obj.DeepCopyObject().(v1alpha1.Object)
 	obj.GetObjectKind().SetGroupVersionKind(v1alpha1.GroupVersion.WithKind(key.Kind))
@@ -262,7 +274,7 @@ func decode(key events.Key, obj v1alpha1.Object) resources.Doc {
 	return resources.Doc{Key: key, Object: obj, Hash: hash(obj)}
 }
 
-// hash identifies a resource's generation and spec.
+// hash identifies a resource's object, generation and spec.
 func hash(obj v1alpha1.Object) string {
 	var spec any
 	switch o := obj.(type) {
@@ -272,9 +284,10 @@ func hash(obj v1alpha1.Object) string {
 		spec = o.Spec
 	}
 	data, err := json.Marshal(struct {
-		Generation int64 `json:"generation"`
-		Spec       any   `json:"spec"`
-	}{obj.GetGeneration(), spec})
+		UID        types.UID `json:"uid"`
+		Generation int64     `json:"generation"`
+		Spec       any       `json:"spec"`
+	}{obj.GetUID(), obj.GetGeneration(), spec})
 	if err != nil {
 		// The types marshal; this would be a programming error.
 		panic(fmt.Sprintf("kube-watcher: marshal %T: %v", obj, err))

@@ -141,3 +141,37 @@ func TestAWorkflowIsIndexedUnderItsOwnKind(t *testing.T) {
 		assert.Equal(t, []string{"kube/default/Workflow/greet"}, h.index.Files())
 	})
 }
+
+// A resource deleted and created again under its name while the watch was
+// down comes back on the informer's relist as an update of the same
+// generation (1), but of another object: its spec is a change.
+func TestARecreatedResourceWithTheSameGenerationIsAChange(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHandlerHarness(t)
+		key := events.NewKey("MCPServer", "team", "git")
+		old := server(1, "git-mcp")
+		old.UID = "uid-old"
+		h.w.upsert(old)
+		assert.Equal(t, []string{"create MCPServer/team/git kubernetes gen=1"}, h.published())
+
+		recreated := server(1, "git-mcp-recreated")
+		recreated.UID = "uid-new"
+		recreated.ResourceVersion = "7"
+		h.w.upsert(recreated)
+		assert.Equal(t, []string{"update MCPServer/team/git kubernetes gen=1"}, h.published())
+		entry, _ := h.index.Get(key)
+		assert.Equal(t, "git-mcp-recreated", entry.Object.(*v1alpha1.MCPServer).Spec.Command, "the new object's spec is in force")
+
+		// Recreated with the very same spec: still another object, whose
+		// empty status must be written, so it is reconciled.
+		same := server(1, "git-mcp-recreated")
+		same.UID = "uid-newer"
+		h.w.upsert(same)
+		assert.Equal(t, []string{"update MCPServer/team/git kubernetes gen=1"}, h.published())
+
+		// And a status-only update of that object is still no change.
+		same.ResourceVersion = "8"
+		h.w.upsert(same)
+		assert.Empty(t, h.published())
+	})
+}
