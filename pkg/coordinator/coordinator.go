@@ -328,6 +328,15 @@ func (c *Coordinator) Start(ctx context.Context) error {
 			queue.Add(key)
 		}
 	}
+	// The resync ticker runs from here, before the coordinator says it is
+	// subscribed: Quiescent reports its next tick from then on, so a
+	// replay stepping a fake clock never takes it for idle with no tick
+	// to come.
+	var resync clock.Ticker
+	if c.opts.ResyncPeriod > 0 {
+		resync = c.opts.Clock.NewTicker(c.opts.ResyncPeriod)
+		c.nextTick = c.opts.Clock.Now().Add(c.opts.ResyncPeriod)
+	}
 	c.mu.Unlock()
 	c.attached.Attach(sub)
 
@@ -335,7 +344,7 @@ func (c *Coordinator) Start(ctx context.Context) error {
 	for id := range c.opts.Workers {
 		wg.Go(func() { c.work(ctx, id) })
 	}
-	wg.Go(func() { c.resyncLoop(ctx) })
+	wg.Go(func() { c.resyncLoop(ctx, resync) })
 	wg.Go(func() { c.wakeLoop(ctx) })
 	<-ctx.Done()
 	sub.Unsubscribe()
@@ -810,13 +819,9 @@ func (c *Coordinator) wakeLoop(ctx context.Context) {
 
 // resyncLoop runs resync passes one at a time, when the single resync
 // ticker fires or when one is requested.
-func (c *Coordinator) resyncLoop(ctx context.Context) {
+func (c *Coordinator) resyncLoop(ctx context.Context, ticker clock.Ticker) {
 	var tick <-chan time.Time
-	if c.opts.ResyncPeriod > 0 {
-		c.mu.Lock()
-		ticker := c.opts.Clock.NewTicker(c.opts.ResyncPeriod)
-		c.nextTick = c.opts.Clock.Now().Add(c.opts.ResyncPeriod)
-		c.mu.Unlock()
+	if ticker != nil {
 		defer ticker.Stop()
 		tick = ticker.C()
 	}
