@@ -212,7 +212,7 @@ func checkListen(addr string, allowRemote, haveToken bool) error {
 	case !allowRemote:
 		return fmt.Errorf("-listen %q %s; pass -allow-remote (and an API token) to expose the API, or -health-listen to expose only probes and metrics", addr, notLoopback)
 	case !haveToken:
-		return fmt.Errorf("-listen %q %s and no API token is set: give one in $MUSTERD_TOKEN or -token-file, or keep the API on loopback and serve probes and metrics with -health-listen", addr, notLoopback)
+		return fmt.Errorf("-listen %q %s and no API token is set: give one in $MUSTERD_TOKEN, -token-file or -api-token, or keep the API on loopback and serve probes and metrics with -health-listen", addr, notLoopback)
 	}
 	return nil
 }

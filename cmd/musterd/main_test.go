@@ -284,7 +284,7 @@ func TestDaemonRefusesARemoteAPIWithoutAToken(t *testing.T) {
 	var exit *exec.ExitError
 	require.ErrorAs(t, err, &exit)
 	assert.Equal(t, 2, exit.ExitCode())
-	assert.Contains(t, string(out), `-listen "0.0.0.0:0" resolves to 0.0.0.0, not a loopback address and no API token is set: give one in $MUSTERD_TOKEN or -token-file, or keep the API on loopback and serve probes and metrics with -health-listen`)
+	assert.Contains(t, string(out), `-listen "0.0.0.0:0" resolves to 0.0.0.0, not a loopback address and no API token is set: give one in $MUSTERD_TOKEN, -token-file or -api-token, or keep the API on loopback and serve probes and metrics with -health-listen`)
 
 	t.Setenv("MUSTERD_TOKEN", "remote-token")
 	_, _, err = parseDaemonFlags([]string{"-config-dir", t.TempDir(), "-listen", "0.0.0.0:0", "-allow-remote"}, io.Discard)
