@@ -35,6 +35,7 @@ import (
 	"github.com/musterd/musterd/pkg/trace"
 	"github.com/musterd/musterd/pkg/watchers/fs"
 	"github.com/musterd/musterd/pkg/watchers/runtime"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 )
 
 // daemonConfig is musterd run's configuration: defaults, then the config
@@ -349,6 +350,11 @@ func newDaemon(cfg daemonConfig, log *slog.Logger, record io.Writer) (*daemon, e
 	if err != nil {
 		return nil, err
 	}
+	// The process's own health (heap, GC, goroutines, resident memory, open
+	// files) beside the stages', as controller-runtime's managers export
+	// it: the daemon owns the process, a program embedding the pipeline
+	// registers its own.
+	d.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if err := d.Add(bridge); err != nil {
 		return nil, err
 	}

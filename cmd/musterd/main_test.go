@@ -154,7 +154,8 @@ func TestDaemonServesHealthMetricsAndStatusThenStopsOnSIGTERM(t *testing.T) {
 
 	code, body = d.get(t, "/metrics")
 	assert.Equal(t, http.StatusOK, code)
-	for _, metric := range []string{"musterd_active_workers", "musterd_bus_pending", "musterd_debouncer_coalesced_total", "musterd_reconcile_panics_total"} {
+	for _, metric := range []string{"musterd_active_workers", "musterd_bus_pending", "musterd_debouncer_coalesced_total", "musterd_reconcile_panics_total",
+		"go_memstats_heap_alloc_bytes", "go_goroutines", "process_resident_memory_bytes"} {
 		assert.Contains(t, body, metric)
 	}
 
