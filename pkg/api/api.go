@@ -265,13 +265,8 @@ func (s *server) writeList(w http.ResponseWriter, entries []resources.Entry) {
 }
 
 func (s *server) get(w http.ResponseWriter, r *http.Request) {
-	kind, key, ok := resourceKey(w, r)
+	e, ok := s.declared(w, r)
 	if !ok {
-		return
-	}
-	e, found := s.opts.Index.Get(key)
-	if !found {
-		writeError(w, http.StatusNotFound, kind.Ref(key.Namespace, key.Name)+": not found")
 		return
 	}
 	o, err := s.object(e)
@@ -288,14 +283,11 @@ func (s *server) recent(w http.ResponseWriter, r *http.Request) {
 	if !s.requireToken(w, r, "to read events") {
 		return
 	}
-	kind, key, ok := resourceKey(w, r)
+	e, ok := s.declared(w, r)
 	if !ok {
 		return
 	}
-	if _, found := s.opts.Index.Get(key); !found {
-		writeError(w, http.StatusNotFound, kind.Ref(key.Namespace, key.Name)+": not found")
-		return
-	}
+	key := e.Key
 	list := types.EventList{Items: []json.RawMessage{}}
 	if s.opts.History != nil {
 		for _, e := range s.opts.History.Recent(key) {
@@ -314,14 +306,11 @@ func (s *server) reconcile(w http.ResponseWriter, r *http.Request) {
 	if !s.requireToken(w, r, "to trigger a reconcile") {
 		return
 	}
-	kind, key, ok := resourceKey(w, r)
+	e, ok := s.declared(w, r)
 	if !ok {
 		return
 	}
-	if _, found := s.opts.Index.Get(key); !found {
-		writeError(w, http.StatusNotFound, kind.Ref(key.Namespace, key.Name)+": not found")
-		return
-	}
+	key := e.Key
 	if s.opts.Leader != nil {
 		if leader, leading := s.opts.Leader(); !leading {
 			msg := "this replica is not the leader and reconciles nothing; "
@@ -360,6 +349,21 @@ func (s *server) authorized(r *http.Request) bool {
 	scheme, credentials, _ := strings.Cut(r.Header.Get("Authorization"), " ")
 	got := sha256.Sum256([]byte(strings.TrimSpace(credentials)))
 	return subtle.ConstantTimeCompare(got[:], s.tokenHash[:]) == 1 && strings.EqualFold(scheme, "Bearer")
+}
+
+// declared returns the index entry of the path's resource, or answers the
+// error: a bad path, or a resource not declared (404).
+func (s *server) declared(w http.ResponseWriter, r *http.Request) (resources.Entry, bool) {
+	kind, key, ok := resourceKey(w, r)
+	if !ok {
+		return resources.Entry{}, false
+	}
+	e, found := s.opts.Index.Get(key)
+	if !found {
+		writeError(w, http.StatusNotFound, kind.Ref(key.Namespace, key.Name)+": not found")
+		return resources.Entry{}, false
+	}
+	return e, true
 }
 
 // resourceKey reads the key of the path's resource, or answers the error.
