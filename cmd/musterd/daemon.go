@@ -343,7 +343,7 @@ func newDaemon(cfg daemonConfig, log *slog.Logger, record io.Writer) (*daemon, e
 		Debouncer:   debouncer.Options{Interval: cfg.debounce},
 		Coordinator: coordinator.Options{Workers: cfg.workers, ResyncPeriod: cfg.resync, ReconcileTimeout: cfg.reconcileTimeout,
 			BackoffBase: retryBackoffBase, BackoffMax: retryBackoffMax, Jitter: retryJitter, MaxRetries: retryMax,
-			Hash: func(k events.Key) string { e, _ := d.Index.Get(k); return e.Hash }},
+			Hash: d.Index.Hash},
 		Store:     statusync.StoreOptions{Writer: statusWriter},
 		Lifecycle: lifecycle.Options{StopTimeout: cfg.stopTimeout, Elected: elected},
 	})

@@ -155,6 +155,18 @@ func (ix *Index) Get(key events.Key) (Entry, bool) {
 	return e.clone(), true
 }
 
+// Hash returns the hash of key's definition in force, "" if it has none or
+// is not declared. It copies nothing: the coordinator reads it on every
+// reconcile.
+func (ix *Index) Hash(key events.Key) string {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	if e := ix.entries[key.Canonical()]; e != nil {
+		return e.Hash
+	}
+	return ""
+}
+
 // List returns the entries of kind (every kind if empty), sorted by key.
 func (ix *Index) List(kind string) []Entry {
 	ix.mu.RLock()

@@ -40,11 +40,14 @@ func TestCreateUpdateDeleteAndNoChangeForTheSameContent(t *testing.T) {
 	assert.Equal(t, "v2", e.Object)
 	assert.Equal(t, []string{"mcpservers/git.yaml"}, e.Files)
 	assert.NoError(t, e.Err)
+	assert.Equal(t, e.Hash, ix.Hash(git))
+	assert.NotEmpty(t, ix.Hash(git))
 
 	changes := ix.RemoveFile("mcpservers/git.yaml")
 	assert.Equal(t, []resources.Change{{Key: git, Op: events.OperationDelete, File: "mcpservers/git.yaml"}}, changes)
 	_, ok = ix.Get(git)
 	assert.False(t, ok)
+	assert.Empty(t, ix.Hash(git), "no hash for a resource not declared")
 	assert.Nil(t, ix.RemoveFile("mcpservers/git.yaml"))
 }
 
