@@ -13,11 +13,11 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/musterd/musterd/internal/logtest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -53,27 +53,8 @@ func TestMain(m *testing.M) {
 type runningDaemon struct {
 	cmd    *exec.Cmd
 	addr   string
-	stderr *syncBuffer
+	stderr *logtest.Buffer
 	exited chan error
-}
-
-// syncBuffer is the daemon's log: written by the reader goroutine, read by
-// tests while the daemon runs.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) WriteString(s string) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.buf.WriteString(s)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 var listenLine = regexp.MustCompile(`msg="musterd starting".* listen=(\S+)`)
@@ -85,7 +66,7 @@ func startDaemon(t testing.TB, args ...string) *runningDaemon {
 	pipe, err := cmd.StderrPipe()
 	require.NoError(t, err)
 	require.NoError(t, cmd.Start())
-	d := &runningDaemon{cmd: cmd, stderr: &syncBuffer{}, exited: make(chan error, 1)}
+	d := &runningDaemon{cmd: cmd, stderr: &logtest.Buffer{}, exited: make(chan error, 1)}
 	found := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(pipe)

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"k8s.io/client-go/util/workqueue"
 
+	"github.com/musterd/musterd/internal/logtest"
 	"github.com/musterd/musterd/pkg/bus"
 	"github.com/musterd/musterd/pkg/coordinator"
 	"github.com/musterd/musterd/pkg/events"
@@ -628,8 +629,8 @@ func TestResyncLogsListErrorsAndGoesOn(t *testing.T) {
 		broken.list = func(context.Context) ([]events.Key, error) { return nil, errors.New("disk on fire") }
 		f := newFake(kind)
 		f.list = func(context.Context) ([]events.Key, error) { return []events.Key{keyA}, nil }
-		logs := &logBuffer{}
-		run(t, coordinator.Options{ResyncPeriod: time.Minute, Logger: logs.logger()}, broken, f)
+		logs := &logtest.Buffer{}
+		run(t, coordinator.Options{ResyncPeriod: time.Minute, Logger: debugLogger(logs)}, broken, f)
 
 		time.Sleep(time.Minute)
 		synctest.Wait()
@@ -1076,8 +1077,8 @@ func TestErrorsAreRedactedBeforeTheyTravel(t *testing.T) {
 		f.list = func(context.Context) ([]events.Key, error) {
 			return nil, errors.New("read /home/alice/.config/musterd/token.yaml: Authorization: Bearer s3cr3t")
 		}
-		logs := &logBuffer{}
-		h := run(t, coordinator.Options{Jitter: -1, MaxRetries: -1, ResyncPeriod: -1, Logger: logs.logger()}, f)
+		logs := &logtest.Buffer{}
+		h := run(t, coordinator.Options{Jitter: -1, MaxRetries: -1, ResyncPeriod: -1, Logger: debugLogger(logs)}, f)
 
 		h.trigger(events.ReasonChange, "corr-1", keyA, keyB)
 		h.c.Resync()

@@ -5,7 +5,6 @@ import (
 	"io"
 	"log/slog"
 	"regexp"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -20,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/musterd/musterd/internal/kubetest"
+	"github.com/musterd/musterd/internal/logtest"
 	"github.com/musterd/musterd/pkg/bus"
 	"github.com/musterd/musterd/pkg/election"
 	"github.com/musterd/musterd/pkg/events"
@@ -63,29 +63,11 @@ func newBus(t *testing.T) (*bus.Bus, *recorder) {
 
 type replica struct {
 	e      *election.Elector
-	log    *logBuffer
+	log    *logtest.Buffer
 	cancel context.CancelFunc
 	result func() error // Start's error, once it returned
 	passes atomic.Int32 // OnElected calls
 	lost   chan error
-}
-
-// logBuffer collects an elector's log as text.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf strings.Builder
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
 }
 
 // shortLease and longLease are lease durations: one that expires within
@@ -97,7 +79,7 @@ const (
 )
 
 func start(t *testing.T, cp *kubetest.ControlPlane, b *bus.Bus, identity string, ready <-chan struct{}, lease time.Duration) *replica {
-	r := &replica{lost: make(chan error, 1), log: &logBuffer{}}
+	r := &replica{lost: make(chan error, 1), log: &logtest.Buffer{}}
 	var err error
 	r.e, err = election.New(b, election.Options{
 		Config: cp.Config, Namespace: "default", ID: "musterd-test", Identity: identity,

@@ -1,7 +1,6 @@
 package supervisor_test
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"slices"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/musterd/musterd/internal/logtest"
 	"github.com/musterd/musterd/internal/mcpfake"
 
 	"github.com/musterd/musterd/pkg/apis/muster/v1alpha1"
@@ -77,34 +77,16 @@ func (r *recorder) waitFor(t *testing.T, k events.Key, what string, ok func(supe
 	return found
 }
 
-// lockedBuffer is a log sink safe to read while the supervisor writes.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 type harness struct {
 	sup  *supervisor.Supervisor
 	rec  *recorder
-	logs *lockedBuffer
+	logs *logtest.Buffer
 }
 
 // newHarness returns a supervisor with opts, its OnChange recorded and its
 // logs captured, shut down when the test ends.
 func newHarness(t *testing.T, opts supervisor.Options) *harness {
-	h := &harness{rec: &recorder{changes: map[events.Key][]supervisor.Observed{}}, logs: &lockedBuffer{}}
+	h := &harness{rec: &recorder{changes: map[events.Key][]supervisor.Observed{}}, logs: &logtest.Buffer{}}
 	opts.OnChange = h.rec.onChange
 	opts.Logger = slog.New(slog.NewTextHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	h.sup = supervisor.New(opts)
