@@ -1,14 +1,12 @@
 package coordinator
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"math"
 	"runtime/debug"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -178,6 +176,7 @@ type Coordinator struct {
 	// retry, which then never came.
 	wake     clock.Timer
 	armedFor time.Time
+	wakes    wakeHeap                // the delays, earliest first; some stale
 	delays   uint64                  // wakeSeq of the newest delay
 	retries  workqueue.CounterMetric // retries and requeues armed, as the delaying queue counted them
 	// indexSynced holds the keys of index-synced triggers until the
@@ -684,7 +683,7 @@ func (c *Coordinator) settle(ctx context.Context, req reconcilers.Request, res r
 		c.backoff.Forget(req.Key)
 		if res.RequeueAfter > 0 {
 			result = ResultRequeueAfter
-			c.delayLocked(st, now.Add(res.RequeueAfter), now)
+			c.delayLocked(req.Key, st, now.Add(res.RequeueAfter), now)
 		}
 		outcome = events.ResourceSynced{Meta: meta, Key: req.Key, Attempt: req.Attempt, Duration: took,
 			Deleted: res.Deleted, RequeueAfter: res.RequeueAfter, Hash: hash}
@@ -694,7 +693,7 @@ func (c *Coordinator) settle(ctx context.Context, req reconcilers.Request, res r
 			// own restart backoff): an earlier one would only fail again.
 			c.backoff.SetNextDelay(req.Key, at.Sub(now))
 		}
-		c.delayLocked(st, now.Add(c.backoff.When(req.Key)), now)
+		c.delayLocked(req.Key, st, now.Add(c.backoff.When(req.Key)), now)
 		st.retrying = true
 		// A runtime or resync trigger that arrived during the reconcile
 		// waits for the retry like any other, which continues the failing
@@ -759,9 +758,10 @@ func (c *Coordinator) list(ctx context.Context, kind string) ([]events.Key, erro
 
 // delayLocked schedules a reconcile of st's key at at: a retry or a
 // requeue.
-func (c *Coordinator) delayLocked(st *keyState, at, now time.Time) {
+func (c *Coordinator) delayLocked(key events.Key, st *keyState, at, now time.Time) {
 	c.delays++
 	st.wakeAt, st.wakeSeq = at, c.delays
+	c.pushWakeLocked(key, at, c.delays)
 	if c.retries != nil {
 		c.retries.Inc()
 	}
@@ -778,7 +778,8 @@ func (c *Coordinator) armLocked(at, now time.Time) {
 }
 
 // wakeLoop queues the keys whose retry or requeue is due whenever wake
-// fires, and arms it for the next one.
+// fires, taking them from the delay heap (O(log n) a key, not a scan of
+// every key), and arms it for the next one.
 func (c *Coordinator) wakeLoop(ctx context.Context) {
 	defer c.wake.Stop()
 	for {
@@ -790,23 +791,7 @@ func (c *Coordinator) wakeLoop(ctx context.Context) {
 		c.mu.Lock()
 		now := c.opts.Clock.Now()
 		c.armedFor = time.Time{}
-		var (
-			next time.Time
-			due  []events.Key
-		)
-		for key, st := range c.keys {
-			switch {
-			case st.wakeAt.IsZero():
-			case !st.wakeAt.After(now):
-				due = append(due, key)
-			case next.IsZero() || st.wakeAt.Before(next):
-				next = st.wakeAt
-			}
-		}
-		slices.SortFunc(due, func(a, b events.Key) int {
-			x, y := c.keys[a], c.keys[b]
-			return cmp.Or(x.wakeAt.Compare(y.wakeAt), cmp.Compare(x.wakeSeq, y.wakeSeq))
-		})
+		due, next := c.takeDueLocked(now)
 		for _, key := range due {
 			c.queue.Add(key)
 		}
