@@ -312,7 +312,9 @@ func TestE2EAThousandFilesAtOnceAndZeroReconcilesWhileIdle(t *testing.T) {
 
 	// Idle: status writes, periodic rescans (every second here) and the
 	// passing of time cause no reconcile. The window spans several rescans
-	// and many debounce intervals.
+	// and many debounce intervals. A fixed real-time window: idleness is an
+	// absence that no condition can be polled for, and the real binary runs
+	// on the real clock.
 	before := e.reconciles(t, "Workflow")
 	deadline := time.Now().Add(3 * time.Second)
 	for time.Now().Before(deadline) {
