@@ -223,6 +223,8 @@ func (c *churn) step() {
 		c.ops = append(c.ops, fmt.Sprintf("burst of %d writes to %s", n, path))
 	}
 	// Sometimes no pause at all, sometimes one longer than the debounce.
+	// The pause shapes the workload (bursts against spaced writes); it
+	// waits for nothing, so it is no sleep-and-hope.
 	if pause := c.rnd.IntN(4); pause > 0 {
 		time.Sleep(time.Duration(c.rnd.IntN(pause*25)) * time.Millisecond)
 	}
@@ -461,6 +463,9 @@ func TestChurnAgainstTheModel(t *testing.T) {
 			if len(diffs) == 0 {
 				// Caught up; and it stays so: no late event undoes it
 				// (several debounce intervals and a periodic rescan later).
+				// A fixed real-time window, as staying caught up is an
+				// absence of change that no condition can be polled for,
+				// and the real binary runs on the real clock.
 				time.Sleep(1500 * time.Millisecond)
 				settled()
 			}

@@ -312,7 +312,9 @@ func TestE2EAThousandFilesAtOnceAndZeroReconcilesWhileIdle(t *testing.T) {
 
 	// Idle: status writes, periodic rescans (every second here) and the
 	// passing of time cause no reconcile. The window spans several rescans
-	// and many debounce intervals.
+	// and many debounce intervals. A fixed real-time window: idleness is an
+	// absence that no condition can be polled for, and the real binary runs
+	// on the real clock.
 	before := e.reconciles(t, "Workflow")
 	deadline := time.Now().Add(3 * time.Second)
 	for time.Now().Before(deadline) {
@@ -324,15 +326,23 @@ func TestE2EAThousandFilesAtOnceAndZeroReconcilesWhileIdle(t *testing.T) {
 // cli runs the real binary's client commands against the daemon.
 func (e *fsEnv) cli(t *testing.T, args ...string) (string, int) {
 	t.Helper()
+	out, code, err := e.runCLI(args...)
+	require.NoError(t, err)
+	return out, code
+}
+
+// runCLI runs the real binary's client command and reports an error only
+// when it could not be run; it never fails the test, so it may run on a
+// goroutine of the test's own (require's FailNow may not).
+func (e *fsEnv) runCLI(args ...string) (string, int, error) {
 	cmd := exec.Command(binary, args...)
 	cmd.Env = append(os.Environ(), "MUSTERD_SERVER=http://"+e.addr)
 	out, err := cmd.CombinedOutput()
 	var exit *exec.ExitError
 	if errors.As(err, &exit) {
-		return string(out), exit.ExitCode()
+		return string(out), exit.ExitCode(), nil
 	}
-	require.NoError(t, err)
-	return string(out), 0
+	return string(out), 0, err
 }
 
 // wait --for synced right after an edit returns only once the edit is
@@ -392,13 +402,15 @@ func TestE2ECLIWaitGetAndReconcile(t *testing.T) {
 	assert.Equal(t, 1, code, out)
 
 	// A resource that fails while waited on: a non-zero exit at once, not
-	// at the timeout.
+	// at the timeout. The timeout is far beyond the deadline below, so an
+	// exit at the timeout fails the test rather than passing it.
 	done := make(chan struct{})
 	var waitOut string
 	var waitCode int
+	var waitErr error
 	go func() {
 		defer close(done)
-		waitOut, waitCode = e.cli(t, "wait", "wf/broken", "--for", "synced", "--timeout", "60s")
+		waitOut, waitCode, waitErr = e.runCLI("wait", "wf/broken", "--for", "synced", "--timeout", "1h")
 	}()
 	eventually(t, "the waiting CLI is subscribed", func() bool {
 		_, body := e.get(t, "/metrics")
@@ -407,7 +419,9 @@ func TestE2ECLIWaitGetAndReconcile(t *testing.T) {
 	e.write(t, "workflows/broken.yaml", strings.Replace(workflowYAML("broken", "x_a_one"), "steps:", "stepz:", 1))
 	select {
 	case <-done:
+		require.NoError(t, waitErr)
 		assert.Equal(t, 1, waitCode, waitOut)
+		assert.NotContains(t, waitOut, "timed out", "wait exited on the failure, not on its timeout")
 	case <-time.After(e2eDeadline):
 		t.Fatal("wait did not exit on a failed resource")
 	}

@@ -204,21 +204,29 @@ func TestEventStreamHeadSubscribesNothing(t *testing.T) {
 	})
 }
 
+// floodUnreadStream publishes n BecameLeader events, correlation IDs 0 to
+// n-1, to a stream nobody reads, and returns once the stream's writer is
+// stuck on the unread connection. After the first ten it waits: the writer
+// has taken a first batch before any drop and is stuck sending it, so the
+// stream holds at least that batch whatever the scheduler does with the
+// burst that follows.
+func floodUnreadStream(f *apitest.Fixture, n int) {
+	const firstBatch = 10
+	for i := range n {
+		f.Bus.Publish(events.BecameLeader{Meta: meta(fmt.Sprint(i)), Identity: "pod"})
+		if i == firstBatch-1 {
+			synctest.Wait()
+		}
+	}
+	synctest.Wait()
+}
+
 func TestEventStreamOfASlowClientDropsCountsAndAnnounces(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := apitest.New(t, nil)
 		s := openStream(t, f, "")
-		const published, first = 3000, 10
-		for i := range published {
-			f.Bus.Publish(events.BecameLeader{Meta: meta(fmt.Sprint(i)), Identity: "pod"})
-			if i == first-1 {
-				// The writer has taken a first batch before any drop, and
-				// is stuck sending it: the trace holds at least that batch,
-				// whatever the scheduler does with the burst that follows.
-				synctest.Wait()
-			}
-		}
-		synctest.Wait() // the stream's writer is stuck on the unread connection
+		const published = 3000
+		floodUnreadStream(f, published)
 
 		delivered, announced := 0, 0
 		var order []int
@@ -326,17 +334,8 @@ func TestTraceStreamOfASlowClientEndsBeforeTheGap(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := apitest.New(t, nil)
 		s := openStream(t, f, "?format=trace")
-		const published, first = 3000, 10
-		for i := range published {
-			f.Bus.Publish(events.BecameLeader{Meta: meta(fmt.Sprint(i)), Identity: "pod"})
-			if i == first-1 {
-				// The writer has taken a first batch before any drop, and
-				// is stuck sending it: the trace holds at least that batch,
-				// whatever the scheduler does with the burst that follows.
-				synctest.Wait()
-			}
-		}
-		synctest.Wait() // the stream's writer is stuck on the unread connection
+		const published = 3000
+		floodUnreadStream(f, published)
 
 		body, err := io.ReadAll(s.r)
 		require.NoError(t, err, "the stream ends")

@@ -170,6 +170,7 @@ func TestEventOfAnotherTypeNeverReachesATypedHandler(t *testing.T) {
 		st := b.Stats()
 		assert.Equal(t, uint64(1), st.Rejected, "the nil event is counted")
 		assert.Equal(t, uint64(2), st.Published[events.TypeResourceChanged], "both types publish under the name")
+		require.NotEmpty(t, st.Handlers, "the subscribers' counters are listed")
 		for _, h := range st.Handlers {
 			assert.Zero(t, h.Panicked, h.Subscriber)
 		}

@@ -55,14 +55,17 @@ func TestAStuckSubscriberOfAnyDeliveryDelaysNobodyAndOnlyLossyDrops(t *testing.T
 				assert.EqualValues(t, c.kept, stuck.Pending())
 
 				var dropped, coalesced uint64
+				otherListed := false
 				for _, h := range b.Stats().Handlers {
 					switch h.Subscriber {
 					case "stuck":
 						dropped, coalesced = h.Dropped, h.Coalesced
 					case "other":
+						otherListed = true
 						assert.Zero(t, h.Dropped, "the unbounded subscriber dropped")
 					}
 				}
+				assert.True(t, otherListed, "the unbounded subscriber's counters are listed")
 				assert.Equal(t, c.dropped, dropped, "dropped")
 				assert.Equal(t, c.coalesced, coalesced, "coalesced")
 				close(release)

@@ -78,9 +78,11 @@ func TestEnvtestEventsAppearOnTheResourcesUnderMusterdsRBAC(t *testing.T) {
 	// the ReconcileFailed one (sorted first) with series count count.
 	waitFor := func(n int, count int32) {
 		t.Helper()
-		require.Eventually(t, func() bool {
+		// The condition runs on a goroutine of testify's: it fails through
+		// c, never through t (FailNow off the test's goroutine is a bug).
+		require.EventuallyWithT(t, func(c *assert.CollectT) {
 			var list eventsv1.EventList
-			require.NoError(t, cp.Client.List(ctx, &list, client.InNamespace("default")))
+			require.NoError(c, cp.Client.List(ctx, &list, client.InNamespace("default")))
 			seen = nil
 			for _, e := range list.Items {
 				if e.Regarding.UID != git.UID || e.Regarding.Kind != v1alpha1.KindMCPServer || e.Regarding.Name != "git" {
@@ -93,8 +95,9 @@ func TestEnvtestEventsAppearOnTheResourcesUnderMusterdsRBAC(t *testing.T) {
 				seen = append(seen, g)
 			}
 			slices.SortFunc(seen, func(a, b got) int { return strings.Compare(a.Reason, b.Reason) })
-			return len(seen) == n && seen[0].Count == count
-		}, 30*time.Second, 100*time.Millisecond, "the Events on MCPServer default/git: %+v", &seen)
+			require.Len(c, seen, n, "the Events on MCPServer default/git: %+v", seen)
+			assert.Equal(c, count, seen[0].Count, "the ReconcileFailed Event's series count: %+v", seen)
+		}, 30*time.Second, 100*time.Millisecond)
 	}
 
 	bus.Publish(b, events.ResourceSynced{Meta: events.NewMeta(""), Key: key, Attempt: 1})

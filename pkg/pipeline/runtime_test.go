@@ -237,11 +237,13 @@ func (d *daemon) reconcileState(k events.Key) statusync.State {
 func (d *daemon) waitServer(k events.Key, what string, ok func(v1alpha1.MCPServerStatus) bool) v1alpha1.MCPServerStatus {
 	d.t.Helper()
 	var st v1alpha1.MCPServerStatus
-	require.Eventually(d.t, func() bool {
+	// The message is made in the condition: arguments to Eventually itself
+	// are taken at the call, before any status was read.
+	require.EventuallyWithT(d.t, func(c *assert.CollectT) {
 		var found bool
 		st, found = d.serverStatus(k)
-		return found && ok(st)
-	}, waitLimit, 10*time.Millisecond, "%s: %s; last status %+v", k, what, st)
+		assert.True(c, found && ok(st), "%s: %s; last status %+v", k, what, st)
+	}, waitLimit, 10*time.Millisecond)
 	return st
 }
 
@@ -249,11 +251,12 @@ func (d *daemon) waitServer(k events.Key, what string, ok func(v1alpha1.MCPServe
 func (d *daemon) waitWorkflow(k events.Key, what string, ok func(v1alpha1.WorkflowStatus) bool) v1alpha1.WorkflowStatus {
 	d.t.Helper()
 	var st v1alpha1.WorkflowStatus
-	require.Eventually(d.t, func() bool {
+	require.EventuallyWithT(d.t, func(c *assert.CollectT) {
 		var found bool
 		st, found = d.workflowStatus(k)
-		return found && ok(st) && d.reconcileState(k) == statusync.StateSynced
-	}, waitLimit, 10*time.Millisecond, "%s: %s; last status %+v, reconcile state %s", k, what, st, d.reconcileState(k))
+		state := d.reconcileState(k)
+		assert.True(c, found && ok(st) && state == statusync.StateSynced, "%s: %s; last status %+v, reconcile state %s", k, what, st, state)
+	}, waitLimit, 10*time.Millisecond)
 	return st
 }
 

@@ -41,15 +41,24 @@ func runInBubble(h *harness) (fsEvents chan<- fsnotify.Event, stop func()) {
 	}
 }
 
+// watchOneFile puts content in mcpservers/<file> of a fresh config
+// directory, runs a watcher with default options on it in the bubble until
+// the test ends, and returns the mark of the changes after the initial
+// listing.
+func watchOneFile(t *testing.T, file, content string) (h *harness, path string, fsEvents chan<- fsnotify.Event, m int) {
+	t.Helper()
+	dir := t.TempDir()
+	path = filepath.Join(dir, "mcpservers", file)
+	write(t, path, content)
+	h = newHarness(t, dir, Options{})
+	fsEvents, stop := runInBubble(h)
+	t.Cleanup(stop) // cleanups run inside the bubble
+	return h, path, fsEvents, h.mark()
+}
+
 func TestAValidFileIsReadAtItsFirstEvent(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		dir := t.TempDir()
-		path := filepath.Join(dir, "mcpservers", "git.yaml")
-		write(t, path, mcp("git", "v1"))
-		h := newHarness(t, dir, Options{})
-		fsEvents, stop := runInBubble(h)
-		defer stop()
-		m := h.mark()
+		h, path, fsEvents, m := watchOneFile(t, "git.yaml", mcp("git", "v1"))
 
 		time.Sleep(time.Second) // a quiet system
 		write(t, path, mcp("git", "v2"))
@@ -69,13 +78,7 @@ func TestAValidFileIsReadAtItsFirstEvent(t *testing.T) {
 
 func TestATruncateFollowedByAWriteIsReadOnceAtTheWrite(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		dir := t.TempDir()
-		path := filepath.Join(dir, "mcpservers", "git.yaml")
-		write(t, path, mcp("git", "v1"))
-		h := newHarness(t, dir, Options{})
-		fsEvents, stop := runInBubble(h)
-		defer stop()
-		m := h.mark()
+		h, path, fsEvents, m := watchOneFile(t, "git.yaml", mcp("git", "v1"))
 
 		// A writer truncates, is held up for 30 ms, then writes.
 		write(t, path, "")
@@ -103,13 +106,7 @@ func TestATruncateFollowedByAWriteIsReadOnceAtTheWrite(t *testing.T) {
 
 func TestAHalfWrittenFileNeverTurnsItsResourceToErrorAndABrokenOneDoesOnceQuiet(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		dir := t.TempDir()
-		path := filepath.Join(dir, "mcpservers", "git.yaml")
-		write(t, path, mcp("git", "v1"))
-		h := newHarness(t, dir, Options{})
-		fsEvents, stop := runInBubble(h)
-		defer stop()
-		m := h.mark()
+		h, path, fsEvents, m := watchOneFile(t, "git.yaml", mcp("git", "v1"))
 
 		// Half of the new text, which does not decode, then the rest.
 		full := mcp("git", "v2")
@@ -151,14 +148,7 @@ func TestAHalfWrittenFileNeverTurnsItsResourceToErrorAndABrokenOneDoesOnceQuiet(
 
 func TestAMultiDocumentFileCaughtHalfWrittenIsNoDelete(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		dir := t.TempDir()
-		path := filepath.Join(dir, "mcpservers", "all.yaml")
-		both := mcp("git", "v1") + "---\n" + mcp("fs", "v1")
-		write(t, path, both)
-		h := newHarness(t, dir, Options{})
-		fsEvents, stop := runInBubble(h)
-		defer stop()
-		m := h.mark()
+		h, path, fsEvents, m := watchOneFile(t, "all.yaml", mcp("git", "v1")+"---\n"+mcp("fs", "v1"))
 
 		// The writer has written the first document only, which decodes.
 		write(t, path, mcp("git", "v2"))
@@ -188,13 +178,7 @@ func TestAMultiDocumentFileCaughtHalfWrittenIsNoDelete(t *testing.T) {
 
 func TestAFileRewrittenWithoutPauseIsReadAtOnceThenMaxSettleAfterItsFirstEvent(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		dir := t.TempDir()
-		path := filepath.Join(dir, "mcpservers", "git.yaml")
-		write(t, path, mcp("git", "v0"))
-		h := newHarness(t, dir, Options{})
-		fsEvents, stop := runInBubble(h)
-		defer stop()
-		m := h.mark()
+		h, path, fsEvents, m := watchOneFile(t, "git.yaml", mcp("git", "v0"))
 
 		first := time.Now()
 		const every = settleDelay * 4 / 5
@@ -259,13 +243,7 @@ func TestThePeriodicRescanRunsEveryIntervalAndPublishesOnlyDifferences(t *testin
 // once quiet.
 func TestAFileCaughtAtABufferedWritersChunkWaitsForQuiet(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		dir := t.TempDir()
-		path := filepath.Join(dir, "mcpservers", "git.yaml")
-		write(t, path, mcp("git", "v1"))
-		h := newHarness(t, dir, Options{})
-		fsEvents, stop := runInBubble(h)
-		defer stop()
-		m := h.mark()
+		h, path, fsEvents, m := watchOneFile(t, "git.yaml", mcp("git", "v1"))
 
 		full := mcp("git", strings.Repeat("x", 5000))
 		write(t, path, full[:writeChunk]) // decodes: "spec: xxx…" cut short
