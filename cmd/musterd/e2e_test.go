@@ -16,11 +16,15 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/musterd/musterd/pkg/events"
+	"github.com/musterd/musterd/pkg/trace"
 )
 
 // fsEnv is a daemon on its own config and state dirs.
@@ -289,7 +293,8 @@ func TestE2EDirectoryRemovedAndRecreated(t *testing.T) {
 }
 
 func TestE2EAThousandFilesAtOnceAndZeroReconcilesWhileIdle(t *testing.T) {
-	e := startFS(t)
+	record := filepath.Join(t.TempDir(), "run.trace")
+	e := startFS(t, "-record", record)
 	const n = 1000
 	for i := range n {
 		e.write(t, fmt.Sprintf("workflows/w%04d.yaml", i), workflowYAML(fmt.Sprintf("w%04d", i), "x_a_one"))
@@ -320,6 +325,28 @@ func TestE2EAThousandFilesAtOnceAndZeroReconcilesWhileIdle(t *testing.T) {
 	for time.Now().Before(deadline) {
 		time.Sleep(250 * time.Millisecond)
 		require.Equal(t, before, e.reconciles(t, "Workflow"), "an idle daemon reconciled")
+	}
+
+	// Once or twice for each file, not only on average: the run's trace
+	// has every ReconciliationStarted with its key.
+	require.NoError(t, e.cmd.Process.Signal(syscall.SIGTERM))
+	select {
+	case err := <-e.exited:
+		require.NoError(t, err, "musterd must exit 0 on SIGTERM\n%s", e.stderr)
+	case <-time.After(e2eDeadline):
+		t.Fatalf("musterd did not stop on SIGTERM\n%s", e.stderr)
+	}
+	tr, err := trace.ReadFile(record)
+	require.NoError(t, err)
+	starts := map[events.Key]int{}
+	for _, entry := range tr.Entries {
+		if s, ok := entry.Event.(events.ReconciliationStarted); ok && s.Key.Kind == "Workflow" {
+			starts[s.Key]++
+		}
+	}
+	assert.Len(t, starts, n, "every file is reconciled")
+	for key, times := range starts {
+		assert.LessOrEqual(t, times, 2, "%s is reconciled %d times", key, times)
 	}
 }
 
