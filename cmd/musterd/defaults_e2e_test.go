@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -21,13 +20,7 @@ func TestE2ESIGINTStopsGracefullyLeavingNoChild(t *testing.T) {
 	children := descendants(e.cmd.Process.Pid)
 	require.Len(t, children, 1)
 
-	require.NoError(t, e.cmd.Process.Signal(syscall.SIGINT))
-	select {
-	case err := <-e.exited:
-		require.NoError(t, err, "musterd must exit 0 on SIGINT\n%s", e.stderr)
-	case <-time.After(e2eDeadline):
-		t.Fatalf("musterd did not stop on SIGINT\n%s", e.stderr)
-	}
+	e.stopWith(t, syscall.SIGINT, e2eDeadline)
 	assert.False(t, children[0].alive(), "pid %d %q outlived musterd", children[0].pid, children[0].args)
 	assert.Empty(t, serverProcs(marker))
 	assert.Contains(t, e.stderr.String(), `msg="musterd stopped"`)

@@ -420,13 +420,7 @@ func TestE2ESIGTERMLeavesNoChildProcess(t *testing.T) {
 	assert.ElementsMatch(t, pids(serverProcs(marker)), pids(children), "musterd's children are its three servers")
 	require.Len(t, children, 3)
 
-	require.NoError(t, e.cmd.Process.Signal(syscall.SIGTERM))
-	select {
-	case err := <-e.exited:
-		require.NoError(t, err, "musterd must exit 0 on SIGTERM\n%s", e.stderr)
-	case <-time.After(e2eDeadline):
-		t.Fatalf("musterd did not stop on SIGTERM\n%s", e.stderr)
-	}
+	e.stopWith(t, syscall.SIGTERM, e2eDeadline)
 	for _, p := range children {
 		assert.False(t, p.alive(), "pid %d %q outlived musterd", p.pid, p.args)
 	}

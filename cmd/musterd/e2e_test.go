@@ -329,13 +329,7 @@ func TestE2EAThousandFilesAtOnceAndZeroReconcilesWhileIdle(t *testing.T) {
 
 	// Once or twice for each file, not only on average: the run's trace
 	// has every ReconciliationStarted with its key.
-	require.NoError(t, e.cmd.Process.Signal(syscall.SIGTERM))
-	select {
-	case err := <-e.exited:
-		require.NoError(t, err, "musterd must exit 0 on SIGTERM\n%s", e.stderr)
-	case <-time.After(e2eDeadline):
-		t.Fatalf("musterd did not stop on SIGTERM\n%s", e.stderr)
-	}
+	e.stopWith(t, syscall.SIGTERM, e2eDeadline)
 	tr, err := trace.ReadFile(record)
 	require.NoError(t, err)
 	starts := map[events.Key]int{}

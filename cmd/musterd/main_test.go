@@ -57,6 +57,18 @@ type runningDaemon struct {
 	exited chan error
 }
 
+// stopWith sends sig to musterd and requires it to exit 0 within limit.
+func (d *runningDaemon) stopWith(t *testing.T, sig syscall.Signal, limit time.Duration) {
+	t.Helper()
+	require.NoError(t, d.cmd.Process.Signal(sig))
+	select {
+	case err := <-d.exited:
+		require.NoError(t, err, "musterd must exit 0 on %s\n%s", sig, d.stderr)
+	case <-time.After(limit):
+		t.Fatalf("musterd did not exit within %s of %s\n%s", limit, sig, d.stderr)
+	}
+}
+
 var listenLine = regexp.MustCompile(`msg="musterd starting".* listen=(\S+)`)
 
 func startDaemon(t testing.TB, args ...string) *runningDaemon {
@@ -167,13 +179,7 @@ func TestDaemonServesHealthMetricsAndStatusThenStopsOnSIGTERM(t *testing.T) {
 	code, _ = d.get(t, "/api/v1/resources/workflows/default/nope")
 	assert.Equal(t, http.StatusNotFound, code)
 
-	require.NoError(t, d.cmd.Process.Signal(syscall.SIGTERM))
-	select {
-	case err := <-d.exited:
-		assert.NoError(t, err, "musterd must exit 0 on SIGTERM\n%s", d.stderr)
-	case <-time.After(e2eDeadline):
-		t.Fatalf("musterd did not stop on SIGTERM\n%s", d.stderr)
-	}
+	d.stopWith(t, syscall.SIGTERM, e2eDeadline)
 	assert.Contains(t, d.stderr.String(), `msg="musterd stopped"`)
 }
 

@@ -57,13 +57,7 @@ func TestE2ERecordWritesEveryEventOfTheRunToATrace(t *testing.T) {
 	e.waitWorkflow(t, "deploy", "Synced", "x_a_two")
 
 	// Stopped at once: the last ResourceSynced was published just before.
-	require.NoError(t, e.cmd.Process.Signal(syscall.SIGTERM))
-	select {
-	case err := <-e.exited:
-		require.NoError(t, err, "musterd must exit 0 on SIGTERM\n%s", e.stderr)
-	case <-time.After(e2eDeadline):
-		t.Fatalf("musterd did not stop on SIGTERM\n%s", e.stderr)
-	}
+	e.stopWith(t, syscall.SIGTERM, e2eDeadline)
 
 	tr, err := trace.ReadFile(path)
 	require.NoError(t, err)

@@ -145,13 +145,7 @@ func TestE2ESecretsAppearInNoOutputAndChildrenGetOnlyTheirEnv(t *testing.T) {
 	require.Equal(t, 0, code, out)
 	served["musterd describe mcps/leaky"] = out
 
-	require.NoError(t, e.cmd.Process.Signal(syscall.SIGTERM))
-	select {
-	case err := <-e.exited:
-		require.NoError(t, err, "%s", e.stderr)
-	case <-time.After(e2eDeadline):
-		t.Fatal("musterd did not stop")
-	}
+	e.stopWith(t, syscall.SIGTERM, e2eDeadline)
 
 	// Everything musterd wrote: its log, every file of the state dir, the
 	// trace; and everything it served.
