@@ -159,8 +159,10 @@ func (c *callState) progress(_ context.Context, req *mcp.ProgressNotificationCli
 // or completed: a *ServerError (see ErrNotRunning, ErrNotReady, ErrDied,
 // ErrStopped), the caller's cancellation, or the server's JSON-RPC error.
 // progress, if set, gets the server's progress notifications for the call,
-// with the progress token of params (if any) in place of musterd's.
-// params is not changed.
+// with the progress token of params (if any) in place of musterd's. The
+// SDK handles notifications apart from responses: one the server sent just
+// before its result may be handled after CallTool returned, and is then
+// dropped, since the call is over. params is not changed.
 func (s *Supervisor) CallTool(ctx context.Context, key events.Key, params *mcp.CallToolParams,
 	progress func(*mcp.ProgressNotificationParams)) (*mcp.CallToolResult, error) {
 	if params == nil {
