@@ -321,9 +321,10 @@ func (s *Supervisor) monitor(e *entry, inst *instance) {
 			s.refreshTools(e, inst)
 		case <-inst.calls.suspect:
 			// A call saw a transport error (calls.go, suspectDead): ask now
-			// rather than at the next tick.
+			// rather than at the next tick. A stdio process that is
+			// exiting is given exitSettle to, so that its exit explains it.
 			if err := inst.ping(s.opts.PingTimeout); err != nil {
-				s.disconnected(e, inst, "health ping after a failed call failed: "+err.Error(), false)
+				s.disconnected(e, inst, "health ping after a failed call failed: "+err.Error(), true)
 				return
 			}
 		}
