@@ -87,7 +87,7 @@ type Catalogue struct {
 	mu      sync.RWMutex
 	servers map[events.Key]*offer
 	names   map[string]*exposed
-	subs    map[int]func(changed []string)
+	subs    map[int]func(Change)
 	nextSub int
 }
 
@@ -114,7 +114,7 @@ func New(opts Options) *Catalogue {
 		prefix:  opts.Prefix,
 		servers: map[events.Key]*offer{},
 		names:   map[string]*exposed{},
-		subs:    map[int]func([]string){},
+		subs:    map[int]func(Change){},
 	}
 }
 
@@ -254,15 +254,17 @@ func (c *Catalogue) apply(key events.Key, next *offer) []string {
 		}
 	}
 	slices.Sort(changed)
-	var subs []func([]string)
+	var subs []func(Change)
 	for _, id := range slices.Sorted(maps.Keys(c.subs)) {
 		subs = append(subs, c.subs[id])
 	}
 	c.mu.Unlock()
 
-	if len(changed) > 0 {
+	serverChanged := (prev == nil) != (next == nil) ||
+		prev != nil && next != nil && (prev.naming != next.naming || !prev.listedAt.Equal(next.listedAt))
+	if len(changed) > 0 || serverChanged {
 		for _, fn := range subs {
-			fn(slices.Clone(changed))
+			fn(Change{Server: key, Running: next != nil, Tools: slices.Clone(changed)})
 		}
 	}
 	return changed
@@ -411,15 +413,29 @@ func (c *Catalogue) Servers() []Server {
 	return out
 }
 
-// Subscribe registers fn to be called after every change of the exposed
-// set or of a definition, with the changed names, sorted. Calls come one at
-// a time, in the order of the changes, synchronously from the writer
-// (Update, Set, Remove) once the catalogue has the change, with no lock of
-// the catalogue's held: fn may read the catalogue. The runtime bridge
-// writes under the supervisor's lock, so fn must be quick and must not call
-// into the supervisor: hand the work to a goroutine of its own. The
-// returned func ends the subscription.
-func (c *Catalogue) Subscribe(fn func(changed []string)) (cancel func()) {
+// Change is one change of the catalogue, as subscribers get it: of one
+// server's offer.
+type Change struct {
+	// Server is the server whose offer changed.
+	Server events.Key
+	// Running says whether it runs (Update) or went (Remove).
+	Running bool
+	// Tools are the exposed names whose answer changed, sorted, as Update
+	// and Remove return them; empty for a change of the server alone (it
+	// started or went without tools, listed its tools again, or was
+	// renamed by its naming without a tool to rename).
+	Tools []string
+}
+
+// Subscribe registers fn to be called after every change: of the exposed
+// set or a definition (Change.Tools), and of the running servers or their
+// listing times. Calls come one at a time, in the order of the changes,
+// synchronously from the writer (Update, Set, Remove) once the catalogue
+// has the change, with no lock of the catalogue's held: fn may read the
+// catalogue. The runtime bridge writes under the supervisor's lock, so fn
+// must be quick and must not call into the supervisor: hand the work to a
+// goroutine of its own. The returned func ends the subscription.
+func (c *Catalogue) Subscribe(fn func(Change)) (cancel func()) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	id := c.nextSub

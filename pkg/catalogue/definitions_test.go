@@ -169,27 +169,36 @@ func TestSubscribersSeeEveryChangeInOrderAndMayReadTheCatalogue(t *testing.T) {
 	c := catalogue.New(catalogue.Options{})
 	var (
 		mu        sync.Mutex
-		seen      [][]string
+		seen      []catalogue.Change
 		seenTools [][]string
 	)
-	cancel := c.Subscribe(func(changed []string) {
+	cancel := c.Subscribe(func(change catalogue.Change) {
 		mu.Lock()
 		defer mu.Unlock()
-		seen = append(seen, changed)
+		seen = append(seen, change)
 		seenTools = append(seenTools, c.Tools()) // the change is in already
 	})
-	echo := server("echo")
-	c.Update(echo, catalogue.Naming{}, []*mcp.Tool{tool("a", "1")}, time.Time{})
-	c.Update(echo, catalogue.Naming{}, []*mcp.Tool{tool("a", "1")}, time.Time{}) // no change: no call
-	c.Update(echo, catalogue.Naming{}, []*mcp.Tool{tool("a", "2")}, time.Time{})
+	echo, empty := server("echo"), server("empty")
+	at := time.Unix(100, 0)
+	c.Update(echo, catalogue.Naming{}, []*mcp.Tool{tool("a", "1")}, at)
+	c.Update(echo, catalogue.Naming{}, []*mcp.Tool{tool("a", "1")}, at) // no change: no call
+	c.Update(echo, catalogue.Naming{}, []*mcp.Tool{tool("a", "2")}, at)
+	c.Update(echo, catalogue.Naming{}, []*mcp.Tool{tool("a", "2")}, at.Add(time.Second)) // listed again
+	c.Update(empty, catalogue.Naming{}, nil, at)                                         // runs, without tools
 	c.Remove(echo)
 	cancel()
-	c.Update(echo, catalogue.Naming{}, []*mcp.Tool{tool("b", "1")}, time.Time{})
+	c.Update(echo, catalogue.Naming{}, []*mcp.Tool{tool("b", "1")}, at)
 
 	mu.Lock()
 	defer mu.Unlock()
-	assert.Equal(t, [][]string{{"x_echo_a"}, {"x_echo_a"}, {"x_echo_a"}}, seen)
-	assert.Equal(t, [][]string{{"x_echo_a"}, {"x_echo_a"}, {}}, seenTools)
+	assert.Equal(t, []catalogue.Change{
+		{Server: echo, Running: true, Tools: []string{"x_echo_a"}},
+		{Server: echo, Running: true, Tools: []string{"x_echo_a"}},
+		{Server: echo, Running: true, Tools: nil},
+		{Server: empty, Running: true, Tools: nil},
+		{Server: echo, Running: false, Tools: []string{"x_echo_a"}},
+	}, seen)
+	assert.Equal(t, [][]string{{"x_echo_a"}, {"x_echo_a"}, {"x_echo_a"}, {"x_echo_a"}, {}}, seenTools)
 }
 
 func TestNamespacesKeepServersApart(t *testing.T) {

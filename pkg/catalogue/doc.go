@@ -30,8 +30,9 @@
 //     changed: a name that appeared or disappeared, or whose owner or
 //     definition (a family's instances included) is now another. Nothing
 //     else, so a caller can react to them alone.
-//   - Subscribers (Subscribe) get the same changed names after each change
-//     that has any, in order, synchronously, with the change in place.
+//   - Subscribers (Subscribe) get each change, in order, synchronously,
+//     with the change in place: the same changed names, and the changes of
+//     the running servers themselves (started, gone, listed again).
 //   - Two servers may expose one name (the same toolPrefix); the name is
 //     offered while either offers it, and Lookup answers the server whose key
 //     sorts first, with its definition, so the answer never depends on the

@@ -27,13 +27,18 @@
 //     (supervisor.Options.DrainTimeout). Progress and cancellation pass
 //     through.
 //   - OnChange watchers are told, from a goroutine of the router's and
-//     never under the supervisor's lock, after every change of Tools():
+//     never under the supervisor's lock, after every change of Tools()
+//     (and of Resources(), ResourceTemplates() or Prompts()):
 //     a server started, stopped, restarted with other tools, deleted, a
 //     family member gone, or a server's own tools/list_changed. Changes
 //     that come while a watcher runs are coalesced into one more call.
-//   - Resources, resource templates and prompts are listed from the
-//     running servers when asked and routed by muster's naming (see
-//     listings.go); a server whose listing fails is left out, not fatal.
+//   - Resources, resource templates and prompts are listed from each
+//     running server in the background (at its start, after it listed its
+//     tools again, and when it sends resources/ or prompts/list_changed),
+//     answered at once from that listing, sorted, and routed by muster's
+//     naming (see listings.go). A read or get of a name not listed yet
+//     lists every server again first. What a server fails to list is left
+//     out, never fatal.
 //   - Metrics per real tool, not per meta-tool:
 //     musterd_mcp_tool_calls_total{server,tool,result} (result success,
 //     tool_error or error), musterd_mcp_tool_call_duration_seconds

@@ -1,9 +1,11 @@
 package router
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -22,22 +24,24 @@ var (
 	ErrUnknownPrompt   = errors.New("no running server offers this prompt")
 )
 
-// Resources and prompts are not in the catalogue: servers change them
-// without telling (few send resources/list_changed), and only clients that
-// ask need them. They are listed from the running servers when asked, as
-// muster's aggregator does, and exposed by its rule:
+// Resources and prompts are not in the catalogue, which the supervisor
+// keeps in step with each server's tools/list. The router keeps them
+// itself, listed from each running server in the background: when the
+// catalogue says the server started or listed its tools again, and when
+// the server sends resources/list_changed or prompts/list_changed (through
+// the supervisor's WatchLists). Resources, ResourceTemplates and Prompts
+// answer from what was listed, at once; a read or get of a name not (yet)
+// listed lists every running server again first. They are exposed by
+// muster's rule:
 //
 //   - a resource URI (or URI template) with a scheme ("file:///x",
-//     "test://static/resource/1") is exposed unchanged: it names itself;
-//     of two servers listing one, the first by key serves it;
+//     "demo://resource/static/document/x.md") is exposed unchanged: it
+//     names itself; of two servers listing one, the first by key serves
+//     it;
 //   - any other URI, and every prompt name, is exposed like a tool name,
 //     {global prefix}_{toolPrefix or server name}_{name}. A family member's
 //     resources and prompts are its own (by toolPrefix or name, not the
 //     family's), since no instance argument picks among them.
-//
-// Each listing remembers where each exposed name goes; a read or get of a
-// name not remembered lists again first, so a name is found as soon as its
-// server offers it.
 
 // route is where an exposed resource URI or prompt name goes: the server
 // and its own URI or name.
@@ -46,239 +50,303 @@ type route struct {
 	own    string
 }
 
+// offered is what one server listed.
+type offered struct {
+	resources []*mcp.Resource
+	templates []*mcp.ResourceTemplate
+	prompts   []*mcp.Prompt
+}
+
+// view is what the router exposes of all servers' listings.
+type view struct {
+	resources  []*mcp.Resource // by exposed URI
+	templates  []*mcp.ResourceTemplate
+	prompts    []*mcp.Prompt // by exposed name
+	uris       map[string]route
+	uriPrefix  map[string]events.Key // "x_echo_" → the server whose prefixed URIs and templates these are
+	tmplRoutes []templateRoute
+	names      map[string]route
+}
+
 // templateRoute is one server's resource template.
 type templateRoute struct {
 	server   events.Key
-	prefix   string // "" for a template with a scheme, else "{global}_{prefix}_"
+	prefix   string // what the exposed template adds before the server's own
 	template *uritemplate.Template
 }
 
-// listings remembers the routes of the last listings; a change of the
-// catalogue forgets them.
+// listings keeps the servers' resources and prompts.
 type listings struct {
-	cat *catalogue.Catalogue
+	r *Router
 
-	mu        sync.Mutex
-	resources map[string]route // nil: not listed since the last change
-	prompts   map[string]route
+	mu      sync.Mutex
+	servers map[events.Key]*offered
+	busy    map[events.Key]bool // a listing of the server runs
+	again   map[events.Key]bool // and another is due after it
+	current view
 }
 
-func (l *listings) init(cat *catalogue.Catalogue) { l.cat = cat }
-
-func (l *listings) invalidate() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.resources, l.prompts = nil, nil
+func (l *listings) init(r *Router) {
+	l.r = r
+	l.servers = map[events.Key]*offered{}
+	l.busy = map[events.Key]bool{}
+	l.again = map[events.Key]bool{}
+	l.current = l.r.makeView(nil)
 }
 
-func (l *listings) lookup(resources bool, name string) (route, bool) {
+// schedule lists key's server again in the background, or forgets it when
+// it no longer runs. Never blocks: it may run under the supervisor's lock.
+func (l *listings) schedule(key events.Key, running bool) {
 	l.mu.Lock()
-	defer l.mu.Unlock()
-	m := l.prompts
-	if resources {
-		m = l.resources
+	if !running {
+		_, had := l.servers[key]
+		delete(l.servers, key)
+		changed := had && l.rebuildLocked()
+		l.mu.Unlock()
+		if changed {
+			l.r.changed()
+		}
+		return
 	}
-	r, ok := m[name]
-	return r, ok
+	if l.busy[key] {
+		l.again[key] = true
+		l.mu.Unlock()
+		return
+	}
+	l.busy[key] = true
+	l.mu.Unlock()
+	go l.refresh(key)
+}
+
+// refresh lists key's server until no further listing is due.
+func (l *listings) refresh(key events.Key) {
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), l.r.listTimeout)
+		got := l.r.list(ctx, key)
+		cancel()
+
+		l.mu.Lock()
+		changed := false
+		if l.r.running(key) {
+			l.servers[key] = got
+			changed = l.rebuildLocked()
+		}
+		again := l.again[key]
+		delete(l.again, key)
+		if !again {
+			delete(l.busy, key)
+		}
+		l.mu.Unlock()
+		if changed {
+			l.r.changed()
+		}
+		if !again {
+			return
+		}
+	}
+}
+
+// list asks key's server for its resources, templates and prompts; what
+// fails is left empty, and logged.
+func (r *Router) list(ctx context.Context, key events.Key) *offered {
+	var o offered
+	var errs []error
+	var err error
+	if o.resources, err = r.servers.ListResources(ctx, key); err != nil {
+		errs = append(errs, fmt.Errorf("resources/list: %w", err))
+	}
+	if o.templates, err = r.servers.ListResourceTemplates(ctx, key); err != nil {
+		errs = append(errs, fmt.Errorf("resources/templates/list: %w", err))
+	}
+	if o.prompts, err = r.servers.ListPrompts(ctx, key); err != nil {
+		errs = append(errs, fmt.Errorf("prompts/list: %w", err))
+	}
+	if len(errs) > 0 && !errors.Is(errors.Join(errs...), supervisor.ErrNotRunning) {
+		r.log.Warn("mcp server: listing its resources or prompts failed; what failed is left out",
+			"key", key.String(), "error", errors.Join(errs...).Error())
+	}
+	return &o
+}
+
+// running reports whether the catalogue has key's server running.
+func (r *Router) running(key events.Key) bool {
+	for _, s := range r.cat.Servers() {
+		if s.Key == key {
+			return true
+		}
+	}
+	return false
+}
+
+// rebuildLocked recomputes the exposed view and reports whether what
+// Resources, ResourceTemplates or Prompts answer changed.
+func (l *listings) rebuildLocked() bool {
+	next := l.r.makeView(l.servers)
+	changed := !equalJSON(next.resources, l.current.resources) || !equalJSON(next.templates, l.current.templates) ||
+		!equalJSON(next.prompts, l.current.prompts)
+	l.current = next
+	return changed
+}
+
+// makeView exposes what servers listed, under muster's naming.
+func (r *Router) makeView(servers map[events.Key]*offered) view {
+	v := view{uris: map[string]route{}, uriPrefix: map[string]events.Key{}, names: map[string]route{}}
+	seenTemplates := map[string]bool{}
+	for _, s := range r.cat.Servers() { // sorted by key: the first wins a shared name
+		o := servers[s.Key]
+		if o == nil {
+			continue
+		}
+		naming := catalogue.Naming{ToolPrefix: s.Naming.ToolPrefix}
+		for _, res := range o.resources {
+			if res == nil {
+				continue
+			}
+			uri := r.exposedURI(s.Key, naming, res.URI)
+			if _, taken := v.uris[uri]; taken {
+				continue
+			}
+			v.uris[uri] = route{server: s.Key, own: res.URI}
+			exposed := *res
+			exposed.URI = uri
+			v.resources = append(v.resources, &exposed)
+		}
+		for _, t := range o.templates {
+			if t == nil {
+				continue
+			}
+			uri := r.exposedURI(s.Key, naming, t.URITemplate)
+			if seenTemplates[uri] {
+				continue
+			}
+			seenTemplates[uri] = true
+			exposed := *t
+			exposed.URITemplate = uri
+			v.templates = append(v.templates, &exposed)
+			if tmpl, err := uritemplate.New(t.URITemplate); err == nil {
+				v.tmplRoutes = append(v.tmplRoutes, templateRoute{server: s.Key, prefix: strings.TrimSuffix(uri, t.URITemplate), template: tmpl})
+			}
+		}
+		for _, p := range o.prompts {
+			if p == nil {
+				continue
+			}
+			name := r.cat.ExposedName(s.Key, naming, p.Name)
+			if _, taken := v.names[name]; taken {
+				continue
+			}
+			v.names[name] = route{server: s.Key, own: p.Name}
+			exposed := *p
+			exposed.Name = name
+			v.prompts = append(v.prompts, &exposed)
+		}
+	}
+	slices.SortFunc(v.resources, func(a, b *mcp.Resource) int { return cmp.Compare(a.URI, b.URI) })
+	slices.SortFunc(v.templates, func(a, b *mcp.ResourceTemplate) int { return cmp.Compare(a.URITemplate, b.URITemplate) })
+	slices.SortFunc(v.prompts, func(a, b *mcp.Prompt) int { return cmp.Compare(a.Name, b.Name) })
+	return v
 }
 
 // exposedURI is the URI a client sees of uri, a resource's (or template's)
 // of server.
-func (l *listings) exposedURI(server catalogue.Server, uri string) string {
+func (r *Router) exposedURI(server events.Key, naming catalogue.Naming, uri string) string {
 	if strings.Contains(uri, "://") {
 		return uri
 	}
-	return l.cat.ExposedName(server.Key, catalogue.Naming{ToolPrefix: server.Naming.ToolPrefix}, uri)
+	return r.cat.ExposedName(server, naming, uri)
 }
 
-func (l *listings) exposedPrompt(server catalogue.Server, name string) string {
-	return l.cat.ExposedName(server.Key, catalogue.Naming{ToolPrefix: server.Naming.ToolPrefix}, name)
+func (l *listings) snapshot() view {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.current
 }
 
-// each runs list for every running server in parallel and returns the
-// results in the order of the servers, leaving out those that failed: one
-// server's failure does not hide the others'.
-func each[T any](ctx context.Context, r *Router, what string, list func(context.Context, events.Key) ([]T, error)) ([]catalogue.Server, [][]T, error) {
-	servers := r.cat.Servers()
-	results := make([][]T, len(servers))
-	var wg sync.WaitGroup
-	for i, s := range servers {
-		wg.Go(func() {
-			items, err := list(ctx, s.Key)
-			if err != nil {
-				if ctx.Err() == nil {
-					r.log.Warn("mcp server: listing failed; left out", "what", what, "key", s.Key.String(), "error", err.Error())
-				}
-				return
-			}
-			results[i] = items
-		})
-	}
-	wg.Wait()
-	if err := ctx.Err(); err != nil {
-		return nil, nil, fmt.Errorf("listing %s: %w", what, context.Cause(ctx))
-	}
-	return servers, results, nil
+// Resources returns the resources of the running servers under their
+// exposed URIs, sorted by URI, as last listed. Shared: never change one.
+func (r *Router) Resources() []*mcp.Resource { return slices.Clone(r.listings.snapshot().resources) }
+
+// ResourceTemplates returns the resource templates of the running servers
+// under their exposed URI templates, sorted, as last listed. Shared: never
+// change one.
+func (r *Router) ResourceTemplates() []*mcp.ResourceTemplate {
+	return slices.Clone(r.listings.snapshot().templates)
 }
 
-// Resources returns the resources of every running server, under their
-// exposed URIs, in the order of the servers (by key), each server's in its
-// own order. A server whose listing fails is left out.
-func (r *Router) Resources(ctx context.Context) ([]*mcp.Resource, error) {
-	servers, results, err := each(ctx, r, "resources", r.servers.ListResources)
-	if err != nil {
-		return nil, err
-	}
-	index := map[string]route{}
-	var out []*mcp.Resource
-	for i, s := range servers {
-		for _, res := range results[i] {
-			if res == nil {
-				continue
-			}
-			uri := r.listings.exposedURI(s, res.URI)
-			if _, taken := index[uri]; taken {
-				continue
-			}
-			index[uri] = route{server: s.Key, own: res.URI}
-			exposed := *res
-			exposed.URI = uri
-			out = append(out, &exposed)
-		}
-	}
-	r.listings.mu.Lock()
-	r.listings.resources = index
-	r.listings.mu.Unlock()
-	return out, nil
-}
+// Prompts returns the prompts of the running servers under their exposed
+// names, sorted by name, as last listed. Shared: never change one.
+func (r *Router) Prompts() []*mcp.Prompt { return slices.Clone(r.listings.snapshot().prompts) }
 
-// ResourceTemplates returns the resource templates of every running
-// server, under their exposed URI templates, as Resources does.
-func (r *Router) ResourceTemplates(ctx context.Context) ([]*mcp.ResourceTemplate, error) {
-	servers, results, err := each(ctx, r, "resource templates", r.servers.ListResourceTemplates)
-	if err != nil {
-		return nil, err
-	}
-	seen := map[string]bool{}
-	var out []*mcp.ResourceTemplate
-	for i, s := range servers {
-		for _, t := range results[i] {
-			if t == nil {
-				continue
-			}
-			uri := r.listings.exposedURI(s, t.URITemplate)
-			if seen[uri] {
-				continue
-			}
-			seen[uri] = true
-			exposed := *t
-			exposed.URITemplate = uri
-			out = append(out, &exposed)
-		}
-	}
-	return out, nil
-}
-
-// ReadResource reads the resource of the exposed uri from its server: a
-// resource it lists or, failing that, one of its resource templates
-// matches. The result is the server's, unchanged. A uri no running server
-// offers fails with ErrUnknownResource.
+// ReadResource reads the resource of the exposed uri from its server: one
+// it lists or, failing that, one of its resource templates matches. The
+// result is the server's, unchanged. A uri no running server offers, even
+// when listed again, fails with ErrUnknownResource.
 func (r *Router) ReadResource(ctx context.Context, uri string) (*mcp.ReadResourceResult, error) {
-	to, err := r.resolveResource(ctx, uri)
-	if err != nil {
-		return nil, err
-	}
-	res, err := r.servers.ReadResource(ctx, to.server, &mcp.ReadResourceParams{URI: to.own})
-	if errors.Is(err, supervisor.ErrNotRunning) {
-		r.listings.invalidate() // its server went: the next read lists again
-	}
-	return res, err
-}
-
-func (r *Router) resolveResource(ctx context.Context, uri string) (route, error) {
-	if to, ok := r.listings.lookup(true, uri); ok {
-		return to, nil
-	}
-	if _, err := r.Resources(ctx); err != nil {
-		return route{}, err
-	}
-	if to, ok := r.listings.lookup(true, uri); ok {
-		return to, nil
-	}
-	servers, results, err := each(ctx, r, "resource templates", r.servers.ListResourceTemplates)
-	if err != nil {
-		return route{}, err
-	}
-	for i, s := range servers {
-		for _, t := range results[i] {
-			if t == nil {
-				continue
-			}
-			exposed := r.listings.exposedURI(s, t.URITemplate)
-			prefix := strings.TrimSuffix(exposed, t.URITemplate)
-			own, ok := strings.CutPrefix(uri, prefix)
-			if !ok {
-				continue
-			}
-			tmpl, err := uritemplate.New(t.URITemplate)
-			if err != nil {
-				continue // not a template we can match
-			}
-			if tmpl.Match(own) != nil {
-				return route{server: s.Key, own: own}, nil
-			}
+	to, ok := r.listings.snapshot().resolveURI(uri)
+	if !ok {
+		if err := r.relistAll(ctx); err != nil {
+			return nil, err
+		}
+		if to, ok = r.listings.snapshot().resolveURI(uri); !ok {
+			return nil, fmt.Errorf("resource %q: %w", uri, ErrUnknownResource)
 		}
 	}
-	return route{}, fmt.Errorf("resource %q: %w", uri, ErrUnknownResource)
+	return r.servers.ReadResource(ctx, to.server, &mcp.ReadResourceParams{URI: to.own})
 }
 
-// Prompts returns the prompts of every running server, under their exposed
-// names, in the order of the servers, each server's in its own order. A
-// server whose listing fails is left out.
-func (r *Router) Prompts(ctx context.Context) ([]*mcp.Prompt, error) {
-	servers, results, err := each(ctx, r, "prompts", r.servers.ListPrompts)
-	if err != nil {
-		return nil, err
+func (v view) resolveURI(uri string) (route, bool) {
+	if to, ok := v.uris[uri]; ok {
+		return to, true
 	}
-	index := map[string]route{}
-	var out []*mcp.Prompt
-	for i, s := range servers {
-		for _, p := range results[i] {
-			if p == nil {
-				continue
-			}
-			name := r.listings.exposedPrompt(s, p.Name)
-			if _, taken := index[name]; taken {
-				continue
-			}
-			index[name] = route{server: s.Key, own: p.Name}
-			exposed := *p
-			exposed.Name = name
-			out = append(out, &exposed)
+	for _, t := range v.tmplRoutes {
+		own, ok := strings.CutPrefix(uri, t.prefix)
+		if ok && t.template.Match(own) != nil {
+			return route{server: t.server, own: own}, true
 		}
 	}
-	r.listings.mu.Lock()
-	r.listings.prompts = index
-	r.listings.mu.Unlock()
-	return out, nil
+	return route{}, false
 }
 
 // GetPrompt gets the prompt of the exposed name from its server, with
 // args. The result is the server's, unchanged. A name no running server
-// offers fails with ErrUnknownPrompt.
+// offers, even when listed again, fails with ErrUnknownPrompt.
 func (r *Router) GetPrompt(ctx context.Context, name string, args map[string]string) (*mcp.GetPromptResult, error) {
-	to, ok := r.listings.lookup(false, name)
+	to, ok := r.listings.snapshot().names[name]
 	if !ok {
-		if _, err := r.Prompts(ctx); err != nil {
+		if err := r.relistAll(ctx); err != nil {
 			return nil, err
 		}
-		if to, ok = r.listings.lookup(false, name); !ok {
+		if to, ok = r.listings.snapshot().names[name]; !ok {
 			return nil, fmt.Errorf("prompt %q: %w", name, ErrUnknownPrompt)
 		}
 	}
-	res, err := r.servers.GetPrompt(ctx, to.server, &mcp.GetPromptParams{Name: to.own, Arguments: args})
-	if errors.Is(err, supervisor.ErrNotRunning) {
-		r.listings.invalidate()
+	return r.servers.GetPrompt(ctx, to.server, &mcp.GetPromptParams{Name: to.own, Arguments: args})
+}
+
+// relistAll lists every running server now, in parallel, for a name not
+// found: a server may have started, or changed its lists without saying.
+func (r *Router) relistAll(ctx context.Context) error {
+	servers := r.cat.Servers()
+	got := make([]*offered, len(servers))
+	var wg sync.WaitGroup
+	for i, s := range servers {
+		wg.Go(func() { got[i] = r.list(ctx, s.Key) })
 	}
-	return res, err
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("listing the servers' resources and prompts: %w", context.Cause(ctx))
+	}
+	l := &r.listings
+	l.mu.Lock()
+	for i, s := range servers {
+		if r.running(s.Key) {
+			l.servers[s.Key] = got[i]
+		}
+	}
+	changed := l.rebuildLocked()
+	l.mu.Unlock()
+	if changed {
+		r.changed()
+	}
+	return nil
 }

@@ -47,6 +47,18 @@ type Options struct {
 	Logger *slog.Logger
 	// Now is the clock of the catalogue age. Default time.Now.
 	Now func() time.Time
+	// ListTimeout bounds each background listing of a server's resources,
+	// resource templates and prompts. Default 10s.
+	ListTimeout time.Duration
+}
+
+// DefaultListTimeout is Options.ListTimeout's default.
+const DefaultListTimeout = 10 * time.Second
+
+// listWatcher is what a Servers may offer to say that a server's resources
+// or prompts changed: *supervisor.Supervisor's WatchLists.
+type listWatcher interface {
+	WatchLists(fn func(key events.Key)) (cancel func())
 }
 
 // Router serves the running servers' tools, resources and prompts to the
@@ -58,7 +70,8 @@ type Router struct {
 	log     *slog.Logger
 	metrics *metrics // nil without a Registerer
 
-	listings listings
+	listTimeout time.Duration
+	listings    listings
 
 	mu         sync.Mutex
 	watchers   map[int]func()
@@ -82,13 +95,17 @@ func New(opts Options) (*Router, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	r := &Router{
-		cat:      opts.Catalogue,
-		servers:  opts.Servers,
-		log:      opts.Logger.With("component", "router"),
-		watchers: map[int]func(){},
+	if opts.ListTimeout <= 0 {
+		opts.ListTimeout = DefaultListTimeout
 	}
-	r.listings.init(opts.Catalogue)
+	r := &Router{
+		cat:         opts.Catalogue,
+		servers:     opts.Servers,
+		log:         opts.Logger.With("component", "router"),
+		listTimeout: opts.ListTimeout,
+		watchers:    map[int]func(){},
+	}
+	r.listings.init(r)
 	if opts.Registerer != nil {
 		m, err := newMetrics(opts.Registerer, opts.Catalogue, opts.Now)
 		if err != nil {
@@ -96,9 +113,20 @@ func New(opts Options) (*Router, error) {
 		}
 		r.metrics = m
 	}
-	// The subscription lives as long as the catalogue: a router is made
-	// once per daemon.
-	opts.Catalogue.Subscribe(func([]string) { r.changed() })
+	// The subscriptions live as long as the catalogue and the supervisor:
+	// a router is made once per daemon.
+	opts.Catalogue.Subscribe(func(c catalogue.Change) {
+		if len(c.Tools) > 0 {
+			r.changed()
+		}
+		r.listings.schedule(c.Server, c.Running)
+	})
+	if w, ok := opts.Servers.(listWatcher); ok {
+		w.WatchLists(func(key events.Key) { r.listings.schedule(key.Canonical(), true) })
+	}
+	for _, s := range opts.Catalogue.Servers() {
+		r.listings.schedule(s.Key, true)
+	}
 	return r, nil
 }
 
@@ -167,11 +195,12 @@ func redactedArgs(args map[string]any) string {
 	return redact.String(string(data))
 }
 
-// OnChange registers fn to be called after Tools() changed: a tool
-// appeared, went or has another definition. Calls come from a goroutine of
-// the router's, one at a time, never under a lock of the supervisor's or
-// the catalogue's; changes that come while fn runs are coalesced into one
-// more call, after which Tools() has them all. The returned func ends the
+// OnChange registers fn to be called after Tools() changed (a tool
+// appeared, went or has another definition) or Resources(),
+// ResourceTemplates() or Prompts() did. Calls come from a goroutine of the
+// router's, one at a time, never under a lock of the supervisor's or the
+// catalogue's; changes that come while fn runs are coalesced into one more
+// call, after which the lists have them all. The returned func ends the
 // registration.
 func (r *Router) OnChange(fn func()) (cancel func()) {
 	r.mu.Lock()
@@ -186,11 +215,10 @@ func (r *Router) OnChange(fn func()) (cancel func()) {
 	}
 }
 
-// changed is the catalogue's subscriber: it runs under the supervisor's
-// lock, so it only marks the change and makes sure a goroutine tells the
-// watchers.
+// changed tells the watchers that the lists changed. It may run under the
+// supervisor's lock (from the catalogue's subscription), so it only marks
+// the change and makes sure a goroutine tells them.
 func (r *Router) changed() {
-	r.listings.invalidate()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.pending = true
@@ -228,4 +256,12 @@ func sortedKeys(m map[int]func()) []int {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+// equalJSON compares two values by their JSON encoding: what a client
+// would see of them.
+func equalJSON(a, b any) bool {
+	ja, errA := json.Marshal(a)
+	jb, errB := json.Marshal(b)
+	return errA == nil && errB == nil && string(ja) == string(jb)
 }

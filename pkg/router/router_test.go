@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -262,22 +263,22 @@ func TestResourcesAndPromptsOfRealServers(t *testing.T) {
 	g.ensure(t, key("everything"), v1alpha1.MCPServerSpec{Type: v1alpha1.MCPServerTypeStdio, Command: bin, Args: []string{"stdio"}, Timeout: 30})
 	g.ensure(t, key("plain"), fake())
 
-	resources, err := g.r.Resources(callCtx(t))
-	require.NoError(t, err)
-	require.NotEmpty(t, resources)
+	// Listed in the background once the servers run.
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		assert.NotEmpty(c, g.r.Resources())
+		assert.NotEmpty(c, g.r.ResourceTemplates())
+		assert.NotEmpty(c, g.r.Prompts())
+	}, deadline, 10*time.Millisecond)
+	resources := g.r.Resources()
+	assert.True(t, slices.IsSortedFunc(resources, func(a, b *mcp.Resource) int { return strings.Compare(a.URI, b.URI) }))
 	read, err := g.r.ReadResource(callCtx(t), resources[0].URI)
 	require.NoError(t, err)
 	require.NotEmpty(t, read.Contents)
+	assert.Equal(t, resources[0].URI, read.Contents[0].URI, "a URI with a scheme is exposed unchanged")
 
-	templates, err := g.r.ResourceTemplates(callCtx(t))
-	require.NoError(t, err)
-	require.NotEmpty(t, templates)
-
-	prompts, err := g.r.Prompts(callCtx(t))
-	require.NoError(t, err)
 	var simple string
-	for _, p := range prompts {
-		assert.True(t, slices.Contains([]string{"x_everything_"}, p.Name[:len("x_everything_")]), p.Name)
+	for _, p := range g.r.Prompts() {
+		assert.True(t, strings.HasPrefix(p.Name, "x_everything_"), p.Name)
 		if len(p.Arguments) == 0 && simple == "" {
 			simple = p.Name
 		}
@@ -286,6 +287,12 @@ func TestResourcesAndPromptsOfRealServers(t *testing.T) {
 	got, err := g.r.GetPrompt(callCtx(t), simple, nil)
 	require.NoError(t, err)
 	assert.NotEmpty(t, got.Messages)
+
+	require.NoError(t, g.sup.Stop(t.Context(), key("everything")))
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		assert.Empty(c, g.r.Resources())
+		assert.Empty(c, g.r.Prompts())
+	}, deadline, 10*time.Millisecond, "a server stopped takes its resources and prompts along")
 }
 
 // TestCallsThroughTheRouterDuringASpecChangeRestart: twenty calls in

@@ -33,6 +33,24 @@ type fakeServers struct {
 	prompts   map[events.Key][]*mcp.Prompt
 	reads     []string // "key uri"
 	gets      []string // "key name"
+	watch     func(events.Key)
+}
+
+// WatchLists makes the fake a list watcher, as the supervisor is.
+func (f *fakeServers) WatchLists(fn func(events.Key)) func() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.watch = fn
+	return func() {}
+}
+
+// setPrompts changes a server's prompts, as a server that then says so.
+func (f *fakeServers) setPrompts(key events.Key, prompts ...*mcp.Prompt) {
+	f.mu.Lock()
+	f.prompts[key] = prompts
+	watch := f.watch
+	f.mu.Unlock()
+	watch(key)
 }
 
 func (f *fakeServers) CallTool(_ context.Context, key events.Key, p *mcp.CallToolParams, _ func(*mcp.ProgressNotificationParams)) (*mcp.CallToolResult, error) {
@@ -43,10 +61,14 @@ func (f *fakeServers) CallTool(_ context.Context, key events.Key, p *mcp.CallToo
 }
 
 func (f *fakeServers) ListResources(_ context.Context, key events.Key) ([]*mcp.Resource, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	return f.resources[key], nil
 }
 
 func (f *fakeServers) ListResourceTemplates(_ context.Context, key events.Key) ([]*mcp.ResourceTemplate, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	return f.templates[key], nil
 }
 
@@ -58,6 +80,8 @@ func (f *fakeServers) ReadResource(_ context.Context, key events.Key, p *mcp.Rea
 }
 
 func (f *fakeServers) ListPrompts(_ context.Context, key events.Key) ([]*mcp.Prompt, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	return f.prompts[key], nil
 }
 
@@ -226,80 +250,116 @@ func TestOnChangeIsToldAfterEachChangeAndCoalescesWhileBusy(t *testing.T) {
 }
 
 func TestResourcesAndPromptsFollowMustersNaming(t *testing.T) {
-	notes, mem := key("notes"), key("mem")
-	f := &fakeServers{
-		resources: map[events.Key][]*mcp.Resource{
-			notes: {{URI: "todo", Name: "todo"}, {URI: "file:///shared", Name: "shared"}},
-			mem:   {{URI: "file:///shared", Name: "mem's"}, {URI: "mem://1", Name: "one"}},
-		},
-		templates: map[events.Key][]*mcp.ResourceTemplate{
-			notes: {{URITemplate: "note/{id}", Name: "note"}},
-			mem:   {{URITemplate: "mem://{id}", Name: "cell"}},
-		},
-		prompts: map[events.Key][]*mcp.Prompt{
-			notes: {{Name: "summarise"}, {Name: "notes_review"}},
-			mem:   {{Name: "summarise"}},
-		},
-	}
-	r, cat, _ := newUnit(t, f, nil)
-	cat.Update(notes, catalogue.Naming{}, nil, time.Time{})
-	cat.Update(mem, catalogue.Naming{ToolPrefix: "m"}, nil, time.Time{})
+	synctest.Test(t, func(t *testing.T) {
+		notes, mem := key("notes"), key("mem")
+		f := &fakeServers{
+			resources: map[events.Key][]*mcp.Resource{
+				notes: {{URI: "todo", Name: "todo"}, {URI: "file:///shared", Name: "shared"}},
+				mem:   {{URI: "file:///shared", Name: "mem's"}, {URI: "mem://1", Name: "one"}},
+			},
+			templates: map[events.Key][]*mcp.ResourceTemplate{
+				notes: {{URITemplate: "note/{id}", Name: "note"}},
+				mem:   {{URITemplate: "mem://{id}", Name: "cell"}},
+			},
+			prompts: map[events.Key][]*mcp.Prompt{
+				notes: {{Name: "summarise"}, {Name: "notes_review"}},
+				mem:   {{Name: "summarise"}},
+			},
+		}
+		r, cat, _ := newUnit(t, f, nil)
+		told := 0
+		r.OnChange(func() { told++ })
+		cat.Update(notes, catalogue.Naming{}, nil, time.Time{})
+		cat.Update(mem, catalogue.Naming{ToolPrefix: "m"}, nil, time.Time{})
+		synctest.Wait() // the background listings
+		assert.Positive(t, told, "watchers are told of new resources and prompts")
 
-	resources, err := r.Resources(t.Context())
-	require.NoError(t, err)
-	var uris []string
-	for _, res := range resources {
-		uris = append(uris, res.URI+" "+res.Name)
-	}
-	assert.Equal(t, []string{"file:///shared mem's", "mem://1 one", "x_notes_todo todo"}, uris,
-		"servers by key (mem before notes); a URI with a scheme is its own name and the first server's; others are prefixed")
-	assert.Equal(t, "todo", f.resources[notes][0].URI, "the servers' listings are not changed")
+		var uris []string
+		for _, res := range r.Resources() {
+			uris = append(uris, res.URI+" "+res.Name)
+		}
+		assert.Equal(t, []string{"file:///shared mem's", "mem://1 one", "x_notes_todo todo"}, uris,
+			"sorted; a URI with a scheme is its own name and the first server's by key; others are prefixed")
+		assert.Equal(t, "todo", f.resources[notes][0].URI, "the servers' listings are not changed")
 
-	templates, err := r.ResourceTemplates(t.Context())
-	require.NoError(t, err)
-	require.Len(t, templates, 2)
-	assert.Equal(t, "mem://{id}", templates[0].URITemplate)
-	assert.Equal(t, "x_notes_note/{id}", templates[1].URITemplate)
+		templates := r.ResourceTemplates()
+		require.Len(t, templates, 2)
+		assert.Equal(t, "mem://{id}", templates[0].URITemplate)
+		assert.Equal(t, "x_notes_note/{id}", templates[1].URITemplate)
 
-	for _, uri := range []string{"x_notes_todo", "file:///shared", "mem://7", "x_notes_note/42"} {
-		_, err := r.ReadResource(t.Context(), uri)
-		require.NoError(t, err, uri)
-	}
-	assert.Equal(t, []string{"notes todo", "mem file:///shared", "mem mem://7", "notes note/42"}, f.reads,
-		"listed ones by their route; others by a matching template")
-	_, err = r.ReadResource(t.Context(), "x_notes_nothing")
-	require.ErrorIs(t, err, router.ErrUnknownResource)
-	assert.ErrorContains(t, err, "x_notes_nothing")
+		for _, uri := range []string{"x_notes_todo", "file:///shared", "mem://7", "x_notes_note/42"} {
+			_, err := r.ReadResource(t.Context(), uri)
+			require.NoError(t, err, uri)
+		}
+		assert.Equal(t, []string{"notes todo", "mem file:///shared", "mem mem://7", "notes note/42"}, f.reads,
+			"listed ones by their route; others by a matching template")
+		_, err := r.ReadResource(t.Context(), "x_notes_nothing")
+		require.ErrorIs(t, err, router.ErrUnknownResource)
+		assert.ErrorContains(t, err, "x_notes_nothing")
 
-	prompts, err := r.Prompts(t.Context())
-	require.NoError(t, err)
-	var names []string
-	for _, p := range prompts {
-		names = append(names, p.Name)
-	}
-	assert.Equal(t, []string{"x_m_summarise", "x_notes_summarise", "x_notes_review"}, names, "the server's prefix is not repeated")
-	_, err = r.GetPrompt(t.Context(), "x_notes_review", map[string]string{"since": "monday"})
-	require.NoError(t, err)
-	_, err = r.GetPrompt(t.Context(), "x_m_summarise", nil)
-	require.NoError(t, err)
-	assert.Equal(t, []string{`notes notes_review {"since":"monday"}`, "mem summarise null"}, f.gets)
-	_, err = r.GetPrompt(t.Context(), "x_m_nothing", nil)
-	require.ErrorIs(t, err, router.ErrUnknownPrompt)
+		var names []string
+		for _, p := range r.Prompts() {
+			names = append(names, p.Name)
+		}
+		assert.Equal(t, []string{"x_m_summarise", "x_notes_review", "x_notes_summarise"}, names, "sorted; the server's prefix is not repeated")
+		_, err = r.GetPrompt(t.Context(), "x_notes_review", map[string]string{"since": "monday"})
+		require.NoError(t, err)
+		_, err = r.GetPrompt(t.Context(), "x_m_summarise", nil)
+		require.NoError(t, err)
+		assert.Equal(t, []string{`notes notes_review {"since":"monday"}`, "mem summarise null"}, f.gets)
+		_, err = r.GetPrompt(t.Context(), "x_m_nothing", nil)
+		require.ErrorIs(t, err, router.ErrUnknownPrompt)
+
+		cat.Remove(mem)
+		synctest.Wait()
+		assert.Len(t, r.Prompts(), 2, "a server gone takes its prompts along")
+		assert.Len(t, r.Resources(), 2)
+	})
 }
 
-func TestAPromptOfAServerThatWentIsFoundAgainAfterRelisting(t *testing.T) {
-	a, b := key("a"), key("b")
-	f := &fakeServers{prompts: map[events.Key][]*mcp.Prompt{a: {{Name: "p"}}, b: {{Name: "a_p"}}}}
-	r, cat, _ := newUnit(t, f, nil)
-	cat.Update(a, catalogue.Naming{}, defs("t"), time.Time{})
-	_, err := r.GetPrompt(t.Context(), "x_a_p", nil)
-	require.NoError(t, err)
+// TestAServersOwnListChangedIsListedAgain: the supervisor's WatchLists
+// says a server's prompts changed; the router lists them again and tells
+// its watchers.
+func TestAServersOwnListChangedIsListedAgain(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		a := key("a")
+		f := &fakeServers{prompts: map[events.Key][]*mcp.Prompt{a: {{Name: "p"}}}}
+		r, cat, _ := newUnit(t, f, nil)
+		cat.Update(a, catalogue.Naming{}, defs("t"), time.Time{})
+		synctest.Wait()
+		told := 0
+		r.OnChange(func() { told++ })
+		require.Len(t, r.Prompts(), 1)
 
-	cat.Remove(a) // forgets the routes
-	cat.Update(b, catalogue.Naming{ToolPrefix: "a"}, defs("t"), time.Time{})
-	_, err = r.GetPrompt(t.Context(), "x_a_p", nil)
-	require.NoError(t, err)
-	assert.Equal(t, []string{"a p null", "b a_p null"}, f.gets, "the second get went to b, which now offers the name")
-	_, err = r.GetPrompt(t.Context(), "x_nobody_p", nil)
-	assert.ErrorIs(t, err, router.ErrUnknownPrompt)
+		f.setPrompts(a, &mcp.Prompt{Name: "p"}, &mcp.Prompt{Name: "q"})
+		synctest.Wait()
+		assert.Equal(t, 1, told)
+		require.Len(t, r.Prompts(), 2)
+		assert.Equal(t, "x_a_q", r.Prompts()[1].Name)
+
+		f.setPrompts(a, &mcp.Prompt{Name: "p"}, &mcp.Prompt{Name: "q"})
+		synctest.Wait()
+		assert.Equal(t, 1, told, "listed again, nothing changed: nobody is told")
+	})
+}
+
+// TestAPromptNotYetListedIsFoundByListingAgain: a get of a name the
+// background listing has not seen lists every server first.
+func TestAPromptNotYetListedIsFoundByListingAgain(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		a := key("a")
+		f := &fakeServers{prompts: map[events.Key][]*mcp.Prompt{a: {{Name: "p"}}}}
+		r, cat, _ := newUnit(t, f, nil)
+		cat.Update(a, catalogue.Naming{}, defs("t"), time.Time{})
+		synctest.Wait()
+
+		f.mu.Lock()
+		f.prompts[a] = append(f.prompts[a], &mcp.Prompt{Name: "unannounced"})
+		f.mu.Unlock()
+		_, err := r.GetPrompt(t.Context(), "x_a_unannounced", nil)
+		require.NoError(t, err)
+		assert.Equal(t, []string{"a unannounced null"}, f.gets)
+		_, err = r.GetPrompt(t.Context(), "x_nobody_p", nil)
+		assert.ErrorIs(t, err, router.ErrUnknownPrompt)
+	})
 }

@@ -100,6 +100,10 @@ type callState struct {
 
 	mu     sync.Mutex
 	routes map[string]progressRoute // by the progress token musterd sent
+
+	// listsChanged tells the WatchLists watchers that the server said its
+	// resources or prompts changed.
+	listsChanged func()
 }
 
 // progressRoute takes a server's progress notifications for one call back
@@ -109,8 +113,55 @@ type progressRoute struct {
 	token any
 }
 
-func newCallState() *callState {
-	return &callState{suspect: make(chan struct{}, 1), routes: map[string]progressRoute{}}
+func (s *Supervisor) newCallState(key events.Key) *callState {
+	return &callState{
+		suspect:      make(chan struct{}, 1),
+		routes:       map[string]progressRoute{},
+		listsChanged: func() { s.tellListWatchers(key) },
+	}
+}
+
+// listWatchers are the WatchLists registrations.
+type listWatchers struct {
+	mu   sync.Mutex
+	fns  map[int]func(events.Key)
+	next int
+}
+
+// WatchLists registers fn to be called when a running server sends
+// notifications/resources/list_changed or notifications/prompts/list_changed,
+// so that whoever keeps its resources and prompts lists them again. Calls
+// come from the server's session, one at a time per server: fn must be
+// quick and must not call into the Supervisor synchronously. The returned
+// func ends the registration.
+func (s *Supervisor) WatchLists(fn func(key events.Key)) (cancel func()) {
+	w := &s.lists
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.fns == nil {
+		w.fns = map[int]func(events.Key){}
+	}
+	id := w.next
+	w.next++
+	w.fns[id] = fn
+	return func() {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		delete(w.fns, id)
+	}
+}
+
+func (s *Supervisor) tellListWatchers(key events.Key) {
+	w := &s.lists
+	w.mu.Lock()
+	fns := make([]func(events.Key), 0, len(w.fns))
+	for _, fn := range w.fns {
+		fns = append(fns, fn)
+	}
+	w.mu.Unlock()
+	for _, fn := range fns {
+		fn(key)
+	}
 }
 
 // progressTokens numbers the progress tokens musterd sends, unique within

@@ -82,7 +82,7 @@ func (s *Supervisor) newInstance(key events.Key, spec v1alpha1.MCPServerSpec, ha
 		sessionEnded: make(chan struct{}),
 		stderrTail:   s.opts.StderrTail,
 		inheritEnv:   s.opts.InheritEnv,
-		calls:        newCallState(),
+		calls:        s.newCallState(key),
 		toolsChanged: make(chan struct{}, 1),
 		stopReq:      make(chan struct{}),
 		done:         make(chan struct{}),
@@ -190,6 +190,8 @@ func (inst *instance) connect(transport mcp.Transport) error {
 			}
 		},
 		ProgressNotificationHandler: inst.calls.progress, // to the caller that asked (calls.go)
+		ResourceListChangedHandler:  func(context.Context, *mcp.ResourceListChangedRequest) { inst.calls.listsChanged() },
+		PromptListChangedHandler:    func(context.Context, *mcp.PromptListChangedRequest) { inst.calls.listsChanged() },
 	})
 	session, err := client.Connect(inst.ctx, transport, nil)
 	if err != nil {

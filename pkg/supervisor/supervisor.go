@@ -203,6 +203,7 @@ type Supervisor struct {
 	pending    []change      // OnChange calls not yet made, in order
 	delivering chan struct{} // non-nil while a goroutine makes them; closed when it ends
 	stateCh    chan struct{} // closed (and cleared) on every observed change: see waitLocked
+	lists      listWatchers  // WatchLists (calls.go)
 }
 
 // entry is the supervisor's record of one key.
