@@ -519,8 +519,10 @@ func (s *Supervisor) broadcastLocked() {
 // drain is Ensure's hook before it stops inst, the running instance of e,
 // to start another spec: new calls wait for the new instance from now on,
 // and inst keeps running until its calls in flight have finished, for at
-// most DrainTimeout (or until ctx ends, or inst dies). Calls still in
-// flight then are cancelled by the stop, with ErrStopped.
+// most DrainTimeout, and at most half of what is left of ctx's deadline,
+// so that the start that follows keeps time (or until ctx ends, or inst
+// dies). Calls still in flight then are cancelled by the stop, with
+// ErrStopped.
 func (s *Supervisor) drain(ctx context.Context, e *entry, inst *instance) {
 	s.mu.Lock()
 	if e.inst != inst || !e.obs.Running() {
@@ -538,9 +540,15 @@ func (s *Supervisor) drain(ctx context.Context, e *entry, inst *instance) {
 	inst.calls.idle = idle
 	s.mu.Unlock()
 
+	bound := s.opts.DrainTimeout
+	if deadline, ok := ctx.Deadline(); ok {
+		// The restart's caller (a reconcile, bounded by its timeout) must
+		// keep time for the start that follows.
+		bound = min(bound, time.Until(deadline)/2)
+	}
 	s.log.Info("mcp server: draining its calls before a restart", "key", e.key.String(), "calls", n,
-		"drainTimeout", s.opts.DrainTimeout)
-	timer := time.NewTimer(s.opts.DrainTimeout)
+		"drainFor", bound)
+	timer := time.NewTimer(bound)
 	defer timer.Stop()
 	var reason string
 	select {
@@ -549,7 +557,7 @@ func (s *Supervisor) drain(ctx context.Context, e *entry, inst *instance) {
 	case <-inst.done:
 		return // it ended by itself; its calls have their verdict
 	case <-timer.C:
-		reason = fmt.Sprintf("restarted for a changed spec; its calls had %s (DrainTimeout) to finish", s.opts.DrainTimeout)
+		reason = fmt.Sprintf("restarted for a changed spec; its calls had %s to finish", bound)
 	case <-ctx.Done():
 		reason = "restarted for a changed spec; the restart could not wait for its calls: " + context.Cause(ctx).Error()
 	}

@@ -352,7 +352,7 @@ func TestADrainThatRunsOutFailsTheCallsLeftClearly(t *testing.T) {
 		select {
 		case err := <-errs:
 			require.ErrorIs(t, err, supervisor.ErrStopped)
-			assert.Contains(t, err.Error(), "restarted for a changed spec; its calls had 100ms (DrainTimeout) to finish")
+			assert.Contains(t, err.Error(), "restarted for a changed spec; its calls had 100ms to finish")
 		case <-time.After(deadline):
 			t.Fatal("a call left by a drain hangs")
 		}

@@ -56,7 +56,8 @@
 //     Progress notifications go back to the caller under its own token;
 //     a caller's cancellation reaches the server as notifications/cancelled.
 //   - A spec-change restart drains: calls in flight on the old instance
-//     finish there, for up to DrainTimeout (30s), before it is stopped;
+//     finish there, for up to DrainTimeout (10s; at most half of what is
+//     left of Ensure's deadline), before it is stopped;
 //     new calls meanwhile wait for the new instance. Calls still running
 //     then fail with ErrStopped. Stop (a delete) and Shutdown do not
 //     drain: the server is going, and its calls fail at once with

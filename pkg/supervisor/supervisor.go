@@ -26,7 +26,7 @@ const (
 	DefaultStableAfter  = 60 * time.Second
 	DefaultStderrTail   = 4096
 	DefaultCallWait     = 30 * time.Second
-	DefaultDrainTimeout = 30 * time.Second
+	DefaultDrainTimeout = 10 * time.Second
 )
 
 // Options configure a Supervisor. The zero value of each field is its
@@ -65,8 +65,10 @@ type Options struct {
 	CallWait time.Duration
 	// DrainTimeout bounds how long a server being restarted for a changed
 	// spec keeps running so that its in-flight calls can finish; calls
-	// still running then are cancelled and fail saying so. Default 30s.
-	// Stop (a delete) and Shutdown do not drain.
+	// still running then are cancelled and fail saying so. A drain also
+	// takes at most half of what is left of Ensure's deadline, so that the
+	// start keeps time. Default 10s: a third of the coordinator's default
+	// 30s reconcile timeout. Stop (a delete) and Shutdown do not drain.
 	DrainTimeout time.Duration
 	// OnChange, if set, is called whenever a server's observed state
 	// changes: starting, started, failed (crash, ping, start), tools
