@@ -344,3 +344,17 @@ func serverEverything(t *testing.T) string {
 	}
 	return bin
 }
+
+// backend mirrors the endpoint's Backend interface (pkg/mcpserve, branch
+// mcp-endpoint at 4780be2), which this package must satisfy without
+// importing it.
+type backend interface {
+	Tools() []*mcp.Tool
+	CallTool(ctx context.Context, name string, args map[string]any, progress func(*mcp.ProgressNotificationParams)) (*mcp.CallToolResult, error)
+	Resources() []*mcp.Resource
+	ReadResource(ctx context.Context, uri string) (*mcp.ReadResourceResult, error)
+	Prompts() []*mcp.Prompt
+	GetPrompt(ctx context.Context, name string, args map[string]string) (*mcp.GetPromptResult, error)
+}
+
+var _ backend = (*router.Router)(nil)
