@@ -98,6 +98,9 @@ func jsonType(v any) string {
 		}
 		return typeNumber
 	case json.Number:
+		if _, err := n.Int64(); err == nil {
+			return "integer"
+		}
 		return typeNumber
 	case int, int64:
 		return "integer"

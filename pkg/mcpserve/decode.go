@@ -35,7 +35,8 @@ func checkBody(body []byte) *rpcError {
 	if err := dec.Decode(&v); err != nil {
 		return &rpcError{jsonrpc.CodeParseError, "parse error: " + describeJSONError(err, trimmed)}
 	}
-	if dec.More() {
+	if rest := bytes.TrimSpace(trimmed[dec.InputOffset():]); len(rest) > 0 {
+		// Not dec.More, which is false for a stray "}" (fuzzing found it).
 		return &rpcError{jsonrpc.CodeParseError, fmt.Sprintf("parse error: unexpected data after the message at offset %d", dec.InputOffset())}
 	}
 	switch m := v.(type) {

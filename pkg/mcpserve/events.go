@@ -252,7 +252,8 @@ func (s *Server) follow(ctx context.Context, q eventQuery) error {
 // between two of the go-sdk's, never inside one.
 type sink struct {
 	http.ResponseWriter
-	mu sync.Mutex
+	mu     sync.Mutex
+	closed bool // the GET has returned: its writer is the server's again
 }
 
 func (k *sink) Write(p []byte) (int, error) {
@@ -274,6 +275,9 @@ func (k *sink) Unwrap() http.ResponseWriter { return k.ResponseWriter }
 func (k *sink) inject(msg []byte) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
+	if k.closed {
+		return
+	}
 	rc := http.NewResponseController(k.ResponseWriter)
 	_ = rc.SetWriteDeadline(time.Now().Add(10 * time.Second))
 	defer func() { _ = rc.SetWriteDeadline(time.Time{}) }()
@@ -296,6 +300,10 @@ func (s *Server) serveStream(h http.Handler, w http.ResponseWriter, r *http.Requ
 			delete(f.sinks, session)
 		}
 		f.mu.Unlock()
+		// An injection under way finishes first; none starts after.
+		k.mu.Lock()
+		k.closed = true
+		k.mu.Unlock()
 	}()
 	h.ServeHTTP(k, r)
 }

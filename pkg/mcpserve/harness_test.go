@@ -236,3 +236,5 @@ func (h *harness) counter(c prometheus.Collector) float64 { return testutil.ToFl
 
 // muster's protocol version: its CLI and agent initialize with it.
 const musterProtocol = "2024-11-05"
+
+func jsonUnmarshal(s string, v any) error { return json.Unmarshal([]byte(s), v) }

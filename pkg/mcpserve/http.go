@@ -212,6 +212,11 @@ func (w *rewriter) finish() {
 			id = w.r.URL.Query().Get("sessionid")
 		}
 		msg = fmt.Sprintf("unknown session ID %q: the session expired or was closed, or musterd restarted; initialize a new session", id)
+	case strings.HasPrefix(msg, "JSON RPC not handled"):
+		// The go-sdk checks a request's method before it takes the
+		// request: `JSON RPC not handled: "x/y" unsupported`.
+		code = jsonrpc.CodeMethodNotFound
+		msg = "method not found: " + strings.TrimSpace(strings.TrimPrefix(msg, "JSON RPC not handled:"))
 	case w.status == http.StatusRequestEntityTooLarge:
 		code = codeTooLarge
 	case w.status >= 500:
