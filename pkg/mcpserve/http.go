@@ -83,6 +83,9 @@ func (s *Server) streamable(h http.Handler) http.Handler {
 			s.serveStream(h, w, r, session)
 			return
 		}
+		if r.Method == http.MethodDelete && session != "" {
+			s.closing(session)
+		}
 		h.ServeHTTP(w, r)
 	})
 }

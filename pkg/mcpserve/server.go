@@ -123,6 +123,10 @@ type Server struct {
 	templates map[string]string // URI template → JSON of the template registered
 
 	follows follows
+
+	// watches maps each *mcp.ServerSession that has had a call to its
+	// *watch, and watchIDs a streamable session's ID to the same.
+	watches, watchIDs sync.Map
 }
 
 // callee is what serves a tool that musterd does not implement itself.
@@ -404,7 +408,8 @@ func (s *Server) builtinHandler(view string, b *builtin) mcp.ToolHandler {
 		if errRes != nil {
 			return errRes, nil
 		}
-		ctx = s.enter(ctx, view, req)
+		ctx, done := s.enter(ctx, view, req)
+		defer done()
 		if p := progressOf(ctx, req); p != nil {
 			ctx = context.WithValue(ctx, progressKey{}, p)
 		}
@@ -424,7 +429,8 @@ func (s *Server) forwardHandler(name string) mcp.ToolHandler {
 		if errRes != nil {
 			return errRes, nil
 		}
-		ctx = s.enter(ctx, viewDirect, req)
+		ctx, done := s.enter(ctx, viewDirect, req)
+		defer done()
 		res, err := s.CallTool(ctx, name, args, progressOf(ctx, req))
 		if err != nil {
 			return errorResult(redact.String(err.Error())), nil
@@ -433,14 +439,73 @@ func (s *Server) forwardHandler(name string) mcp.ToolHandler {
 	}
 }
 
-// enter notes the call's view, session and a new correlation ID in ctx.
-func (s *Server) enter(ctx context.Context, view string, req *mcp.CallToolRequest) context.Context {
+// ErrSessionClosed is the cause of a call's context cancelled because the
+// client closed its session under it.
+var ErrSessionClosed = errors.New("the client's MCP session closed")
+
+// enter notes the call's view, session and a new correlation ID in ctx,
+// and ties the call to its session. The go-sdk neither cancels a call when
+// its client closes the session nor closes the session before its calls
+// end (a DELETE waits for them): a call whose client went away is
+// cancelled here instead, its cancellation forwarded to the server, and
+// the session closes at once. done must be called when the call returns.
+func (s *Server) enter(ctx context.Context, view string, req *mcp.CallToolRequest) (_ context.Context, done func()) {
 	info := callInfo{view: view, correlationID: events.NewCorrelationID()}
+	ctx, cancel := context.WithCancelCause(ctx)
 	if req.Session != nil {
 		info.session = req.Session.ID()
 		info.serverSession = req.Session
+		closed := s.sessionClosed(req.Session)
+		go func() {
+			select {
+			case <-closed:
+				cancel(ErrSessionClosed)
+			case <-ctx.Done():
+			}
+		}()
 	}
-	return withCallInfo(ctx, info)
+	return withCallInfo(ctx, info), func() { cancel(nil) }
+}
+
+// watch is closed when its session closes, or is being closed.
+type watch struct {
+	ch   chan struct{}
+	once sync.Once
+}
+
+func (w *watch) close() { w.once.Do(func() { close(w.ch) }) }
+
+// sessionClosed returns a channel closed once ss closes or a client asks
+// to close it; one watch per session that has had a call.
+func (s *Server) sessionClosed(ss *mcp.ServerSession) <-chan struct{} {
+	if w, ok := s.watches.Load(ss); ok {
+		return w.(*watch).ch
+	}
+	nw := &watch{ch: make(chan struct{})}
+	w, loaded := s.watches.LoadOrStore(ss, nw)
+	if !loaded {
+		id := ss.ID() // "" for SSE sessions, which a DELETE cannot name
+		if id != "" {
+			s.watchIDs.Store(id, nw)
+		}
+		go func() {
+			_ = ss.Wait()
+			nw.close()
+			s.watches.Delete(ss)
+			if id != "" {
+				s.watchIDs.CompareAndDelete(id, nw)
+			}
+		}()
+	}
+	return w.(*watch).ch
+}
+
+// closing cancels the calls of the streamable session id, which a client
+// asked to close (a DELETE), before the go-sdk closes it.
+func (s *Server) closing(id string) {
+	if w, ok := s.watchIDs.Load(id); ok {
+		w.(*watch).close()
+	}
 }
 
 // decodeArguments returns a call's arguments, or the tool error saying
