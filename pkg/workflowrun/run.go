@@ -156,9 +156,9 @@ func (r *runner) execute(ctx context.Context, args map[string]any, execID string
 		case len(st.parallel) > 0:
 			err = r.parallelStep(ctx, st, sc)
 		default:
-			var ran bool
-			ran, err = r.call(ctx, st, st.id, sc)
-			if ran && err == nil {
+			var completed bool
+			completed, err = r.call(ctx, st, st.id, sc)
+			if completed {
 				last = sc.results[st.id]
 			}
 		}
@@ -285,8 +285,9 @@ func (r *runner) onFailure(ctx context.Context, sc *scope) {
 }
 
 // call runs one tool step: its condition, its arguments, the call, its
-// result. It reports whether the tool ran; an error means the workflow
-// must stop (a bad input, or a failure the step does not allow).
+// result. It reports whether the tool ran and succeeded; an error means
+// the workflow must stop (a bad input, or a failure the step does not
+// allow).
 func (r *runner) call(ctx context.Context, st step, recID string, sc *scope) (bool, error) {
 	rec := &record{id: recID, tool: st.tool, started: time.Now(), output: st.output, allowFailure: st.allowFailure}
 	if st.cond != nil {
@@ -318,9 +319,9 @@ func (r *runner) call(ctx context.Context, st step, recID string, sc *scope) (bo
 			sc.results[recID] = failed
 		}
 		if st.allowFailure {
-			return true, nil
+			return false, nil
 		}
-		return true, err
+		return false, err
 	}
 	rec.status, rec.result = types.ExecutionCompleted, result
 	r.add(rec)
