@@ -114,10 +114,10 @@ func TestExecutionsAreListedAndGotInMustersShapes(t *testing.T) {
 	assert.Equal(t, "x_fake_fail returned an error: failed as asked: {}", *one.Error)
 
 	for args, want := range map[string]string{
-		`{}`: "execution_id is required",
-		`{"execution_id":"nope"}`:                       "Failed to get execution: execution nope not found",
-		`{"execution_id":"` + ids[0] + `","step_id":""}`: "step_id is invalid: cannot be empty",
-		`{"execution_id":"` + ids[0] + `","step_id":"x"}`: "Failed to get execution: step x not found in execution " + ids[0],
+		`{}`:                      "execution_id is required",
+		`{"execution_id":"nope"}`: "Failed to get execution: execution nope not found",
+		`{"execution_id":"` + ids[0] + `","step_id":""}`:          "step_id is invalid: cannot be empty",
+		`{"execution_id":"` + ids[0] + `","step_id":"x"}`:         "Failed to get execution: step x not found in execution " + ids[0],
 		`{"execution_id":"` + ids[0] + `","include_steps":"yes"}`: "include_steps must be a boolean value",
 	} {
 		var a map[string]any
