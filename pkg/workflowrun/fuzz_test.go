@@ -114,4 +114,6 @@ func FuzzTemplatesAndArguments(f *testing.F) {
 
 func ptr[T any](v T) *T { return &v }
 
-func metaNamed(name string) metav1.ObjectMeta { return metav1.ObjectMeta{Name: name, Namespace: "default"} }
+func metaNamed(name string) metav1.ObjectMeta {
+	return metav1.ObjectMeta{Name: name, Namespace: "default"}
+}
