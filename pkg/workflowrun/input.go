@@ -6,6 +6,8 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/musterd/musterd/pkg/apis/muster/v1alpha1"
@@ -53,12 +55,38 @@ func checkInput(wfName string, spec map[string]v1alpha1.ArgDefinition, args map[
 			}
 			continue
 		}
+		if str, ok := v.(string); ok && def.Type != v1alpha1.ArgTypeString && def.Type != "" {
+			// muster's CLI sends every argument as text (start workflow
+			// W --count=3): text that reads as the declared type is taken
+			// as it.
+			if parsed, ok := fromText(str, def.Type); ok {
+				input[name], v = parsed, parsed
+			}
+		}
 		if !hasType(v, def.Type) {
 			return nil, &Error{Workflow: wfName, Field: "input." + name,
 				Err: fmt.Errorf("wrong type: expected %s, got %s", def.Type, typeName(v))}
 		}
 	}
 	return input, nil
+}
+
+// fromText reads s as a value of type t: a number, a boolean, or JSON.
+func fromText(s string, t v1alpha1.ArgType) (any, bool) {
+	var v any
+	switch t {
+	case v1alpha1.ArgTypeBoolean:
+		b, err := strconv.ParseBool(s)
+		return b, err == nil
+	case v1alpha1.ArgTypeNumber, v1alpha1.ArgTypeInteger:
+		f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+		return f, err == nil && !math.IsNaN(f) && !math.IsInf(f, 0)
+	case v1alpha1.ArgTypeArray, v1alpha1.ArgTypeObject:
+		if json.Unmarshal([]byte(s), &v) == nil && hasType(v, t) {
+			return v, true
+		}
+	}
+	return nil, false
 }
 
 // hasType reports whether the decoded JSON value v is of type t. An integer

@@ -37,7 +37,13 @@ func TestInputDefaultsAndAStepResultFeedTheNextStepTyped(t *testing.T) {
         greeting: "hello {{ .context.first.who | upper }}"
         same: "{{ .results.first.n }}"
 `))
-	doc, isError := h.run("chain", map[string]any{"name": "ada"})
+	// muster's CLI sends every argument as text: text that reads as the
+	// declared type is taken as it.
+	doc, isError := h.run("chain", map[string]any{"name": "ada", "count": "4", "tags": `["x"]`})
+	require.False(t, isError, "%v", doc)
+	assert.Equal(t, map[string]any{"name": "ada", "count": 4.0, "tags": []any{"x"}}, doc["input"])
+
+	doc, isError = h.run("chain", map[string]any{"name": "ada"})
 	require.False(t, isError, "%v", doc)
 	assert.Equal(t, "completed", doc["status"])
 	assert.Equal(t, "chain", doc["workflow"])
