@@ -35,8 +35,9 @@ const fakeTools = "echo,json,fail,sleep,sleeps,big"
 // real Go SDK client session to a real mcp-fake child process. x_fake_…
 // goes to the server, workflow_… and the execution tools to the engine.
 type router struct {
-	engine  *workflowrun.Engine
-	session *mcp.ClientSession
+	engine   *workflowrun.Engine
+	session  *mcp.ClientSession
+	sessions map[string]*mcp.ClientSession // more servers: x_<name>_ → session
 
 	mu       sync.Mutex
 	progress map[string]func(*mcp.ProgressNotificationParams)
@@ -48,7 +49,13 @@ func (r *router) CallTool(ctx context.Context, name string, args map[string]any,
 	if strings.HasPrefix(name, workflowrun.ToolPrefix) || strings.HasPrefix(name, "core_workflow_execution") {
 		return r.engine.CallTool(ctx, name, args, progress)
 	}
+	session := r.session
 	tool, ok := strings.CutPrefix(name, "x_fake_")
+	for prefix, s := range r.sessions {
+		if t, found := strings.CutPrefix(name, prefix); found {
+			session, tool, ok = s, t, true
+		}
+	}
 	if !ok {
 		return nil, fmt.Errorf("no such tool %s", name)
 	}
@@ -62,7 +69,7 @@ func (r *router) CallTool(ctx context.Context, name string, args map[string]any,
 		params.SetProgressToken(token)
 	}
 	r.calls.Add(1)
-	return r.session.CallTool(ctx, params)
+	return session.CallTool(ctx, params)
 }
 
 // harness runs an engine over a real index, the real workflow reconciler
@@ -76,14 +83,31 @@ type harness struct {
 	router *router
 	events chan events.Event
 	server *exec.Cmd
+	client *mcp.Client
+}
+
+// serve connects the router to one more server, run by cmd, whose tools
+// are exposed as x_<name>_<tool>.
+func (h *harness) serve(name string, cmd *exec.Cmd) {
+	h.t.Helper()
+	session, err := h.client.Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)
+	require.NoError(h.t, err)
+	h.t.Cleanup(func() { _ = session.Close() })
+	var tools []string
+	for tool, err := range session.Tools(context.Background(), nil) {
+		require.NoError(h.t, err)
+		tools = append(tools, tool.Name)
+	}
+	h.router.sessions["x_"+name+"_"] = session
+	h.cat.Set(events.NewKey(v1alpha1.KindMCPServer, "", name), "", tools)
 }
 
 func newHarness(t *testing.T, opts workflowrun.Options) *harness {
 	t.Helper()
 	h := &harness{t: t, ix: resources.New(), cat: catalogue.New(catalogue.Options{}), events: make(chan events.Event, 100)}
 	h.rec = workflow.New(h.ix, h.cat, workflow.WithBuiltinTools(func(tool string) bool { return strings.HasPrefix(tool, "core_workflow_execution") }))
-	h.router = &router{progress: map[string]func(*mcp.ProgressNotificationParams){}}
-	client := mcp.NewClient(&mcp.Implementation{Name: "workflowrun-test", Version: "v1"}, &mcp.ClientOptions{
+	h.router = &router{progress: map[string]func(*mcp.ProgressNotificationParams){}, sessions: map[string]*mcp.ClientSession{}}
+	h.client = mcp.NewClient(&mcp.Implementation{Name: "workflowrun-test", Version: "v1"}, &mcp.ClientOptions{
 		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
 			h.router.mu.Lock()
 			f := h.router.progress[fmt.Sprint(req.Params.ProgressToken)]
@@ -94,7 +118,7 @@ func newHarness(t *testing.T, opts workflowrun.Options) *harness {
 		},
 	})
 	h.server = exec.Command(fakeBin, "-tools", fakeTools)
-	session, err := client.Connect(context.Background(), &mcp.CommandTransport{Command: h.server}, nil)
+	session, err := h.client.Connect(context.Background(), &mcp.CommandTransport{Command: h.server}, nil)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = session.Close() })
 	h.router.session = session
