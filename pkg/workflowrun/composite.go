@@ -25,7 +25,7 @@ func (r *runner) compositeGate(ctx context.Context, st step, sc *scope) (bool, e
 	}
 	if !info.passed {
 		now := time.Now()
-		r.add(&record{id: st.id, status: types.StepSkipped, started: now, end: now, cond: info, allowFailure: st.allowFailure})
+		r.add(sc, &record{id: st.id, status: types.StepSkipped, started: now, end: now, cond: info, allowFailure: st.allowFailure})
 	}
 	return info.passed, nil
 }
@@ -83,13 +83,14 @@ func (r *runner) forEach(ctx context.Context, st step, sc *scope) error {
 		errs := make([]error, len(items))
 		scopes := make([]*scope, len(items))
 		r.bounded(len(items), r.e.opts.ForEachConcurrency, func(i int) bool {
-			scopes[i] = sc.child()
+			scopes[i] = sc.isolated()
 			errs[i] = iteration(ctx, i, scopes[i])
 			return errs[i] == nil
 		})
 		for i := range items {
 			if scopes[i] != nil {
 				merge(i, scopes[i])
+				r.adopt(sc, scopes[i])
 			}
 			if firstErr == nil && errs[i] != nil {
 				firstErr = errs[i]
@@ -136,7 +137,7 @@ func (r *runner) parallelStep(ctx context.Context, st step, sc *scope) error {
 	errs := make([]error, len(subs))
 	scopes := make([]*scope, len(subs))
 	r.bounded(len(subs), r.e.opts.Concurrency, func(i int) bool {
-		scopes[i] = sc.child()
+		scopes[i] = sc.isolated()
 		sub := fromSubStep(subs[i])
 		_, errs[i] = r.call(ctx, sub, sub.id, scopes[i])
 		return true // siblings run on, as muster's do
@@ -146,6 +147,7 @@ func (r *runner) parallelStep(ctx context.Context, st step, sc *scope) error {
 		if v, ok := scopes[i].results[s.ID]; ok {
 			sc.results[s.ID] = v
 		}
+		r.adopt(sc, scopes[i])
 		if firstErr == nil && errs[i] != nil {
 			firstErr = errs[i]
 		}

@@ -162,7 +162,8 @@ type workflow struct {
 	known  bool // the reconciler has a verdict
 }
 
-// lookup finds the workflow called name. Workflows are tools by name
+// lookup finds the workflow called name, with a copy of its definition
+// that the run keeps whatever edits arrive. Workflows are tools by name
 // alone; of two with one name in different namespaces, the first key in
 // the index's order wins.
 func (e *Engine) lookup(name string) (workflow, bool) {
@@ -170,21 +171,30 @@ func (e *Engine) lookup(name string) (workflow, bool) {
 		if k.Name != name {
 			continue
 		}
-		entry, ok := e.opts.Index.Get(k)
-		if !ok {
-			continue
+		if w, ok := e.load(k); ok {
+			w.def = w.def.DeepCopy()
+			return w, true
 		}
-		def, ok := entry.Object.(*v1alpha1.Workflow)
-		if !ok || def == nil {
-			continue
-		}
-		w := workflow{key: k, def: def.DeepCopy()}
-		if st, ok := e.opts.Status(k); ok {
-			w.status, w.known = st.(v1alpha1.WorkflowStatus)
-		}
-		return w, true
 	}
 	return workflow{}, false
+}
+
+// load reads the workflow k and its verdict. def is the index's: read it,
+// never change it.
+func (e *Engine) load(k events.Key) (workflow, bool) {
+	entry, ok := e.opts.Index.Get(k)
+	if !ok {
+		return workflow{}, false
+	}
+	def, ok := entry.Object.(*v1alpha1.Workflow)
+	if !ok || def == nil {
+		return workflow{}, false
+	}
+	w := workflow{key: k, def: def}
+	if st, ok := e.opts.Status(k); ok {
+		w.status, w.known = st.(v1alpha1.WorkflowStatus)
+	}
+	return w, true
 }
 
 // available says why w cannot run, or nil.
@@ -211,7 +221,7 @@ func (e *Engine) Tools() []*mcp.Tool {
 		if seen[k.Name] {
 			continue
 		}
-		w, ok := e.lookup(k.Name)
+		w, ok := e.load(k)
 		if !ok {
 			continue
 		}

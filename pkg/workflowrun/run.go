@@ -54,10 +54,27 @@ type condInfo struct {
 	tool   string
 }
 
-func (r *runner) add(rec *record) {
+// add records rec: in sc's own list when sc is a parallel sub-step's or a
+// concurrent iteration's, merged in declaration order when the group ends
+// (adopt), so that steps[] does not depend on which call finished first.
+func (r *runner) add(sc *scope, rec *record) {
 	r.mu.Lock()
+	defer r.mu.Unlock()
+	if sc.records != nil {
+		*sc.records = append(*sc.records, rec)
+		return
+	}
 	r.records = append(r.records, rec)
+}
+
+// adopt moves the records of child into sc's list, or the run's.
+func (r *runner) adopt(sc, child *scope) {
+	r.mu.Lock()
+	recs := *child.records
 	r.mu.Unlock()
+	for _, rec := range recs {
+		r.add(sc, rec)
+	}
 }
 
 // run is CallTool for workflow_<name>.
@@ -298,7 +315,7 @@ func (r *runner) call(ctx context.Context, st step, recID string, sc *scope) (bo
 		rec.cond = info
 		if !info.passed {
 			rec.status, rec.end = types.StepSkipped, time.Now()
-			r.add(rec)
+			r.add(sc, rec)
 			return false, nil
 		}
 	}
@@ -312,7 +329,7 @@ func (r *runner) call(ctx context.Context, st step, recID string, sc *scope) (bo
 	if callErr != nil {
 		err := stepErr(r.name, recID, "", callErr)
 		rec.status, rec.err = types.ExecutionFailed, redact.String(callErr.Error())
-		r.add(rec)
+		r.add(sc, rec)
 		failed := map[string]any{"success": false, "isError": true, "error": rec.err}
 		sc.results[st.id] = failed
 		if recID != st.id {
@@ -324,7 +341,7 @@ func (r *runner) call(ctx context.Context, st step, recID string, sc *scope) (bo
 		return false, err
 	}
 	rec.status, rec.result = types.ExecutionCompleted, result
-	r.add(rec)
+	r.add(sc, rec)
 	sc.results[st.id] = result
 	if recID != st.id {
 		sc.results[recID] = result

@@ -193,6 +193,11 @@ func TestParallelMergesBySubStepID(t *testing.T) {
 	doc, isError := h.run("par", nil)
 	require.False(t, isError, "%v", doc)
 	assert.Equal(t, "50-b-c", doc["got"])
+	var order []string
+	for _, s := range doc["steps"].([]any) {
+		order = append(order, s.(map[string]any)["id"].(string))
+	}
+	assert.Equal(t, []string{"a", "b", "c", "after"}, order, "steps[] in declaration order, though a finished last")
 }
 
 func TestAllowFailureGoesOnAndOnFailureCleansUp(t *testing.T) {

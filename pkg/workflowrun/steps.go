@@ -45,12 +45,25 @@ func outputOf(output *bool, store bool) bool {
 type scope struct {
 	results map[string]any
 	vars    map[string]any
+	// records, when set, collects the records of a scope whose steps run
+	// beside others', for runner.adopt.
+	records *[]*record
 }
 
 func newScope() *scope { return &scope{results: map[string]any{}, vars: map[string]any{}} }
 
+// child is a copy of s for a sequential iteration: its records go where
+// s's go.
 func (s *scope) child() *scope {
-	return &scope{results: maps.Clone(s.results), vars: maps.Clone(s.vars)}
+	return &scope{results: maps.Clone(s.results), vars: maps.Clone(s.vars), records: s.records}
+}
+
+// isolated is a copy of s for steps that run beside others: it keeps its
+// records apart.
+func (s *scope) isolated() *scope {
+	c := s.child()
+	c.records = &[]*record{}
+	return c
 }
 
 // data is the template context: .input, .results (also .context, muster's
