@@ -12,6 +12,7 @@ import (
 	"github.com/musterd/musterd/pkg/catalogue"
 	"github.com/musterd/musterd/pkg/events"
 	"github.com/musterd/musterd/pkg/lifecycle"
+	"github.com/musterd/musterd/pkg/reconcilers/workflow"
 	"github.com/musterd/musterd/pkg/resources"
 	"github.com/musterd/musterd/pkg/workflowrun"
 )
@@ -43,10 +44,15 @@ func serverTimeout(ix *resources.Index, cat *catalogue.Catalogue) func(string) t
 
 // workflowTools refreshes the workflow engine's tools whenever a workflow
 // was reconciled, its verdict possibly changed: the engine then tells the
-// MCP endpoint (Options.OnToolsChanged), which tells its clients.
+// MCP endpoint (Options.OnToolsChanged), which tells its clients. And when
+// a workflow's definition changes, it has the workflows that call it
+// (workflow_<name>) validated again, as the runtime bridge does for the
+// workflows naming a server's tools: their verdict (the callee declared,
+// no cycle) may have changed with it.
 type workflowTools struct {
 	bus.Attachment
 	b      *bus.Bus
+	index  *resources.Index
 	engine *workflowrun.Engine
 }
 
@@ -64,14 +70,28 @@ func (w *workflowTools) Start(ctx context.Context) error {
 			dirty = true
 		}
 	}
+	// Changes of a definition only: the changes this component publishes
+	// itself (SourceDependency) are not followed further, so that two
+	// workflows calling each other do not trigger each other for ever.
+	changed := map[string]bool{}
+	edited := func(e events.ResourceChanged) {
+		if e.Key.Kind == v1alpha1.KindWorkflow && e.Source != events.SourceDependency && e.Source != events.SourceServiceState {
+			changed[workflow.WorkflowToolPrefix+e.Key.Name] = true
+		}
+	}
 	sub, err := w.b.Subscribe(bus.SubscriberOptions{
 		Name:     w.Name(),
 		Delivery: bus.Unbounded(),
 		Handlers: []bus.Handler{
 			bus.On(func(e events.ResourceSynced) { mark(e.Key) }),
 			bus.On(func(e events.ResourceFailed) { mark(e.Key) }),
+			bus.On(edited),
 		},
 		OnIdle: func() {
+			if len(changed) > 0 {
+				w.revalidateCallers(changed)
+				clear(changed)
+			}
 			if dirty {
 				dirty = false
 				w.engine.Refresh()
@@ -87,6 +107,25 @@ func (w *workflowTools) Start(ctx context.Context) error {
 	sub.Unsubscribe()
 	<-sub.Done()
 	return nil
+}
+
+// revalidateCallers publishes a change of every workflow that calls one of
+// the workflow tools in changed, other than the changed workflow itself.
+func (w *workflowTools) revalidateCallers(changed map[string]bool) {
+	corr := events.NewCorrelationID()
+	for _, e := range w.index.List(v1alpha1.KindWorkflow) {
+		wf, ok := e.Object.(*v1alpha1.Workflow)
+		if !ok || wf == nil {
+			continue
+		}
+		for _, tool := range workflow.Tools(wf) {
+			if changed[tool] && tool != workflow.WorkflowToolPrefix+e.Key.Name {
+				bus.Publish(w.b, events.ResourceChanged{Meta: events.NewMeta(corr), Key: e.Key,
+					Operation: events.OperationUpdate, Source: events.SourceDependency})
+				break
+			}
+		}
+	}
 }
 
 // newWorkflowEngine builds the engine that runs workflows, keeping their
@@ -106,5 +145,5 @@ func newWorkflowEngine(stateDir string, ix *resources.Index, cat *catalogue.Cata
 	if err != nil {
 		return nil, nil, err
 	}
-	return engine, &workflowTools{b: b, engine: engine}, nil
+	return engine, &workflowTools{b: b, index: ix, engine: engine}, nil
 }
