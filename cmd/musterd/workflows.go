@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -126,6 +127,38 @@ func (w *workflowTools) revalidateCallers(changed map[string]bool) {
 			}
 		}
 	}
+}
+
+// addWorkflows builds the workflow engine and adds the component that
+// keeps its tools current. The endpoint, built next, serves its tools and
+// is the router its steps call through.
+func (d *daemon) addWorkflows(cfg daemonConfig, log *slog.Logger) error {
+	engine, tools, err := newWorkflowEngine(cfg.stateDir, d.Index, d.Catalogue, d.Reconcilers.Status, d.Bus, d.Registry,
+		func() {
+			if d.MCPRefresh != nil {
+				d.MCPRefresh.Kick()
+			}
+		}, log)
+	if err != nil {
+		return err
+	}
+	d.Workflows = engine
+	return d.Add(tools)
+}
+
+// builtinTool reports whether the MCP endpoint serves tool itself (core_…),
+// for the workflow reconciler: a step may call it though no server offers
+// it.
+func (d *daemon) builtinTool(tool string) bool {
+	if !strings.HasPrefix(tool, "core_") || d.MCP == nil {
+		return false
+	}
+	for _, t := range d.MCP.Tools() {
+		if t.Name == tool {
+			return true
+		}
+	}
+	return false
 }
 
 // newWorkflowEngine builds the engine that runs workflows, keeping their

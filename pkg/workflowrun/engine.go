@@ -238,6 +238,18 @@ func (e *Engine) Tools() []*mcp.Tool {
 	return append(tools, executionTools()...)
 }
 
+// Claims reports whether name is the tool of a declared workflow, valid
+// or not: a call of an invalid one is answered, saying why it cannot run
+// (mcpserve.Claimer).
+func (e *Engine) Claims(name string) bool {
+	wf, ok := strings.CutPrefix(name, ToolPrefix)
+	if !ok {
+		return false
+	}
+	_, declared := e.lookup(wf)
+	return declared
+}
+
 // Refresh compares Tools with what it was at the last Refresh and calls
 // Options.OnToolsChanged if it differs. The wiring calls it whenever a
 // workflow's verdict may have changed (a Workflow reconciled).
