@@ -406,6 +406,9 @@ spec:
 		assert.Contains(t, body, `musterd_workflow_executions_total{status="failed",workflow="rollback"} 1`)
 		assert.Contains(t, body, `musterd_workflow_execution_duration_seconds_count{workflow="loop"} 1`)
 	})
+
+	// musterd (built with -race) stops cleanly: exit 0, no race reported.
+	e.stopWith(t, syscall.SIGTERM, e2eDeadline)
 }
 
 // musterd events shows a line for each execution's start and end, live.
@@ -559,4 +562,47 @@ func TestE2EExecutionsSurviveARestart(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(text), &got))
 	assert.Equal(t, "completed", got.Status)
 	assert.Empty(t, got.Steps)
+}
+
+// A server restarted by a spec change while a workflow's call runs on it
+// drains: the call finishes on the old instance, the next step's call
+// waits for the new one, and the run completes.
+func TestE2EASpecChangeMidRunDrainsAndTheRunFinishes(t *testing.T) {
+	e := startFS(t)
+	marker := newMarker()
+	e.write(t, "mcpservers/svc.yaml", mcpServerYAML("svc", stdioSpec("-tools", "json,sleep,sleeps,"+marker)...))
+	e.write(t, "workflows/steady.yaml", "apiVersion: muster.giantswarm.io/v1alpha1\nkind: Workflow\nmetadata:\n  name: steady\nspec:\n  steps:\n"+
+		"    - {id: nap, tool: x_svc_sleep, args: {ms: 1500}}\n    - {id: after, tool: x_svc_json, args: {slept: \"{{ .results.nap.slept }}\"}}\n")
+	s := e.directClient(t, nil)
+	waitTool(t, s, "workflow_steady", true)
+	first := theServerProc(t, marker)
+
+	done := make(chan map[string]any, 1)
+	go func() {
+		res, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: "workflow_steady"})
+		if err != nil || len(res.Content) == 0 {
+			done <- map[string]any{"call error": fmt.Sprint(err)}
+			return
+		}
+		var doc map[string]any
+		_ = json.Unmarshal([]byte(res.Content[0].(*mcp.TextContent).Text), &doc)
+		done <- doc
+	}()
+	eventually(t, "the workflow's first call is running on the server", func() bool {
+		text, _ := callText(t, s, "x_svc_sleeps", nil)
+		return strings.Contains(text, `"running":1`)
+	})
+	e.write(t, "mcpservers/svc.yaml", mcpServerYAML("svc", append(stdioSpec("-tools", "json,sleep,sleeps,"+marker), "env: {CHANGED: \"1\"}")...))
+	var doc map[string]any
+	select {
+	case doc = <-done:
+	case <-time.After(e2eDeadline):
+		t.Fatal("the run did not end")
+	}
+	require.Equal(t, "completed", doc["status"], "%v", doc)
+	assert.Equal(t, 1500.0, doc["slept"])
+	eventually(t, "the server was restarted for its new spec", func() bool {
+		second := serverProcs(marker)
+		return len(second) == 1 && !second[0].same(first)
+	})
 }
