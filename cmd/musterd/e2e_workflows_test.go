@@ -337,6 +337,22 @@ spec:
 		text, isError := musterCall(t, ms, "workflow_ping", nil)
 		assert.True(t, isError)
 		assert.Equal(t, "workflow ping is not available (calls itself: ping → pong → ping)", text)
+		// core_workflow_list still lists it, unavailable.
+		text, isError = musterCall(t, ms, "core_workflow_list", nil)
+		require.False(t, isError, text)
+		assert.Contains(t, text, `"name":"ping"`)
+		var list struct {
+			Workflows []struct {
+				Name      string
+				Available bool
+			}
+		}
+		require.NoError(t, json.Unmarshal([]byte(text), &list))
+		for _, w := range list.Workflows {
+			if w.Name != "weather" { // waited for below: server-everything starts slowly
+				assert.Equal(t, w.Name != "ping" && w.Name != "pong", w.Available, w.Name)
+			}
+		}
 	})
 
 	t.Run("server-everything", func(t *testing.T) {
@@ -604,5 +620,46 @@ func TestE2EASpecChangeMidRunDrainsAndTheRunFinishes(t *testing.T) {
 	eventually(t, "the server was restarted for its new spec", func() bool {
 		second := serverProcs(marker)
 		return len(second) == 1 && !second[0].same(first)
+	})
+}
+
+// A workflow becoming valid or invalid is a tool appearing or going on
+// /mcp/direct, and its clients are told (list_changed).
+func TestE2EAWorkflowTurningValidOrInvalidIsAnnounced(t *testing.T) {
+	e := startFS(t)
+	e.write(t, "workflows/needy.yaml", "apiVersion: muster.giantswarm.io/v1alpha1\nkind: Workflow\nmetadata:\n  name: needy\nspec:\n  steps:\n    - {id: s, tool: x_late_json}\n")
+	changed := make(chan struct{}, 16)
+	c := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "v1"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
+	})
+	s, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: "http://" + e.addr + "/mcp/direct"}, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Close() })
+	e.waitWorkflow(t, "needy", "Synced", "")
+	require.False(t, hasTool(t, s, "workflow_needy"))
+	text, isError := musterCall(t, e.mcpClient(t, "/mcp", "2024-11-05", nil), "workflow_needy", nil)
+	assert.True(t, isError)
+	assert.Equal(t, "workflow needy is not available (missing required tools: x_late_json)", text)
+
+	e.write(t, "mcpservers/late.yaml", mcpServerYAML("late", stdioSpec("-tools", "json")...))
+	eventually(t, "list_changed, and workflow_needy listed", func() bool {
+		select {
+		case <-changed:
+		default:
+			return false
+		}
+		return hasTool(t, s, "workflow_needy")
+	})
+	doc, isError := callJSON(context.Background(), t, s, "workflow_needy", nil)
+	require.False(t, isError, "%v", doc)
+
+	e.remove(t, "mcpservers/late.yaml")
+	eventually(t, "list_changed, and workflow_needy gone", func() bool {
+		select {
+		case <-changed:
+		default:
+			return false
+		}
+		return !hasTool(t, s, "workflow_needy")
 	})
 }
