@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -377,7 +378,11 @@ spec:
 			_, err := ps.CallTool(callCtx, params)
 			done <- err
 		}()
-		<-progressed // the server sleeps, and its progress came through the workflow
+		select {
+		case <-progressed: // the server sleeps, and its progress came through the workflow
+		case <-time.After(e2eDeadline):
+			t.Fatal("no progress came through the workflow")
+		}
 		cancel()
 		require.Error(t, <-done)
 		eventually(t, "the server saw its call cancelled", func() bool {
@@ -449,30 +454,34 @@ func TestE2EEventsShowEachExecutionsStartAndEnd(t *testing.T) {
 		}
 		close(lines)
 	}()
-	// The stream is subscribed once it prints nothing more; run until the
-	// start line shows, each run a new execution.
-	var id string
-	deadline := time.After(e2eDeadline)
+	// The stream may not be subscribed yet when the first run starts: run
+	// until one run's start and end both show, in that order.
+	deadline := time.Now().Add(e2eDeadline)
 	var got []string
 	for len(got) < 2 {
-		if id == "" || len(got) == 0 {
-			doc, isError := callJSON(context.Background(), t, s, "workflow_hello", nil)
-			require.False(t, isError)
-			id = doc["execution_id"].(string)
-		}
-		select {
-		case l, ok := <-lines:
-			require.True(t, ok, "musterd events ended")
-			if strings.Contains(l, "execution="+id) {
-				got = append(got, l)
-			} else {
-				got = nil // a line of an earlier run, before the stream caught up
+		require.True(t, time.Now().Before(deadline), "no start and end lines of one execution")
+		doc, isError := callJSON(context.Background(), t, s, "workflow_hello", nil)
+		require.False(t, isError)
+		id := doc["execution_id"].(string)
+		got = nil
+	collect:
+		for len(got) < 2 {
+			select {
+			case l, ok := <-lines:
+				require.True(t, ok, "musterd events ended")
+				if strings.Contains(l, "execution="+id) && (len(got) == 1 || strings.Contains(l, "WorkflowExecutionStarted")) {
+					got = append(got, l)
+				}
+			case <-time.After(2 * time.Second):
+				break collect // this run's lines are not coming: run again
 			}
-		case <-time.After(time.Second):
-		case <-deadline:
-			t.Fatalf("no event lines for execution %s; saw %q", id, got)
+		}
+		if len(got) == 2 {
+			require.Regexp(t, "execution="+id, got[1])
+			t.Logf("execution %s", id)
 		}
 	}
+	id := strings.TrimPrefix(regexp.MustCompile(`execution=\S+`).FindString(got[0]), "execution=")
 	assert.Regexp(t, `WorkflowExecutionStarted\s+workflows/default/hello\s+execution=`+id+`$`, got[0])
 	assert.Regexp(t, `WorkflowExecutionFinished\s+workflows/default/hello\s+execution=`+id+` status=completed duration=\S+$`, got[1])
 }
