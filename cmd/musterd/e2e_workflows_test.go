@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -671,4 +672,19 @@ func TestE2EAWorkflowTurningValidOrInvalidIsAnnounced(t *testing.T) {
 		}
 		return !hasTool(t, s, "workflow_needy")
 	})
+
+	// A workflow calling one not declared yet turns valid, with no edit of
+	// its own, once the other is declared; and invalid when that one goes.
+	e.write(t, "mcpservers/late.yaml", mcpServerYAML("late", stdioSpec("-tools", "json")...))
+	e.write(t, "workflows/caller.yaml", "apiVersion: muster.giantswarm.io/v1alpha1\nkind: Workflow\nmetadata:\n  name: caller\nspec:\n  steps:\n    - {id: s, tool: workflow_callee}\n")
+	eventually(t, "caller is invalid, workflow_callee missing", func() bool {
+		r, ok := e.resource(t, "workflows", "caller")
+		return ok && r.Reconcile.State == "Synced" && slices.Equal(r.Status.MissingTools, []string{"workflow_callee"})
+	})
+	e.write(t, "workflows/callee.yaml", "apiVersion: muster.giantswarm.io/v1alpha1\nkind: Workflow\nmetadata:\n  name: callee\nspec:\n  steps:\n    - {id: s, tool: x_late_json, args: {from: callee}}\n")
+	waitTool(t, s, "workflow_caller", true)
+	doc, isError = callJSON(context.Background(), t, s, "workflow_caller", nil)
+	require.False(t, isError, "%v", doc)
+	e.remove(t, "workflows/callee.yaml")
+	waitTool(t, s, "workflow_caller", false)
 }
