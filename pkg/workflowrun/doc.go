@@ -57,8 +57,9 @@
 //     the caller, serialised.
 //   - Executions: every run that passed the availability check is one,
 //     with a UUID, status inprogress, completed or failed, its input with
-//     secret-looking keys and values redacted, every step's input and
-//     result, each bounded by Options.MaxRecordBytes. Under a state dir
+//     secret-looking keys and values redacted, every step's input (so
+//     redacted too) and result (values under secret-looking keys
+//     redacted), each bounded by Options.MaxRecordBytes. Under a state dir
 //     each is a file, written atomically (temporary file, fsync, rename,
 //     fsync of the directory, mode 0600), so executions survive a restart;
 //     one found in progress at start is marked failed with

@@ -34,11 +34,12 @@ func (h *harness) tool(name string, args map[string]any, out any) (string, bool)
 
 func TestExecutionsAreListedAndGotInMustersShapes(t *testing.T) {
 	h := newHarness(t, workflowrun.Options{StateDir: t.TempDir()})
+	h.stateDir = h.engineOpts.StateDir
 	h.declare(wf("ok", `  args:
     api_token: {type: string}
     who: {type: string}
   steps:
-    - {id: first, tool: x_fake_json, args: {who: "{{ .input.who }}"}, output: true}
+    - {id: first, tool: x_fake_json, args: {who: "{{ .input.who }}", session_token: "{{ .input.api_token }}"}, output: true}
     - {id: second, tool: x_fake_fail, allowFailure: true}
 `))
 	h.declare(wf("bad", "  steps:\n    - {id: boom, tool: x_fake_fail}\n"))
@@ -94,7 +95,11 @@ func TestExecutionsAreListedAndGotInMustersShapes(t *testing.T) {
 	assert.Equal(t, map[string]any{"who": "ada", "api_token": "[redacted]"}, exec.Input, "secrets redacted")
 	require.Len(t, exec.Steps, 2)
 	assert.Equal(t, "first", exec.Steps[0].StepID)
-	assert.Equal(t, map[string]any{"who": "ada"}, exec.Steps[0].Result)
+	assert.Equal(t, map[string]any{"who": "ada", "session_token": "[redacted]"}, exec.Steps[0].Result, "a secret in a result is not kept")
+	assert.Equal(t, map[string]any{"who": "ada", "session_token": "[redacted]"}, exec.Steps[0].Input)
+	data, err := os.ReadFile(filepath.Join(h.stateDir, workflowrun.ExecutionsDir, ids[0]+".json"))
+	require.NoError(t, err)
+	assert.NotContains(t, string(data), "s3cret", "nor on disk")
 	assert.Equal(t, "first", exec.Steps[0].StoredAs)
 	assert.Equal(t, "failed", exec.Steps[1].Status)
 	assert.NotNil(t, exec.CompletedAt)

@@ -84,6 +84,10 @@ type harness struct {
 	events chan events.Event
 	server *exec.Cmd
 	client *mcp.Client
+	// engineOpts are the options the engine was made with; stateDir is
+	// for tests to set from them.
+	engineOpts workflowrun.Options
+	stateDir   string
 }
 
 // serve connects the router to one more server, run by cmd, whose tools
@@ -128,6 +132,7 @@ func newHarness(t *testing.T, opts workflowrun.Options) *harness {
 	if opts.Publish == nil {
 		opts.Publish = func(e events.Event) { h.events <- e }
 	}
+	h.engineOpts = opts
 	h.engine, err = workflowrun.New(opts)
 	require.NoError(t, err)
 	h.engine.SetCaller(h.router)

@@ -118,7 +118,7 @@ func (e *Engine) run(ctx context.Context, name string, args map[string]any, prog
 	if r.input != nil {
 		exec.Input = redactMap(r.input)
 	}
-	exec.Result = doc
+	exec.Result = redactSecretKeys(doc)
 	if err != nil {
 		msg := redact.String(err.Error())
 		exec.Error = &msg
@@ -485,7 +485,7 @@ func (r *runner) executionSteps() []types.ExecutionStep {
 	for _, rec := range r.records {
 		end := rec.end
 		s := types.ExecutionStep{StepID: rec.id, Tool: rec.tool, Status: rec.status, StartedAt: rec.started,
-			CompletedAt: &end, DurationMs: end.Sub(rec.started).Milliseconds(), Input: redactMap(rec.input), Result: rec.result}
+			CompletedAt: &end, DurationMs: end.Sub(rec.started).Milliseconds(), Input: redactMap(rec.input), Result: redactSecretKeys(rec.result)}
 		if s.Input == nil {
 			s.Input = map[string]any{}
 		}
@@ -528,6 +528,38 @@ func redactValue(v any) any {
 		out := make([]any, len(v))
 		for i, e := range v {
 			out[i] = redactValue(e)
+		}
+		return out
+	}
+	return v
+}
+
+// redactSecretKeys returns v with the values under secret-looking keys
+// replaced, recursively, and nothing else changed: what a tool returned is
+// kept as it was (paths included) in the execution record, but a token it
+// handed back under a key that says so is not.
+func redactSecretKeys(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, e := range v {
+			if redact.IsSecretKey(k) {
+				out[k] = "[redacted]"
+				continue
+			}
+			out[k] = redactSecretKeys(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(v))
+		for i, e := range v {
+			out[i] = redactSecretKeys(e)
+		}
+		return out
+	case []map[string]any: // the result document's steps
+		out := make([]any, len(v))
+		for i, e := range v {
+			out[i] = redactSecretKeys(e)
 		}
 		return out
 	}
