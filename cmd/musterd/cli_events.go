@@ -151,6 +151,13 @@ func eventLine(ev client.Event) string {
 		d.add("identity", e.Identity)
 	case events.LostLeadership:
 		d.add("identity", e.Identity)
+	case events.WorkflowExecutionStarted:
+		d.add("execution", e.ExecutionID)
+	case events.WorkflowExecutionFinished:
+		d.add("execution", e.ExecutionID).add("status", e.Status).add("duration", e.Duration.String())
+		if e.Error != "" {
+			d.add("error", strconv.Quote(e.Error))
+		}
 	}
 	line := fmt.Sprintf("%s  %-23s  %s  %s", e.Metadata().Time.UTC().Format("2006-01-02T15:04:05.000Z07:00"), e.EventType(), resource, d)
 	return strings.TrimRight(line, " ")

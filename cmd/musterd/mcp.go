@@ -20,6 +20,7 @@ func (d *daemon) addMCP(cfg daemonConfig, log *slog.Logger) error {
 	}
 	d.MCP, err = mcpserve.New(mcpserve.Options{
 		Backend:        rt,
+		Providers:      []mcpserve.Provider{d.Workflows},
 		Index:          d.Index,
 		Statuses:       d.Store,
 		ResourceStatus: d.Reconcilers.Status,
@@ -43,6 +44,9 @@ func (d *daemon) addMCP(cfg daemonConfig, log *slog.Logger) error {
 		return err
 	}
 	d.MCPRefresh = mcpserve.NewRefresher(d.Bus, d.MCP)
+	// Workflow steps call tools as clients do, through the endpoint: x_…,
+	// core_… and other workflows alike.
+	d.Workflows.SetCaller(d.MCP)
 	// The router knows of a change of the servers' offer first (a server
 	// started, stopped, relisted its tools): list_changed need not wait
 	// for the reconcile's outcome on the bus.
