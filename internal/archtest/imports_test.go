@@ -44,7 +44,13 @@ var allowed = map[string][]string{
 	// an editor would; it knows nothing of the stages.
 	"pkg/declare": {"pkg/events", "pkg/apis", "pkg/redact"},
 	// The API is an edge, like cmd: it reads the stages' state and serves it.
-	"pkg/api": {"pkg/events", "pkg/bus", "pkg/apis", "pkg/resources", "pkg/statusync", "pkg/lifecycle", "pkg/redact", "pkg/reconcilers", "pkg/trace"},
+	"pkg/api": {"pkg/events", "pkg/bus", "pkg/apis", "pkg/resources", "pkg/statusync", "pkg/lifecycle", "pkg/redact", "pkg/reconcilers", "pkg/trace", "pkg/controls"},
+	// The operators' controls: an edge like the API, which serves them.
+	// They reach the stages through the bus and small interfaces.
+	"pkg/controls": {"pkg/events", "pkg/bus", "pkg/apis", "pkg/resources", "pkg/statusync", "pkg/redact", "pkg/services"},
+	// The overrides the MCPServer reconciler honours: its input, like the
+	// index.
+	"pkg/services": {"pkg/events", "pkg/reconcilers"},
 	// The trace format and recorder: an observer of the bus, like a
 	// logger.
 	"pkg/trace":    {"pkg/events", "pkg/bus"},

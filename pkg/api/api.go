@@ -22,6 +22,7 @@ import (
 
 	"github.com/musterd/musterd/pkg/api/types"
 	"github.com/musterd/musterd/pkg/bus"
+	"github.com/musterd/musterd/pkg/controls"
 	"github.com/musterd/musterd/pkg/events"
 	"github.com/musterd/musterd/pkg/lifecycle"
 	"github.com/musterd/musterd/pkg/redact"
@@ -67,6 +68,9 @@ type Options struct {
 	History interface {
 		Recent(events.Key) []events.Event
 	}
+	// Controls, if set, serve the operators' controls: services, per-kind
+	// reconciliation, resync and the overview (package controls).
+	Controls *controls.Controller
 	// Token, when not empty, is the bearer token that mutating requests
 	// and the event endpoints (the stream and a resource's recent events)
 	// must carry.
@@ -122,6 +126,9 @@ func NewHandler(opts Options) (http.Handler, error) {
 	mux.Handle("/api/v1/resources/{kind}/{namespace}/{name}/reconcile", allow([]string{http.MethodPost}, s.reconcile))
 	mux.Handle("/api/v1/resources/{kind}/{namespace}/{name}/events", allow(read, s.recent))
 	mux.Handle("/api/v1/events", allow(read, s.events))
+	if opts.Controls != nil {
+		s.controlRoutes(mux)
+	}
 	return mux, nil
 }
 
