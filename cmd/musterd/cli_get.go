@@ -319,6 +319,9 @@ func (c *cli) printDescription(o types.Object) error {
 	b.WriteString("Reconcile:\n")
 	sub := func(label, value string) { line(2, 17, label, value) }
 	sub("State", r.State)
+	if r.Note != "" {
+		sub("Note", r.Note)
+	}
 	sub("Last Reconcile", when(r.LastReconcileTime))
 	sub("Last Error", cmp.Or(r.LastError, none))
 	sub("Retry Count", strconv.Itoa(r.RetryCount))
