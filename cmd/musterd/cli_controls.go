@@ -37,7 +37,7 @@ func serviceCommand(action string) func(*cli, context.Context, *command) error {
 		case res.Unchanged:
 			fmt.Fprintf(c.stdout, "mcpserver %s: already %s (state %s)\n", name, pastTense(action), res.State)
 		case res.Failed():
-			return fmt.Errorf("mcpserver %s: %s failed (correlation %s, state %s): %s", name, action, res.CorrelationID, res.State, res.Error)
+			return fmt.Errorf("mcpserver %s: %s failed (correlation %s, state %s, consecutive failures %d): %s", name, action, res.CorrelationID, res.State, res.ConsecutiveFailures, res.Error)
 		case !res.Reconciled:
 			fmt.Fprintf(c.stdout, "mcpserver %s: %s recorded, not reconciled yet (correlation %s, state %s)\n", name, action, res.CorrelationID, res.State)
 		default:

@@ -51,6 +51,9 @@ var allowed = map[string][]string{
 	// The overrides the MCPServer reconciler honours: its input, like the
 	// index.
 	"pkg/services": {"pkg/events", "pkg/reconcilers"},
+	// The core tools that change things: a tool provider the MCP endpoint
+	// plugs in, over declare and controls; it knows nothing of the endpoint.
+	"pkg/coretools": {"pkg/events", "pkg/apis", "pkg/resources", "pkg/statusync", "pkg/declare", "pkg/controls"},
 	// The trace format and recorder: an observer of the bus, like a
 	// logger.
 	"pkg/trace":    {"pkg/events", "pkg/bus"},

@@ -124,6 +124,9 @@ type ServiceResult struct {
 	State string `json:"state,omitempty"`
 	// Error is the reconcile's error, redacted, when it failed.
 	Error string `json:"error,omitempty"`
+	// ConsecutiveFailures is the server's failure streak as the answer is
+	// made: a restart starts a new one.
+	ConsecutiveFailures int `json:"consecutiveFailures,omitempty"`
 	// Unchanged says the server was in the asked state already: nothing
 	// was recorded or reconciled.
 	Unchanged bool `json:"unchanged,omitempty"`
@@ -211,7 +214,7 @@ func (c *Controller) service(ctx context.Context, key events.Key, action, reason
 	case <-time.After(c.opts.WaitTimeout):
 	}
 	if st, ok := c.opts.ServerStatus(key); ok {
-		res.State = string(st.State)
+		res.State, res.ConsecutiveFailures = string(st.State), st.ConsecutiveFailures
 	}
 	return res, nil
 }

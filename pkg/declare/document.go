@@ -36,6 +36,11 @@ type Definition struct {
 	// Where is the file (relative to the config directory) or the object
 	// (namespace/name).
 	Where string
+	// UID and Generation are the CR's, in Kubernetes mode: the index holds
+	// this definition once its entry has this UID and at least this
+	// generation. Empty and 0 in filesystem mode, where Hash tells.
+	UID        string
+	Generation int64
 	// Extra is the rest of the document beside spec (labels, annotations),
 	// kept by updates.
 	Extra map[string]any
@@ -234,17 +239,9 @@ func scrub(spec map[string]any, msg string) string {
 	return redact.String(msg)
 }
 
-// Secrets returns the values of spec's env and headers, for callers that
-// must scrub messages of their own.
-func Secrets(spec map[string]any) []string {
-	var out []string
-	for _, field := range []string{"env", "headers"} {
-		m, _ := spec[field].(map[string]any)
-		for _, v := range m {
-			out = append(out, fmt.Sprint(v))
-		}
-	}
-	return out
-}
+// Scrub removes the values of spec's env and headers from msg, and
+// redacts what looks like a credential, for callers that report errors of
+// their own about spec.
+func Scrub(spec map[string]any, msg string) string { return scrub(spec, msg) }
 
 func yamlUnmarshal(data []byte, v any) error { return yaml.Unmarshal(data, v) }
