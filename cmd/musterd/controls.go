@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -13,6 +14,8 @@ import (
 	"github.com/musterd/musterd/pkg/api/types"
 	"github.com/musterd/musterd/pkg/apis/muster/v1alpha1"
 	"github.com/musterd/musterd/pkg/controls"
+	"github.com/musterd/musterd/pkg/coretools"
+	"github.com/musterd/musterd/pkg/declare"
 	"github.com/musterd/musterd/pkg/events"
 	"github.com/musterd/musterd/pkg/services"
 )
@@ -70,6 +73,30 @@ func newControls(cfg daemonConfig, d *daemon, log *slog.Logger) (*controls.Contr
 		log.Info("reconciliation disabled at start", "kind", kind)
 	}
 	return c, nil
+}
+
+// newCoreTools makes the core tools' provider over the definitions'
+// store of the mode: the config dir's files, or the custom resources.
+func newCoreTools(cfg daemonConfig, d *daemon, kubeParts *kubeStages, log *slog.Logger) (*coretools.Provider, error) {
+	var (
+		store     declare.Store
+		err       error
+		namespace = events.DefaultNamespace
+	)
+	if kubeParts != nil {
+		namespace = cmp.Or(cfg.kube.namespace, namespace)
+		store, err = declare.NewKube(declare.KubeOptions{Client: kubeParts.client})
+	} else {
+		store, err = declare.NewFiles(declare.FilesOptions{ConfigDir: cfg.configDir, Declared: func(key events.Key) ([]string, bool) {
+			e, ok := d.Index.Get(key)
+			return e.Files, ok
+		}})
+	}
+	if err != nil {
+		return nil, err
+	}
+	return coretools.New(coretools.Options{Store: store, Index: d.Index, Statuses: d.Store, Controls: d.Controls,
+		Namespace: namespace, WaitTimeout: cfg.reconcileTimeout, Logger: log})
 }
 
 // queueDepth reads the coordinator's workqueue depth from its gauge.

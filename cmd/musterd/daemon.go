@@ -21,6 +21,7 @@ import (
 	"github.com/musterd/musterd/pkg/catalogue"
 	"github.com/musterd/musterd/pkg/controls"
 	"github.com/musterd/musterd/pkg/coordinator"
+	"github.com/musterd/musterd/pkg/coretools"
 	"github.com/musterd/musterd/pkg/debouncer"
 	"github.com/musterd/musterd/pkg/election"
 	"github.com/musterd/musterd/pkg/events"
@@ -295,6 +296,9 @@ type daemon struct {
 	// and the other controls to the API and the core tools.
 	Overrides *services.Overrides
 	Controls  *controls.Controller
+	// CoreTools are the core tools that change definitions and services,
+	// a Provider for the MCP endpoint.
+	CoreTools *coretools.Provider
 	// Ready is /readyz.
 	Ready func() bool
 	// lost receives the elector's ErrLostLeadership; nil outside
@@ -404,6 +408,9 @@ func newDaemon(cfg daemonConfig, log *slog.Logger, record io.Writer) (*daemon, e
 		return nil, err
 	}
 	if d.Controls, err = newControls(cfg, d, log); err != nil {
+		return nil, err
+	}
+	if d.CoreTools, err = newCoreTools(cfg, d, kubeParts, log); err != nil {
 		return nil, err
 	}
 	return d, nil
