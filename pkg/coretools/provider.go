@@ -209,8 +209,9 @@ func (p *Provider) inForce(ctx context.Context, key events.Key, def declare.Defi
 
 // reconciled waits until key's reconcile covers what the index holds now,
 // Synced or Failed (or, with deleted, until its status is gone), and
-// returns the state; "" if it does not within WaitTimeout.
-func (p *Provider) reconciled(ctx context.Context, key events.Key, deleted bool) string {
+// returns the state; "" if it does not within WaitTimeout. A failure
+// counts only if its reconcile ended after since.
+func (p *Provider) reconciled(ctx context.Context, key events.Key, deleted bool, since time.Time) string {
 	hash := p.opts.Index.Hash(key)
 	state := ""
 	p.poll(ctx, p.opts.WaitTimeout, func() bool {
@@ -224,7 +225,9 @@ func (p *Provider) reconciled(ctx context.Context, key events.Key, deleted bool)
 		case !ok:
 			return false
 		case st.State == statusync.StateSynced && st.ObservedHash == hash,
-			st.State == statusync.StateFailed:
+			// A failure of a reconcile that ended before the change was
+			// made is not this change's.
+			st.State == statusync.StateFailed && !st.LastReconcileTime.Before(since):
 			state = string(st.State)
 			return true
 		}
@@ -252,7 +255,7 @@ func (p *Provider) poll(ctx context.Context, limit time.Duration, cond func() bo
 
 // settled completes a success text: once the change is in force, and with
 // wait once it is reconciled, saying so.
-func (p *Provider) settled(ctx context.Context, a args, key events.Key, def declare.Definition, deleted bool, msg string) *mcp.CallToolResult {
+func (p *Provider) settled(ctx context.Context, a args, key events.Key, def declare.Definition, deleted bool, since time.Time, msg string) *mcp.CallToolResult {
 	if !p.inForce(ctx, key, def, deleted) {
 		return text(fmt.Sprintf("%s (written to %s; not in force yet after %s: is musterd watching it?)", msg, def.Where, p.opts.InForceTimeout))
 	}
@@ -260,7 +263,7 @@ func (p *Provider) settled(ctx context.Context, a args, key events.Key, def decl
 	if !wait {
 		return text(msg)
 	}
-	state := p.reconciled(ctx, key, deleted)
+	state := p.reconciled(ctx, key, deleted, since)
 	if state == "" {
 		return text(fmt.Sprintf("%s (in force; not reconciled yet after %s)", msg, p.opts.WaitTimeout))
 	}

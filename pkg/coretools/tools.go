@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -39,6 +40,7 @@ func (p *Provider) mcpServerCreate(ctx context.Context, m map[string]any) *mcp.C
 	}
 	key := p.key(v1alpha1.KindMCPServer, name)
 	spec := a.spec()
+	since := time.Now()
 	def, err := p.opts.Store.Create(ctx, key, spec)
 	var (
 		invalid *declare.InvalidError
@@ -53,7 +55,7 @@ func (p *Provider) mcpServerCreate(ctx context.Context, m map[string]any) *mcp.C
 		return fail("Failed to create MCP server: " + declare.Scrub(spec, err.Error()))
 	}
 	p.log.Info("mcp server created", "key", key.String(), "where", def.Where)
-	return p.settled(ctx, a, key, def, false, fmt.Sprintf("MCP server '%s' created successfully", name))
+	return p.settled(ctx, a, key, def, false, since, fmt.Sprintf("MCP server '%s' created successfully", name))
 }
 
 func (p *Provider) mcpServerUpdate(ctx context.Context, m map[string]any) *mcp.CallToolResult {
@@ -71,6 +73,7 @@ func (p *Provider) mcpServerUpdate(ctx context.Context, m map[string]any) *mcp.C
 	}
 	key := p.key(v1alpha1.KindMCPServer, name)
 	patch := a.spec()
+	since := time.Now()
 	def, err := p.opts.Store.Update(ctx, key, patch, version)
 	var invalid *declare.InvalidError
 	switch {
@@ -80,7 +83,7 @@ func (p *Provider) mcpServerUpdate(ctx context.Context, m map[string]any) *mcp.C
 		return fail("Failed to update MCP server: " + declare.Scrub(patch, err.Error()))
 	}
 	p.log.Info("mcp server updated", "key", key.String(), "where", def.Where)
-	return p.settled(ctx, a, key, def, false, fmt.Sprintf("MCP server '%s' updated successfully", name))
+	return p.settled(ctx, a, key, def, false, since, fmt.Sprintf("MCP server '%s' updated successfully", name))
 }
 
 func (p *Provider) mcpServerDelete(ctx context.Context, m map[string]any) *mcp.CallToolResult {
@@ -101,6 +104,7 @@ func (p *Provider) delete(ctx context.Context, m map[string]any, kind, ok, faile
 		return bad
 	}
 	key := p.key(kind, name)
+	since := time.Now()
 	cur, err := p.opts.Store.Get(ctx, key)
 	if err == nil {
 		err = p.opts.Store.Delete(ctx, key, version)
@@ -109,7 +113,7 @@ func (p *Provider) delete(ctx context.Context, m map[string]any, kind, ok, faile
 		return fail(failed + err.Error())
 	}
 	p.log.Info("definition deleted", "key", key.String(), "where", cur.Where)
-	return p.settled(ctx, a, key, cur, true, fmt.Sprintf(ok, name))
+	return p.settled(ctx, a, key, cur, true, since, fmt.Sprintf(ok, name))
 }
 
 // The workflow tools (muster's internal/workflow/api_adapter.go).
@@ -180,12 +184,13 @@ func (p *Provider) workflowCreate(ctx context.Context, m map[string]any) *mcp.Ca
 		return bad
 	}
 	key := p.key(v1alpha1.KindWorkflow, name)
+	since := time.Now()
 	def, err := p.opts.Store.Create(ctx, key, workflowSpec(a))
 	if err != nil {
 		return fail("Failed to create workflow: " + err.Error())
 	}
 	p.log.Info("workflow created", "key", key.String(), "where", def.Where)
-	return p.settled(ctx, a, key, def, false, "Workflow created successfully")
+	return p.settled(ctx, a, key, def, false, since, "Workflow created successfully")
 }
 
 func (p *Provider) workflowUpdate(ctx context.Context, m map[string]any) *mcp.CallToolResult {
@@ -202,12 +207,13 @@ func (p *Provider) workflowUpdate(ctx context.Context, m map[string]any) *mcp.Ca
 		return bad
 	}
 	key := p.key(v1alpha1.KindWorkflow, name)
+	since := time.Now()
 	def, err := p.opts.Store.Update(ctx, key, workflowSpec(a), version)
 	if err != nil {
 		return fail("Failed to update workflow: " + err.Error())
 	}
 	p.log.Info("workflow updated", "key", key.String(), "where", def.Where)
-	return p.settled(ctx, a, key, def, false, fmt.Sprintf("Workflow '%s' updated successfully", name))
+	return p.settled(ctx, a, key, def, false, since, fmt.Sprintf("Workflow '%s' updated successfully", name))
 }
 
 func (p *Provider) workflowDelete(ctx context.Context, m map[string]any) *mcp.CallToolResult {
