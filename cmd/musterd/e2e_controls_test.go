@@ -302,3 +302,44 @@ func TestE2EOverviewAndTheInitialDisabledSet(t *testing.T) {
 	require.NotNil(t, o.LastFullResync)
 	assert.WithinDuration(t, time.Now(), *o.LastFullResync, time.Minute)
 }
+
+// Every control that changes something needs the token, on the API and
+// the CLI; the overview is for anyone who can read the API.
+func TestE2EControlsNeedTheToken(t *testing.T) {
+	e := startFS(t, "-api-token", controlsToken)
+	e.write(t, "workflows/w.yaml", workflowYAML("w", "x_none_tool"))
+	e.waitWorkflow(t, "w", "Synced", "x_none_tool")
+	post := func(path, token string) int {
+		req, err := http.NewRequest(http.MethodPost, "http://"+e.addr+path, nil)
+		require.NoError(t, err)
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	for _, path := range []string{"/api/v1/services/default/x/stop", "/api/v1/services/default/x/start", "/api/v1/services/default/x/restart",
+		"/api/v1/kinds/workflows/disable", "/api/v1/kinds/workflows/enable", "/api/v1/resync", "/api/v1/resync?kind=workflows"} {
+		assert.Equal(t, http.StatusUnauthorized, post(path, ""), path)
+		assert.Equal(t, http.StatusUnauthorized, post(path, "wrong-"+controlsToken), path)
+	}
+	for _, args := range [][]string{{"disable", "workflows"}, {"resync"}, {"start", "x"}, {"restart", "x"}} {
+		out, code := e.cli(t, args...)
+		assert.Equal(t, 1, code, "%v: %s", args, out)
+		assert.Contains(t, out, "a valid bearer token is required", "%v", args)
+	}
+	code, body := e.get(t, "/api/v1/overview")
+	require.Equal(t, http.StatusOK, code, body)
+	var o controls.Overview
+	require.NoError(t, json.Unmarshal([]byte(body), &o))
+	assert.Equal(t, []string{v1alpha1.KindMCPServer, v1alpha1.KindWorkflow}, o.EnabledKinds, "no refused request disabled anything")
+	assert.Nil(t, o.LastFullResync, "no refused request resynced")
+
+	// With the token: a service that is not declared is a 404, an unknown
+	// kind too.
+	assert.Equal(t, http.StatusNotFound, post("/api/v1/services/default/x/stop", controlsToken))
+	assert.Equal(t, http.StatusNotFound, post("/api/v1/kinds/gadgets/disable", controlsToken))
+	assert.Equal(t, http.StatusNotFound, post("/api/v1/services/default/x/explode", controlsToken))
+}
