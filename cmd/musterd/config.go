@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"net"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -45,6 +47,22 @@ type configFile struct {
 	LeaderElectionLeaseDuration *duration `yaml:"leaderElectionLeaseDuration"`
 	LeaderElectionRenewDeadline *duration `yaml:"leaderElectionRenewDeadline"`
 	LeaderElectionRetryPeriod   *duration `yaml:"leaderElectionRetryPeriod"`
+	// Aggregator holds muster's own keys for `muster serve`'s endpoint,
+	// honoured so that musterd answers where muster did.
+	Aggregator *aggregatorConfig `yaml:"aggregator"`
+}
+
+// aggregatorConfig is muster's aggregator section. Its other keys
+// (transport, enabled, oauth…) mean nothing to musterd, which serves both
+// transports at once.
+type aggregatorConfig struct {
+	// Host and Port set the listen address when neither -listen nor the
+	// listen key does: muster's default localhost:8090 is musterd's too.
+	Host *string `yaml:"host"`
+	Port *int    `yaml:"port"`
+	// MusterPrefix is the global prefix of exposed tool names, unless
+	// -tool-prefix or the toolPrefix key sets it.
+	MusterPrefix *string `yaml:"musterPrefix"`
 }
 
 // duration reads "100ms", "10m" and the like.
@@ -80,7 +98,7 @@ func applyConfigFile(cfg *daemonConfig, path string, setOnCommandLine map[string
 	known := map[string]bool{}
 	for _, k := range []string{"stateDir", "listen", "healthListen", "logLevel", "logFormat", "debounce", "workers", "reconcileTimeout", "resync", "rescan", "stopTimeout", "tokenFile", "toolPrefix", "record", "disabledKinds",
 		"kubernetes", "namespace", "kubeconfig", "kubeConnectTimeout", "leaderElect", "leaderElectionID", "leaderElectionNamespace",
-		"leaderElectionLeaseDuration", "leaderElectionRenewDeadline", "leaderElectionRetryPeriod"} {
+		"leaderElectionLeaseDuration", "leaderElectionRenewDeadline", "leaderElectionRetryPeriod", "aggregator"} {
 		known[k] = true
 	}
 	var ignored []string
@@ -137,6 +155,28 @@ func applyConfigFile(cfg *daemonConfig, path string, setOnCommandLine map[string
 			return nil, fmt.Errorf("config file %s: disabledKinds: %w", path, err)
 		}
 		cfg.disabledKinds = kinds
+	}
+	if a := file.Aggregator; a != nil {
+		if file.Listen == nil && !setOnCommandLine["listen"] && (a.Host != nil || a.Port != nil) {
+			host, port, err := net.SplitHostPort(cfg.listen)
+			if err != nil {
+				return nil, fmt.Errorf("config file %s: aggregator: the default listen address %q: %w", path, cfg.listen, err)
+			}
+			if a.Host != nil {
+				host = *a.Host
+			}
+			if a.Port != nil {
+				if *a.Port < 0 || *a.Port > 65535 {
+					return nil, fmt.Errorf("config file %s: aggregator.port %d is not a TCP port (0-65535)", path, *a.Port)
+				}
+				port = strconv.Itoa(*a.Port)
+			}
+			cfg.listen = net.JoinHostPort(host, port)
+			notes = append(notes, fmt.Sprintf("config.yaml: listening on aggregator.host/port %s, where muster serve would", cfg.listen))
+		}
+		if a.MusterPrefix != nil && file.ToolPrefix == nil && !setOnCommandLine["tool-prefix"] {
+			cfg.toolPrefix = *a.MusterPrefix
+		}
 	}
 	if file.Workers != nil && !setOnCommandLine["workers"] {
 		cfg.workers = *file.Workers

@@ -26,6 +26,7 @@ import (
 	"github.com/musterd/musterd/pkg/election"
 	"github.com/musterd/musterd/pkg/events"
 	"github.com/musterd/musterd/pkg/lifecycle"
+	"github.com/musterd/musterd/pkg/mcpserve"
 	"github.com/musterd/musterd/pkg/pipeline"
 	"github.com/musterd/musterd/pkg/reconcilers"
 	"github.com/musterd/musterd/pkg/reconcilers/mcpserver"
@@ -306,6 +307,10 @@ type daemon struct {
 	lost <-chan error
 	// leader is api.Options.Leader; nil without leader election.
 	leader func() (string, bool)
+	// MCP is the MCP endpoint, and MCPRefresh keeps its exposed set
+	// current.
+	MCP        *mcpserve.Server
+	MCPRefresh *mcpserve.Refresher
 }
 
 // newDaemon builds the daemon; if record is not nil, every bus event is
@@ -413,6 +418,9 @@ func newDaemon(cfg daemonConfig, log *slog.Logger, record io.Writer) (*daemon, e
 	if d.CoreTools, err = newCoreTools(cfg, d, kubeParts, log); err != nil {
 		return nil, err
 	}
+	if err := d.addMCP(cfg, log); err != nil {
+		return nil, err
+	}
 	return d, nil
 }
 
@@ -466,7 +474,7 @@ func serve(ctx context.Context, cfg daemonConfig, log *slog.Logger) (err error) 
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.listen, err)
 	}
-	handler, err := api.NewHandler(api.Options{
+	apiHandler, err := api.NewHandler(api.Options{
 		Index: d.Index, Statuses: d.Store, ResourceStatus: d.Reconcilers.Status,
 		Trigger: func(k events.Key) { d.Coordinator.Trigger(k) }, Leader: d.leader, Bus: d.Bus,
 		Metrics: d.Registry, Health: d.Components.Health, Ready: d.Ready, History: d.History,
@@ -475,7 +483,7 @@ func serve(ctx context.Context, cfg daemonConfig, log *slog.Logger) (err error) 
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 5 * time.Second}
+	srv := &http.Server{Handler: d.mux(apiHandler), ReadHeaderTimeout: 5 * time.Second}
 	servers := []*http.Server{srv}
 	listeners := []net.Listener{ln}
 	healthAddr := ""

@@ -40,11 +40,19 @@ var allowed = map[string][]string{
 	// Kubernetes Events: an observer of the bus's outcomes, leader-only.
 	"pkg/kubeevents": {"pkg/events", "pkg/bus", "pkg/redact", "pkg/apis"},
 	"pkg/supervisor": {"pkg/events", "pkg/apis", "pkg/redact"}, // runs servers; knows nothing of the bus
+	// The router is the MCP endpoint's view of the running servers: the
+	// catalogue's tools and the supervisor's calls; never the bus.
+	"pkg/router": {"pkg/events", "pkg/apis", "pkg/redact", "pkg/catalogue", "pkg/supervisor"},
+	// The API is an edge, like cmd: it reads the stages' state and serves it.
+	"pkg/api": {"pkg/events", "pkg/bus", "pkg/apis", "pkg/resources", "pkg/statusync", "pkg/lifecycle", "pkg/redact", "pkg/reconcilers", "pkg/trace", "pkg/controls"},
+	// The MCP endpoint is an edge like the API: it reads the stages' state,
+	// shares the API's token check and redaction, and reaches the running
+	// servers only through its Backend interface (package router), never
+	// the supervisor or the catalogue.
+	"pkg/mcpserve": {"pkg/events", "pkg/bus", "pkg/apis", "pkg/resources", "pkg/statusync", "pkg/redact", "pkg/api"},
 	// Declared state: writes definitions where the watchers read them, as
 	// an editor would; it knows nothing of the stages.
 	"pkg/declare": {"pkg/events", "pkg/apis", "pkg/redact"},
-	// The API is an edge, like cmd: it reads the stages' state and serves it.
-	"pkg/api": {"pkg/events", "pkg/bus", "pkg/apis", "pkg/resources", "pkg/statusync", "pkg/lifecycle", "pkg/redact", "pkg/reconcilers", "pkg/trace", "pkg/controls"},
 	// The operators' controls: an edge like the API, which serves them.
 	// They reach the stages through the bus and small interfaces.
 	"pkg/controls": {"pkg/events", "pkg/bus", "pkg/apis", "pkg/resources", "pkg/statusync", "pkg/redact", "pkg/services"},

@@ -4,8 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"cmp"
-	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -93,10 +91,10 @@ const (
 )
 
 type server struct {
-	opts      Options
-	log       *slog.Logger
-	tokenHash [sha256.Size]byte
-	streams   atomic.Uint64 // numbers event streams, for unique subscription names
+	opts    Options
+	log     *slog.Logger
+	bearer  Bearer
+	streams atomic.Uint64 // numbers event streams, for unique subscription names
 }
 
 // NewHandler returns the API's handler.
@@ -118,7 +116,7 @@ func NewHandler(opts Options) (http.Handler, error) {
 	if s.opts.Metrics == nil {
 		s.opts.Metrics = prometheus.DefaultGatherer
 	}
-	s.tokenHash = sha256.Sum256([]byte(opts.Token))
+	s.bearer = NewBearer(opts.Token)
 
 	mux := s.probeMux()
 	mux.Handle("/api/v1/resources", allow(read, s.list))
@@ -347,16 +345,7 @@ func (s *server) requireToken(w http.ResponseWriter, r *http.Request, purpose st
 }
 
 // authorized reports whether r carries the token, when one is required.
-// Comparing digests keeps the time independent of the token's length as
-// well as its content.
-func (s *server) authorized(r *http.Request) bool {
-	if s.opts.Token == "" {
-		return true
-	}
-	scheme, credentials, _ := strings.Cut(r.Header.Get("Authorization"), " ")
-	got := sha256.Sum256([]byte(strings.TrimSpace(credentials)))
-	return subtle.ConstantTimeCompare(got[:], s.tokenHash[:]) == 1 && strings.EqualFold(scheme, "Bearer")
-}
+func (s *server) authorized(r *http.Request) bool { return s.bearer.Authorized(r) }
 
 // declared returns the index entry of the path's resource, or answers the
 // error: a bad path, or a resource not declared (404).

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -54,12 +55,13 @@ type instance struct {
 
 	session       *mcp.ClientSession
 	sessionEnded  chan struct{} // closed when the session is over, after a start that got one
-	tools         []string      // as listed at the start
+	tools         []*mcp.Tool   // as listed at the start, sorted by name
 	proc          *process      // stdio
 	httpTransport *http.Transport
 	stderrTail    int
 	inheritEnv    bool
 
+	calls        *callState    // in-flight calls, drain and progress routing (calls.go)
 	toolsChanged chan struct{} // the server said its tools changed
 	stopOnce     sync.Once
 	stopReq      chan struct{} // closed to ask the monitor to tear down
@@ -80,6 +82,7 @@ func (s *Supervisor) newInstance(key events.Key, spec v1alpha1.MCPServerSpec, ha
 		sessionEnded: make(chan struct{}),
 		stderrTail:   s.opts.StderrTail,
 		inheritEnv:   s.opts.InheritEnv,
+		calls:        s.newCallState(key),
 		toolsChanged: make(chan struct{}, 1),
 		stopReq:      make(chan struct{}),
 		done:         make(chan struct{}),
@@ -186,6 +189,9 @@ func (inst *instance) connect(transport mcp.Transport) error {
 			default: // a relist is due already
 			}
 		},
+		ProgressNotificationHandler: inst.calls.progress, // to the caller that asked (calls.go)
+		ResourceListChangedHandler:  func(context.Context, *mcp.ResourceListChangedRequest) { inst.calls.listsChanged() },
+		PromptListChangedHandler:    func(context.Context, *mcp.PromptListChangedRequest) { inst.calls.listsChanged() },
 	})
 	session, err := client.Connect(inst.ctx, transport, nil)
 	if err != nil {
@@ -204,21 +210,23 @@ func (inst *instance) connect(transport mcp.Transport) error {
 	return nil
 }
 
-// listTools returns the sorted names of the server's tools, or none if it
-// offers no tools at all.
-func listTools(ctx context.Context, session *mcp.ClientSession) ([]string, error) {
+// listTools returns the server's tools sorted by name, the first of any
+// name only, or none if it offers no tools at all.
+func listTools(ctx context.Context, session *mcp.ClientSession) ([]*mcp.Tool, error) {
 	if res := session.InitializeResult(); res == nil || res.Capabilities == nil || res.Capabilities.Tools == nil {
 		return nil, nil
 	}
-	var names []string
+	var tools []*mcp.Tool
 	for tool, err := range session.Tools(ctx, nil) {
 		if err != nil {
 			return nil, err
 		}
-		names = append(names, tool.Name)
+		if tool != nil {
+			tools = append(tools, tool)
+		}
 	}
-	slices.Sort(names)
-	return slices.Compact(names), nil
+	slices.SortStableFunc(tools, func(a, b *mcp.Tool) int { return strings.Compare(a.Name, b.Name) })
+	return slices.CompactFunc(tools, func(a, b *mcp.Tool) bool { return a.Name == b.Name }), nil
 }
 
 func (inst *instance) ping(timeout time.Duration) error {
@@ -313,6 +321,14 @@ func (s *Supervisor) monitor(e *entry, inst *instance) {
 			s.markStable(e, inst)
 		case <-inst.toolsChanged:
 			s.refreshTools(e, inst)
+		case <-inst.calls.suspect:
+			// A call saw a transport error (calls.go, suspectDead): ask now
+			// rather than at the next tick. A stdio process that is
+			// exiting is given exitSettle to, so that its exit explains it.
+			if err := inst.ping(s.opts.PingTimeout); err != nil {
+				s.disconnected(e, inst, "health ping after a failed call failed: "+err.Error(), true)
+				return
+			}
 		}
 	}
 }

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/musterd/musterd/pkg/apis/muster/v1alpha1"
 	"github.com/musterd/musterd/pkg/events"
 )
@@ -23,6 +25,8 @@ const (
 	DefaultStopGrace    = 5 * time.Second
 	DefaultStableAfter  = 60 * time.Second
 	DefaultStderrTail   = 4096
+	DefaultCallWait     = 30 * time.Second
+	DefaultDrainTimeout = 10 * time.Second
 )
 
 // Options configure a Supervisor. The zero value of each field is its
@@ -54,6 +58,18 @@ type Options struct {
 	// and HOME, and nothing else of musterd's (its API token, cloud
 	// credentials, proxies).
 	InheritEnv bool
+	// CallWait bounds how long a call (CallTool and the other calls of
+	// calls.go) waits for a server that is starting, connecting or being
+	// restarted to run before it fails naming the server and its state.
+	// Default 30s.
+	CallWait time.Duration
+	// DrainTimeout bounds how long a server being restarted for a changed
+	// spec keeps running so that its in-flight calls can finish; calls
+	// still running then are cancelled and fail saying so. A drain also
+	// takes at most half of what is left of Ensure's deadline, so that the
+	// start keeps time. Default 10s: a third of the coordinator's default
+	// 30s reconcile timeout. Stop (a delete) and Shutdown do not drain.
+	DrainTimeout time.Duration
 	// OnChange, if set, is called whenever a server's observed state
 	// changes: starting, started, failed (crash, ping, start), tools
 	// changed, failure streak cleared, stopped. Calls come one at a time, in
@@ -90,6 +106,12 @@ func (o Options) withDefaults() Options {
 	if o.StderrTail <= 0 {
 		o.StderrTail = DefaultStderrTail
 	}
+	if o.CallWait <= 0 {
+		o.CallWait = DefaultCallWait
+	}
+	if o.DrainTimeout <= 0 {
+		o.DrainTimeout = DefaultDrainTimeout
+	}
 	o.RestartBackoff = o.RestartBackoff.withDefaults()
 	return o
 }
@@ -106,9 +128,18 @@ type Observed struct {
 	PID int
 	// Tools are the names of the server's own tools, sorted, while it runs.
 	Tools []string
+	// ToolDefs are the server's own tools as it listed them, in the order
+	// of Tools, while it runs. Shared: never change one.
+	ToolDefs []*mcp.Tool
+	// ListedAt is when the server's tools were last listed (at its start,
+	// or after it said its tools changed); zero while it does not run.
+	ListedAt time.Time
 	// ToolPrefix is the toolPrefix of the spec that runs (or last tried
 	// to), for building exposed tool names.
 	ToolPrefix string
+	// Family is the family of the spec that runs (or last tried to), if
+	// any: its tools are exposed under the family's name.
+	Family *v1alpha1.MCPServerFamily
 	// RestartCount counts starts of this server after its first, since this
 	// supervisor began or since it was last stopped.
 	RestartCount int
@@ -173,6 +204,8 @@ type Supervisor struct {
 	shutdown   bool
 	pending    []change      // OnChange calls not yet made, in order
 	delivering chan struct{} // non-nil while a goroutine makes them; closed when it ends
+	stateCh    chan struct{} // closed (and cleared) on every observed change: see waitLocked
+	lists      listWatchers  // WatchLists (calls.go)
 }
 
 // entry is the supervisor's record of one key.
@@ -189,6 +222,7 @@ type entry struct {
 	cancelStart context.CancelCauseFunc // cancels the start in progress
 	stopping    int                     // Stop calls under way: no new start
 	removed     bool                    // Stop forgot this entry: whoever waited for it must look again
+	replacing   bool                    // Ensure is replacing a running instance: calls wait for the new one
 }
 
 type change struct {
@@ -232,6 +266,7 @@ func (s *Supervisor) Ensure(ctx context.Context, key events.Key, spec v1alpha1.M
 		return Observed{}, err
 	}
 	defer e.unlock()
+	defer s.replaced(e) // calls waiting for a replacement look again (calls.go)
 
 	s.mu.Lock()
 	current := e.inst
@@ -250,13 +285,14 @@ func (s *Supervisor) Ensure(ctx context.Context, key events.Key, spec v1alpha1.M
 	s.mu.Unlock()
 
 	if current != nil {
+		s.drain(ctx, e, current)      // its calls finish first, within DrainTimeout (calls.go)
 		err := s.retire(ctx, current) // gone, even when err says it was killed
 		s.mu.Lock()
 		e.inst = nil
 		if e.obs.Running() {
 			e.obs.State = stoppedState(e.remote)
 			e.obs.PID = 0
-			e.obs.Tools = nil
+			e.obs.Tools, e.obs.ToolDefs, e.obs.ListedAt = nil, nil, time.Time{}
 			s.changedLocked(e)
 		}
 		obs := e.obs
@@ -314,6 +350,7 @@ func (s *Supervisor) Stop(ctx context.Context, key events.Key) error {
 		locked.obs = Observed{
 			State:         stoppedState(locked.remote),
 			ToolPrefix:    locked.obs.ToolPrefix,
+			Family:        locked.obs.Family,
 			RestartCount:  locked.obs.RestartCount,
 			LastConnected: locked.obs.LastConnected,
 			LastAttempt:   locked.obs.LastAttempt,
@@ -502,7 +539,10 @@ func (s *Supervisor) start(ctx context.Context, e *entry, spec v1alpha1.MCPServe
 	e.obs.State = startingState(e.remote)
 	e.obs.PID = 0
 	e.obs.Tools = nil
+	e.obs.ToolDefs = nil
+	e.obs.ListedAt = time.Time{}
 	e.obs.ToolPrefix = spec.ToolPrefix
+	e.obs.Family = spec.Family.DeepCopy()
 	e.obs.LastAttempt = time.Now()
 	e.obs.NextRetryAfter = time.Time{}
 	e.obs.SpecHash = hash
@@ -525,7 +565,8 @@ func (s *Supervisor) start(ctx context.Context, e *entry, spec v1alpha1.MCPServe
 		e.inst = inst
 		e.obs.State = runningState(e.remote)
 		e.obs.PID = inst.pid()
-		e.obs.Tools = inst.tools
+		e.obs.Tools, e.obs.ToolDefs = toolNames(inst.tools), inst.tools
+		e.obs.ListedAt = now
 		e.obs.LastConnected = now
 		s.changedLocked(e)
 		obs := e.obs
@@ -575,7 +616,7 @@ func (s *Supervisor) failLocked(e *entry, hash, msg string, state v1alpha1.MCPSe
 	e.gate.fail(time.Now(), hash, s.opts.RestartBackoff, rand.Float64())
 	e.obs.State = state
 	e.obs.PID = 0
-	e.obs.Tools = nil
+	e.obs.Tools, e.obs.ToolDefs, e.obs.ListedAt = nil, nil, time.Time{}
 	e.obs.LastError = msg
 	e.obs.ConsecutiveFailures = e.gate.failures
 	e.obs.NextRetryAfter = e.gate.retryAfter
@@ -602,14 +643,19 @@ func (s *Supervisor) markStable(e *entry, inst *instance) {
 	s.changedLocked(e)
 }
 
-// setTools records a running instance's new tool list.
-func (s *Supervisor) setTools(e *entry, inst *instance, tools []string) {
+// setTools records a running instance's new tool list. A listing that
+// changes nothing still moves ListedAt, and is reported, so that readers
+// of the catalogue's age see it confirmed.
+func (s *Supervisor) setTools(e *entry, inst *instance, tools []*mcp.Tool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if e.inst != inst || !e.obs.Running() || slices.Equal(e.obs.Tools, tools) {
+	if e.inst != inst || !e.obs.Running() {
 		return
 	}
-	e.obs.Tools = tools
+	if !sameTools(e.obs.ToolDefs, tools) {
+		e.obs.Tools, e.obs.ToolDefs = toolNames(tools), tools
+	}
+	e.obs.ListedAt = time.Now()
 	s.changedLocked(e)
 }
 
@@ -618,6 +664,7 @@ func (s *Supervisor) setTools(e *entry, inst *instance, tools []string) {
 // exits when it is empty, so calls keep the order of the changes and no
 // lock is held while they run.
 func (s *Supervisor) changedLocked(e *entry) {
+	s.broadcastLocked() // wakes calls waiting for a state (calls.go)
 	if s.opts.OnChangeSync != nil {
 		s.opts.OnChangeSync(e.key, e.obs)
 	}

@@ -2,6 +2,7 @@ package runtime_test
 
 import (
 	"context"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"log/slog"
 	"sync"
 	"testing"
@@ -131,7 +132,16 @@ func (h *harness) take() ([]events.Event, bool) {
 func (h *harness) change(k events.Key, o supervisor.Observed) { h.br.OnChange(k, o) }
 
 func up(tools ...string) supervisor.Observed {
-	return supervisor.Observed{State: running, PID: 42, Tools: tools}
+	return supervisor.Observed{State: running, PID: 42, Tools: tools, ToolDefs: defs(tools...)}
+}
+
+// defs are the definitions of tools, as a server lists them.
+func defs(tools ...string) []*mcp.Tool {
+	var out []*mcp.Tool
+	for _, name := range tools {
+		out = append(out, &mcp.Tool{Name: name, InputSchema: map[string]any{"type": "object"}})
+	}
+	return out
 }
 
 func crashed(at time.Time) supervisor.Observed {
@@ -237,7 +247,7 @@ func TestARunningServerWhoseToolsChangeOrWhoseStreakClearsIsPublished(t *testing
 		h.take()
 
 		more := first
-		more.Tools = []string{"echo", "late"}
+		more.Tools, more.ToolDefs = []string{"echo", "late"}, defs("echo", "late")
 		h.change(echo, more)
 		got, _ := h.take()
 		assert.Equal(t, []events.Event{events.ServiceStateChanged{Key: echo, State: "Running", PreviousState: "Running", Error: "exited with exit code 1"}}, got,
@@ -259,7 +269,7 @@ func TestARemoteServerThatDisconnectsIsPublishedUnlikeOneThatIsStopped(t *testin
 		h.start()
 		for _, asked := range []bool{false, true} {
 			h.change(remote, supervisor.Observed{State: connecting, ToolPrefix: "echo"})
-			h.change(remote, supervisor.Observed{State: connected, ToolPrefix: "echo", Tools: []string{"echo"}})
+			h.change(remote, supervisor.Observed{State: connected, ToolPrefix: "echo", Tools: []string{"echo"}, ToolDefs: defs("echo")})
 			got, _ := h.take()
 			assert.Equal(t, []events.Event{workflowChanged(greet)}, got, "its toolPrefix names its tools")
 
