@@ -30,11 +30,16 @@ func (c *cli) get(ctx context.Context, cmd *command) error {
 	var output string
 	cmd.fs.StringVar(&output, "o", "table", "output format: table, json or yaml")
 	cmd.fs.StringVar(&output, "output", "table", "same as -o")
+	var execFlags executionFlags
+	execFlags.register(cmd)
 	if err := cmd.parse(); err != nil {
 		return err
 	}
 	if output != "table" && output != "json" && output != "yaml" {
 		return usagef("-o must be table, json or yaml, not %q", output)
+	}
+	if id, ok := executionArgs(cmd.args); ok { // cli_executions.go
+		return c.getExecutions(ctx, cmd, id, output, execFlags)
 	}
 	kind, namespace, name, err := cmd.resource(true)
 	if err != nil {
@@ -224,6 +229,9 @@ func (c *cli) describe(ctx context.Context, cmd *command) error {
 	cmd.fs.BoolVar(&follow, "events", false, "after the recent events, follow new ones until interrupted")
 	if err := cmd.parse(); err != nil {
 		return err
+	}
+	if id, ok := executionArgs(cmd.args); ok { // cli_executions.go
+		return c.describeExecution(ctx, cmd, id)
 	}
 	kind, namespace, name, err := cmd.resource(false)
 	if err != nil {

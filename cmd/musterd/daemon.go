@@ -39,6 +39,7 @@ import (
 	"github.com/musterd/musterd/pkg/trace"
 	"github.com/musterd/musterd/pkg/watchers/fs"
 	"github.com/musterd/musterd/pkg/watchers/runtime"
+	"github.com/musterd/musterd/pkg/workflowrun"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 )
 
@@ -311,6 +312,9 @@ type daemon struct {
 	// current.
 	MCP        *mcpserve.Server
 	MCPRefresh *mcpserve.Refresher
+	// Workflows runs workflows: a provider of the MCP endpoint's tools,
+	// whose steps call tools through it (workflows.go).
+	Workflows *workflowrun.Engine
 }
 
 // newDaemon builds the daemon; if record is not nil, every bus event is
@@ -367,7 +371,7 @@ func newDaemon(cfg daemonConfig, log *slog.Logger, record io.Writer) (*daemon, e
 		Logger:      log,
 		Bus:         b,
 		Foundations: foundations,
-		Reconcilers: []reconcilers.Reconciler{servers, workflow.New(d.Index, d.Catalogue)},
+		Reconcilers: []reconcilers.Reconciler{servers, workflow.New(d.Index, d.Catalogue, workflow.WithBuiltinTools(d.builtinTool))},
 		Debouncer:   debouncer.Options{Interval: cfg.debounce},
 		Coordinator: coordinator.Options{Workers: cfg.workers, ResyncPeriod: cfg.resync, ReconcileTimeout: cfg.reconcileTimeout,
 			BackoffBase: retryBackoffBase, BackoffMax: retryBackoffMax, Jitter: retryJitter, MaxRetries: retryMax,
@@ -416,6 +420,9 @@ func newDaemon(cfg daemonConfig, log *slog.Logger, record io.Writer) (*daemon, e
 		return nil, err
 	}
 	if d.CoreTools, err = newCoreTools(cfg, d, kubeParts, log); err != nil {
+		return nil, err
+	}
+	if err := d.addWorkflows(cfg, log); err != nil {
 		return nil, err
 	}
 	if err := d.addMCP(cfg, log); err != nil {
@@ -478,7 +485,7 @@ func serve(ctx context.Context, cfg daemonConfig, log *slog.Logger) (err error) 
 		Index: d.Index, Statuses: d.Store, ResourceStatus: d.Reconcilers.Status,
 		Trigger: func(k events.Key) { d.Coordinator.Trigger(k) }, Leader: d.leader, Bus: d.Bus,
 		Metrics: d.Registry, Health: d.Components.Health, Ready: d.Ready, History: d.History,
-		Controls: d.Controls, Token: cfg.token, Logger: log,
+		Controls: d.Controls, Executions: d.Workflows, Token: cfg.token, Logger: log,
 	})
 	if err != nil {
 		return err

@@ -19,7 +19,10 @@ func (d *daemon) addMCP(cfg daemonConfig, log *slog.Logger) error {
 		return err
 	}
 	d.MCP, err = mcpserve.New(mcpserve.Options{
-		Backend:        rt,
+		Backend: rt,
+		// The workflows, and the core tools that change definitions and
+		// services (core_mcpserver_create, core_service_stop, …).
+		Providers:      []mcpserve.Provider{d.Workflows, d.CoreTools},
 		Index:          d.Index,
 		Statuses:       d.Store,
 		ResourceStatus: d.Reconcilers.Status,
@@ -30,10 +33,7 @@ func (d *daemon) addMCP(cfg daemonConfig, log *slog.Logger) error {
 			}
 			return obs.Tools
 		},
-		History: d.History,
-		// The core tools that change definitions and services
-		// (core_mcpserver_create, core_service_stop, …).
-		Providers:  []mcpserve.Provider{d.CoreTools},
+		History:    d.History,
 		Bus:        d.Bus,
 		Leader:     d.leader,
 		Token:      cfg.token,
@@ -46,6 +46,9 @@ func (d *daemon) addMCP(cfg daemonConfig, log *slog.Logger) error {
 		return err
 	}
 	d.MCPRefresh = mcpserve.NewRefresher(d.Bus, d.MCP)
+	// Workflow steps call tools as clients do, through the endpoint: x_…,
+	// core_… and other workflows alike.
+	d.Workflows.SetCaller(d.MCP)
 	// The router knows of a change of the servers' offer first (a server
 	// started, stopped, relisted its tools): list_changed need not wait
 	// for the reconcile's outcome on the bus.

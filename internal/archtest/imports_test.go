@@ -66,6 +66,11 @@ var allowed = map[string][]string{
 	// logger.
 	"pkg/trace":    {"pkg/events", "pkg/bus"},
 	"pkg/pipeline": {"*"}, // the wiring
+	// The workflow engine: runs the workflows the reconciler finds valid,
+	// calling tools through a router the wiring gives it, and serves their
+	// executions. Beside the reconcilers, never the bus: its execution
+	// events go out through a function the wiring puts on the bus.
+	"pkg/workflowrun": {"pkg/events", "pkg/apis", "pkg/resources", "pkg/redact", "pkg/reconcilers", "pkg/api/types"},
 	// Replay wires stages on buses of its own, like the pipeline.
 	"pkg/trace/replay": {"pkg/events", "pkg/bus", "pkg/trace", "pkg/debouncer", "pkg/coordinator", "pkg/statusync", "pkg/reconcilers", "pkg/lifecycle"},
 	// Golden is test support: only test binaries import it.

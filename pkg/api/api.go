@@ -69,6 +69,9 @@ type Options struct {
 	// Controls, if set, serve the operators' controls: services, per-kind
 	// reconciliation, resync and the overview (package controls).
 	Controls *controls.Controller
+	// Executions are the workflow executions /api/v1/executions serves.
+	// Optional: without it, that path answers 404.
+	Executions ExecutionSource
 	// Token, when not empty, is the bearer token that mutating requests
 	// and the event endpoints (the stream and a resource's recent events)
 	// must carry.
@@ -127,6 +130,8 @@ func NewHandler(opts Options) (http.Handler, error) {
 	if opts.Controls != nil {
 		s.controlRoutes(mux)
 	}
+	mux.Handle("/api/v1/executions", allow(read, s.executions))     // executions.go
+	mux.Handle("/api/v1/executions/{id}", allow(read, s.execution)) // executions.go
 	return mux, nil
 }
 

@@ -21,6 +21,8 @@
 //	POST /api/v1/resources/{kind}/{namespace}/{name}/reconcile   202, or 503 naming the leader on a follower; bearer token when configured
 //	GET  /api/v1/resources/{kind}/{namespace}/{name}/events      recent events; bearer token when configured
 //	GET  /api/v1/events?kind=&namespace=&name=&type=             text/event-stream; bearer token when configured
+//	GET  /api/v1/executions?workflow=&status=&limit=&offset=     workflow executions, newest first; bearer token when configured
+//	GET  /api/v1/executions/{id}                                 one execution with its steps; bearer token when configured
 //
 // NewProbeHandler serves /healthz, /readyz and /metrics alone, for a
 // separate probe listener (musterd run -health-listen) that the kubelet

@@ -328,3 +328,29 @@ func (c *Client) Overview(ctx context.Context) (controls.Overview, error) {
 	err := c.do(ctx, http.MethodGet, "/api/v1/overview", nil, &o)
 	return o, err
 }
+
+// Executions lists workflow executions, newest first.
+func (c *Client) Executions(ctx context.Context, q types.ExecutionQuery) (types.ExecutionList, error) {
+	v := url.Values{}
+	for k, val := range map[string]string{"workflow": q.Workflow, "status": q.Status} {
+		if val != "" {
+			v.Set(k, val)
+		}
+	}
+	if q.Limit != 0 {
+		v.Set("limit", strconv.Itoa(q.Limit))
+	}
+	if q.Offset != 0 {
+		v.Set("offset", strconv.Itoa(q.Offset))
+	}
+	var list types.ExecutionList
+	err := c.do(ctx, http.MethodGet, "/api/v1/executions", v, &list)
+	return list, err
+}
+
+// Execution returns one workflow execution with its steps.
+func (c *Client) Execution(ctx context.Context, id string) (types.Execution, error) {
+	var exec types.Execution
+	err := c.do(ctx, http.MethodGet, "/api/v1/executions/"+url.PathEscape(id), nil, &exec)
+	return exec, err
+}
