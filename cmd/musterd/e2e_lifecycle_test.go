@@ -71,6 +71,16 @@ func TestE2ELifecycleThroughMCP(t *testing.T) {
 	require.False(t, isErr, out)
 	assert.JSONEq(t, `{"name":"lifeflow","available":true}`, out)
 
+	// muster start workflow lifeflow who=world: the workflow calls the
+	// server's tool.
+	var ran string
+	eventually(t, "workflow_lifeflow runs", func() bool {
+		out, isErr := musterCall(t, cs, "workflow_lifeflow", map[string]any{"who": "world"})
+		ran = out
+		return !isErr
+	})
+	assert.Contains(t, ran, "world", "the step's tool echoed the workflow's argument")
+
 	// A conflicting edit by hand, after the caller read the file: the update
 	// based on that read is a conflict, and the edit survives.
 	read := fileVersion(t, serverFile)
@@ -101,6 +111,11 @@ func TestE2ELifecycleThroughMCP(t *testing.T) {
 	assert.Equal(t, "Workflow 'lifeflow' updated successfully (Synced)", out)
 	r = e.waitWorkflow(t, "lifeflow", "Synced", "x_life_two")
 	assert.True(t, r.Status.Valid, "%+v", r.Status)
+	eventually(t, "the updated workflow_lifeflow runs its new step", func() bool {
+		out, isErr := musterCall(t, cs, "workflow_lifeflow", map[string]any{"who": "again", "_debug": true})
+		ran = out
+		return !isErr && strings.Contains(out, "x_life_two")
+	})
 
 	// muster stop service / start service.
 	out, isErr = musterCall(t, cs, "core_service_stop", map[string]any{"name": "life"})
