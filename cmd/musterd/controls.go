@@ -25,11 +25,11 @@ import (
 const overridesFile = "overrides/mcpservers.json"
 
 // newOverrides loads the operators' service requests: from the state
-// directory in filesystem mode. In Kubernetes mode they are kept in
-// memory only for now: a restart of musterd forgets them.
-func newOverrides(cfg daemonConfig) (*services.Overrides, error) {
-	if cfg.kube.enabled {
-		return services.New(nil)
+// directory in filesystem mode, from the MCPServers' status.override in
+// Kubernetes mode.
+func newOverrides(cfg daemonConfig, kubeParts *kubeStages) (*services.Overrides, error) {
+	if kubeParts != nil {
+		return services.New(&services.CRStatus{Client: kubeParts.client, Namespace: cfg.kube.namespace, Timeout: cfg.kube.connectTimeout})
 	}
 	return services.New(services.File{Path: filepath.Join(cfg.stateDir, overridesFile)})
 }

@@ -361,7 +361,7 @@ func newDaemon(cfg daemonConfig, log *slog.Logger, record io.Writer) (*daemon, e
 		}
 	}
 	foundations = append(foundations, runtime.NewStopper(d.Supervisor, runtime.StopperOptions{}))
-	if d.Overrides, err = newOverrides(cfg); err != nil {
+	if d.Overrides, err = newOverrides(cfg, kubeParts); err != nil {
 		return nil, err
 	}
 	servers := mcpserver.New(d.Index, d.Supervisor, d.Catalogue)

@@ -58,7 +58,7 @@ var allowed = map[string][]string{
 	"pkg/controls": {"pkg/events", "pkg/bus", "pkg/apis", "pkg/resources", "pkg/statusync", "pkg/redact", "pkg/services"},
 	// The overrides the MCPServer reconciler honours: its input, like the
 	// index.
-	"pkg/services": {"pkg/events", "pkg/reconcilers"},
+	"pkg/services": {"pkg/events", "pkg/apis", "pkg/reconcilers"},
 	// The core tools that change things: a tool provider the MCP endpoint
 	// plugs in, over declare and controls; it knows nothing of the endpoint.
 	"pkg/coretools": {"pkg/events", "pkg/apis", "pkg/resources", "pkg/statusync", "pkg/declare", "pkg/controls"},

@@ -12,8 +12,10 @@
 //   - A stop holds until a start, a change of the server's definition (its
 //     content hash, as the index holds it) or its deletion, whatever
 //     happens meanwhile: resyncs, crashes of leftovers, runtime events and
-//     restarts of musterd, since the overrides are persisted (Persister)
-//     before the request is answered.
+//     restarts of musterd, since the overrides are persisted (Persister:
+//     File in the state directory in filesystem mode, CRStatus in the
+//     MCPServer's status.override in Kubernetes mode) before the request is
+//     answered.
 //   - A start ends a stop; on a server whose autoStart is false it runs the
 //     server until a stop, a change or a deletion.
 //   - A restart is carried out once per request: the reconciler stops the

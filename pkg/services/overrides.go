@@ -7,6 +7,9 @@ import (
 	"sync"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/musterd/musterd/pkg/apis/muster/v1alpha1"
 	"github.com/musterd/musterd/pkg/events"
 	"github.com/musterd/musterd/pkg/reconcilers/mcpserver"
 )
@@ -31,6 +34,19 @@ type Record struct {
 	Since time.Time `json:"since"`
 	// CorrelationID is the request's.
 	CorrelationID string `json:"correlationId,omitempty"`
+}
+
+// status is r as status.override shows it.
+func (r Record) status() *v1alpha1.MCPServerOverride {
+	return &v1alpha1.MCPServerOverride{State: r.State, Reason: r.Reason, Hash: r.Hash, Since: metav1.NewTime(r.Since), CorrelationID: r.CorrelationID}
+}
+
+// RecordOf is the record status.override holds for key; false if none.
+func RecordOf(key events.Key, o *v1alpha1.MCPServerOverride) (Record, bool) {
+	if o == nil || (o.State != StateStopped && o.State != StateStarted) {
+		return Record{}, false
+	}
+	return Record{Key: key.Canonical(), State: o.State, Reason: o.Reason, Hash: o.Hash, Since: o.Since.UTC(), CorrelationID: o.CorrelationID}, true
 }
 
 // Persister keeps the records across musterd's restarts.
@@ -152,6 +168,7 @@ func (o *Overrides) Override(key events.Key, hash string) mcpserver.Override {
 			o.saveErr = o.saveLocked()
 		} else {
 			ov.Stop, ov.Start, ov.Reason = r.State == StateStopped, r.State == StateStarted, r.Reason
+			ov.Status = r.status()
 		}
 	}
 	if hash == "" {

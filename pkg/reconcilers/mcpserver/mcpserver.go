@@ -63,6 +63,9 @@ type Override struct {
 	// Restart, when not empty, names a restart request: the server is
 	// stopped and started afresh once for it.
 	Restart string
+	// Status, for a stop or a start, is what status.override shows, which
+	// Kubernetes mode reads back when musterd restarts.
+	Status *v1alpha1.MCPServerOverride
 }
 
 // Overrides hold the operator's requests. They are consulted on every
@@ -133,6 +136,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcilers.Request) rec
 	}
 	prev, _ := r.observed.Get(key)
 	st := r.status(key, server, obs, err, prev)
+	st.Override = ov.Status
 	if ov.Stop {
 		ready := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionReady)
 		ready.Reason = ReasonStoppedByOperator
