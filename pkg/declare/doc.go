@@ -28,6 +28,10 @@
 //     else in between is left as it is and the call fails with a
 //     ConflictError; in Kubernetes mode the API server's optimistic
 //     concurrency says the same.
+//   - A file that declares more than the one resource (several documents,
+//     or another resource) is never rewritten or removed: the others would
+//     go with it (UneditableError). A file of the one resource that no
+//     longer validates may be repaired by an update.
 //   - Files are written atomically, 0600: a hidden temporary file in the
 //     same directory (which the watcher ignores), fsync, rename over the
 //     definition, fsync of the directory. A reader sees the old file or the

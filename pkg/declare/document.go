@@ -171,11 +171,11 @@ func decode(key events.Key, data []byte, where string) (Definition, error) {
 		return Definition{}, &InvalidError{Key: key, Msg: redact.String(err.Error())}
 	}
 	if len(docs) != 1 {
-		return Definition{}, &InvalidError{Key: key, Msg: fmt.Sprintf("%s holds %d documents; musterd edits only files holding one", path, len(docs))}
+		return Definition{}, &UneditableError{Key: key, Where: path, Why: fmt.Sprintf("holds %d documents", len(docs))}
 	}
 	d := docs[0]
 	if d.Key() != key {
-		return Definition{}, &InvalidError{Key: key, Msg: fmt.Sprintf("%s declares %s, not %s", path, d.Key(), key)}
+		return Definition{}, &UneditableError{Key: key, Where: path, Why: "declares " + d.Key().String()}
 	}
 	if d.Err != nil {
 		var fes v1alpha1.FieldErrors

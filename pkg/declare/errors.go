@@ -84,3 +84,18 @@ func (e *InvalidError) Error() string {
 	}
 	return strings.Join(msgs, "; ")
 }
+
+// UneditableError says the file that declares a definition holds more than
+// it (other documents) or something else: musterd edits and deletes only a
+// file that declares exactly the one resource, and leaves the rest to its
+// owner.
+type UneditableError struct {
+	Key   events.Key
+	Where string
+	Why   string
+}
+
+func (e *UneditableError) Error() string {
+	return fmt.Sprintf("%s %s is declared in %s, which %s; musterd edits and deletes only a file declaring that one resource: change it by hand",
+		KindWord(e.Key.Kind), e.Key.Name, e.Where, e.Why)
+}

@@ -1,6 +1,7 @@
 package declare
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -9,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+
+	yaml "go.yaml.in/yaml/v3"
 
 	"github.com/musterd/musterd/pkg/apis/muster/v1alpha1"
 	"github.com/musterd/musterd/pkg/events"
@@ -175,10 +178,13 @@ func (s *Files) Update(_ context.Context, key events.Key, patch map[string]any, 
 	cur, err := decode(key, old, rel)
 	var invalid *InvalidError
 	switch {
-	case errors.As(err, &invalid):
-		// The file on disk is broken: the update may repair it, from the
-		// spec the file holds as far as it reads.
+	case errors.As(err, &invalid) && oneDocument(old):
+		// The file on disk declares this one resource but does not
+		// validate: the update may repair it, from the spec the file holds
+		// as far as it reads.
 		cur = Definition{Spec: rawSpec(old), Extra: extraOf(old)}
+	case errors.As(err, &invalid):
+		return Definition{}, &UneditableError{Key: key, Where: rel, Why: "does not parse as one document"}
 	case err != nil:
 		return Definition{}, err
 	}
@@ -217,6 +223,15 @@ func (s *Files) Delete(_ context.Context, key events.Key, expected string) error
 	}
 	if expected != "" && expected != version(old) {
 		return &ConflictError{Key: key, Where: rel, Expected: expected, Found: version(old)}
+	}
+	// Removing the file removes all it declares: only a file of this one
+	// resource (valid or not) goes.
+	var invalid *InvalidError
+	if _, err := decode(key, old, rel); err != nil && !(errors.As(err, &invalid) && oneDocument(old)) {
+		if errors.As(err, &invalid) {
+			return &UneditableError{Key: key, Where: rel, Why: "does not parse as one document"}
+		}
+		return err
 	}
 	if s.opts.beforeWrite != nil {
 		s.opts.beforeWrite(rel)
@@ -297,6 +312,26 @@ func (s *Files) write(key events.Key, rel string, data []byte, expected string) 
 	}
 	done = true
 	return syncDir(dir)
+}
+
+// oneDocument reports whether data is one YAML document declaring one
+// resource (of whatever validity): an update may rewrite it whole.
+func oneDocument(data []byte) bool {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	n := 0
+	for {
+		var doc yaml.Node
+		err := dec.Decode(&doc)
+		if errors.Is(err, io.EOF) {
+			return n == 1
+		}
+		if err != nil {
+			return false
+		}
+		if len(doc.Content) > 0 && !(doc.Content[0].Kind == yaml.ScalarNode && doc.Content[0].Tag == "!!null") {
+			n++
+		}
+	}
 }
 
 func versionOrNone(data []byte) string {

@@ -234,3 +234,36 @@ func TestFilesystemModeKnowsOnlyTheDefaultNamespace(t *testing.T) {
 	require.ErrorAs(t, err, &invalid)
 	assert.Contains(t, err.Error(), "metadata.namespace")
 }
+
+// A file that declares more than the one resource is never rewritten or
+// removed: the others it declares would go with it.
+func TestAFileOfSeveralResourcesIsLeftToItsOwner(t *testing.T) {
+	s, dir := newFiles(t)
+	both := "apiVersion: muster.giantswarm.io/v1alpha1\nkind: MCPServer\nmetadata:\n  name: git\nspec:\n  type: stdio\n  command: mcp-git\n" +
+		"---\napiVersion: muster.giantswarm.io/v1alpha1\nkind: MCPServer\nmetadata:\n  name: other\nspec:\n  type: stdio\n  command: mcp-other\n"
+	path := filepath.Join(dir, "mcpservers", "all.yaml")
+	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o700))
+	require.NoError(t, os.WriteFile(path, []byte(both), 0o600))
+	s.opts.Declared = func(k events.Key) ([]string, bool) { return []string{"mcpservers/all.yaml"}, true }
+
+	_, err := s.Update(context.Background(), gitKey, map[string]any{"command": "x"}, "")
+	var uneditable *UneditableError
+	require.ErrorAs(t, err, &uneditable)
+	assert.Equal(t, "MCP server git is declared in mcpservers/all.yaml, which holds 2 documents; musterd edits and deletes only a file declaring that one resource: change it by hand", err.Error())
+	require.ErrorAs(t, s.Delete(context.Background(), gitKey, ""), &uneditable)
+	got, _ := os.ReadFile(path)
+	assert.Equal(t, both, string(got))
+}
+
+// A file of the one resource that no longer validates may be repaired by
+// an update, and deleted.
+func TestABrokenFileOfTheResourceCanBeRepaired(t *testing.T) {
+	s, dir := newFiles(t)
+	path := filepath.Join(dir, "mcpservers", "git.yaml")
+	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o700))
+	require.NoError(t, os.WriteFile(path, []byte("apiVersion: muster.giantswarm.io/v1alpha1\nkind: MCPServer\nmetadata:\n  name: git\nspec:\n  type: stdio\n  command: mcp-git\n  timeout: soon\n"), 0o600))
+	def, err := s.Update(context.Background(), gitKey, map[string]any{"timeout": 10.0}, "")
+	require.NoError(t, err)
+	assert.Equal(t, 10, def.Object.(*v1alpha1.MCPServer).Spec.Timeout)
+	assert.Equal(t, "mcp-git", def.Object.(*v1alpha1.MCPServer).Spec.Command)
+}
