@@ -140,7 +140,12 @@ func (c *cli) printTable(kind types.Kind, objects []types.Object, withNamespace,
 			}})
 	}
 	cols = append(cols,
-		column{"STATE", func(o types.Object) string { return o.Reconcile.State }},
+		column{"STATE", func(o types.Object) string {
+			if o.Reconcile.Note != "" { // "reconciliation disabled"
+				return o.Reconcile.State + " (" + o.Reconcile.Note + ")"
+			}
+			return o.Reconcile.State
+		}},
 		column{"LAST RECONCILE", func(o types.Object) string { return ago(o.Reconcile.LastReconcileTime) }})
 
 	tw := tabwriter.NewWriter(c.stdout, 0, 8, 3, ' ', 0)

@@ -260,6 +260,9 @@ func TestE2EDisableAndEnableAKind(t *testing.T) {
 	out, code = e.cli(t, "describe", "workflows/one")
 	require.Equal(t, 0, code, out)
 	assert.Regexp(t, `Note:\s+reconciliation disabled`, out)
+	out, code = e.cli(t, "get", "workflows", "three")
+	require.Equal(t, 0, code, out)
+	assert.Contains(t, out, "Pending (reconciliation disabled)")
 
 	out, code = e.cli(t, "enable", "workflows")
 	require.Equal(t, 0, code, out)
