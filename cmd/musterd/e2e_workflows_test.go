@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -337,6 +338,22 @@ spec:
 		text, isError := musterCall(t, ms, "workflow_ping", nil)
 		assert.True(t, isError)
 		assert.Equal(t, "workflow ping is not available (calls itself: ping → pong → ping)", text)
+		// core_workflow_list still lists it, unavailable.
+		text, isError = musterCall(t, ms, "core_workflow_list", nil)
+		require.False(t, isError, text)
+		assert.Contains(t, text, `"name":"ping"`)
+		var list struct {
+			Workflows []struct {
+				Name      string
+				Available bool
+			}
+		}
+		require.NoError(t, json.Unmarshal([]byte(text), &list))
+		for _, w := range list.Workflows {
+			if w.Name != "weather" { // waited for below: server-everything starts slowly
+				assert.Equal(t, w.Name != "ping" && w.Name != "pong", w.Available, w.Name)
+			}
+		}
 	})
 
 	t.Run("server-everything", func(t *testing.T) {
@@ -361,7 +378,11 @@ spec:
 			_, err := ps.CallTool(callCtx, params)
 			done <- err
 		}()
-		<-progressed // the server sleeps, and its progress came through the workflow
+		select {
+		case <-progressed: // the server sleeps, and its progress came through the workflow
+		case <-time.After(e2eDeadline):
+			t.Fatal("no progress came through the workflow")
+		}
 		cancel()
 		require.Error(t, <-done)
 		eventually(t, "the server saw its call cancelled", func() bool {
@@ -406,6 +427,9 @@ spec:
 		assert.Contains(t, body, `musterd_workflow_executions_total{status="failed",workflow="rollback"} 1`)
 		assert.Contains(t, body, `musterd_workflow_execution_duration_seconds_count{workflow="loop"} 1`)
 	})
+
+	// musterd (built with -race) stops cleanly: exit 0, no race reported.
+	e.stopWith(t, syscall.SIGTERM, e2eDeadline)
 }
 
 // musterd events shows a line for each execution's start and end, live.
@@ -430,30 +454,34 @@ func TestE2EEventsShowEachExecutionsStartAndEnd(t *testing.T) {
 		}
 		close(lines)
 	}()
-	// The stream is subscribed once it prints nothing more; run until the
-	// start line shows, each run a new execution.
-	var id string
-	deadline := time.After(e2eDeadline)
+	// The stream may not be subscribed yet when the first run starts: run
+	// until one run's start and end both show, in that order.
+	deadline := time.Now().Add(e2eDeadline)
 	var got []string
 	for len(got) < 2 {
-		if id == "" || len(got) == 0 {
-			doc, isError := callJSON(context.Background(), t, s, "workflow_hello", nil)
-			require.False(t, isError)
-			id = doc["execution_id"].(string)
-		}
-		select {
-		case l, ok := <-lines:
-			require.True(t, ok, "musterd events ended")
-			if strings.Contains(l, "execution="+id) {
-				got = append(got, l)
-			} else {
-				got = nil // a line of an earlier run, before the stream caught up
+		require.True(t, time.Now().Before(deadline), "no start and end lines of one execution")
+		doc, isError := callJSON(context.Background(), t, s, "workflow_hello", nil)
+		require.False(t, isError)
+		id := doc["execution_id"].(string)
+		got = nil
+	collect:
+		for len(got) < 2 {
+			select {
+			case l, ok := <-lines:
+				require.True(t, ok, "musterd events ended")
+				if strings.Contains(l, "execution="+id) && (len(got) == 1 || strings.Contains(l, "WorkflowExecutionStarted")) {
+					got = append(got, l)
+				}
+			case <-time.After(2 * time.Second):
+				break collect // this run's lines are not coming: run again
 			}
-		case <-time.After(time.Second):
-		case <-deadline:
-			t.Fatalf("no event lines for execution %s; saw %q", id, got)
+		}
+		if len(got) == 2 {
+			require.Regexp(t, "execution="+id, got[1])
+			t.Logf("execution %s", id)
 		}
 	}
+	id := strings.TrimPrefix(regexp.MustCompile(`execution=\S+`).FindString(got[0]), "execution=")
 	assert.Regexp(t, `WorkflowExecutionStarted\s+workflows/default/hello\s+execution=`+id+`$`, got[0])
 	assert.Regexp(t, `WorkflowExecutionFinished\s+workflows/default/hello\s+execution=`+id+` status=completed duration=\S+$`, got[1])
 }
@@ -559,4 +587,88 @@ func TestE2EExecutionsSurviveARestart(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(text), &got))
 	assert.Equal(t, "completed", got.Status)
 	assert.Empty(t, got.Steps)
+}
+
+// A server restarted by a spec change while a workflow's call runs on it
+// drains: the call finishes on the old instance, the next step's call
+// waits for the new one, and the run completes.
+func TestE2EASpecChangeMidRunDrainsAndTheRunFinishes(t *testing.T) {
+	e := startFS(t)
+	marker := newMarker()
+	e.write(t, "mcpservers/svc.yaml", mcpServerYAML("svc", stdioSpec("-tools", "json,sleep,sleeps,"+marker)...))
+	e.write(t, "workflows/steady.yaml", "apiVersion: muster.giantswarm.io/v1alpha1\nkind: Workflow\nmetadata:\n  name: steady\nspec:\n  steps:\n"+
+		"    - {id: nap, tool: x_svc_sleep, args: {ms: 1500}}\n    - {id: after, tool: x_svc_json, args: {slept: \"{{ .results.nap.slept }}\"}}\n")
+	s := e.directClient(t, nil)
+	waitTool(t, s, "workflow_steady", true)
+	first := theServerProc(t, marker)
+
+	done := make(chan map[string]any, 1)
+	go func() {
+		res, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: "workflow_steady"})
+		if err != nil || len(res.Content) == 0 {
+			done <- map[string]any{"call error": fmt.Sprint(err)}
+			return
+		}
+		var doc map[string]any
+		_ = json.Unmarshal([]byte(res.Content[0].(*mcp.TextContent).Text), &doc)
+		done <- doc
+	}()
+	eventually(t, "the workflow's first call is running on the server", func() bool {
+		text, _ := callText(t, s, "x_svc_sleeps", nil)
+		return strings.Contains(text, `"running":1`)
+	})
+	e.write(t, "mcpservers/svc.yaml", mcpServerYAML("svc", append(stdioSpec("-tools", "json,sleep,sleeps,"+marker), "env: {CHANGED: \"1\"}")...))
+	var doc map[string]any
+	select {
+	case doc = <-done:
+	case <-time.After(e2eDeadline):
+		t.Fatal("the run did not end")
+	}
+	require.Equal(t, "completed", doc["status"], "%v", doc)
+	assert.Equal(t, 1500.0, doc["slept"])
+	eventually(t, "the server was restarted for its new spec", func() bool {
+		second := serverProcs(marker)
+		return len(second) == 1 && !second[0].same(first)
+	})
+}
+
+// A workflow becoming valid or invalid is a tool appearing or going on
+// /mcp/direct, and its clients are told (list_changed).
+func TestE2EAWorkflowTurningValidOrInvalidIsAnnounced(t *testing.T) {
+	e := startFS(t)
+	e.write(t, "workflows/needy.yaml", "apiVersion: muster.giantswarm.io/v1alpha1\nkind: Workflow\nmetadata:\n  name: needy\nspec:\n  steps:\n    - {id: s, tool: x_late_json}\n")
+	changed := make(chan struct{}, 16)
+	c := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "v1"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
+	})
+	s, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: "http://" + e.addr + "/mcp/direct"}, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Close() })
+	e.waitWorkflow(t, "needy", "Synced", "")
+	require.False(t, hasTool(t, s, "workflow_needy"))
+	text, isError := musterCall(t, e.mcpClient(t, "/mcp", "2024-11-05", nil), "workflow_needy", nil)
+	assert.True(t, isError)
+	assert.Equal(t, "workflow needy is not available (missing required tools: x_late_json)", text)
+
+	e.write(t, "mcpservers/late.yaml", mcpServerYAML("late", stdioSpec("-tools", "json")...))
+	eventually(t, "list_changed, and workflow_needy listed", func() bool {
+		select {
+		case <-changed:
+		default:
+			return false
+		}
+		return hasTool(t, s, "workflow_needy")
+	})
+	doc, isError := callJSON(context.Background(), t, s, "workflow_needy", nil)
+	require.False(t, isError, "%v", doc)
+
+	e.remove(t, "mcpservers/late.yaml")
+	eventually(t, "list_changed, and workflow_needy gone", func() bool {
+		select {
+		case <-changed:
+		default:
+			return false
+		}
+		return !hasTool(t, s, "workflow_needy")
+	})
 }

@@ -133,14 +133,20 @@ func (w *workflowTools) revalidateCallers(changed map[string]bool) {
 // keeps its tools current. The endpoint, built next, serves its tools and
 // is the router its steps call through.
 func (d *daemon) addWorkflows(cfg daemonConfig, log *slog.Logger) error {
-	engine, tools, err := newWorkflowEngine(cfg.stateDir, d.Index, d.Catalogue, d.Reconcilers.Status, d.Bus, d.Registry,
-		func() {
-			if d.MCPRefresh != nil {
-				d.MCPRefresh.Kick()
-			}
-		}, log)
+	kick := func() {
+		if d.MCPRefresh != nil {
+			d.MCPRefresh.Kick()
+		}
+	}
+	engine, tools, err := newWorkflowEngine(cfg.stateDir, d.Index, d.Catalogue, d.Reconcilers.Status, d.Bus, d.Registry, kick, log)
 	if err != nil {
-		return err
+		// A state dir musterd cannot write (a pod's read-only root, where
+		// the config dir is the default state dir) must not stop the
+		// daemon: executions are then kept in memory, and lost with it.
+		log.Warn("workflow executions are kept in memory only: the state dir is not writable", "error", err)
+		if engine, tools, err = newWorkflowEngine("", d.Index, d.Catalogue, d.Reconcilers.Status, d.Bus, d.Registry, kick, log); err != nil {
+			return err
+		}
 	}
 	d.Workflows = engine
 	return d.Add(tools)

@@ -1,6 +1,7 @@
 package workflowrun_test
 
 import (
+	"context"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -19,10 +20,21 @@ func TestBadInputNamesTheWorkflowTheStepAndTheField(t *testing.T) {
 		name, spec string
 		args       map[string]any
 		want       string
+		// unavailable: the validator refused the workflow; the call fails
+		// at once, with no execution.
+		unavailable bool
 	}{{
-		name: "bad template",
+		name: "bad template", unavailable: true,
 		spec: "  steps:\n    - {id: render, tool: x_fake_json, args: {x: \"{{ .input.name \"}}\n",
-		want: `workflow bad, step render, field args.x: template: line 1: unclosed action`,
+		want: `workflow bad is not available (step render: args.x: template: line 1: unclosed action)`,
+	}, {
+		name: "bad template in a forEach body's condition", unavailable: true,
+		spec: "  steps:\n    - id: each\n      forEach:\n        items: \"{{ list 1 }}\"\n        steps:\n          - {id: body, tool: x_fake_json, condition: {template: \"{{ nosuchfunc }}\"}}\n",
+		want: `workflow bad is not available (step each.body: condition.template: template: line 1: function "nosuchfunc" not defined)`,
+	}, {
+		name: "template failing as it runs",
+		spec: "  args:\n    name: {type: string, default: x}\n  steps:\n    - {id: render, tool: x_fake_json, args: {x: \"{{ index .input.name 5 }}\"}}\n",
+		want: `workflow bad, step render, field args.x: template: line 1:3: at <index .input.name 5>: error calling index: index out of range: 5`,
 	}, {
 		name: "missing key",
 		spec: "  steps:\n    - {id: render, tool: x_fake_json, args: {deep: {x: \"{{ .results.nope.field }}\"}}}\n",
@@ -64,6 +76,12 @@ func TestBadInputNamesTheWorkflowTheStepAndTheField(t *testing.T) {
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			h.declare(wf("bad", tc.spec))
+			if tc.unavailable {
+				text, isError := h.call(context.Background(), "bad", tc.args)
+				assert.True(t, isError)
+				assert.Equal(t, tc.want, text)
+				return
+			}
 			doc, isError := h.run("bad", tc.args)
 			require.True(t, isError, "%v", doc)
 			assert.Equal(t, tc.want, doc["error"])

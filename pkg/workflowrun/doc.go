@@ -42,7 +42,9 @@
 //     available (missing required tools: …)"). Cycles are refused by the
 //     validator; MaxDepth stops any that a mid-run edit could still make.
 //   - Bad input is an error naming the workflow, the step and the field
-//     (*Error): a template, a missing or mistyped argument, forEach items
+//     (*Error): a template that fails as it runs (one that does not parse
+//     is refused by the validator, naming step and field, so the workflow
+//     is unavailable), a missing or mistyped argument, forEach items
 //     that are no array, a jsonPath that matches nothing, a result over
 //     Options.MaxResultBytes. It fails that run alone.
 //   - Bounds: a call times out after its server's timeout

@@ -340,7 +340,11 @@ func TestCancellationStopsTheRunAndCancelsTheServersCall(t *testing.T) {
 		res, _ := h.router.CallTool(ctx, "workflow_slow", nil, func(*mcp.ProgressNotificationParams) { progress.Do(func() { close(started) }) })
 		done <- res
 	}()
-	<-started // the server is sleeping, and its progress reached the caller
+	select {
+	case <-started: // the server is sleeping, and its progress reached the caller
+	case <-time.After(time.Minute):
+		t.Fatal("no progress reached the caller")
+	}
 	cancel()
 	res := <-done
 	require.True(t, res.IsError)

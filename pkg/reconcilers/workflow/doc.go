@@ -27,6 +27,12 @@
 //     directly or through others, is invalid with the chain named
 //     ("calls itself: a → b → a"), so it is never run into a stack
 //     overflow.
+//   - Every template a workflow holds (arguments, conditions, jsonPath
+//     expectations, forEach items, output) must parse, with sprig's
+//     functions as the workflow engine runs them; one that does not is a
+//     validation error naming the step and the field ("step render:
+//     args.x: template: line 1: unclosed action"), so the workflow is
+//     refused before any run rather than failing each.
 //   - A workflow whose tools are missing reconciled successfully: the
 //     reconcile state is Synced, the status says valid: false. It turns
 //     valid, with no edit, when a server offering the tools runs.

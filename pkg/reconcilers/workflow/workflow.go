@@ -72,6 +72,7 @@ func (r *Reconciler) Reconcile(_ context.Context, req reconcilers.Request) recon
 		}
 		slices.Sort(st.MissingTools)
 		st.MissingTools = slices.Compact(st.MissingTools)
+		st.ValidationErrors = append(st.ValidationErrors, templateErrors(wf)...) // templates.go
 		if c := r.cycle(wf); c != nil {
 			st.ValidationErrors = append(st.ValidationErrors, "calls itself: "+strings.Join(c, " → "))
 		}
