@@ -136,7 +136,8 @@ type ServiceResult struct {
 func (r ServiceResult) Failed() bool { return r.Error != "" }
 
 // Start ends a stop of the MCP server key and, when its autoStart is
-// false, runs it all the same, until a stop, a change or its deletion.
+// false, runs it all the same, until a stop, a change or its deletion. A
+// server that is not running starts afresh, whatever its backoff.
 func (c *Controller) Start(ctx context.Context, key events.Key, reason string) (ServiceResult, error) {
 	return c.service(ctx, key, ActionStart, reason)
 }
@@ -195,6 +196,9 @@ func (c *Controller) service(ctx context.Context, key events.Key, action, reason
 		} else if err := c.opts.Overrides.Set(services.Record{Key: key, State: services.StateStarted, Reason: reason, Hash: entry.Hash, Since: events.Now(), CorrelationID: corr}); err != nil {
 			return res, err
 		}
+		// An operator's start is a fresh start: a server that failed is
+		// not held back by its backoff.
+		c.opts.Overrides.Restart(key, corr)
 	case ActionRestart:
 		if stopped {
 			return res, fmt.Errorf("service %s is stopped by an operator: start it rather than restart it: %w", key.Name, ErrRefused)

@@ -151,3 +151,26 @@ func TestToggleIsAnEventOnlyWhenItChangesSomething(t *testing.T) {
 	assert.Equal(t, ReconciliationToggled{Meta: got[0].Metadata(), Kind: v1alpha1.KindWorkflow, Enabled: false}, got[0])
 	assert.Equal(t, ReconciliationToggled{Meta: got[1].Metadata(), Kind: v1alpha1.KindWorkflow, Enabled: true}, got[1])
 }
+
+// A start of a server that is not running is a fresh start, not held back
+// by a backoff; a restart of a stopped server is refused.
+func TestStartIsAFreshStartAndRestartOfAStoppedServerIsRefused(t *testing.T) {
+	f := newFixture(t)
+	key := events.NewKey(v1alpha1.KindMCPServer, "", "git")
+	f.index.SetFile("mcpservers/git.yaml", []resources.Doc{{Key: key, Object: &v1alpha1.MCPServer{Spec: v1alpha1.MCPServerSpec{AutoStart: true}}, Hash: "h"}}, nil, events.Key{})
+	res, err := f.c.Start(context.Background(), key, "")
+	require.NoError(t, err)
+	assert.False(t, res.Reconciled, "no coordinator here: the request is recorded, the wait times out")
+	assert.Equal(t, res.CorrelationID, f.ov.Override(key, "h").Restart)
+
+	res, err = f.c.Stop(context.Background(), key, "maintenance")
+	require.NoError(t, err)
+	r, ok := f.ov.Get(key)
+	require.True(t, ok)
+	assert.Equal(t, services.Record{Key: key, State: services.StateStopped, Reason: "maintenance", Hash: "h", Since: r.Since, CorrelationID: res.CorrelationID}, r)
+	_, err = f.c.Restart(context.Background(), key, "")
+	assert.ErrorIs(t, err, ErrRefused)
+	res, err = f.c.Stop(context.Background(), key, "")
+	require.NoError(t, err)
+	assert.True(t, res.Unchanged, "stopped already")
+}
