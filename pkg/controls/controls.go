@@ -294,10 +294,17 @@ func (c *Controller) kind(kind string) (string, error) {
 
 // SetKindEnabled enables or disables the reconciliation of kind. A
 // disabled kind's changes are still watched and indexed; enabling it
-// reconciles each of its keys once, at once.
+// reconciles each of its keys once, at once. The switch is this
+// replica's, in memory: -disable-kinds (config.yaml disabledKinds) sets
+// the set a start begins with.
 func (c *Controller) SetKindEnabled(kind string, enabled bool) error {
 	kind, err := c.kind(kind)
 	if err != nil {
+		return err
+	}
+	// A follower reconciles nothing: its switch would change nothing now,
+	// and mislead after a failover.
+	if err := c.leading(); err != nil {
 		return err
 	}
 	was := c.opts.Coordinator.KindEnabled(kind)
