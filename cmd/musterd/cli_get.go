@@ -140,7 +140,12 @@ func (c *cli) printTable(kind types.Kind, objects []types.Object, withNamespace,
 			}})
 	}
 	cols = append(cols,
-		column{"STATE", func(o types.Object) string { return o.Reconcile.State }},
+		column{"STATE", func(o types.Object) string {
+			if o.Reconcile.Note != "" { // "reconciliation disabled"
+				return o.Reconcile.State + " (" + o.Reconcile.Note + ")"
+			}
+			return o.Reconcile.State
+		}},
 		column{"LAST RECONCILE", func(o types.Object) string { return ago(o.Reconcile.LastReconcileTime) }})
 
 	tw := tabwriter.NewWriter(c.stdout, 0, 8, 3, ' ', 0)
@@ -327,6 +332,9 @@ func (c *cli) printDescription(o types.Object) error {
 	b.WriteString("Reconcile:\n")
 	sub := func(label, value string) { line(2, 17, label, value) }
 	sub("State", r.State)
+	if r.Note != "" {
+		sub("Note", r.Note)
+	}
 	sub("Last Reconcile", when(r.LastReconcileTime))
 	sub("Last Error", cmp.Or(r.LastError, none))
 	sub("Retry Count", strconv.Itoa(r.RetryCount))

@@ -19,8 +19,10 @@ func (d *daemon) addMCP(cfg daemonConfig, log *slog.Logger) error {
 		return err
 	}
 	d.MCP, err = mcpserve.New(mcpserve.Options{
-		Backend:        rt,
-		Providers:      []mcpserve.Provider{d.Workflows},
+		Backend: rt,
+		// The workflows, and the core tools that change definitions and
+		// services (core_mcpserver_create, core_service_stop, …).
+		Providers:      []mcpserve.Provider{d.Workflows, d.CoreTools},
 		Index:          d.Index,
 		Statuses:       d.Store,
 		ResourceStatus: d.Reconcilers.Status,
