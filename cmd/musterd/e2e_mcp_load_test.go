@@ -68,7 +68,9 @@ func TestE2ELoadFiftySessionsOfTwoHundredCalls(t *testing.T) {
 	assert.Zero(t, hangs, "calls that hit their deadline")
 	assert.Empty(t, failures, "calls that failed or answered wrongly")
 	slices.Sort(latencies)
-	pct := func(p float64) time.Duration { return latencies[int(p*float64(len(latencies)-1))].Round(time.Microsecond) }
+	pct := func(p float64) time.Duration {
+		return latencies[int(p*float64(len(latencies)-1))].Round(time.Microsecond)
+	}
 	t.Logf("%d sessions × %d calls through /mcp/direct to one stdio server: %d errors, %d hangs; %s in all (%.0f calls/s); latency p50 %s, p99 %s, max %s",
 		sessions, calls, len(failures), hangs, total.Round(time.Millisecond), float64(len(latencies))/total.Seconds(), pct(0.5), pct(0.99), latencies[len(latencies)-1].Round(time.Microsecond))
 }
