@@ -340,7 +340,9 @@ var ErrUnknownTool = errors.New("unknown tool")
 func (s *Server) CallTool(ctx context.Context, name string, args map[string]any, progress func(*mcp.ProgressNotificationParams)) (*mcp.CallToolResult, error) {
 	r, ok := s.current.Load().routes[name]
 	if !ok {
-		return nil, fmt.Errorf("%w %q: no core tool, running server or workflow offers it", ErrUnknownTool, name)
+		if r, ok = s.claimed(name); !ok { // claim.go
+			return nil, fmt.Errorf("%w %q: no core tool, running server or workflow offers it", ErrUnknownTool, name)
+		}
 	}
 	if args == nil {
 		args = map[string]any{}
