@@ -34,9 +34,6 @@ type config struct {
 	// coldFiles workflow files at start; idleFiles for idleFor.
 	coldFiles, idleFiles int
 	idleFor              time.Duration
-	// mcpCalls through musterd and directly; mcpAppearSamples new server
-	// files.
-	mcpCalls, mcpAppearSamples int
 	// only, if not nil, names the measures to run (see measures).
 	only map[string]bool
 	// log receives progress lines.
@@ -57,9 +54,7 @@ func main() {
 	flag.IntVar(&cfg.coldFiles, "cold-files", 10_000, "workflow files at the cold start")
 	flag.IntVar(&cfg.idleFiles, "idle-files", 1_000, "workflow files while idle")
 	flag.DurationVar(&cfg.idleFor, "idle", time.Minute, "how long the idle measure lasts")
-	flag.IntVar(&cfg.mcpCalls, "mcp-calls", 2000, "calls through musterd's MCP endpoint, and as many directly")
-	flag.IntVar(&cfg.mcpAppearSamples, "mcp-appear-samples", 20, "new server files, each until its tool is listed after list_changed")
-	only := flag.String("only", "", "comma-separated measures to run, of delivery, noop, change, trailing, burst, api, cold, idle, mcp; default all")
+	only := flag.String("only", "", "comma-separated measures to run, of delivery, noop, change, trailing, burst, api, cold, idle; default all")
 	flag.Parse()
 	if *only != "" {
 		cfg.only = map[string]bool{}
@@ -119,7 +114,6 @@ var measures = []struct {
 	{"api", "the binary: change to Synced on the API", true, measureAPI},
 	{"cold", "the binary: cold start and resident memory", true, measureColdStart},
 	{"idle", "the binary: idle", true, measureIdle},
-	{"mcp", "the binary: MCP calls and a new tool's appearance", true, measureMCP},
 }
 
 func run(cfg config) (*results, error) {
@@ -181,8 +175,6 @@ var goals = map[string]goal{
 	"burst_10k_writes_one_key_reconciles": {"≤ 11", func(v map[string]float64) bool { return v["burst_10k_writes_one_key_reconciles"] <= 11 }},
 	"cold_start_10k_ms":                   {"≤ 2000", func(v map[string]float64) bool { return v["cold_start_10k_ms"] <= 2000 }},
 	"idle_reconciles_60s":                 {"0", func(v map[string]float64) bool { return v["idle_reconciles_60s"] == 0 }},
-	"mcp_call_p50_us":                     {"≤ 2 × direct_stdio_call_p50_us", func(v map[string]float64) bool { return v["mcp_call_p50_us"] <= 2*v["direct_stdio_call_p50_us"] }},
-	"tool_appears_ms":                     {"≤ 20", func(v map[string]float64) bool { return v["tool_appears_ms"] <= 20 }},
 }
 
 func printTable(w io.Writer, r *results) {
