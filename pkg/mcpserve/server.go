@@ -352,8 +352,14 @@ func (s *Server) CallTool(ctx context.Context, name string, args map[string]any,
 		info.correlationID = events.NewCorrelationID()
 		ctx = withCallInfo(ctx, info)
 	}
+	// Redacting the arguments costs regular expressions: only when the
+	// line is written.
+	debug := s.log.Enabled(ctx, slog.LevelDebug)
 	start := time.Now()
-	s.log.Debug("MCP tool call", "tool", name, "source", r.source, "view", info.view, "session", info.session, "correlation_id", info.correlationID, "arguments", redactedArgs(args))
+	if debug {
+		s.log.DebugContext(ctx, "MCP tool call", "tool", name, "source", r.source, "view", info.view, "session", info.session,
+			"correlation_id", info.correlationID, "arguments", redactedArgs(args))
+	}
 	var (
 		res *mcp.CallToolResult
 		err error
@@ -372,11 +378,13 @@ func (s *Server) CallTool(ctx context.Context, name string, args map[string]any,
 	case res.IsError:
 		outcome = "tool_error"
 	}
-	attrs := []any{"tool", name, "correlation_id", info.correlationID, "result", outcome, "duration", time.Since(start)}
-	if err != nil {
-		attrs = append(attrs, "error", redact.String(err.Error()))
+	if debug {
+		attrs := []any{"tool", name, "correlation_id", info.correlationID, "result", outcome, "duration", time.Since(start)}
+		if err != nil {
+			attrs = append(attrs, "error", redact.String(err.Error()))
+		}
+		s.log.DebugContext(ctx, "MCP tool call done", attrs...)
 	}
-	s.log.Debug("MCP tool call done", attrs...)
 	return res, err
 }
 
@@ -417,7 +425,9 @@ func (s *Server) builtinHandler(view string, b *builtin) mcp.ToolHandler {
 		}
 		if b.isMeta {
 			// Meta-tools are not exposed tools: they are logged, not routed.
-			s.log.Debug("MCP meta-tool call", "tool", b.name, "session", req.Session.ID(), "correlation_id", callInfoFrom(ctx).correlationID, "arguments", redactedArgs(args))
+			if s.log.Enabled(ctx, slog.LevelDebug) {
+				s.log.DebugContext(ctx, "MCP meta-tool call", "tool", b.name, "session", req.Session.ID(), "correlation_id", callInfoFrom(ctx).correlationID, "arguments", redactedArgs(args))
+			}
 			return s.callBuiltin(ctx, b, args)
 		}
 		return s.CallTool(ctx, b.name, args, progressOf(ctx, req))
