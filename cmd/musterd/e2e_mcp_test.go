@@ -9,7 +9,12 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
@@ -128,4 +133,149 @@ func TestE2EMustersCLIViewOfTheCoreTools(t *testing.T) {
 	out, isErr = callTool(t, cs, "call_tool", map[string]any{"name": "x_nobody_home"})
 	assert.True(t, isErr)
 	assert.Contains(t, out, `Tool execution failed: unknown tool "x_nobody_home"`)
+}
+
+// serverEverythingBin returns npm's server-everything as `make
+// npm-servers` installs it, or skips the test.
+func serverEverythingBin(t *testing.T) string {
+	t.Helper()
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skip("node is not installed: skipping the test against @modelcontextprotocol/server-everything")
+	}
+	bin, err := filepath.Abs("../../.cache/npm/node_modules/.bin/mcp-server-everything")
+	require.NoError(t, err)
+	if _, err := os.Stat(bin); err != nil {
+		t.Skipf("@modelcontextprotocol/server-everything is not installed at %s: run `make npm-servers`", bin)
+	}
+	return bin
+}
+
+// toolNames lists cs's native tools.
+func toolNames(t *testing.T, cs *mcp.ClientSession) []string {
+	t.Helper()
+	var names []string
+	for tool, err := range cs.Tools(context.Background(), nil) {
+		require.NoError(t, err)
+		names = append(names, tool.Name)
+	}
+	return names
+}
+
+func TestE2EMustersCLIViewCallsRealServers(t *testing.T) {
+	everything := serverEverythingBin(t)
+	e := startFS(t)
+	marker := newMarker()
+	e.write(t, "mcpservers/fake.yaml", mcpServerYAML("fake", append(stdioSpec("-tools", "echo,"+marker, "-slow-tool", "slow"), "toolPrefix: fk")...))
+	e.write(t, "mcpservers/everything.yaml", mcpServerYAML("everything", "type: stdio", "autoStart: true", "command: "+yamlValue(everything), `args: ["stdio"]`, "timeout: 60"))
+	e.waitServer(t, "fake", "running", func(s serverObject) bool { return s.Status.State == "Running" })
+	e.waitServer(t, "everything", "running", func(s serverObject) bool { return s.Status.State == "Running" })
+
+	cs := e.mcpClient(t, "/mcp", "2024-11-05", nil)
+	// muster list tool
+	var listed struct {
+		Tools []struct{ Name, Description string } `json:"tools"`
+	}
+	eventually(t, "list_tools shows both servers' tools", func() bool {
+		out, _ := callTool(t, cs, "list_tools", nil)
+		require.NoError(t, json.Unmarshal([]byte(out), &listed), out)
+		names := map[string]bool{}
+		for _, tool := range listed.Tools {
+			names[tool.Name] = true
+		}
+		return names["x_fk_echo"] && names["x_fk_"+marker] && names["x_everything_get-sum"] && names["core_mcpserver_list"]
+	})
+
+	// muster get tool
+	out, isErr := callTool(t, cs, "describe_tool", map[string]any{"name": "x_everything_get-sum"})
+	require.False(t, isErr, out)
+	assert.Contains(t, out, `"inputSchema"`)
+	assert.Contains(t, out, `"a"`)
+
+	// muster call T k=v
+	out, isErr = musterCall(t, cs, "x_fk_echo", map[string]any{"message": "hi"})
+	require.False(t, isErr, out)
+	assert.Equal(t, `echo {"message":"hi"}`, out)
+	out, isErr = musterCall(t, cs, "x_everything_get-sum", map[string]any{"a": 2, "b": 3})
+	require.False(t, isErr, out)
+	assert.Contains(t, out, "5")
+
+	// structuredContent is mirrored outside and kept inside the envelope.
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "call_tool", Arguments: map[string]any{
+		"name": "x_fk_slow", "arguments": map[string]any{"steps": 2, "interval": "10ms"}}})
+	require.NoError(t, err)
+	require.False(t, res.IsError)
+	assert.Equal(t, 2.0, res.StructuredContent.(map[string]any)["steps"])
+	assert.Contains(t, res.Content[0].(*mcp.TextContent).Text, `"structuredContent":{`)
+
+	// The servers' resources and prompts through the meta-tools.
+	out, isErr = callTool(t, cs, "list_resources", nil)
+	require.False(t, isErr, out)
+	var resources []struct{ URI, Name string }
+	require.NoError(t, json.Unmarshal([]byte(out), &resources), out)
+	require.NotEmpty(t, resources)
+	out, isErr = callTool(t, cs, "get_resource", map[string]any{"uri": resources[0].URI})
+	assert.False(t, isErr, out)
+	assert.NotEmpty(t, out)
+	out, isErr = callTool(t, cs, "list_prompts", nil)
+	require.False(t, isErr, out)
+	assert.Contains(t, out, "x_everything_")
+
+	// muster list mcpserver: the router's servers with their tools counted.
+	out, _ = musterCall(t, cs, "core_mcpserver_list", nil)
+	assert.Contains(t, out, `"name":"everything"`)
+	assert.Contains(t, out, `"toolsCount":`)
+}
+
+func TestE2EDirectViewFollowsRealFiles(t *testing.T) {
+	e := startFS(t)
+	changed := make(chan time.Time, 64)
+	cs := e.mcpClient(t, "/mcp/direct", "2025-06-18", &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- time.Now() },
+	})
+	marker := newMarker()
+	tool := "x_fresh_" + marker
+	require.NotContains(t, toolNames(t, cs), tool)
+
+	// A new server file: the client hears of it and lists the new tool.
+	written := time.Now()
+	e.write(t, "mcpservers/fresh.yaml", mcpServerYAML("fresh", stdioSpec("-tools", "echo,"+marker)...))
+	eventually(t, "list_changed brings "+tool, func() bool {
+		select {
+		case <-changed:
+			return slices.Contains(toolNames(t, cs), tool)
+		default:
+			return false
+		}
+	})
+	t.Logf("new server file to its tool listed after list_changed: %s", time.Since(written).Round(time.Millisecond))
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tool, Arguments: map[string]any{"n": 1}})
+	require.NoError(t, err)
+	assert.Equal(t, marker+` {"n":1}`, res.Content[0].(*mcp.TextContent).Text, "called natively")
+
+	// A managed server that adds a tool of its own.
+	e.write(t, "mcpservers/grow.yaml", mcpServerYAML("grow", stdioSpec("-tools", "echo", "-add-tool-after", "1s")...))
+	eventually(t, "the server's own new tool is listed", func() bool {
+		select {
+		case <-changed:
+			return slices.Contains(toolNames(t, cs), "x_grow_late")
+		default:
+			return false
+		}
+	})
+
+	// Deleting the file removes the tool the same way.
+	removed := time.Now()
+	e.remove(t, "mcpservers/fresh.yaml")
+	eventually(t, "list_changed takes "+tool+" away", func() bool {
+		select {
+		case <-changed:
+			return !slices.Contains(toolNames(t, cs), tool)
+		default:
+			return false
+		}
+	})
+	t.Logf("server file deleted to its tool gone after list_changed: %s", time.Since(removed).Round(time.Millisecond))
+	_, err = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tool})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "unknown tool")
 }

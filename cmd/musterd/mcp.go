@@ -6,13 +6,20 @@ import (
 
 	"github.com/musterd/musterd/pkg/events"
 	"github.com/musterd/musterd/pkg/mcpserve"
+	"github.com/musterd/musterd/pkg/router"
 )
 
 // addMCP builds the MCP endpoint over the daemon's state and adds the
 // component that keeps its exposed set current.
 func (d *daemon) addMCP(cfg daemonConfig, log *slog.Logger) error {
-	var err error
+	// The router serves the running servers' tools, resources and prompts
+	// from the catalogue, and calls into their sessions.
+	rt, err := router.New(router.Options{Catalogue: d.Catalogue, Servers: d.Supervisor, Registerer: d.Registry, Logger: log})
+	if err != nil {
+		return err
+	}
 	d.MCP, err = mcpserve.New(mcpserve.Options{
+		Backend:        rt,
 		Index:          d.Index,
 		Statuses:       d.Store,
 		ResourceStatus: d.Reconcilers.Status,
@@ -36,6 +43,10 @@ func (d *daemon) addMCP(cfg daemonConfig, log *slog.Logger) error {
 		return err
 	}
 	d.MCPRefresh = mcpserve.NewRefresher(d.Bus, d.MCP)
+	// The router knows of a change of the servers' offer first (a server
+	// started, stopped, relisted its tools): list_changed need not wait
+	// for the reconcile's outcome on the bus.
+	rt.OnChange(d.MCPRefresh.Kick)
 	return d.Add(d.MCPRefresh)
 }
 

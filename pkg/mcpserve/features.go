@@ -97,6 +97,67 @@ func (s *Server) syncPrompts() bool {
 	return changed
 }
 
+// templater is what a Backend may offer beside its resources: their URI
+// templates (package router's Router does).
+type templater interface {
+	ResourceTemplates() []*mcp.ResourceTemplate
+}
+
+// syncTemplates brings both views' native resource templates in line with
+// the Backend's, if it offers them, and reports whether they changed.
+func (s *Server) syncTemplates() bool {
+	t, ok := s.opts.Backend.(templater)
+	if !ok {
+		return false
+	}
+	want := map[string]*mcp.ResourceTemplate{}
+	for _, rt := range t.ResourceTemplates() {
+		if rt != nil && rt.URITemplate != "" {
+			want[rt.URITemplate] = rt
+		}
+	}
+	var removed []string
+	for uri := range s.templates {
+		if _, ok := want[uri]; !ok {
+			removed = append(removed, uri)
+			delete(s.templates, uri)
+		}
+	}
+	changed := len(removed) > 0
+	if changed {
+		slices.Sort(removed)
+		s.meta.RemoveResourceTemplates(removed...)
+		s.direct.RemoveResourceTemplates(removed...)
+	}
+	for uri, rt := range want {
+		def, err := marshal(rt, false)
+		if err != nil || s.templates[uri] == string(def) {
+			continue
+		}
+		if err := s.addTemplate(rt); err != nil {
+			s.log.Warn("resource template not served", "uri_template", uri, "error", err)
+			continue
+		}
+		s.templates[uri] = string(def)
+		changed = true
+	}
+	return changed
+}
+
+func (s *Server) addTemplate(rt *mcp.ResourceTemplate) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("rejected by the go-sdk: %v", p)
+		}
+	}()
+	h := func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		return s.opts.Backend.ReadResource(ctx, req.Params.URI)
+	}
+	s.meta.AddResourceTemplate(rt, h)
+	s.direct.AddResourceTemplate(rt, h)
+	return nil
+}
+
 // listResources returns the Backend's resources, none without one.
 func (s *Server) listResources() []*mcp.Resource {
 	if s.opts.Backend == nil {

@@ -120,6 +120,7 @@ type Server struct {
 	refreshMu sync.Mutex
 	resources map[string]string // URI → JSON of the resource registered
 	prompts   map[string]string // name → JSON of the prompt registered
+	templates map[string]string // URI template → JSON of the template registered
 
 	follows follows
 }
@@ -170,6 +171,7 @@ func New(opts Options) (*Server, error) {
 		bearer:    api.NewBearer(opts.Token),
 		resources: map[string]string{},
 		prompts:   map[string]string{},
+		templates: map[string]string{},
 	}
 	s.follows.init()
 	caps := &mcp.ServerCapabilities{
@@ -243,6 +245,7 @@ func (s *Server) Refresh() bool {
 	if s.opts.Backend != nil {
 		changed = s.syncResources() || changed
 		changed = s.syncPrompts() || changed
+		changed = s.syncTemplates() || changed
 	}
 	if changed {
 		s.log.Debug("exposed set changed", "tools", len(next.tools), "added", len(added), "removed", len(removed))
