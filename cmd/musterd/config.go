@@ -23,6 +23,7 @@ type configFile struct {
 	StateDir         *string   `yaml:"stateDir"`
 	Listen           *string   `yaml:"listen"`
 	HealthListen     *string   `yaml:"healthListen"`
+	MCPListen        *string   `yaml:"mcpListen"`
 	LogLevel         *string   `yaml:"logLevel"`
 	LogFormat        *string   `yaml:"logFormat"`
 	Debounce         *duration `yaml:"debounce"`
@@ -94,7 +95,7 @@ func applyConfigFile(cfg *daemonConfig, path string, setOnCommandLine map[string
 		return nil, fmt.Errorf("config file %s: %w", path, err)
 	}
 	known := map[string]bool{}
-	for _, k := range []string{"stateDir", "listen", "healthListen", "logLevel", "logFormat", "debounce", "workers", "reconcileTimeout", "resync", "rescan", "stopTimeout", "tokenFile", "toolPrefix", "record",
+	for _, k := range []string{"stateDir", "listen", "healthListen", "mcpListen", "logLevel", "logFormat", "debounce", "workers", "reconcileTimeout", "resync", "rescan", "stopTimeout", "tokenFile", "toolPrefix", "record",
 		"kubernetes", "namespace", "kubeconfig", "kubeConnectTimeout", "leaderElect", "leaderElectionID", "leaderElectionNamespace",
 		"leaderElectionLeaseDuration", "leaderElectionRenewDeadline", "leaderElectionRetryPeriod", "aggregator"} {
 		known[k] = true
@@ -123,6 +124,7 @@ func applyConfigFile(cfg *daemonConfig, path string, setOnCommandLine map[string
 	setString("state-dir", file.StateDir, &cfg.stateDir)
 	setString("listen", file.Listen, &cfg.listen)
 	setString("health-listen", file.HealthListen, &cfg.healthListen)
+	setString("mcp-listen", file.MCPListen, &cfg.mcpListen)
 	setString("log-format", file.LogFormat, &cfg.logFormat)
 	setString("token-file", file.TokenFile, &cfg.tokenFile)
 	setString("tool-prefix", file.ToolPrefix, &cfg.toolPrefix)

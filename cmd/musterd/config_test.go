@@ -150,3 +150,18 @@ kubeConnectTimeout: 5s
 		[]time.Duration{defaults.leaseDuration, defaults.renewDeadline, defaults.retryPeriod, defaults.connectTimeout},
 		"controller-runtime's election defaults")
 }
+
+func TestTheMCPListenerNeedsATokenOffLoopback(t *testing.T) {
+	t.Setenv("MUSTERD_TOKEN", "")
+	_, _, err := parseDaemonFlags([]string{"-config-dir", t.TempDir(), "-mcp-listen", "0.0.0.0:8090"}, io.Discard)
+	assert.EqualError(t, err, `-mcp-listen "0.0.0.0:8090" resolves to 0.0.0.0, not a loopback address and no token is set: the MCP endpoint calls the servers' tools; give a token in $MUSTERD_TOKEN, -token-file or -api-token`)
+	cfg, _, err := parseDaemonFlags([]string{"-config-dir", t.TempDir(), "-mcp-listen", "127.0.0.1:0"}, io.Discard)
+	require.NoError(t, err)
+	assert.Equal(t, "127.0.0.1:0", cfg.mcpListen)
+	t.Setenv("MUSTERD_TOKEN", "t0ken")
+	cfg, _, err = parseDaemonFlags([]string{"-config-dir", t.TempDir(), "-mcp-listen", ":8090"}, io.Discard)
+	require.NoError(t, err, "with a token, any address: the pod's Service reaches it")
+	assert.Equal(t, ":8090", cfg.mcpListen)
+	_, _, err = parseDaemonFlags([]string{"-config-dir", t.TempDir(), "-mcp-listen", "nonsense"}, io.Discard)
+	assert.ErrorContains(t, err, `-mcp-listen "nonsense"`)
+}

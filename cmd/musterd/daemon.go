@@ -48,7 +48,10 @@ type daemonConfig struct {
 	allowRemote bool
 	// healthListen is the address of the probe listener (/healthz, /readyz,
 	// /metrics only); none if empty.
-	healthListen     string
+	healthListen string
+	// mcpListen is the address of a listener serving only the MCP
+	// endpoint; none if empty.
+	mcpListen        string
 	logLevel         slog.Level
 	logFormat        string
 	debounce         time.Duration
@@ -113,6 +116,7 @@ func parseDaemonFlags(args []string, stderr io.Writer) (cfg daemonConfig, notes 
 	fset.StringVar(&cfg.listen, "listen", cfg.listen, "address of the HTTP API and metrics; loopback unless -allow-remote")
 	fset.BoolVar(&cfg.allowRemote, "allow-remote", false, "allow -listen on a non-loopback address; an API token is then required")
 	fset.StringVar(&cfg.healthListen, "health-listen", "", "address of a listener serving only /healthz, /readyz and /metrics, for probes and scrapes (default: none)")
+	fset.StringVar(&cfg.mcpListen, "mcp-listen", "", "address of a listener serving only the MCP endpoint (/mcp, /mcp/direct, /sse, /message, /health), as in a pod behind a Service; a non-loopback address needs a token (default: none; the endpoint is on -listen either way)")
 	fset.BoolVar(&cfg.inheritEnv, "inherit-env", false, "give stdio servers all of musterd's environment (default: their spec's env plus PATH and HOME)")
 	fset.TextVar(&cfg.logLevel, "log-level", cfg.logLevel, "debug, info, warn or error")
 	fset.StringVar(&cfg.logFormat, "log-format", cfg.logFormat, "text or json")
@@ -157,6 +161,11 @@ func parseDaemonFlags(args []string, stderr io.Writer) (cfg daemonConfig, notes 
 	if cfg.healthListen != "" {
 		if _, _, err := net.SplitHostPort(cfg.healthListen); err != nil {
 			return cfg, nil, fmt.Errorf("-health-listen %q: %w", cfg.healthListen, err)
+		}
+	}
+	if cfg.mcpListen != "" {
+		if err := checkMCPListen(cfg.mcpListen, cfg.token != ""); err != nil {
+			return cfg, nil, err
 		}
 	}
 	if err := cfg.kube.check(); err != nil {
@@ -215,6 +224,21 @@ func checkListen(addr string, allowRemote, haveToken bool) error {
 		return fmt.Errorf("-listen %q %s; pass -allow-remote (and an API token) to expose the API, or -health-listen to expose only probes and metrics", addr, notLoopback)
 	case !haveToken:
 		return fmt.Errorf("-listen %q %s and no API token is set: give one in $MUSTERD_TOKEN, -token-file or -api-token, or keep the API on loopback and serve probes and metrics with -health-listen", addr, notLoopback)
+	}
+	return nil
+}
+
+// checkMCPListen keeps the MCP listener from opening the servers' tools to
+// the network without a token: -mcp-listen is the operator's explicit
+// intent to expose the endpoint (like -health-listen for probes), so it
+// needs no -allow-remote, but a non-loopback address needs a token.
+func checkMCPListen(addr string, haveToken bool) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("-mcp-listen %q: %w", addr, err)
+	}
+	if why := nonLoopback(host); why != "" && !haveToken {
+		return fmt.Errorf("-mcp-listen %q %s and no token is set: the MCP endpoint calls the servers' tools; give a token in $MUSTERD_TOKEN, -token-file or -api-token", addr, why)
 	}
 	return nil
 }
@@ -364,7 +388,7 @@ func newDaemon(cfg daemonConfig, log *slog.Logger, record io.Writer) (*daemon, e
 		return nil, err
 	}
 	if kubeParts != nil {
-		if err := kubeParts.add(d); err != nil {
+		if err := kubeParts.add(d, cfg, log); err != nil {
 			return nil, err
 		}
 	}
@@ -474,8 +498,21 @@ func serve(ctx context.Context, cfg daemonConfig, log *slog.Logger) (err error) 
 		listeners = append(listeners, probeLn)
 		healthAddr = probeLn.Addr().String()
 	}
+	mcpAddr := ""
+	if cfg.mcpListen != "" {
+		mcpLn, err := net.Listen("tcp", cfg.mcpListen)
+		if err != nil {
+			for _, l := range listeners {
+				l.Close()
+			}
+			return fmt.Errorf("-mcp-listen on %s: %w", cfg.mcpListen, err)
+		}
+		servers = append(servers, &http.Server{Handler: d.MCP.Handler(), ReadHeaderTimeout: 5 * time.Second})
+		listeners = append(listeners, mcpLn)
+		mcpAddr = mcpLn.Addr().String()
+	}
 	log.Info("musterd starting", "version", version, "config_dir", cfg.configDir, "state_dir", cfg.stateDir,
-		"listen", ln.Addr().String(), "health_listen", healthAddr, "debounce", cfg.debounce, "workers", cfg.workers, "resync", cfg.resync,
+		"listen", ln.Addr().String(), "health_listen", healthAddr, "mcp_listen", mcpAddr, "debounce", cfg.debounce, "workers", cfg.workers, "resync", cfg.resync,
 		"api_token", cfg.token != "", "record", cfg.record, "kubernetes", cfg.kube.enabled,
 		"namespace", cfg.kube.namespace, "leader_elect", cfg.kube.leaderElect)
 

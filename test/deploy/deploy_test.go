@@ -40,12 +40,15 @@ type rendered struct {
 	raw []*unstructured.Unstructured
 }
 
-func render(t *testing.T) rendered {
+func render(t *testing.T) rendered { return renderDir(t, "default") }
+
+// renderDir renders config/<dir>.
+func renderDir(t *testing.T, dir string) rendered {
 	t.Helper()
 	root, err := kubetest.ModuleRoot()
 	require.NoError(t, err)
-	resMap, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), filepath.Join(root, "config", "default"))
-	require.NoError(t, err, "kustomize build config/default")
+	resMap, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), filepath.Join(root, "config", dir))
+	require.NoError(t, err, "kustomize build config/"+dir)
 
 	scheme := kubetest.Scheme()
 	utilruntime.Must(apiextensionsv1.AddToScheme(scheme))
