@@ -40,6 +40,12 @@
 //     the plain error "Tool execution failed: …".
 //   - Arguments, content, structuredContent, isError, progress and
 //     cancellation pass through to the Backend unchanged.
+//   - A client ending its streamable session (DELETE) cancels the
+//     session's tool calls in flight, and so the servers' calls behind
+//     them, before the go-sdk closes it: the go-sdk alone would wait for
+//     them, the DELETE blocking for as long as the longest call runs. A
+//     connection that merely drops is no cancellation (the client may
+//     resume its stream); the session's idle timeout ends it.
 //   - Every request is answered; what is wrong with one is a JSON-RPC or
 //     tool error naming it: no token (401), a follower asked (503, naming
 //     the leader), a body over Options.MaxBodyBytes (413), malformed

@@ -83,6 +83,11 @@ func (s *Server) streamable(h http.Handler) http.Handler {
 			s.serveStream(h, w, r, session)
 			return
 		}
+		if r.Method == http.MethodDelete && session != "" {
+			// The go-sdk closes the session only once its calls are
+			// done: end them first (sessioncalls.go).
+			s.calls.cancel(session)
+		}
 		h.ServeHTTP(w, r)
 	})
 }

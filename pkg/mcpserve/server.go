@@ -123,6 +123,9 @@ type Server struct {
 	templates map[string]string // URI template → JSON of the template registered
 
 	follows follows
+	// calls are the tool calls in flight per session, cancelled when
+	// their client ends the session (sessioncalls.go).
+	calls sessionCalls
 }
 
 // callee is what serves a tool that musterd does not implement itself.
@@ -405,6 +408,8 @@ func (s *Server) builtinHandler(view string, b *builtin) mcp.ToolHandler {
 			return errRes, nil
 		}
 		ctx = s.enter(ctx, view, req)
+		ctx, done := s.calls.track(ctx, req.Session)
+		defer done()
 		if p := progressOf(ctx, req); p != nil {
 			ctx = context.WithValue(ctx, progressKey{}, p)
 		}
@@ -425,6 +430,8 @@ func (s *Server) forwardHandler(name string) mcp.ToolHandler {
 			return errRes, nil
 		}
 		ctx = s.enter(ctx, viewDirect, req)
+		ctx, done := s.calls.track(ctx, req.Session)
+		defer done()
 		res, err := s.CallTool(ctx, name, args, progressOf(ctx, req))
 		if err != nil {
 			return errorResult(redact.String(err.Error())), nil
