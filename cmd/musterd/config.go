@@ -35,6 +35,8 @@ type configFile struct {
 	TokenFile        *string   `yaml:"tokenFile"`
 	ToolPrefix       *string   `yaml:"toolPrefix"`
 	Record           *string   `yaml:"record"`
+	// DisabledKinds are the kinds not reconciled at start (-disable-kinds).
+	DisabledKinds *[]string `yaml:"disabledKinds"`
 	// Kubernetes mode.
 	Kubernetes                  *bool     `yaml:"kubernetes"`
 	Namespace                   *string   `yaml:"namespace"`
@@ -95,7 +97,7 @@ func applyConfigFile(cfg *daemonConfig, path string, setOnCommandLine map[string
 		return nil, fmt.Errorf("config file %s: %w", path, err)
 	}
 	known := map[string]bool{}
-	for _, k := range []string{"stateDir", "listen", "healthListen", "mcpListen", "logLevel", "logFormat", "debounce", "workers", "reconcileTimeout", "resync", "rescan", "stopTimeout", "tokenFile", "toolPrefix", "record",
+	for _, k := range []string{"stateDir", "listen", "healthListen", "mcpListen", "logLevel", "logFormat", "debounce", "workers", "reconcileTimeout", "resync", "rescan", "stopTimeout", "tokenFile", "toolPrefix", "record", "disabledKinds",
 		"kubernetes", "namespace", "kubeconfig", "kubeConnectTimeout", "leaderElect", "leaderElectionID", "leaderElectionNamespace",
 		"leaderElectionLeaseDuration", "leaderElectionRenewDeadline", "leaderElectionRetryPeriod", "aggregator"} {
 		known[k] = true
@@ -149,6 +151,13 @@ func applyConfigFile(cfg *daemonConfig, path string, setOnCommandLine map[string
 	setDuration("leader-election-lease-duration", file.LeaderElectionLeaseDuration, &cfg.kube.leaseDuration)
 	setDuration("leader-election-renew-deadline", file.LeaderElectionRenewDeadline, &cfg.kube.renewDeadline)
 	setDuration("leader-election-retry-period", file.LeaderElectionRetryPeriod, &cfg.kube.retryPeriod)
+	if file.DisabledKinds != nil && !setOnCommandLine["disable-kinds"] {
+		kinds, err := parseKinds(*file.DisabledKinds)
+		if err != nil {
+			return nil, fmt.Errorf("config file %s: disabledKinds: %w", path, err)
+		}
+		cfg.disabledKinds = kinds
+	}
 	if a := file.Aggregator; a != nil {
 		if file.Listen == nil && !setOnCommandLine["listen"] && (a.Host != nil || a.Port != nil) {
 			host, port, err := net.SplitHostPort(cfg.listen)

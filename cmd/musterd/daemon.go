@@ -19,7 +19,9 @@ import (
 	"github.com/musterd/musterd/pkg/api"
 	"github.com/musterd/musterd/pkg/bus"
 	"github.com/musterd/musterd/pkg/catalogue"
+	"github.com/musterd/musterd/pkg/controls"
 	"github.com/musterd/musterd/pkg/coordinator"
+	"github.com/musterd/musterd/pkg/coretools"
 	"github.com/musterd/musterd/pkg/debouncer"
 	"github.com/musterd/musterd/pkg/election"
 	"github.com/musterd/musterd/pkg/events"
@@ -30,12 +32,14 @@ import (
 	"github.com/musterd/musterd/pkg/reconcilers/mcpserver"
 	"github.com/musterd/musterd/pkg/reconcilers/workflow"
 	"github.com/musterd/musterd/pkg/resources"
+	"github.com/musterd/musterd/pkg/services"
 	"github.com/musterd/musterd/pkg/statusync"
 	"github.com/musterd/musterd/pkg/statusync/files"
 	"github.com/musterd/musterd/pkg/supervisor"
 	"github.com/musterd/musterd/pkg/trace"
 	"github.com/musterd/musterd/pkg/watchers/fs"
 	"github.com/musterd/musterd/pkg/watchers/runtime"
+	"github.com/musterd/musterd/pkg/workflowrun"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 )
 
@@ -73,6 +77,9 @@ type daemonConfig struct {
 	inheritEnv bool
 	// kube is Kubernetes mode (kubernetes.go).
 	kube kubeConfig
+	// disabledKinds are the kinds not reconciled at start (their kind
+	// names, "MCPServer"); musterd enable KIND turns one on.
+	disabledKinds []string
 }
 
 // The coordinator's retry settings. musterd run has no flags for them; they
@@ -131,6 +138,11 @@ func parseDaemonFlags(args []string, stderr io.Writer) (cfg daemonConfig, notes 
 	fset.StringVar(&cfg.token, "api-token", "", "the bearer token itself; anyone who can list processes reads a flag, so prefer $MUSTERD_TOKEN or -token-file")
 	fset.StringVar(&cfg.record, "record", "", "write every bus event to this file as a trace (created or truncated; see docs/trace-format.md)")
 	cfg.kube.register(fset)
+	fset.Func("disable-kinds", "comma-separated kinds not reconciled at start (mcpservers, workflows); their changes are still watched, and \"musterd enable KIND\" reconciles them", func(v string) error {
+		kinds, err := parseKinds(strings.Split(v, ","))
+		cfg.disabledKinds = kinds
+		return err
+	})
 	if err := fset.Parse(args); err != nil {
 		return cfg, nil, err
 	}
@@ -306,6 +318,13 @@ type daemon struct {
 	Supervisor *supervisor.Supervisor
 	Readiness  *statusync.Readiness
 	History    *statusync.History
+	// Overrides are the operators' service requests; Controls serve them
+	// and the other controls to the API and the core tools.
+	Overrides *services.Overrides
+	Controls  *controls.Controller
+	// CoreTools are the core tools that change definitions and services,
+	// a Provider for the MCP endpoint.
+	CoreTools *coretools.Provider
 	// Ready is /readyz.
 	Ready func() bool
 	// lost receives the elector's ErrLostLeadership; nil outside
@@ -317,6 +336,9 @@ type daemon struct {
 	// current.
 	MCP        *mcpserve.Server
 	MCPRefresh *mcpserve.Refresher
+	// Workflows runs workflows: a provider of the MCP endpoint's tools,
+	// whose steps call tools through it (workflows.go).
+	Workflows *workflowrun.Engine
 }
 
 // newDaemon builds the daemon; if record is not nil, every bus event is
@@ -363,12 +385,17 @@ func newDaemon(cfg daemonConfig, log *slog.Logger, record io.Writer) (*daemon, e
 		}
 	}
 	foundations = append(foundations, runtime.NewStopper(d.Supervisor, runtime.StopperOptions{}))
+	if d.Overrides, err = newOverrides(cfg, kubeParts); err != nil {
+		return nil, err
+	}
+	servers := mcpserver.New(d.Index, d.Supervisor, d.Catalogue)
+	servers.SetOverrides(d.Overrides)
 
 	d.Pipeline, err = pipeline.New(pipeline.Options{
 		Logger:      log,
 		Bus:         b,
 		Foundations: foundations,
-		Reconcilers: []reconcilers.Reconciler{mcpserver.New(d.Index, d.Supervisor, d.Catalogue), workflow.New(d.Index, d.Catalogue)},
+		Reconcilers: []reconcilers.Reconciler{servers, workflow.New(d.Index, d.Catalogue, workflow.WithBuiltinTools(d.builtinTool))},
 		Debouncer:   debouncer.Options{Interval: cfg.debounce},
 		Coordinator: coordinator.Options{Workers: cfg.workers, ResyncPeriod: cfg.resync, ReconcileTimeout: cfg.reconcileTimeout,
 			BackoffBase: retryBackoffBase, BackoffMax: retryBackoffMax, Jitter: retryJitter, MaxRetries: retryMax,
@@ -411,6 +438,15 @@ func newDaemon(cfg daemonConfig, log *slog.Logger, record io.Writer) (*daemon, e
 	}
 	d.History = statusync.NewHistory(b, statusync.HistoryOptions{})
 	if err := d.Add(d.History); err != nil {
+		return nil, err
+	}
+	if d.Controls, err = newControls(cfg, d, log); err != nil {
+		return nil, err
+	}
+	if d.CoreTools, err = newCoreTools(cfg, d, kubeParts, log); err != nil {
+		return nil, err
+	}
+	if err := d.addWorkflows(cfg, log); err != nil {
 		return nil, err
 	}
 	if err := d.addMCP(cfg, log); err != nil {
@@ -473,7 +509,7 @@ func serve(ctx context.Context, cfg daemonConfig, log *slog.Logger) (err error) 
 		Index: d.Index, Statuses: d.Store, ResourceStatus: d.Reconcilers.Status,
 		Trigger: func(k events.Key) { d.Coordinator.Trigger(k) }, Leader: d.leader, Bus: d.Bus,
 		Metrics: d.Registry, Health: d.Components.Health, Ready: d.Ready, History: d.History,
-		Token: cfg.token, Logger: log,
+		Controls: d.Controls, Executions: d.Workflows, Token: cfg.token, Logger: log,
 	})
 	if err != nil {
 		return err

@@ -197,6 +197,9 @@ type kubeStages struct {
 	events *kubeevents.Recorder
 	// lost receives ErrLostLeadership.
 	lost chan error
+	// client changes the definitions when the core tools ask
+	// (declare.Kube).
+	client client.Client
 }
 
 // newKubeStages makes the watcher, the status writer and, with
@@ -234,6 +237,7 @@ func newKubeStages(cfg daemonConfig, d *daemon, b *bus.Bus, log *slog.Logger) (*
 	if err != nil {
 		return nil, fmt.Errorf("kubernetes mode: %w", err)
 	}
+	s.client = c
 	if s.writer, err = statuskube.New(statuskube.Options{
 		Client:         c,
 		ResourceStatus: func(key events.Key) (any, bool) { return d.Reconcilers.Status(key) },

@@ -19,7 +19,10 @@ func (d *daemon) addMCP(cfg daemonConfig, log *slog.Logger) error {
 		return err
 	}
 	d.MCP, err = mcpserve.New(mcpserve.Options{
-		Backend:        rt,
+		Backend: rt,
+		// The workflows, and the core tools that change definitions and
+		// services (core_mcpserver_create, core_service_stop, …).
+		Providers:      []mcpserve.Provider{d.Workflows, d.CoreTools},
 		Index:          d.Index,
 		Statuses:       d.Store,
 		ResourceStatus: d.Reconcilers.Status,
@@ -43,6 +46,9 @@ func (d *daemon) addMCP(cfg daemonConfig, log *slog.Logger) error {
 		return err
 	}
 	d.MCPRefresh = mcpserve.NewRefresher(d.Bus, d.MCP)
+	// Workflow steps call tools as clients do, through the endpoint: x_…,
+	// core_… and other workflows alike.
+	d.Workflows.SetCaller(d.MCP)
 	// The router knows of a change of the servers' offer first (a server
 	// started, stopped, relisted its tools): list_changed need not wait
 	// for the reconcile's outcome on the bus.

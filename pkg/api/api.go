@@ -20,6 +20,7 @@ import (
 
 	"github.com/musterd/musterd/pkg/api/types"
 	"github.com/musterd/musterd/pkg/bus"
+	"github.com/musterd/musterd/pkg/controls"
 	"github.com/musterd/musterd/pkg/events"
 	"github.com/musterd/musterd/pkg/lifecycle"
 	"github.com/musterd/musterd/pkg/redact"
@@ -65,6 +66,12 @@ type Options struct {
 	History interface {
 		Recent(events.Key) []events.Event
 	}
+	// Controls, if set, serve the operators' controls: services, per-kind
+	// reconciliation, resync and the overview (package controls).
+	Controls *controls.Controller
+	// Executions are the workflow executions /api/v1/executions serves.
+	// Optional: without it, that path answers 404.
+	Executions ExecutionSource
 	// Token, when not empty, is the bearer token that mutating requests
 	// and the event endpoints (the stream and a resource's recent events)
 	// must carry.
@@ -120,6 +127,11 @@ func NewHandler(opts Options) (http.Handler, error) {
 	mux.Handle("/api/v1/resources/{kind}/{namespace}/{name}/reconcile", allow([]string{http.MethodPost}, s.reconcile))
 	mux.Handle("/api/v1/resources/{kind}/{namespace}/{name}/events", allow(read, s.recent))
 	mux.Handle("/api/v1/events", allow(read, s.events))
+	if opts.Controls != nil {
+		s.controlRoutes(mux)
+	}
+	mux.Handle("/api/v1/executions", allow(read, s.executions))     // executions.go
+	mux.Handle("/api/v1/executions/{id}", allow(read, s.execution)) // executions.go
 	return mux, nil
 }
 

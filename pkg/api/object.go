@@ -47,6 +47,7 @@ func (s *server) object(e resources.Entry) (types.Object, error) {
 		}
 	}
 	o.Reconcile = ReconcileOf(s.opts.Statuses.Get(e.Key))
+	o.Reconcile.Note = s.kindNote(e.Key)
 	if o.Reconcile.LastError == "" && e.Err != nil {
 		// Not reconciled since its file went wrong: show what is wrong.
 		o.Reconcile.LastError = redact.String(e.Err.Error())

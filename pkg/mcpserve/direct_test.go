@@ -2,6 +2,7 @@ package mcpserve
 
 import (
 	"context"
+	"net/http"
 	"testing"
 	"time"
 
@@ -188,4 +189,35 @@ func TestRouterCallsEveryExposedName(t *testing.T) {
 	assert.JSONEq(t, `{"services":[],"total":0}`, text(t, res), "a core tool keeps its name against a server's tool of the same name")
 	_, err = h.srv.CallTool(ctx, "x_nope", nil, nil)
 	assert.ErrorIs(t, err, ErrUnknownTool)
+}
+
+func TestAClientThatClosesItsSessionMidCallCancelsTheCall(t *testing.T) {
+	for _, path := range []string{PathDirect, PathMCP} {
+		t.Run(path, func(t *testing.T) {
+			h := newHarness(t, nil)
+			started := make(chan struct{})
+			cause := make(chan error, 1)
+			h.backend.setTools(echoTool("x_fake_slow"))
+			h.backend.call = func(ctx context.Context, _ string, _ map[string]any, _ func(*mcp.ProgressNotificationParams)) (*mcp.CallToolResult, error) {
+				close(started)
+				<-ctx.Done()
+				cause <- context.Cause(ctx)
+				return nil, ctx.Err()
+			}
+			h.srv.Refresh()
+			cs := h.connect(path, "2025-06-18", nil)
+			name, args := "x_fake_slow", map[string]any{"message": "m"}
+			if path == PathMCP {
+				name, args = "call_tool", map[string]any{"name": "x_fake_slow", "arguments": args}
+			}
+			go func() { _, _ = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args}) }()
+			waitFor(t, started, "the call to reach the backend")
+			// The client ends its session, as the protocol has it: a
+			// DELETE. (The go-sdk's own client sends it only once its calls
+			// are over, and its server would close the session only then.)
+			code, _, body := h.send(http.MethodDelete, path, "", map[string]string{sessionHeader: cs.ID()})
+			assert.Equal(t, http.StatusNoContent, code, body)
+			assert.ErrorIs(t, waitFor(t, cause, "the call's cancellation"), ErrSessionClosed)
+		})
+	}
 }

@@ -39,13 +39,11 @@
 //     structuredContent mirroring the tool's; a call that cannot be made is
 //     the plain error "Tool execution failed: …".
 //   - Arguments, content, structuredContent, isError, progress and
-//     cancellation pass through to the Backend unchanged.
-//   - A client ending its streamable session (DELETE) cancels the
-//     session's tool calls in flight, and so the servers' calls behind
-//     them, before the go-sdk closes it: the go-sdk alone would wait for
-//     them, the DELETE blocking for as long as the longest call runs. A
-//     connection that merely drops is no cancellation (the client may
-//     resume its stream); the session's idle timeout ends it.
+//     cancellation pass through to the Backend unchanged. A client that
+//     ends its streamable session (a DELETE) mid-call has its calls
+//     cancelled (cause ErrSessionClosed), which the go-sdk alone does not
+//     do: it would hold the session open until they finished. (An SSE
+//     session's calls run to their end when its stream closes.)
 //   - Every request is answered; what is wrong with one is a JSON-RPC or
 //     tool error naming it: no token (401), a follower asked (503, naming
 //     the leader), a body over Options.MaxBodyBytes (413), malformed

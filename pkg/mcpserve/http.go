@@ -84,9 +84,7 @@ func (s *Server) streamable(h http.Handler) http.Handler {
 			return
 		}
 		if r.Method == http.MethodDelete && session != "" {
-			// The go-sdk closes the session only once its calls are
-			// done: end them first (sessioncalls.go).
-			s.calls.cancel(session)
+			s.closing(session)
 		}
 		h.ServeHTTP(w, r)
 	})

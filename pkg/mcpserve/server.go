@@ -123,9 +123,10 @@ type Server struct {
 	templates map[string]string // URI template → JSON of the template registered
 
 	follows follows
-	// calls are the tool calls in flight per session, cancelled when
-	// their client ends the session (sessioncalls.go).
-	calls sessionCalls
+
+	// watches maps each *mcp.ServerSession that has had a call to its
+	// *watch, and watchIDs a streamable session's ID to the same.
+	watches, watchIDs sync.Map
 }
 
 // callee is what serves a tool that musterd does not implement itself.
@@ -339,7 +340,9 @@ var ErrUnknownTool = errors.New("unknown tool")
 func (s *Server) CallTool(ctx context.Context, name string, args map[string]any, progress func(*mcp.ProgressNotificationParams)) (*mcp.CallToolResult, error) {
 	r, ok := s.current.Load().routes[name]
 	if !ok {
-		return nil, fmt.Errorf("%w %q: no core tool, running server or workflow offers it", ErrUnknownTool, name)
+		if r, ok = s.claimed(name); !ok { // claim.go
+			return nil, fmt.Errorf("%w %q: no core tool, running server or workflow offers it", ErrUnknownTool, name)
+		}
 	}
 	if args == nil {
 		args = map[string]any{}
@@ -349,8 +352,14 @@ func (s *Server) CallTool(ctx context.Context, name string, args map[string]any,
 		info.correlationID = events.NewCorrelationID()
 		ctx = withCallInfo(ctx, info)
 	}
+	// Redacting the arguments costs regular expressions: only when the
+	// line is written.
+	debug := s.log.Enabled(ctx, slog.LevelDebug)
 	start := time.Now()
-	s.log.Debug("MCP tool call", "tool", name, "source", r.source, "view", info.view, "session", info.session, "correlation_id", info.correlationID, "arguments", redactedArgs(args))
+	if debug {
+		s.log.DebugContext(ctx, "MCP tool call", "tool", name, "source", r.source, "view", info.view, "session", info.session,
+			"correlation_id", info.correlationID, "arguments", redactedArgs(args))
+	}
 	var (
 		res *mcp.CallToolResult
 		err error
@@ -369,11 +378,13 @@ func (s *Server) CallTool(ctx context.Context, name string, args map[string]any,
 	case res.IsError:
 		outcome = "tool_error"
 	}
-	attrs := []any{"tool", name, "correlation_id", info.correlationID, "result", outcome, "duration", time.Since(start)}
-	if err != nil {
-		attrs = append(attrs, "error", redact.String(err.Error()))
+	if debug {
+		attrs := []any{"tool", name, "correlation_id", info.correlationID, "result", outcome, "duration", time.Since(start)}
+		if err != nil {
+			attrs = append(attrs, "error", redact.String(err.Error()))
+		}
+		s.log.DebugContext(ctx, "MCP tool call done", attrs...)
 	}
-	s.log.Debug("MCP tool call done", attrs...)
 	return res, err
 }
 
@@ -407,15 +418,16 @@ func (s *Server) builtinHandler(view string, b *builtin) mcp.ToolHandler {
 		if errRes != nil {
 			return errRes, nil
 		}
-		ctx = s.enter(ctx, view, req)
-		ctx, done := s.calls.track(ctx, req.Session)
+		ctx, done := s.enter(ctx, view, req)
 		defer done()
 		if p := progressOf(ctx, req); p != nil {
 			ctx = context.WithValue(ctx, progressKey{}, p)
 		}
 		if b.isMeta {
 			// Meta-tools are not exposed tools: they are logged, not routed.
-			s.log.Debug("MCP meta-tool call", "tool", b.name, "session", req.Session.ID(), "correlation_id", callInfoFrom(ctx).correlationID, "arguments", redactedArgs(args))
+			if s.log.Enabled(ctx, slog.LevelDebug) {
+				s.log.DebugContext(ctx, "MCP meta-tool call", "tool", b.name, "session", req.Session.ID(), "correlation_id", callInfoFrom(ctx).correlationID, "arguments", redactedArgs(args))
+			}
 			return s.callBuiltin(ctx, b, args)
 		}
 		return s.CallTool(ctx, b.name, args, progressOf(ctx, req))
@@ -429,8 +441,7 @@ func (s *Server) forwardHandler(name string) mcp.ToolHandler {
 		if errRes != nil {
 			return errRes, nil
 		}
-		ctx = s.enter(ctx, viewDirect, req)
-		ctx, done := s.calls.track(ctx, req.Session)
+		ctx, done := s.enter(ctx, viewDirect, req)
 		defer done()
 		res, err := s.CallTool(ctx, name, args, progressOf(ctx, req))
 		if err != nil {
@@ -440,14 +451,73 @@ func (s *Server) forwardHandler(name string) mcp.ToolHandler {
 	}
 }
 
-// enter notes the call's view, session and a new correlation ID in ctx.
-func (s *Server) enter(ctx context.Context, view string, req *mcp.CallToolRequest) context.Context {
+// ErrSessionClosed is the cause of a call's context cancelled because the
+// client closed its session under it.
+var ErrSessionClosed = errors.New("the client's MCP session closed")
+
+// enter notes the call's view, session and a new correlation ID in ctx,
+// and ties the call to its session. The go-sdk neither cancels a call when
+// its client closes the session nor closes the session before its calls
+// end (a DELETE waits for them): a call whose client went away is
+// cancelled here instead, its cancellation forwarded to the server, and
+// the session closes at once. done must be called when the call returns.
+func (s *Server) enter(ctx context.Context, view string, req *mcp.CallToolRequest) (_ context.Context, done func()) {
 	info := callInfo{view: view, correlationID: events.NewCorrelationID()}
+	ctx, cancel := context.WithCancelCause(ctx)
 	if req.Session != nil {
 		info.session = req.Session.ID()
 		info.serverSession = req.Session
+		closed := s.sessionClosed(req.Session)
+		go func() {
+			select {
+			case <-closed:
+				cancel(ErrSessionClosed)
+			case <-ctx.Done():
+			}
+		}()
 	}
-	return withCallInfo(ctx, info)
+	return withCallInfo(ctx, info), func() { cancel(nil) }
+}
+
+// watch is closed when its session closes, or is being closed.
+type watch struct {
+	ch   chan struct{}
+	once sync.Once
+}
+
+func (w *watch) close() { w.once.Do(func() { close(w.ch) }) }
+
+// sessionClosed returns a channel closed once ss closes or a client asks
+// to close it; one watch per session that has had a call.
+func (s *Server) sessionClosed(ss *mcp.ServerSession) <-chan struct{} {
+	if w, ok := s.watches.Load(ss); ok {
+		return w.(*watch).ch
+	}
+	nw := &watch{ch: make(chan struct{})}
+	w, loaded := s.watches.LoadOrStore(ss, nw)
+	if !loaded {
+		id := ss.ID() // "" for SSE sessions, which a DELETE cannot name
+		if id != "" {
+			s.watchIDs.Store(id, nw)
+		}
+		go func() {
+			_ = ss.Wait()
+			nw.close()
+			s.watches.Delete(ss)
+			if id != "" {
+				s.watchIDs.CompareAndDelete(id, nw)
+			}
+		}()
+	}
+	return w.(*watch).ch
+}
+
+// closing cancels the calls of the streamable session id, which a client
+// asked to close (a DELETE), before the go-sdk closes it.
+func (s *Server) closing(id string) {
+	if w, ok := s.watchIDs.Load(id); ok {
+		w.(*watch).close()
+	}
 }
 
 // decodeArguments returns a call's arguments, or the tool error saying

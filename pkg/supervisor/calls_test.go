@@ -259,31 +259,39 @@ func TestAServerKilledMidCallFailsTheCallSayingItDied(t *testing.T) {
 
 func TestARemoteServerKilledMidCallFailsTheCall(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, supervisor.Options{PingTimeout: 500 * time.Millisecond})
-	url, server := startHTTPFake(t, "-slow-tool", "slow")
-	k := key("remote-killed")
-	h.ensure(t, k, remote(v1alpha1.MCPServerTypeStreamableHTTP, url))
+	for _, typ := range []v1alpha1.MCPServerType{v1alpha1.MCPServerTypeStreamableHTTP, v1alpha1.MCPServerTypeSSE} {
+		t.Run(string(typ), func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t, supervisor.Options{PingTimeout: 500 * time.Millisecond})
+			url, server := startHTTPFake(t, "-slow-tool", "slow")
+			if typ == v1alpha1.MCPServerTypeSSE {
+				url = strings.TrimSuffix(url, "/mcp") + "/sse"
+			}
+			k := key("remote-killed")
+			h.ensure(t, k, remote(typ, url))
 
-	progressed := make(chan struct{})
-	errs := make(chan error, 1)
-	go func() {
-		var once sync.Once
-		_, err := h.sup.CallTool(callCtx(t), k, &mcp.CallToolParams{Name: "slow", Arguments: slowArgs(100000, 10*time.Millisecond)},
-			func(*mcp.ProgressNotificationParams) { once.Do(func() { close(progressed) }) })
-		errs <- err
-	}()
-	<-progressed
-	killed := time.Now()
-	require.NoError(t, server.Process.Kill())
-	select {
-	case err := <-errs:
-		t.Logf("the pending call failed %s after the kill: %v", time.Since(killed), err)
-		require.ErrorIs(t, err, supervisor.ErrDied)
-		assert.Contains(t, err.Error(), "remote-killed")
-	case <-time.After(deadline):
-		t.Fatal("a call on a killed remote server hangs")
+			progressed := make(chan struct{})
+			errs := make(chan error, 1)
+			go func() {
+				var once sync.Once
+				_, err := h.sup.CallTool(callCtx(t), k, &mcp.CallToolParams{Name: "slow", Arguments: slowArgs(100000, 10*time.Millisecond)},
+					func(*mcp.ProgressNotificationParams) { once.Do(func() { close(progressed) }) })
+				errs <- err
+			}()
+			<-progressed
+			killed := time.Now()
+			require.NoError(t, server.Process.Kill())
+			select {
+			case err := <-errs:
+				t.Logf("the pending call failed %s after the kill: %v", time.Since(killed), err)
+				require.ErrorIs(t, err, supervisor.ErrDied)
+				assert.Contains(t, err.Error(), "remote-killed")
+			case <-time.After(deadline):
+				t.Fatal("a call on a killed remote server hangs")
+			}
+			h.rec.waitFor(t, k, "disconnected", func(o supervisor.Observed) bool { return o.State == disconnected })
+		})
 	}
-	h.rec.waitFor(t, k, "disconnected", func(o supervisor.Observed) bool { return o.State == disconnected })
 }
 
 // TestASpecChangeRestartDrainsTheCallsInFlight: twenty calls in flight on

@@ -29,6 +29,7 @@ type Reconciler struct {
 	index    *resources.Index
 	tools    *catalogue.Catalogue
 	observed reconcilers.Observed[v1alpha1.WorkflowStatus]
+	builtin  func(tool string) bool // nested.go
 }
 
 var (
@@ -38,8 +39,12 @@ var (
 
 // New returns a reconciler reading desired state from index and the tools
 // on offer from cat.
-func New(index *resources.Index, cat *catalogue.Catalogue) *Reconciler {
-	return &Reconciler{index: index, tools: cat}
+func New(index *resources.Index, cat *catalogue.Catalogue, opts ...Option) *Reconciler {
+	r := &Reconciler{index: index, tools: cat}
+	for _, o := range opts {
+		o(r)
+	}
+	return r
 }
 
 // Kind is v1alpha1.KindWorkflow.
@@ -59,7 +64,7 @@ func (r *Reconciler) Reconcile(_ context.Context, req reconcilers.Request) recon
 		st.ReferencedTools = Tools(wf)
 		st.ObservedGeneration = wf.Generation
 		for _, ref := range references(wf) {
-			if !r.tools.Has(ref.tool) {
+			if !r.offered(ref.tool) {
 				st.ValidationErrors = append(st.ValidationErrors,
 					fmt.Sprintf("%s: tool %s is not offered by any running server", ref.where, ref.tool))
 				st.MissingTools = append(st.MissingTools, ref.tool)
@@ -67,12 +72,18 @@ func (r *Reconciler) Reconcile(_ context.Context, req reconcilers.Request) recon
 		}
 		slices.Sort(st.MissingTools)
 		st.MissingTools = slices.Compact(st.MissingTools)
+		st.ValidationErrors = append(st.ValidationErrors, templateErrors(wf)...) // templates.go
+		if c := r.cycle(wf); c != nil {
+			st.ValidationErrors = append(st.ValidationErrors, "calls itself: "+strings.Join(c, " → "))
+		}
 	}
 	st.Valid = len(st.ValidationErrors) == 0
 	ready := metav1.Condition{Type: v1alpha1.ConditionReady, Status: metav1.ConditionTrue, Reason: ReasonValid,
 		ObservedGeneration: st.ObservedGeneration, Message: "every tool it calls is offered"}
 	switch {
 	case entry.Err != nil:
+		ready.Status, ready.Reason, ready.Message = metav1.ConditionFalse, ReasonInvalid, st.ValidationErrors[0]
+	case !st.Valid && len(st.MissingTools) == 0:
 		ready.Status, ready.Reason, ready.Message = metav1.ConditionFalse, ReasonInvalid, st.ValidationErrors[0]
 	case !st.Valid:
 		ready.Status, ready.Reason = metav1.ConditionFalse, ReasonToolsMissing

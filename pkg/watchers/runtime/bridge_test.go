@@ -333,3 +333,31 @@ func TestNewRequiresItsParts(t *testing.T) {
 	_, err = runtime.New(b, runtime.Options{Index: resources.New()})
 	assert.ErrorContains(t, err, "Catalogue")
 }
+
+// TestDefinitionsFamiliesAndListingTimesReachTheCatalogue: what the
+// supervisor observes of a running server's tools is what the catalogue
+// serves.
+func TestDefinitionsFamiliesAndListingTimesReachTheCatalogue(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t)
+		listed := time.Now()
+		for _, name := range []string{"mc-a", "mc-b"} {
+			obs := up("get")
+			obs.ToolDefs[0].Description = "gets from " + name
+			obs.Family = &v1alpha1.MCPServerFamily{Name: "k8s", InstanceArg: "cluster"}
+			obs.ListedAt = listed
+			h.change(events.NewKey(v1alpha1.KindMCPServer, "", name), obs)
+		}
+		tool, ok := h.cat.Tool("x_k8s_get")
+		require.True(t, ok)
+		assert.Equal(t, "gets from mc-a", tool.Definition.Description, "the first member's definition")
+		assert.Equal(t, []string{"mc-a", "mc-b"}, tool.Instances)
+		assert.Equal(t, "cluster", tool.InstanceArg)
+		servers := h.cat.Servers()
+		require.Len(t, servers, 2)
+		assert.Equal(t, listed, servers[0].ListedAt)
+		assert.Equal(t, "k8s", servers[0].Naming.Family)
+		h.start()
+		h.stop()
+	})
+}
