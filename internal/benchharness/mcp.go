@@ -7,7 +7,11 @@ package main
 //     time; beside direct_stdio_call_p50_us and direct_stdio_call_p99_us,
 //     a go-sdk client that spawns the same server itself and calls it.
 //     The two alternate in rounds within one run, so that the shared
-//     machine's load weighs on both alike.
+//     machine's load weighs on both alike. A third path alternates with
+//     them, sdk_proxy_call_p50_us and _p99_us: the least gateway the same
+//     SDK makes, in the harness's own process, a streamable HTTP server
+//     whose one tool calls a stdio mcp-fake through a client session; the
+//     floor of two hops, against which musterd's own cost shows.
 //   - tool_appears_ms: a new server file (written whole, by rename) until
 //     a client connected to /mcp/direct receives list_changed and lists the
 //     new tool, less server_initialize_ms, the median time the same server
@@ -23,6 +27,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -216,7 +221,15 @@ func measureMCPCalls(cfg config, res *results) error {
 	if _, err := timeCalls(direct, "echo", 50); err != nil {
 		return err
 	}
-	var through, beside []time.Duration
+	proxy, stopProxy, err := startSDKProxy()
+	if err != nil {
+		return err
+	}
+	defer stopProxy()
+	if _, err := timeCalls(proxy, "echo", 50); err != nil {
+		return err
+	}
+	var through, beside, floor []time.Duration
 	for round := range *mcpCallRounds {
 		t, err := timeCalls(m.session, "x_bench_echo", *mcpCallsPerRound)
 		if err != nil {
@@ -226,18 +239,53 @@ func measureMCPCalls(cfg config, res *results) error {
 		if err != nil {
 			return fmt.Errorf("round %d direct: %w", round, err)
 		}
-		through, beside = append(through, t...), append(beside, d...)
+		p, err := timeCalls(proxy, "echo", *mcpCallsPerRound)
+		if err != nil {
+			return fmt.Errorf("round %d through the bare SDK proxy: %w", round, err)
+		}
+		through, beside, floor = append(through, t...), append(beside, d...), append(floor, p...)
 	}
 	sortDurations(through)
 	sortDurations(beside)
+	sortDurations(floor)
 	res.set("mcp_call_p50_us", microseconds(through, 0.50))
 	res.set("mcp_call_p99_us", microseconds(through, 0.99))
 	res.set("direct_stdio_call_p50_us", microseconds(beside, 0.50))
 	res.set("direct_stdio_call_p99_us", microseconds(beside, 0.99))
-	fmt.Fprintf(cfg.log, "bench: %d calls each way, through musterd p50 %.0f µs p99 %.0f µs, direct p50 %.0f µs p99 %.0f µs (load %s)\n",
+	res.set("sdk_proxy_call_p50_us", microseconds(floor, 0.50))
+	res.set("sdk_proxy_call_p99_us", microseconds(floor, 0.99))
+	fmt.Fprintf(cfg.log, "bench: %d calls each way, through musterd p50 %.0f µs p99 %.0f µs, direct p50 %.0f µs p99 %.0f µs, bare SDK proxy p50 %.0f µs p99 %.0f µs (load %s)\n",
 		len(through), res.values["mcp_call_p50_us"], res.values["mcp_call_p99_us"],
-		res.values["direct_stdio_call_p50_us"], res.values["direct_stdio_call_p99_us"], procLoad())
+		res.values["direct_stdio_call_p50_us"], res.values["direct_stdio_call_p99_us"],
+		res.values["sdk_proxy_call_p50_us"], res.values["sdk_proxy_call_p99_us"], procLoad())
 	return nil
+}
+
+// startSDKProxy serves, on a loopback port of this process, a go-sdk
+// streamable HTTP server whose tool echo calls a stdio mcp-fake's echo
+// through a go-sdk client session, and returns a client session on it.
+func startSDKProxy() (*mcp.ClientSession, func(), error) {
+	backend, err := spawnFake(context.Background(), "-tools", "echo")
+	if err != nil {
+		return nil, nil, err
+	}
+	server := mcp.NewServer(&mcp.Implementation{Name: "bare-proxy", Version: "v1"}, nil)
+	server.AddTool(&mcp.Tool{Name: "echo", InputSchema: map[string]any{"type": "object"}},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return backend.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: req.Params.Arguments})
+		})
+	listener, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, nil, errors.Join(err, backend.Close())
+	}
+	srv := &http.Server{Handler: mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, nil), ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(listener) }()
+	client := mcp.NewClient(&mcp.Implementation{Name: "benchharness", Version: "v1"}, nil)
+	cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: "http://" + listener.Addr().String(), HTTPClient: &http.Client{}}, nil)
+	if err != nil {
+		return nil, nil, errors.Join(err, srv.Close(), backend.Close())
+	}
+	return cs, func() { _ = cs.Close(); _ = srv.Close(); _ = backend.Close() }, nil
 }
 
 func measureToolAppears(cfg config, res *results) error {
