@@ -257,16 +257,25 @@ func measureAPI(cfg config, res *results) error {
 // the API shows them all Synced; then the resident memory once their status
 // files are written.
 func measureColdStart(cfg config, res *results) error {
-	d, err := startDaemon(cfg, cfg.coldFiles)
+	return coldStart(cfg, res, cfg.coldFiles, "cold_start_10k_ms", "rss_mb_10k_resources")
+}
+
+// measureColdStartLarge: the same with coldFilesLarge (100,000) files.
+func measureColdStartLarge(cfg config, res *results) error {
+	return coldStart(cfg, res, cfg.coldFilesLarge, "cold_start_100k_ms", "rss_mb_100k_resources")
+}
+
+func coldStart(cfg config, res *results, files int, startKey, rssKey string) error {
+	d, err := startDaemon(cfg, files)
 	if err != nil {
 		return err
 	}
-	at, err := d.allSynced(cfg.coldFiles)
+	at, err := d.allSynced(files)
 	if err != nil {
 		return errors.Join(err, d.stop())
 	}
-	res.set("cold_start_10k_ms", float64(at.Sub(d.started).Milliseconds()))
-	if err := d.statusFilesWritten(cfg.coldFiles); err != nil {
+	res.set(startKey, float64(at.Sub(d.started).Milliseconds()))
+	if err := d.statusFilesWritten(files); err != nil {
 		return errors.Join(err, d.stop())
 	}
 	time.Sleep(2 * time.Second)
@@ -274,7 +283,26 @@ func measureColdStart(cfg config, res *results) error {
 	if err != nil {
 		return errors.Join(err, d.stop())
 	}
-	res.set("rss_mb_10k_resources", rss)
+	res.set(rssKey, rss)
+	return d.stop()
+}
+
+// measureIdleRSS: the binary with nothing declared, once ready and 2 s
+// after: its resident memory, the floor under the per-resource figures.
+func measureIdleRSS(cfg config, res *results) error {
+	d, err := startDaemon(cfg, 0)
+	if err != nil {
+		return err
+	}
+	if _, err := d.allSynced(0); err != nil {
+		return errors.Join(err, d.stop())
+	}
+	time.Sleep(2 * time.Second)
+	rss, err := d.rssMB()
+	if err != nil {
+		return errors.Join(err, d.stop())
+	}
+	res.set("rss_mb_idle", rss)
 	return d.stop()
 }
 
