@@ -21,8 +21,15 @@ import (
 )
 
 // daemonDeadline bounds every wait on the binary; generous, because the
-// machine is shared.
+// machine is shared. The waits on a start with many files get more: see
+// deadlineFor.
 const daemonDeadline = 3 * time.Minute
+
+// deadlineFor bounds a wait on the binary with files workflow files: 3
+// minutes, or 5 ms a file if that is more (500 s for 100,000).
+func deadlineFor(files int) time.Duration {
+	return max(daemonDeadline, time.Duration(files)*5*time.Millisecond)
+}
 
 // sampleDeadline bounds the wait for one latency sample.
 const sampleDeadline = 30 * time.Second
@@ -110,7 +117,7 @@ func (d *daemon) stop() error {
 // outcome), and returns when the check that succeeded began.
 func (d *daemon) allSynced(n int) (time.Time, error) {
 	ctx := context.Background()
-	deadline := time.Now().Add(daemonDeadline)
+	deadline := time.Now().Add(deadlineFor(n))
 	for time.Now().Before(deadline) {
 		at := time.Now()
 		if ok, _ := d.api.Ready(ctx); !ok {
@@ -132,14 +139,14 @@ func (d *daemon) allSynced(n int) (time.Time, error) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	return time.Time{}, fmt.Errorf("the %d workflows were not all Synced within %v", n, daemonDeadline)
+	return time.Time{}, fmt.Errorf("the %d workflows were not all Synced within %v", n, deadlineFor(n))
 }
 
 // statusFilesWritten waits until the status store wrote a file for each of
 // the n workflows, so that what is measured next is the daemon at rest.
 func (d *daemon) statusFilesWritten(n int) error {
 	dir := filepath.Join(d.state, "status", "workflows", "default")
-	deadline := time.Now().Add(daemonDeadline)
+	deadline := time.Now().Add(deadlineFor(n))
 	for time.Now().Before(deadline) {
 		entries, _ := os.ReadDir(dir)
 		if len(entries) >= n {
@@ -147,7 +154,7 @@ func (d *daemon) statusFilesWritten(n int) error {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	return fmt.Errorf("the status files of %d workflows were not written within %v", n, daemonDeadline)
+	return fmt.Errorf("the status files of %d workflows were not written within %v", n, deadlineFor(n))
 }
 
 // rssMB is the daemon's resident memory (VmRSS), in MiB.

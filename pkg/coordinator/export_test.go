@@ -5,5 +5,5 @@ package coordinator
 func (c *Coordinator) TrackedKeys() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return len(c.keys)
+	return c.handles.Len()
 }
