@@ -16,6 +16,7 @@ import (
 
 	"github.com/musterd/musterd/pkg/bus"
 	"github.com/musterd/musterd/pkg/events"
+	"github.com/musterd/musterd/pkg/keyqueue"
 	"github.com/musterd/musterd/pkg/reconcilers"
 	"github.com/musterd/musterd/pkg/redact"
 )
@@ -154,7 +155,7 @@ type Coordinator struct {
 	backoff *JitteredBackoff[events.Handle] // the policy; each key's streak is in its record
 
 	mu    sync.Mutex
-	queue workqueue.TypedInterface[events.Handle] // nil until Start
+	queue *keyqueue.Queue // nil until Start
 	// handles and recs are the keys with pending work, a delay, a worker
 	// or a Failed tombstone, and their records, indexed by handle.
 	handles  events.Interner
@@ -255,7 +256,7 @@ func (c *Coordinator) Start(ctx context.Context) error {
 		return fmt.Errorf("coordinator: subscribe: %w", err)
 	}
 
-	queue := workqueue.NewTypedWithConfig(workqueue.TypedQueueConfig[events.Handle]{
+	queue := keyqueue.New(keyqueue.Config{
 		Name:            Name,
 		MetricsProvider: c.opts.MetricsProvider,
 		Clock:           c.opts.Clock,
@@ -331,11 +332,19 @@ func (c *Coordinator) work(ctx context.Context, id int) {
 		if shutdown {
 			return
 		}
+		settled := false
 		if ctx.Err() == nil { // after ShutDown, Get still drains what is queued
-			c.process(ctx, id, h)
+			settled = c.process(ctx, id, h)
+		}
+		// One hold of the lock ends it all: the reconcile in flight, the
+		// worker's hold of the handle, and the record if nothing needs it.
+		// Done comes after the outcome is published, so the key's next
+		// reconcile starts after it.
+		c.mu.Lock()
+		if settled {
+			c.inFlight--
 		}
 		c.queue.Done(h)
-		c.mu.Lock()
 		if c.handles.Held(h) {
 			c.recs[h].held = false
 			c.releaseIfIdle(h)
@@ -344,21 +353,18 @@ func (c *Coordinator) work(ctx context.Context, id int) {
 	}
 }
 
-func (c *Coordinator) process(ctx context.Context, id int, h events.Handle) {
+// process reconciles h's key if it is due, and reports whether it claimed
+// it: the reconcile is then in flight until the worker ends it.
+func (c *Coordinator) process(ctx context.Context, id int, h events.Handle) (claimed bool) {
 	req, ok := c.claim(h)
 	if !ok {
-		return
+		return false
 	}
 	key := req.Key
-	defer func() { // after the outcome is published
-		c.mu.Lock()
-		c.inFlight--
-		c.mu.Unlock()
-	}()
 	rec, ok := c.reg.Get(key.Kind)
 	if !ok {
 		c.settle(ctx, h, req, reconcilers.Result{Err: reconcilers.Permanent(fmt.Errorf("no reconciler registered for kind %q", key.Kind))}, 0, "")
-		return
+		return true
 	}
 	var hash string
 	if c.opts.Hash != nil {
@@ -385,9 +391,10 @@ func (c *Coordinator) process(ctx context.Context, id int, h events.Handle) {
 		// key, so nothing is published (the status keeps showing the
 		// reconcile, which the next run does again).
 		c.log.Debug("reconcile interrupted by shutdown", "key", key, "correlationId", req.CorrelationID)
-		return
+		return true
 	}
 	c.settle(ctx, h, req, res, c.opts.Clock.Since(start), hash)
+	return true
 }
 
 // errReconcileTimeout is the cause of a reconcile's context ending at

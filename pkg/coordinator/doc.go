@@ -13,10 +13,11 @@
 // backoff streak, tombstone) is one record in a slice indexed by it. The
 // record and its handle go once nothing needs them, and never while the
 // workqueue or a worker holds the handle. Handles travel through a
-// client-go workqueue (k8s.io/client-go/util/workqueue), which keeps its
-// guarantees (fair, stingy, one worker per item, dirty requeue) for
-// handles as for keys, and whose metrics are exported through
-// [Options].MetricsProvider. Retries and requeues are timed by one
+// keyqueue.Queue: client-go's workqueue rules (fair, stingy, one worker per
+// item, dirty requeue) and metrics, exported through
+// [Options].MetricsProvider, over slices indexed by handle instead of
+// client-go's maps keyed by item (see pkg/keyqueue for the profile that
+// made the change). Retries and requeues are timed by one
 // timer on the coordinator's clock, armed before the reconcile that asks
 // for them counts as done, rather than by the workqueue's delaying queue,
 // whose goroutine arms its timer later on its own: a replay stepping a fake
