@@ -70,19 +70,28 @@ func (in *Interner) Len() int { return len(in.ids) }
 func (in *Interner) Cap() int { return len(in.keys) }
 
 // Release gives h back; its key gets a new handle if it is interned again.
-// Once no key is held, a table that a burst grew is dropped, and reset
-// reports it, so that the stage drops its slices indexed by handle too.
+// A table that a burst grew is dropped once emptied after a fill that
+// stayed small (the burst is over), and reset reports it, so that the
+// stage drops its slices indexed by handle too.
 func (in *Interner) Release(h Handle) (reset bool) {
 	if !in.Held(h) {
 		return false
 	}
 	delete(in.ids, in.keys[h])
 	in.keys[h], in.live[h] = Key{}, false
-	if len(in.ids) == 0 && in.peak > retainedHandles {
-		*in = Interner{}
-		return true
-	}
 	in.free = append(in.free, h)
+	if len(in.ids) == 0 {
+		// Emptied: the table goes if it is large but the fill that just
+		// ended was small, so the burst that grew it is over. Dropping it
+		// at the end of every large fill would grow it afresh for the
+		// next fill of a long stream.
+		burst := in.peak > retainedHandles
+		in.peak = 0
+		if !burst && len(in.keys) > retainedHandles {
+			*in = Interner{}
+			return true
+		}
+	}
 	return false
 }
 

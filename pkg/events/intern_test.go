@@ -1,6 +1,7 @@
 package events_test
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -10,7 +11,8 @@ import (
 )
 
 // A key keeps its handle while held; a released handle goes to the next new
-// key; an emptied table that a burst grew is dropped.
+// key; a table that a burst grew is kept through a stream of large fills
+// and dropped once a fill stays small.
 func TestInternerHandlesAreReusedAndTheTableShrinks(t *testing.T) {
 	var in events.Interner
 	a, b := events.NewKey("Workflow", "", "a"), events.NewKey("Workflow", "", "b")
@@ -33,15 +35,21 @@ func TestInternerHandlesAreReusedAndTheTableShrinks(t *testing.T) {
 	assert.Equal(t, 2, in.Cap())
 
 	var burst events.Interner
-	var hs []events.Handle
-	for i := range 2000 {
-		h, _ := burst.Intern(events.NewKey("Workflow", "", string(rune('a'+i%26))+string(rune(i))))
-		hs = append(hs, h)
+	fill := func(n int) (reset bool) {
+		var hs []events.Handle
+		for i := range n {
+			h, _ := burst.Intern(events.NewKey("Workflow", "", fmt.Sprint("k", i)))
+			hs = append(hs, h)
+		}
+		for _, h := range hs {
+			reset = burst.Release(h)
+		}
+		return reset
 	}
-	reset := false
-	for _, h := range hs {
-		reset = burst.Release(h)
-	}
-	assert.True(t, reset, "the last release drops the burst's table")
+	assert.False(t, fill(2000), "a large fill keeps the table")
+	assert.Equal(t, 2000, burst.Cap())
+	assert.False(t, fill(2000), "so does the next, of a stream")
+	assert.Equal(t, 2000, burst.Cap(), "with its handles reused")
+	assert.True(t, fill(3), "a small fill after the burst drops it")
 	assert.Equal(t, 0, burst.Cap())
 }

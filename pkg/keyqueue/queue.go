@@ -50,7 +50,10 @@ type Queue struct {
 	startedAt []time.Time
 	// busy lists the handles being processed: at most one per worker, so
 	// the unfinished-work scan is short.
-	busy     []events.Handle
+	busy []events.Handle
+	// peak is the most handles queued or busy since the queue was last
+	// idle.
+	peak     int
 	shutdown bool
 	stop     chan struct{}
 	done     sync.WaitGroup
@@ -137,6 +140,7 @@ func (q *Queue) push(h events.Handle) {
 	}
 	q.ring[(q.head+q.size)%len(q.ring)] = h
 	q.size++
+	q.peak = max(q.peak, q.size+len(q.busy))
 }
 
 // Get waits for a queued handle and takes it: it is processing until
@@ -191,9 +195,15 @@ func (q *Queue) Done(h events.Handle) {
 		return
 	}
 	q.state[h] = 0
-	if q.size == 0 && len(q.busy) == 0 && len(q.state) > retainedHandles {
-		// Idle after a burst: let its slices go.
-		q.state, q.addedAt, q.startedAt, q.ring, q.head = nil, nil, nil, nil, 0
+	if q.size == 0 && len(q.busy) == 0 {
+		// Idle: the slices a burst grew go once a fill stays small again;
+		// dropping them after every large fill of a long stream would grow
+		// them afresh each time.
+		burst := q.peak > retainedHandles
+		q.peak = 0
+		if !burst && len(q.state) > retainedHandles {
+			q.state, q.addedAt, q.startedAt, q.ring, q.head = nil, nil, nil, nil, 0
+		}
 	}
 }
 
