@@ -1153,3 +1153,27 @@ func TestResourceSyncedNamesTheHashReadAsTheReconcileBegan(t *testing.T) {
 		assert.Equal(t, "sha256:first", synced[0].Hash)
 	})
 }
+
+// A key's record, and so its handle, is kept while its resource exists, so
+// that its next trigger finds it, and goes once a reconcile reports the
+// resource deleted: memory follows the resources, not the triggers.
+func TestRecordsFollowTheResourcesThatExist(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var deleted atomic.Bool
+		f := newFake(kind)
+		f.reconcile = func(context.Context, reconcilers.Request) reconcilers.Result {
+			return reconcilers.Result{Deleted: deleted.Load()}
+		}
+		h := run(t, coordinator.Options{ResyncPeriod: -1}, f)
+		h.trigger(events.ReasonChange, "corr-1", keyA, keyB)
+		assert.Zero(t, h.c.TrackedKeys(), "nothing left to do")
+		assert.Equal(t, 2, h.c.Records(), "both resources exist")
+
+		deleted.Store(true)
+		h.trigger(events.ReasonChange, "corr-2", keyA)
+		assert.Equal(t, 1, h.c.Records(), "a reconcile that reports the resource deleted drops its record")
+		h.trigger(events.ReasonChange, "corr-3", keyA, keyB)
+		assert.Zero(t, h.c.Records())
+		assert.Len(t, f.Calls(), 5)
+	})
+}

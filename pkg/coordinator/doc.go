@@ -10,9 +10,12 @@
 // trigger arrives (events.Interner): from then on the workqueue, the delay
 // heap and the workers pass its small handle, and everything the
 // coordinator knows of the key (triggers, queue membership, delay,
-// backoff streak, tombstone) is one record in a slice indexed by it. The
-// record and its handle go once nothing needs them, and never while the
-// workqueue or a worker holds the handle. Handles travel through a
+// backoff streak, tombstone) is one record in a slice indexed by it. A
+// record is kept while its resource exists as far as its last reconcile
+// knows, so memory is bounded by the resources and the keys with work
+// pending; it and its handle go once a reconcile reports the resource
+// deleted, a resync prunes its tombstone or its kind is disabled, and
+// never while the workqueue or a worker holds the handle. Handles travel through a
 // keyqueue.Queue: client-go's workqueue rules (fair, stingy, one worker per
 // item, dirty requeue) and metrics, exported through
 // [Options].MetricsProvider, over slices indexed by handle instead of

@@ -43,6 +43,12 @@ type keyState struct {
 	// backoff is the key's failure streak (JitteredBackoff's per-item
 	// state, kept here rather than in a map of its own).
 	backoff backoffItem
+	// exists: as far as its last reconcile knows, the key's resource is
+	// declared or runs. Its record and handle are kept while it does, so
+	// that a resource's next trigger finds them rather than interning its
+	// key afresh; they go once a reconcile reports it deleted, a resync
+	// prunes its tombstone, or its kind is disabled.
+	exists bool
 }
 
 // record returns key's handle and record, making them if need be; c.mu is
@@ -64,10 +70,16 @@ func (c *Coordinator) lookup(key events.Key) (events.Handle, *keyState, bool) {
 	return h, &c.recs[h], true
 }
 
-// idle reports whether st needs keeping: nothing pending, due or failed,
-// and no queue or worker holding its handle.
+// settled reports whether st has nothing to do: nothing pending, due or
+// failed.
+func (st *keyState) settled() bool {
+	return st.pending == noTrigger && st.wakeAt.IsZero() && !st.failed
+}
+
+// idle reports whether st may go: settled, its resource gone, and no queue
+// or worker holding its handle.
 func (st *keyState) idle() bool {
-	return st.pending == noTrigger && st.wakeAt.IsZero() && !st.failed && !st.queued && !st.held
+	return st.settled() && !st.exists && !st.queued && !st.held
 }
 
 // releaseIfIdle drops h's record and gives the handle back once nothing

@@ -24,10 +24,12 @@ func (c *Coordinator) settle(ctx context.Context, h events.Handle, req reconcile
 	// schedule and its bound, such as the supervisor's restart backoff
 	// capped at minutes: MaxRetries would give up on it too soon.
 	_, timed := reconcilers.RetryTime(res.Err)
+	st.exists = true // a failure says nothing of the resource's going; success says below
 	switch {
 	case res.Err == nil:
 		result = ResultSuccess
 		st.backoff = backoffItem{}
+		st.exists = !res.Deleted
 		if res.RequeueAfter > 0 {
 			result = ResultRequeueAfter
 			c.delayLocked(h, st, now.Add(res.RequeueAfter), now)
