@@ -364,6 +364,9 @@ func (c *Coordinator) process(ctx context.Context, id int, h events.Handle) (cla
 	rec, ok := c.reg.Get(key.Kind)
 	if !ok {
 		c.settle(ctx, h, req, reconcilers.Result{Err: reconcilers.Permanent(fmt.Errorf("no reconciler registered for kind %q", key.Kind))}, 0, "")
+		c.mu.Lock()
+		c.recs[h].exists = false // no reconciler will say when it goes: keep nothing
+		c.mu.Unlock()
 		return true
 	}
 	var hash string

@@ -652,6 +652,7 @@ func TestUnknownKindFailsPermanently(t *testing.T) {
 		assert.Equal(t, []events.Event{events.ResourceFailed{Meta: events.Meta{Time: h.at(0), CorrelationID: "corr-1"}, Key: workflow,
 			Error: `no reconciler registered for kind "Workflow"`, Attempt: 1, Permanent: true}}, h.events(),
 			"no ReconciliationStarted, no retries")
+		assert.Zero(t, h.c.Records(), "and no record kept for it")
 	})
 }
 

@@ -87,7 +87,13 @@ func (st *keyState) idle() bool {
 // start of 10,000 resources) grew is dropped, rather than pinning the
 // burst's peak for the daemon's life.
 func (c *Coordinator) releaseIfIdle(h events.Handle) {
-	if !c.handles.Held(h) || !c.recs[h].idle() {
+	if !c.handles.Held(h) {
+		return
+	}
+	if st := &c.recs[h]; !st.idle() {
+		if st.settled() && !st.queued && !st.held {
+			st.corr = "" // kept for its resource: the chain it named is over
+		}
 		return
 	}
 	c.recs[h] = keyState{}
