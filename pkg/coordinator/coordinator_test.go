@@ -224,12 +224,21 @@ func TestKeyQueuedTwiceIsReconciledOnce(t *testing.T) {
 	})
 }
 
+// Also when every reconcile reports its resource deleted, so that a key's
+// record and handle go whenever nothing is pending for it and the handles
+// pass from key to key.
 func TestNoKeyIsReconciledByTwoWorkersAtOnce(t *testing.T) {
+	for _, deleted := range []bool{false, true} {
+		t.Run(fmt.Sprint("deleted=", deleted), func(t *testing.T) { testNoKeyIsReconciledByTwoWorkersAtOnce(t, deleted) })
+	}
+}
+
+func testNoKeyIsReconciledByTwoWorkersAtOnce(t *testing.T, deleted bool) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newFake(kind)
 		f.reconcile = func(context.Context, reconcilers.Request) reconcilers.Result {
 			time.Sleep(time.Second)
-			return reconcilers.Result{}
+			return reconcilers.Result{Deleted: deleted}
 		}
 		h := run(t, coordinator.Options{Workers: 2}, f)
 
