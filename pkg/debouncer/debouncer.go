@@ -242,9 +242,9 @@ func (d *Debouncer) onIdle() {
 // change handles a change of key: it fires at once unless the key is in its
 // refractory period, where it waits for the period's end.
 func (d *Debouncer) change(key events.Key, correlationID string, reason events.Reason, now time.Time) {
-	h, inRefractory := d.handles.Lookup(key)
-	if !inRefractory {
-		d.fire(key, correlationID, reason, now)
+	h, added := d.handles.Intern(key) // one lookup: a key out of its period fires
+	if added {
+		d.fireHandle(h, true, key, correlationID, reason, now)
 		return
 	}
 	s := &d.recs[h]
@@ -270,8 +270,14 @@ func (d *Debouncer) hold(source events.Source, key events.Key, correlationID str
 // fire triggers key at once, covering any change of it that was pending,
 // and starts its refractory period.
 func (d *Debouncer) fire(key events.Key, correlationID string, reason events.Reason, now time.Time) {
-	d.seq++
 	h, added := d.handles.Intern(key)
+	d.fireHandle(h, added, key, correlationID, reason, now)
+}
+
+// fireHandle is fire for key's handle h, just given (added) or held since
+// the key's period began.
+func (d *Debouncer) fireHandle(h events.Handle, added bool, key events.Key, correlationID string, reason events.Reason, now time.Time) {
+	d.seq++
 	if added {
 		if int(h) >= len(d.recs) {
 			d.recs = append(d.recs, make([]keyState, int(h)+1-len(d.recs))...)
