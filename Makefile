@@ -44,10 +44,17 @@ fmt:
 # The benchmark harness (internal/benchharness): every key of issue #7 in
 # one run, each beside what it is compared with, the daemon-level ones
 # through the built binary. Prints the table (kept in bench/out/) and writes
-# bench/results.json. Takes about 5 minutes on the 2-core machine.
+# bench/results.json. Takes several minutes on the 2-core machine; ONLY runs
+# some measures, written to bench/out/ rather than over the full results:
+#   make bench ONLY=noop,cold
+ONLY ?=
 bench: build
 	@mkdir -p bench/out
+ifeq ($(ONLY),)
 	$(GO) run ./internal/benchharness -musterd $(BIN)/musterd -out bench/results.json | tee bench/out/table.md
+else
+	$(GO) run ./internal/benchharness -musterd $(BIN)/musterd -only $(ONLY) -out bench/out/results-only.json | tee bench/out/table-only.md
+endif
 
 # The Go benchmarks of single stages, for profiling one of them:
 #   make bench-go PKG=./pkg/bus/ ARGS='-cpuprofile bench/out/cpu.prof'
