@@ -18,6 +18,10 @@
 //   - The real musterd binary (built by make bench, given with -musterd):
 //     change to Synced on the HTTP API, a cold start with 10,000 workflow
 //     files, its resident memory then, and 60 s of idle with 1,000.
+//   - The MCP endpoint through the binary (mcp.go): a tool call through
+//     /mcp/direct to a stdio server beside a client spawning that server
+//     itself, alternated; and a new server file until list_changed, less
+//     the server's own start.
 //
 // It is not a test: nothing here passes or fails on a timing. The table
 // says which goals hold; the closing note of #7 says why.
