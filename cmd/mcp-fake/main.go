@@ -70,6 +70,7 @@ func parseFlags(args []string) (config, error) {
 	fs.StringVar(&cfg.stderrEnv, "stderr-env", "", "write the value of this environment variable to stderr at start")
 	fs.BoolVar(&cfg.ignoreSIGTERM, "ignore-sigterm", false, "ignore SIGTERM and SIGPIPE, and keep running after stdin closes")
 	fs.DurationVar(&cfg.addToolAfter, "add-tool-after", 0, `add a tool named "late" after this long, notifying clients that the tool list changed`)
+	supervision.register(fs)
 	if err := fs.Parse(args); err != nil {
 		return config{}, err
 	}
@@ -95,6 +96,9 @@ func run(cfg config) int {
 	}
 	if cfg.stderrEnv != "" {
 		logf("%s", os.Getenv(cfg.stderrEnv))
+	}
+	if code := supervision.apply(); code != 0 {
+		return code
 	}
 	if cfg.exitAtOnce {
 		logf("exiting at once as asked, exit code %d", exitAtOnce)

@@ -25,9 +25,10 @@ type Options struct {
 type Catalogue struct {
 	prefix string
 
-	mu      sync.RWMutex
-	servers map[events.Key][]string // server → its exposed names, sorted
-	owners  map[string][]events.Key // exposed name → servers offering it, sorted
+	mu       sync.RWMutex
+	servers  map[events.Key][]string // server → its exposed names, sorted
+	owners   map[string][]events.Key // exposed name → servers offering it, sorted
+	starting map[events.Key]string   // server starting → the prefix of the names it will expose
 }
 
 // New returns an empty catalogue.
@@ -35,7 +36,8 @@ func New(opts Options) *Catalogue {
 	if opts.Prefix == "" {
 		opts.Prefix = DefaultPrefix
 	}
-	return &Catalogue{prefix: opts.Prefix, servers: map[events.Key][]string{}, owners: map[string][]events.Key{}}
+	return &Catalogue{prefix: opts.Prefix, servers: map[events.Key][]string{}, owners: map[string][]events.Key{},
+		starting: map[events.Key]string{}}
 }
 
 // Prefix returns the global prefix of exposed names.
@@ -54,6 +56,51 @@ func (c *Catalogue) Exposed(server events.Key, toolPrefix string, tools []string
 	}
 	slices.Sort(names)
 	return slices.Compact(names)
+}
+
+// NamePrefix returns what every exposed name of server's tools begins with:
+// {global prefix}_{toolPrefix, or server's name if empty}_.
+func (c *Catalogue) NamePrefix(server events.Key, toolPrefix string) string {
+	if toolPrefix == "" {
+		toolPrefix = server.Name
+	}
+	return c.prefix + "_" + toolPrefix + "_"
+}
+
+// SetStarting records whether server is starting, under toolPrefix (its
+// name if empty): its tools are not known yet, but their exposed names
+// will begin with NamePrefix. It returns that prefix, or the one recorded
+// before, if the answer of StartingFor changed for names beginning with
+// it, and "" otherwise.
+func (c *Catalogue) SetStarting(server events.Key, toolPrefix string, starting bool) (changed string) {
+	server = server.Canonical()
+	prefix := c.NamePrefix(server, toolPrefix)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	old, was := c.starting[server]
+	switch {
+	case starting && (!was || old != prefix):
+		c.starting[server] = prefix
+		return prefix
+	case !starting && was:
+		delete(c.starting, server)
+		return old
+	}
+	return ""
+}
+
+// StartingFor returns a server that is starting and whose tools' exposed
+// names begin as tool does, so that it may come to offer tool: of several,
+// the one whose key sorts first.
+func (c *Catalogue) StartingFor(tool string) (server events.Key, ok bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	for key, prefix := range c.starting {
+		if strings.HasPrefix(tool, prefix) && (!ok || compareKeys(key, server) < 0) {
+			server, ok = key, true
+		}
+	}
+	return server, ok
 }
 
 // Set records that server offers tools under toolPrefix (its name if empty),

@@ -18,5 +18,8 @@
 //   - Two servers may expose one name (the same toolPrefix); the name is
 //     offered while either offers it, and Lookup answers the server whose key
 //     sorts first, so the answer never depends on the order of calls.
+//   - It also knows which servers are starting (SetStarting) and the name
+//     prefix their tools will have, so that StartingFor tells a tool that
+//     may yet come from one that is missing.
 //   - Safe for concurrent use; every slice returned is the caller's own.
 package catalogue

@@ -101,6 +101,15 @@ func (inst *instance) timedOut() bool {
 	return errors.As(context.Cause(inst.ctx), &timedOut)
 }
 
+// timeout is the start timeout that cancelled the start, if one did.
+func (inst *instance) timeout() time.Duration {
+	var timedOut *startTimeoutError
+	if errors.As(context.Cause(inst.ctx), &timedOut) {
+		return timedOut.timeout
+	}
+	return 0
+}
+
 // launch starts the server, initializes the session and lists the tools.
 // When it fails it has released everything, and its error is scrubbed.
 func (inst *instance) launch() error {
@@ -136,7 +145,7 @@ func (inst *instance) launchStdio() error {
 	case exited:
 		msg = describeExit(p.state) + " before it finished starting"
 	case inst.timedOut():
-		msg = fmt.Sprintf("did not answer initialize and tools/list within %s", specTimeout(inst.spec))
+		msg = fmt.Sprintf("did not answer initialize and tools/list within %s", inst.timeout())
 	case cancelled:
 		msg = "start cancelled: " + context.Cause(inst.ctx).Error()
 	default:
@@ -169,7 +178,7 @@ func (inst *instance) launchRemote() error {
 	inst.teardown(0)
 	switch {
 	case inst.timedOut():
-		return inst.failure(fmt.Sprintf("%s did not connect, initialize and list tools within %s", inst.spec.URL, specTimeout(inst.spec)))
+		return inst.failure(fmt.Sprintf("%s did not connect, initialize and list tools within %s", inst.spec.URL, inst.timeout()))
 	case cancelled:
 		return inst.failure(fmt.Sprintf("connect to %s: start cancelled: %v", inst.spec.URL, context.Cause(inst.ctx)))
 	default:

@@ -98,9 +98,8 @@ func TestRemoteServersConnectAndAreDisconnectedWhenTheyGoAway(t *testing.T) {
 
 	gone, _ := h.sup.Get(streamable)
 	time.Sleep(time.Until(gone.NextRetryAfter))
-	obs, err := h.sup.Ensure(t.Context(), streamable, remote(v1alpha1.MCPServerTypeStreamableHTTP, url))
-	require.Error(t, err, "nothing listens any more")
-	assert.Equal(t, v1alpha1.MCPServerStateFailed, obs.State)
+	obs = h.ensure(t, streamable, remote(v1alpha1.MCPServerTypeStreamableHTTP, url))
+	assert.Equal(t, v1alpha1.MCPServerStateFailed, obs.State, "nothing listens any more")
 	assert.Contains(t, obs.LastError, "connect to "+url)
 }
 
@@ -149,9 +148,10 @@ func TestRemoteHeadersAreSentAndNeverLeak(t *testing.T) {
 
 	spec.Headers = map[string]string{"x-api-key": wrongKey}
 	refused := key("refused")
-	bad, err := h.sup.Ensure(t.Context(), refused, spec)
-	require.Error(t, err)
+	bad := h.ensure(t, refused, spec)
 	assert.Equal(t, v1alpha1.MCPServerStateFailed, bad.State)
+	_, err := h.sup.Ensure(t.Context(), refused, spec)
+	require.Error(t, err, "backing off")
 	assert.Contains(t, bad.LastError, "X-Api-Key [redacted] may not list tools", "the server echoed it; the supervisor scrubbed it")
 
 	// Pings carry the header too.

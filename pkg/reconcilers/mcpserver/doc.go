@@ -15,6 +15,12 @@
 //     field that matters changed (type, command, args, env, url, headers,
 //     timeout, toolPrefix), left alone otherwise (a new description
 //     restarts nothing).
+//   - A reconcile never waits for a start: it asks the supervisor, which
+//     starts the server on its own goroutines, and records Starting or
+//     Connecting. The outcome (Running or Connected, or Failed) comes back
+//     as a ServiceStateChanged through the runtime bridge, whose reconcile
+//     records it, as a crash does. So a reconcile takes milliseconds
+//     whatever the servers do, and slow starts hold no coordinator worker.
 //   - Declared with autoStart false: nothing runs; the status is Stopped
 //     (Disconnected for a remote server).
 //   - Not declared: the server is stopped (SIGTERM to its process group,

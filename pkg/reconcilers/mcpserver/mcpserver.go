@@ -151,6 +151,10 @@ func (r *Reconciler) status(key events.Key, server *v1alpha1.MCPServer, obs supe
 	case backingOff:
 		ready.Reason = ReasonBackingOff
 		ready.Message = later.Error()
+	case obs.State == v1alpha1.MCPServerStateStarting:
+		ready.Message = "starting: the process, initialize and tools/list are under way"
+	case obs.State == v1alpha1.MCPServerStateConnecting:
+		ready.Message = "connecting: initialize and tools/list are under way"
 	case obs.LastError != "":
 		ready.Message = firstLine(obs.LastError)
 	case err != nil:

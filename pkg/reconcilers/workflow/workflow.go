@@ -22,6 +22,9 @@ const (
 	ReasonValid        = "Valid"
 	ReasonInvalid      = "Invalid"
 	ReasonToolsMissing = "ToolsMissing"
+	// ReasonWaitingForServer: every tool it calls is offered or may be
+	// offered by a server still starting.
+	ReasonWaitingForServer = "WaitingForServer"
 )
 
 // Reconciler reconciles Workflows against the index and the catalogue.
@@ -54,16 +57,27 @@ func (r *Reconciler) Reconcile(_ context.Context, req reconcilers.Request) recon
 		return reconcilers.Result{Deleted: true}
 	}
 	st := v1alpha1.WorkflowStatus{ValidationErrors: messages(entry.Err)}
+	var waiting []string // servers starting that may offer a missing tool
 	if wf, ok := entry.Object.(*v1alpha1.Workflow); ok {
 		st.StepCount = len(wf.Spec.Steps)
 		st.ReferencedTools = Tools(wf)
 		st.ObservedGeneration = wf.Generation
 		for _, ref := range references(wf) {
-			if !r.tools.Has(ref.tool) {
-				st.ValidationErrors = append(st.ValidationErrors,
-					fmt.Sprintf("%s: tool %s is not offered by any running server", ref.where, ref.tool))
-				st.MissingTools = append(st.MissingTools, ref.tool)
+			if r.tools.Has(ref.tool) {
+				continue
 			}
+			if server, starting := r.tools.StartingFor(ref.tool); starting {
+				// Not invalid until the start failed: the bridge brings
+				// this workflow back when it ends, either way.
+				if !slices.Contains(waiting, server.Name) {
+					waiting = append(waiting, server.Name)
+				}
+				st.MissingTools = append(st.MissingTools, ref.tool)
+				continue
+			}
+			st.ValidationErrors = append(st.ValidationErrors,
+				fmt.Sprintf("%s: tool %s is not offered by any running server", ref.where, ref.tool))
+			st.MissingTools = append(st.MissingTools, ref.tool)
 		}
 		slices.Sort(st.MissingTools)
 		st.MissingTools = slices.Compact(st.MissingTools)
@@ -77,6 +91,11 @@ func (r *Reconciler) Reconcile(_ context.Context, req reconcilers.Request) recon
 	case !st.Valid:
 		ready.Status, ready.Reason = metav1.ConditionFalse, ReasonToolsMissing
 		ready.Message = "tools not offered by any running server: " + strings.Join(st.MissingTools, ", ")
+	case len(waiting) > 0:
+		slices.Sort(waiting)
+		ready.Status, ready.Reason = metav1.ConditionFalse, ReasonWaitingForServer
+		ready.Message = "waiting for mcp servers still starting (" + strings.Join(waiting, ", ") + ") to offer: " +
+			strings.Join(st.MissingTools, ", ")
 	}
 	prev, _ := r.observed.Get(req.Key)
 	st.Conditions = append([]metav1.Condition(nil), prev.Conditions...)
