@@ -47,7 +47,7 @@ fmt:
 # bench/results.json. Takes about 5 minutes on the 2-core machine.
 bench: build
 	@mkdir -p bench/out
-	$(GO) run ./internal/benchharness -musterd $(BIN)/musterd -out bench/results.json | tee bench/out/table.md
+	$(GO) run ./internal/benchharness -musterd $(BIN)/musterd -mcp-fake $(BIN)/mcp-fake -out bench/results.json | tee bench/out/table.md
 
 # The Go benchmarks of single stages, for profiling one of them:
 #   make bench-go PKG=./pkg/bus/ ARGS='-cpuprofile bench/out/cpu.prof'

@@ -20,6 +20,9 @@ type config struct {
 	// musterd is the binary of the daemon-level measures; without it they
 	// are skipped.
 	musterd string
+	// mcpFake is cmd/mcp-fake's binary, the servers of the slow-starts
+	// measure.
+	mcpFake string
 	// microEvents is the events per micro-benchmark repetition, and
 	// noopKeys the distinct keys per pipeline and workqueue repetition.
 	microEvents, noopKeys int
@@ -44,6 +47,7 @@ func main() {
 	cfg := config{log: os.Stderr}
 	out := flag.String("out", "bench/results.json", "where the results go as JSON")
 	flag.StringVar(&cfg.musterd, "musterd", "bin/musterd", "the musterd binary of the daemon-level measures; empty skips them")
+	flag.StringVar(&cfg.mcpFake, "mcp-fake", "bin/mcp-fake", "the mcp-fake binary of the slow-starts measure")
 	flag.IntVar(&cfg.microEvents, "micro-events", 200_000, "events per micro-benchmark repetition")
 	flag.IntVar(&cfg.noopKeys, "noop-keys", 100_000, "distinct keys per no-op reconcile repetition")
 	flag.IntVar(&cfg.repeats, "repeats", 5, "repetitions of each micro-benchmark (the median is reported)")
@@ -54,7 +58,7 @@ func main() {
 	flag.IntVar(&cfg.coldFiles, "cold-files", 10_000, "workflow files at the cold start")
 	flag.IntVar(&cfg.idleFiles, "idle-files", 1_000, "workflow files while idle")
 	flag.DurationVar(&cfg.idleFor, "idle", time.Minute, "how long the idle measure lasts")
-	only := flag.String("only", "", "comma-separated measures to run, of delivery, noop, change, trailing, burst, api, cold, idle; default all")
+	only := flag.String("only", "", "comma-separated measures to run, of delivery, noop, change, trailing, burst, api, cold, idle, starts; default all")
 	flag.Parse()
 	if *only != "" {
 		cfg.only = map[string]bool{}
@@ -114,6 +118,7 @@ var measures = []struct {
 	{"api", "the binary: change to Synced on the API", true, measureAPI},
 	{"cold", "the binary: cold start and resident memory", true, measureColdStart},
 	{"idle", "the binary: idle", true, measureIdle},
+	{"starts", "the binary: ten slow servers starting, and a change meanwhile", true, measureSlowStarts},
 }
 
 func run(cfg config) (*results, error) {
@@ -175,6 +180,9 @@ var goals = map[string]goal{
 	"burst_10k_writes_one_key_reconciles": {"≤ 11", func(v map[string]float64) bool { return v["burst_10k_writes_one_key_reconciles"] <= 11 }},
 	"cold_start_10k_ms":                   {"≤ 2000", func(v map[string]float64) bool { return v["cold_start_10k_ms"] <= 2000 }},
 	"idle_reconciles_60s":                 {"0", func(v map[string]float64) bool { return v["idle_reconciles_60s"] == 0 }},
+	// Issue #17's.
+	"start_10_slow_servers_ms": {"≤ 2500", func(v map[string]float64) bool { return v["start_10_slow_servers_ms"] <= 2500 }},
+	"change_during_starts_ms":  {"≤ 50", func(v map[string]float64) bool { return v["change_during_starts_ms"] <= 50 }},
 }
 
 func printTable(w io.Writer, r *results) {
