@@ -121,6 +121,7 @@ func run(cfg config) int {
 	}
 
 	server := newServer(cfg.tools)
+	supervision.instrument(server)
 	if cfg.addToolAfter > 0 {
 		time.AfterFunc(cfg.addToolAfter, func() { addEchoTool(server, lateTool) })
 	}

@@ -60,7 +60,9 @@ type instance struct {
 	stderrTail    int
 	inheritEnv    bool
 
+	sessionErr   error         // why the session ended; set before sessionEnded is closed
 	toolsChanged chan struct{} // the server said its tools changed
+	probes       chan struct{} // a call failed: ping now
 	stopOnce     sync.Once
 	stopReq      chan struct{} // closed to ask the monitor to tear down
 	done         chan struct{} // closed by the monitor once everything is released
@@ -81,6 +83,7 @@ func (s *Supervisor) newInstance(key events.Key, spec v1alpha1.MCPServerSpec, ha
 		stderrTail:   s.opts.StderrTail,
 		inheritEnv:   s.opts.InheritEnv,
 		toolsChanged: make(chan struct{}, 1),
+		probes:       make(chan struct{}, 1),
 		stopReq:      make(chan struct{}),
 		done:         make(chan struct{}),
 	}
@@ -166,7 +169,11 @@ func (inst *instance) launchRemote() error {
 		header.Set(name, value)
 	}
 	client := &http.Client{Transport: &headerTransport{base: inst.httpTransport, header: header}}
-	var transport mcp.Transport = &mcp.StreamableClientTransport{Endpoint: inst.spec.URL, HTTPClient: client}
+	// No reconnects of the SDK's own: a dropped stream ends the session at
+	// once, so that the server shows Disconnected when it goes, not after
+	// the SDK's retries (seconds to tens of seconds), and the supervisor
+	// reconnects on its backoff, in states the status can show.
+	var transport mcp.Transport = &mcp.StreamableClientTransport{Endpoint: inst.spec.URL, HTTPClient: client, MaxRetries: -1}
 	if inst.spec.Type == v1alpha1.MCPServerTypeSSE {
 		transport = &mcp.SSEClientTransport{Endpoint: inst.spec.URL, HTTPClient: client}
 	}
@@ -202,7 +209,7 @@ func (inst *instance) connect(transport mcp.Transport) error {
 	}
 	inst.session = session
 	go func() {
-		_ = session.Wait()
+		inst.sessionErr = session.Wait()
 		close(inst.sessionEnded)
 	}()
 	tools, err := listTools(inst.ctx, session)
@@ -230,14 +237,26 @@ func listTools(ctx context.Context, session *mcp.ClientSession) ([]string, error
 	return slices.Compact(names), nil
 }
 
+// errNoAnswer is a ping that timed out: the server is there (or its
+// connection is) but does not answer. Hung, not dropped.
+var errNoAnswer = errors.New("no answer")
+
 func (inst *instance) ping(timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(inst.ctx, timeout)
 	defer cancel()
 	err := inst.session.Ping(ctx, nil)
 	if err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return fmt.Errorf("no answer within %s", timeout)
+		return fmt.Errorf("%w within %s", errNoAnswer, timeout)
 	}
 	return err
+}
+
+// probe asks the monitor to ping now.
+func (inst *instance) probe() {
+	select {
+	case inst.probes <- struct{}{}:
+	default: // one is due already
+	}
 }
 
 // requestStop asks the monitor to tear the instance down, and cancels what
@@ -311,19 +330,35 @@ func (s *Supervisor) monitor(e *entry, inst *instance) {
 			s.crashed(e, inst)
 			return
 		case <-inst.sessionEnded:
-			s.disconnected(e, inst, "closed its MCP connection", true)
+			s.disconnected(e, inst, "closed its MCP connection", inst.sessionErr, true)
 			return
 		case <-ping.C:
-			if err := inst.ping(s.opts.PingTimeout); err != nil {
-				s.disconnected(e, inst, "health ping failed: "+err.Error(), false)
+			if !s.healthy(e, inst) {
 				return
 			}
+		case <-inst.probes:
+			if !s.healthy(e, inst) {
+				return
+			}
+			ping.Reset(s.opts.PingInterval)
 		case <-stable.C:
 			s.markStable(e, inst)
 		case <-inst.toolsChanged:
 			s.refreshTools(e, inst)
 		}
 	}
+}
+
+// healthy pings inst and records the answer; a failed ping is handled as
+// disconnected does, and reported false.
+func (s *Supervisor) healthy(e *entry, inst *instance) bool {
+	err := inst.ping(s.opts.PingTimeout)
+	if err == nil {
+		s.touch(e, inst)
+		return true
+	}
+	s.disconnected(e, inst, "health ping failed: "+err.Error(), err, false)
+	return false
 }
 
 // crashed handles a stdio server whose process exited by itself.
@@ -336,19 +371,26 @@ func (s *Supervisor) crashed(e *entry, inst *instance) {
 	inst.teardown(0)
 }
 
-// disconnected handles a session that ended or a failed ping. A stdio
-// process that exits meanwhile (waited for when settle is set) crashed.
-func (s *Supervisor) disconnected(e *entry, inst *instance, reason string, settle bool) {
+// disconnected handles a session that ended or a failed ping, cause the
+// error that said so. A stdio process that exits meanwhile (waited for
+// when settle is set) crashed. A remote whose session expired (404: it
+// restarted) gets a new one at once; one whose connection dropped is
+// Disconnected, and reconnects on the backoff; a server that does not
+// answer (a hang, stdio or remote) is Failed.
+func (s *Supervisor) disconnected(e *entry, inst *instance, reason string, cause error, settle bool) {
 	if inst.proc != nil && (inst.proc.hasExited() || settle && inst.proc.awaitExit(exitSettle)) {
 		s.crashed(e, inst)
 		return
 	}
 	if !inst.stopRequested() {
-		state := v1alpha1.MCPServerStateFailed
-		if inst.remote {
-			state = v1alpha1.MCPServerStateDisconnected
+		switch {
+		case inst.remote && errors.Is(cause, mcp.ErrSessionMissing) && s.renew(e, inst):
+			s.log.Info("mcp server: its session expired (the server restarted?); initializing a new one", "key", inst.key.String())
+		case inst.remote && !errors.Is(cause, errNoAnswer):
+			s.fail(e, inst, inst.scrub.clean(reason), v1alpha1.MCPServerStateDisconnected)
+		default:
+			s.fail(e, inst, inst.scrub.clean(reason), v1alpha1.MCPServerStateFailed)
 		}
-		s.fail(e, inst, inst.scrub.clean(reason), state)
 	}
 	inst.teardown(s.opts.StopGrace)
 }

@@ -99,7 +99,8 @@ func TestRemoteServersConnectAndAreDisconnectedWhenTheyGoAway(t *testing.T) {
 	gone, _ := h.sup.Get(streamable)
 	time.Sleep(time.Until(gone.NextRetryAfter))
 	obs = h.ensure(t, streamable, remote(v1alpha1.MCPServerTypeStreamableHTTP, url))
-	assert.Equal(t, v1alpha1.MCPServerStateFailed, obs.State, "nothing listens any more")
+	assert.Equal(t, disconnected, obs.State, "nothing listens any more: a reconnect refused, still Disconnected")
+	assert.Equal(t, 2, obs.ConsecutiveFailures)
 	assert.Contains(t, obs.LastError, "connect to "+url)
 }
 

@@ -101,14 +101,15 @@ func (s *Supervisor) start(e *entry, spec v1alpha1.MCPServerSpec, hash string) {
 	timeout := s.startTimeout(spec)
 	expire := time.AfterFunc(timeout, func() { inst.cancel(&startTimeoutError{timeout: timeout}) })
 	s.mu.Lock()
-	if e.attempted {
-		e.obs.RestartCount++
-	}
-	e.attempted = true
 	e.remote = spec.Type.IsRemote()
+	if e.ran && !e.remote {
+		e.obs.RestartCount++ // a process that ran is started again
+	}
+	e.ran = false
 	e.obs.State = startingState(e.remote)
 	e.obs.PID = 0
 	e.obs.Tools = nil
+	e.obs.LastError = ""
 	e.obs.ToolPrefix = spec.ToolPrefix
 	e.obs.LastAttempt = time.Now()
 	e.obs.NextRetryAfter = time.Time{}
@@ -131,9 +132,12 @@ func (s *Supervisor) start(e *entry, spec v1alpha1.MCPServerSpec, hash string) {
 	e.target = ""
 	if launchErr == nil {
 		e.inst = inst
+		e.ran = true
+		e.dropped = false
 		e.obs.State = runningState(e.remote)
 		e.obs.PID = inst.pid()
 		e.obs.Tools = inst.tools
+		e.obs.LastError = "" // the past failure stays in LastFailure
 		e.obs.LastConnected = time.Now()
 		s.changedLocked(e)
 		obs := e.obs
@@ -159,7 +163,12 @@ func (s *Supervisor) start(e *entry, spec v1alpha1.MCPServerSpec, hash string) {
 		return
 	}
 	msg := launchErr.Error() // made by launch, scrubbed
-	obs := s.failLocked(e, hash, msg, v1alpha1.MCPServerStateFailed)
+	state := v1alpha1.MCPServerStateFailed
+	if e.remote && e.dropped {
+		// A reconnect refused: still Disconnected, retried on the backoff.
+		state = v1alpha1.MCPServerStateDisconnected
+	}
+	obs := s.failLocked(e, hash, msg, state)
 	s.mu.Unlock()
 	s.logFailure(e.key, obs)
 }

@@ -134,16 +134,27 @@ type Observed struct {
 	// ToolPrefix is the toolPrefix of the spec that runs (or last tried
 	// to), for building exposed tool names.
 	ToolPrefix string
-	// RestartCount counts starts of this server after its first, since this
-	// supervisor began or since it was last stopped.
+	// RestartCount counts restarts of a stdio server's process that had
+	// been running (after a crash, a failed ping, a changed spec), since
+	// this supervisor began or the server was last stopped. Failed starts
+	// and the reconnects of a remote server are ConsecutiveFailures.
 	RestartCount int
-	// ConsecutiveFailures counts failures since the server last ran for
+	// ConsecutiveFailures counts failures (crashes, failed starts, failed
+	// pings, dropped or refused connections) since the server last ran for
 	// StableAfter; it drives the backoff.
 	ConsecutiveFailures int
-	// LastError is the last failure, redacted: for a crash the exit code
-	// and the stderr tail. Cleared with the failure streak.
+	// LastError is why the server is down, redacted (for a crash the exit
+	// code and the stderr tail): set while it is Failed or Disconnected,
+	// empty while it starts or runs.
 	LastError string
-	// LastConnected is when the server last finished initialize.
+	// LastFailure is the last failure, as LastError said it, and
+	// LastFailureTime when it happened; both kept after the server
+	// recovered.
+	LastFailure     string
+	LastFailureTime time.Time
+	// LastConnected is when the server last answered: initialize, a health
+	// ping, or a call reported with CallDone. Pings and calls refresh it
+	// quietly (no OnChange): Get has it.
 	LastConnected time.Time
 	// LastAttempt is when its last start began.
 	LastAttempt time.Time
@@ -222,7 +233,9 @@ type entry struct {
 	remote      bool // the last spec tried is remote
 	inst        *instance
 	gate        restartGate
-	attempted   bool                    // a start was tried: the next one is a restart
+	ran         bool                    // the last instance ran: the next start is a restart
+	dropped     bool                    // a remote whose connection dropped: Disconnected until it connects
+	renewed     bool                    // an expired session was renewed since the server was last stable
 	cancelStart context.CancelCauseFunc // cancels the start in progress
 	stopping    int                     // Stop calls under way: no new start
 	stopsDone   chan struct{}           // closed (and replaced) when stopping drops to 0
@@ -333,6 +346,7 @@ func (s *Supervisor) Ensure(ctx context.Context, key events.Key, spec v1alpha1.M
 		e.obs.State = startingState(e.remote)
 		e.obs.PID = 0
 		e.obs.Tools = nil
+		e.obs.LastError = ""
 		e.obs.ToolPrefix = spec.ToolPrefix
 		e.obs.NextRetryAfter = time.Time{}
 		e.obs.SpecHash = hash
@@ -602,11 +616,15 @@ func (s *Supervisor) fail(e *entry, inst *instance, msg string, state v1alpha1.M
 }
 
 func (s *Supervisor) failLocked(e *entry, hash, msg string, state v1alpha1.MCPServerState) Observed {
-	e.gate.fail(time.Now(), hash, s.opts.RestartBackoff, rand.Float64())
+	now := time.Now()
+	e.gate.fail(now, hash, s.opts.RestartBackoff, rand.Float64())
+	e.dropped = state == v1alpha1.MCPServerStateDisconnected
 	e.obs.State = state
 	e.obs.PID = 0
 	e.obs.Tools = nil
 	e.obs.LastError = msg
+	e.obs.LastFailure = msg
+	e.obs.LastFailureTime = now
 	e.obs.ConsecutiveFailures = e.gate.failures
 	e.obs.NextRetryAfter = e.gate.retryAfter
 	s.changedLocked(e)
@@ -623,13 +641,70 @@ func (s *Supervisor) logFailure(key events.Key, obs Observed) {
 func (s *Supervisor) markStable(e *entry, inst *instance) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if e.inst != inst || !e.obs.Running() || (e.gate.failures == 0 && e.obs.LastError == "") {
+	if e.inst != inst || !e.obs.Running() {
 		return
 	}
 	e.gate = restartGate{}
-	e.obs.ConsecutiveFailures = 0
-	e.obs.LastError = ""
+	e.renewed = false
+	if e.obs.ConsecutiveFailures != 0 {
+		e.obs.ConsecutiveFailures = 0
+		s.changedLocked(e)
+	}
+}
+
+// touch records that a running instance answered, quietly.
+func (s *Supervisor) touch(e *entry, inst *instance) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if e.inst == inst && e.obs.Running() {
+		e.obs.LastConnected = time.Now()
+	}
+}
+
+// CallDone tells the supervisor how a call (a tool call, say) on key's
+// server ended. nil: the server answered, so LastConnected is now. An
+// error of the transport (not a tool's own error result): the server may
+// be gone, so it is pinged at once rather than at its next PingInterval,
+// and a dead one is noticed within PingTimeout. It never blocks.
+func (s *Supervisor) CallDone(key events.Key, err error) {
+	s.mu.Lock()
+	e := s.entries[key.Canonical()]
+	var inst *instance
+	if e != nil && e.obs.Running() {
+		inst = e.inst
+	}
+	if inst != nil && err == nil {
+		e.obs.LastConnected = time.Now()
+	}
+	s.mu.Unlock()
+	if inst != nil && err != nil {
+		inst.probe()
+	}
+}
+
+// renew replaces a remote instance whose session the server no longer
+// knows (it restarted, and answers the old session ID with 404) with a new
+// session of the same spec: Connecting, then Connected, with no failure
+// and no backoff. Once per stable run: a server that keeps losing its
+// sessions fails as a dropped connection does. It reports whether it did.
+func (s *Supervisor) renew(e *entry, inst *instance) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if e.inst != inst || !e.obs.Running() || s.shutdown || e.stopping > 0 || e.renewed || e.want != nil {
+		return false
+	}
+	e.renewed = true
+	e.obs.State = v1alpha1.MCPServerStateConnecting
+	e.obs.Tools = nil
 	s.changedLocked(e)
+	e.want = &desired{spec: inst.spec, hash: inst.hash}
+	if !e.busy {
+		e.busy = true
+		e.settled = make(chan struct{})
+		s.workers.Add(1)
+		go s.work(e)
+	}
+	return true
 }
 
 // setTools records a running instance's new tool list.

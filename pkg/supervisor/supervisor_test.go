@@ -207,7 +207,7 @@ func TestAServerThatExitsAtOnceFailsWithItsExitCodeAndRedactedStderrAndBacksOff(
 		assert.Equal(t, failed, obs.State)
 		assert.Zero(t, obs.PID)
 		assert.Equal(t, len(attempts), obs.ConsecutiveFailures)
-		assert.Equal(t, len(attempts)-1, obs.RestartCount)
+		assert.Zero(t, obs.RestartCount, "failed starts are failures, not restarts: no process of it ever ran")
 		assert.True(t, obs.NextRetryAfter.After(obs.LastAttempt))
 		assert.Contains(t, obs.LastError, "exited with exit code 3 before it finished starting")
 		assert.Contains(t, obs.LastError, "mcp-fake: exiting at once as asked, exit code 3", "the stderr tail")
@@ -353,11 +353,14 @@ func TestRunningForStableAfterClearsTheFailureStreak(t *testing.T) {
 
 	restarted := ensureUntilStarted(t, h, k, fake())
 	assert.Equal(t, 1, restarted.ConsecutiveFailures)
-	assert.NotEmpty(t, restarted.LastError)
+	assert.Empty(t, restarted.LastError, "running: no error now")
+	assert.Contains(t, restarted.LastFailure, "was killed by signal 9", "the past failure is kept")
+	assert.False(t, restarted.LastFailureTime.IsZero())
 	cleared := h.rec.waitFor(t, k, "streak cleared", func(o supervisor.Observed) bool {
 		return o.State == running && o.ConsecutiveFailures == 0 && o.PID == restarted.PID
 	})
 	assert.Empty(t, cleared.LastError)
+	assert.Equal(t, restarted.LastFailure, cleared.LastFailure)
 	assert.Equal(t, 1, cleared.RestartCount, "restarts still count")
 }
 
