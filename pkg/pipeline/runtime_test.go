@@ -383,7 +383,9 @@ func TestServersAndWorkflowsFollowTheFilesAndWhatRuns(t *testing.T) {
 		return running(st) && st.RestartCount == 2
 	})
 	assert.Equal(t, 1, st.ConsecutiveFailures, "the kill counts until the server proves stable")
-	assert.Contains(t, st.LastError, "was killed by signal 9")
+	assert.Empty(t, st.LastError, "running: nothing wrong now")
+	assert.Contains(t, st.LastFailure, "was killed by signal 9", "the past failure is kept")
+	require.NotNil(t, st.LastFailureTime)
 	third := d.pid(echo)
 	assert.NotEqual(t, second, third)
 	var sawFailed bool
