@@ -75,7 +75,8 @@ func remote(typ v1alpha1.MCPServerType, url string) v1alpha1.MCPServerSpec {
 
 func TestRemoteServersConnectAndAreDisconnectedWhenTheyGoAway(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, supervisor.Options{PingInterval: 100 * time.Millisecond, PingTimeout: time.Second,
+	// Pings an hour apart: only the dropped connections can tell.
+	h := newHarness(t, supervisor.Options{PingInterval: time.Hour, PingTimeout: time.Second,
 		RestartBackoff: supervisor.Backoff{Base: 50 * time.Millisecond}})
 	url, server := startHTTPFake(t, "-tools", "far,away")
 	streamable, sse := key("streamable"), key("sse")
