@@ -43,9 +43,21 @@
 //     (Options.StartTimeout, default 2m, if it sets none; separate from
 //     PingTimeout); a server that hangs is killed and Failed with a timeout
 //     error naming it. Waiting for a start slot does not count.
-//   - Health: each connected server is pinged every PingInterval. A crash,
-//     a failed ping or a closed connection makes it Failed (stdio) or
-//     Disconnected (remote) and is reported through OnChange at once.
+//   - Health: each connected server is pinged every PingInterval (and at
+//     once when CallDone reports a call that failed in the transport). A
+//     crash is Failed at once. A remote whose connection drops (its event
+//     stream closes, a call fails in the transport) is Disconnected at
+//     once: the SDK's own reconnects are off, and the supervisor
+//     reconnects on the backoff instead (Connecting, Disconnected while
+//     refused, then Connected). A remote that answers its session with 404
+//     (it restarted) gets a new session at once, with no failure. A server
+//     that does not answer a ping within PingTimeout (hung, stdio or
+//     remote) is Failed. Each is reported through OnChange at once.
+//   - Status fields: LastError is set only while the server is down;
+//     LastFailure and LastFailureTime keep the last failure after it
+//     recovered; RestartCount counts restarts of a process that ran, not
+//     failed starts or reconnects (ConsecutiveFailures); LastConnected is
+//     the last successful initialize, ping or call, refreshed quietly.
 //   - Backoff: a failed server is not started again before its
 //     NextRetryAfter, however often and by whomever Ensure is called, and
 //     whatever other spec was asked for meanwhile; Ensure returns a
