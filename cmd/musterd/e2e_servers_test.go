@@ -489,9 +489,11 @@ spec:
 	require.NoError(t, err)
 
 	e.write(t, "mcpservers/greeter.yaml", mcpServerYAML("greeter", stdioSpec("-tools", "hello,wave")...))
-	eventually(t, "the workflow is valid", func() bool {
+	eventually(t, "the workflow is valid with its tools offered", func() bool {
 		w = get()
-		return w.Reconcile.State == "Synced" && w.Status.Valid
+		// While greeter starts the workflow waits for it: valid, its tools
+		// still missing (issue #17).
+		return w.Reconcile.State == "Synced" && w.Status.Valid && len(w.Status.MissingTools) == 0
 	})
 	assert.Equal(t, v1alpha1.WorkflowStatus{Valid: true, ReferencedTools: invalid.ReferencedTools, StepCount: 2}, withoutConditions(w.Status))
 	after, err := os.ReadFile(filepath.Join(e.config, "workflows", "greet.yaml"))
