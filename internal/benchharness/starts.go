@@ -23,8 +23,8 @@ const (
 // one workflow naming a tool of the first. start_10_slow_servers_ms runs
 // from the binary's start until the API shows all ten Running;
 // change_during_starts_ms from an edit of the workflow, made 1.5 s into
-// the start-up as in the issue (once the API shows the ten servers, none
-// Running yet), until the API shows the edit Synced.
+// the start-up as in the issue (not all ten Running yet), until the API
+// shows the edit Synced.
 func measureSlowStarts(cfg config, res *results) error {
 	fake := cfg.mcpFake
 	if _, err := os.Stat(fake); err != nil {
@@ -70,24 +70,15 @@ func measureSlowStarts(cfg config, res *results) error {
 		return n
 	}
 
-	// The edit, 1.5 s in, once all ten show, and none runs yet.
+	// The edit, 1.5 s in, while they start: not all of them run yet.
 	deadline := time.Now().Add(daemonDeadline)
 	time.Sleep(time.Until(d.started.Add(editAfter)))
-	for {
-		m, err := states()
-		if err != nil {
-			return errors.Join(err, d.stop())
-		}
-		if len(m) == slowServers {
-			if count(m, "Running") > 0 {
-				return errors.Join(fmt.Errorf("a server was Running before all ten showed: no edit made during the starts (%v)", m), d.stop())
-			}
-			break
-		}
-		if time.Now().After(deadline) {
-			return errors.Join(fmt.Errorf("the ten servers did not show within %v: %v", daemonDeadline, m), d.stop())
-		}
-		time.Sleep(time.Millisecond)
+	m, err := states()
+	if err != nil {
+		return errors.Join(err, d.stop())
+	}
+	if count(m, "Running") == slowServers {
+		return errors.Join(fmt.Errorf("all ten servers were Running %v in: no edit made during the starts", editAfter), d.stop())
 	}
 	file := filepath.Join(d.config, "workflows", "wf.yaml")
 	edit := time.Now()
