@@ -19,7 +19,9 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -45,6 +47,7 @@ type config struct {
 	stderrEnv        string
 	ignoreSIGTERM    bool
 	addToolAfter     time.Duration
+	slowTool         string
 }
 
 func main() {
@@ -71,6 +74,8 @@ func parseFlags(args []string) (config, error) {
 	fs.BoolVar(&cfg.ignoreSIGTERM, "ignore-sigterm", false, "ignore SIGTERM and SIGPIPE, and keep running after stdin closes")
 	fs.DurationVar(&cfg.addToolAfter, "add-tool-after", 0, `add a tool named "late" after this long, notifying clients that the tool list changed`)
 	supervision.register(fs)
+	fs.StringVar(&cfg.slowTool, "slow-tool", "", `add a tool of this name that works for "steps" (default 10) times "interval" (default "100ms"), `+
+		`reporting progress after each step, and a tool NAME_cancelled that says how many of its calls were cancelled`)
 	if err := fs.Parse(args); err != nil {
 		return config{}, err
 	}
@@ -122,6 +127,9 @@ func run(cfg config) int {
 
 	server := newServer(cfg.tools)
 	supervision.instrument(server)
+	if cfg.slowTool != "" {
+		addSlowTool(server, cfg.slowTool)
+	}
 	if cfg.addToolAfter > 0 {
 		time.AfterFunc(cfg.addToolAfter, func() { addEchoTool(server, lateTool) })
 	}
@@ -196,4 +204,64 @@ func serveHTTP(addr string, server *mcp.Server) error {
 	// SIGTERM keeps its default action, ending the process, unless
 	// -ignore-sigterm said otherwise.
 	return (&http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}).Serve(listener)
+}
+
+// addSlowTool adds the tool name, which takes its time, reports progress
+// and counts the calls its client cancelled, and name_cancelled, which
+// answers that count, so that a test can see a cancellation arrive.
+func addSlowTool(server *mcp.Server, name string) {
+	var cancelled atomic.Int64
+	server.AddTool(&mcp.Tool{
+		Name:        name,
+		Description: `works for "steps" times "interval", reporting progress after each step`,
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"steps":{"type":"integer"},"interval":{"type":"string"}}}`),
+	}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		var args struct {
+			Steps    int    `json:"steps"`
+			Interval string `json:"interval"`
+		}
+		if len(req.Params.Arguments) > 0 {
+			if err := json.Unmarshal(req.Params.Arguments, &args); err != nil {
+				return nil, err
+			}
+		}
+		interval := 100 * time.Millisecond
+		if args.Interval != "" {
+			d, err := time.ParseDuration(args.Interval)
+			if err != nil {
+				return nil, err
+			}
+			interval = d
+		}
+		if args.Steps <= 0 {
+			args.Steps = 10
+		}
+		token := req.Params.GetProgressToken()
+		for step := 1; step <= args.Steps; step++ {
+			select {
+			case <-ctx.Done():
+				n := cancelled.Add(1)
+				logf("%s: call cancelled after %d of %d steps (%d cancelled so far)", name, step-1, args.Steps, n)
+				return nil, ctx.Err()
+			case <-time.After(interval):
+			}
+			if token != nil {
+				_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
+					ProgressToken: token, Progress: float64(step), Total: float64(args.Steps),
+					Message: fmt.Sprintf("step %d of %d", step, args.Steps),
+				})
+			}
+		}
+		return &mcp.CallToolResult{
+			Content:           []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("%s done after %d steps, pid %d", name, args.Steps, os.Getpid())}},
+			StructuredContent: map[string]any{"steps": args.Steps, "pid": os.Getpid()},
+		}, nil
+	})
+	server.AddTool(&mcp.Tool{
+		Name:        name + "_cancelled",
+		Description: "says how many calls of " + name + " were cancelled",
+		InputSchema: json.RawMessage(`{"type":"object"}`),
+	}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strconv.FormatInt(cancelled.Load(), 10)}}}, nil
+	})
 }

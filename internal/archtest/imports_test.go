@@ -40,6 +40,9 @@ var allowed = map[string][]string{
 	// Kubernetes Events: an observer of the bus's outcomes, leader-only.
 	"pkg/kubeevents": {"pkg/events", "pkg/bus", "pkg/redact", "pkg/apis"},
 	"pkg/supervisor": {"pkg/events", "pkg/apis", "pkg/redact"}, // runs servers; knows nothing of the bus
+	// The router is the MCP endpoint's view of the running servers: the
+	// catalogue's tools and the supervisor's calls; never the bus.
+	"pkg/router": {"pkg/events", "pkg/apis", "pkg/redact", "pkg/catalogue", "pkg/supervisor"},
 	// The API is an edge, like cmd: it reads the stages' state and serves it.
 	"pkg/api": {"pkg/events", "pkg/bus", "pkg/apis", "pkg/resources", "pkg/statusync", "pkg/lifecycle", "pkg/redact", "pkg/reconcilers", "pkg/trace"},
 	// The trace format and recorder: an observer of the bus, like a

@@ -1,9 +1,17 @@
 package catalogue
 
 import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/musterd/musterd/pkg/events"
 )
@@ -20,15 +28,82 @@ type Options struct {
 	Prefix string
 }
 
+// Naming says how a server's tools are exposed: the spec's toolPrefix and
+// family.
+type Naming struct {
+	// ToolPrefix replaces the server's name in its tools' names; "" for
+	// the server's name.
+	ToolPrefix string
+	// Family, if set, makes the server one instance of a family: its tools
+	// are exposed under the family's name, shared with the other members,
+	// and take the argument InstanceArg that picks the member by its name.
+	Family      string
+	InstanceArg string
+}
+
+// prefix is the middle part of an exposed name: the family, the
+// toolPrefix, or the server's name.
+func (n Naming) prefix(server events.Key) string {
+	switch {
+	case n.Family != "":
+		return n.Family
+	case n.ToolPrefix != "":
+		return n.ToolPrefix
+	default:
+		return server.Name
+	}
+}
+
+// Tool is one exposed tool, as the catalogue answers it.
+type Tool struct {
+	// Name is the exposed name.
+	Name string
+	// Server offers it: of several, the one whose key sorts first.
+	Server events.Key
+	// ServerTool is the server's own name of the tool.
+	ServerTool string
+	// Family and InstanceArg are the family's, for a family tool; then
+	// Instances are the names of the members that offer it, sorted.
+	Family      string
+	InstanceArg string
+	Instances   []string
+	// Definition is the tool as clients see it: the server's own
+	// definition with Name set to the exposed name and, for a family
+	// tool, InstanceArg added to its input schema as a required string
+	// argument. Shared: never change it.
+	Definition *mcp.Tool
+}
+
 // Catalogue maps the exposed names of running servers' tools to the servers
-// that offer them. Make one with New.
+// that offer them, with their definitions. Make one with New.
 type Catalogue struct {
 	prefix string
 
+	// write serialises writers, from the change to its subscribers'
+	// calls, so that subscribers see changes in order; readers only take
+	// mu.
+	write sync.Mutex
+
 	mu       sync.RWMutex
-	servers  map[events.Key][]string // server → its exposed names, sorted
-	owners   map[string][]events.Key // exposed name → servers offering it, sorted
-	starting map[events.Key]string   // server starting → the prefix of the names it will expose
+	servers  map[events.Key]*offer
+	names    map[string]*exposed
+	subs     map[int]func(Change)
+	nextSub  int
+	starting map[events.Key]string // server starting → the prefix of the names it will expose
+}
+
+// offer is what one running server offers.
+type offer struct {
+	naming   Naming
+	tools    map[string]*mcp.Tool // exposed name → the server's own definition
+	listedAt time.Time
+}
+
+// exposed is one exposed name.
+type exposed struct {
+	owners []events.Key // sorted
+	tool   Tool
+	print  []byte // the view a change is judged by: owner and definition
 }
 
 // New returns an empty catalogue.
@@ -36,45 +111,55 @@ func New(opts Options) *Catalogue {
 	if opts.Prefix == "" {
 		opts.Prefix = DefaultPrefix
 	}
-	return &Catalogue{prefix: opts.Prefix, servers: map[events.Key][]string{}, owners: map[string][]events.Key{},
-		starting: map[events.Key]string{}}
+	return &Catalogue{
+		prefix:  opts.Prefix,
+		servers: map[events.Key]*offer{},
+		names:   map[string]*exposed{},
+		subs:    map[int]func(Change){},
+
+		starting: map[events.Key]string{},
+	}
 }
 
 // Prefix returns the global prefix of exposed names.
 func (c *Catalogue) Prefix() string { return c.prefix }
 
-// Exposed returns the exposed names of server's tools, sorted and without
-// repeats: {global prefix}_{toolPrefix, or server's name if empty}_{tool}.
-// It only names them; the catalogue is not changed.
-func (c *Catalogue) Exposed(server events.Key, toolPrefix string, tools []string) []string {
-	if toolPrefix == "" {
-		toolPrefix = server.Name
+// ExposedName returns the name tool of server is exposed by under naming:
+// {global prefix}_{family, toolPrefix or server's name}_{tool}, the middle
+// part left out when tool already starts with it and "_" (muster's rule).
+func (c *Catalogue) ExposedName(server events.Key, naming Naming, tool string) string {
+	prefix := naming.prefix(server)
+	if !strings.HasPrefix(tool, prefix+"_") {
+		tool = prefix + "_" + tool
 	}
+	return c.prefix + "_" + tool
+}
+
+// ExposedNames returns the exposed names of server's tools under naming,
+// sorted and without repeats. It only names them; the catalogue is not
+// changed.
+func (c *Catalogue) ExposedNames(server events.Key, naming Naming, tools []string) []string {
 	names := make([]string, 0, len(tools))
 	for _, tool := range tools {
-		names = append(names, c.prefix+"_"+toolPrefix+"_"+tool)
+		names = append(names, c.ExposedName(server, naming, tool))
 	}
 	slices.Sort(names)
 	return slices.Compact(names)
 }
 
 // NamePrefix returns what every exposed name of server's tools begins with:
-// {global prefix}_{toolPrefix, or server's name if empty}_.
-func (c *Catalogue) NamePrefix(server events.Key, toolPrefix string) string {
-	if toolPrefix == "" {
-		toolPrefix = server.Name
-	}
-	return c.prefix + "_" + toolPrefix + "_"
+// {global prefix}_{family, toolPrefix or server name}_.
+func (c *Catalogue) NamePrefix(server events.Key, naming Naming) string {
+	return c.prefix + "_" + naming.prefix(server) + "_"
 }
 
-// SetStarting records whether server is starting, under toolPrefix (its
-// name if empty): its tools are not known yet, but their exposed names
-// will begin with NamePrefix. It returns that prefix, or the one recorded
-// before, if the answer of StartingFor changed for names beginning with
-// it, and "" otherwise.
-func (c *Catalogue) SetStarting(server events.Key, toolPrefix string, starting bool) (changed string) {
+// SetStarting records whether server is starting, with naming: its tools
+// are not known yet, but their exposed names will begin with NamePrefix.
+// It returns that prefix, or the one recorded before, if the answer of
+// StartingFor changed for names beginning with it, and "" otherwise.
+func (c *Catalogue) SetStarting(server events.Key, naming Naming, starting bool) (changed string) {
 	server = server.Canonical()
-	prefix := c.NamePrefix(server, toolPrefix)
+	prefix := c.NamePrefix(server, naming)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	old, was := c.starting[server]
@@ -103,45 +188,206 @@ func (c *Catalogue) StartingFor(tool string) (server events.Key, ok bool) {
 	return server, ok
 }
 
-// Set records that server offers tools under toolPrefix (its name if empty),
-// replacing what it offered before, and returns the exposed names whose
-// answer changed, sorted.
+// Exposed is ExposedNames with only a toolPrefix.
+func (c *Catalogue) Exposed(server events.Key, toolPrefix string, tools []string) []string {
+	return c.ExposedNames(server, Naming{ToolPrefix: toolPrefix}, tools)
+}
+
+// Set is Update with tools known by name only (an empty definition each),
+// toolPrefix as the naming and no listing time.
 func (c *Catalogue) Set(server events.Key, toolPrefix string, tools []string) (changed []string) {
-	server = server.Canonical()
-	names := c.Exposed(server, toolPrefix, tools)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	old := c.servers[server]
-	if len(names) == 0 {
-		delete(c.servers, server)
-	} else {
-		c.servers[server] = names
+	defs := make([]*mcp.Tool, 0, len(tools))
+	for _, name := range tools {
+		defs = append(defs, &mcp.Tool{Name: name})
 	}
-	for _, name := range old {
-		if _, kept := slices.BinarySearch(names, name); !kept && c.withdraw(name, server) {
-			changed = append(changed, name)
+	return c.Update(server, Naming{ToolPrefix: toolPrefix}, defs, time.Time{})
+}
+
+// Update records that server runs and offers tools (its own definitions)
+// under naming, as listed at listedAt, replacing what it offered before.
+// It returns the exposed names whose answer changed, sorted: a name that
+// appeared or disappeared, or whose owner or definition (a family's
+// instances included) is now another. Subscribers get the same names, if
+// there are any, before Update returns. Of two tools with one exposed
+// name, the first in tools counts.
+func (c *Catalogue) Update(server events.Key, naming Naming, tools []*mcp.Tool, listedAt time.Time) (changed []string) {
+	server = server.Canonical()
+	next := &offer{naming: naming, tools: make(map[string]*mcp.Tool, len(tools)), listedAt: listedAt}
+	for _, t := range tools {
+		if t == nil {
+			continue
+		}
+		name := c.ExposedName(server, naming, t.Name)
+		if _, dup := next.tools[name]; !dup {
+			next.tools[name] = t
 		}
 	}
-	for _, name := range names {
-		if _, had := slices.BinarySearch(old, name); !had && c.offer(name, server) {
+	return c.apply(server, next)
+}
+
+// Remove forgets server and its tools, and returns the exposed names whose
+// answer changed, sorted, as Update does.
+func (c *Catalogue) Remove(server events.Key) (changed []string) {
+	return c.apply(server.Canonical(), nil)
+}
+
+func (c *Catalogue) apply(key events.Key, next *offer) []string {
+	c.write.Lock()
+	defer c.write.Unlock()
+
+	c.mu.Lock()
+	prev := c.servers[key]
+	affected := map[string]bool{}
+	if prev != nil {
+		for name := range prev.tools {
+			affected[name] = true
+		}
+	}
+	if next != nil {
+		for name := range next.tools {
+			affected[name] = true
+		}
+	}
+	before := make(map[string][]byte, len(affected))
+	for name := range affected {
+		if x := c.names[name]; x != nil {
+			before[name] = x.print
+		}
+	}
+	if next == nil {
+		delete(c.servers, key)
+	} else {
+		c.servers[key] = next
+	}
+	for name := range affected {
+		had := prev != nil && prev.tools[name] != nil
+		has := next != nil && next.tools[name] != nil
+		x := c.names[name]
+		switch {
+		case has && !had:
+			if x == nil {
+				x = &exposed{}
+				c.names[name] = x
+			}
+			i, _ := slices.BinarySearchFunc(x.owners, key, compareKeys)
+			x.owners = slices.Insert(x.owners, i, key)
+		case had && !has:
+			if i, found := slices.BinarySearchFunc(x.owners, key, compareKeys); found {
+				x.owners = slices.Delete(x.owners, i, i+1)
+			}
+		}
+	}
+	// A family tool's definition names its instances, the members that
+	// offer it: those of names outside affected stay as they were.
+	var changed []string
+	for name := range affected {
+		x := c.names[name]
+		if x != nil && len(x.owners) == 0 {
+			delete(c.names, name)
+			x = nil
+		}
+		if x != nil {
+			c.refresh(name, x)
+		}
+		var after []byte
+		if x != nil {
+			after = x.print
+		}
+		if !bytes.Equal(before[name], after) {
 			changed = append(changed, name)
 		}
 	}
 	slices.Sort(changed)
+	var subs []func(Change)
+	for _, id := range slices.Sorted(maps.Keys(c.subs)) {
+		subs = append(subs, c.subs[id])
+	}
+	c.mu.Unlock()
+
+	serverChanged := (prev == nil) != (next == nil) ||
+		prev != nil && next != nil && (prev.naming != next.naming || !prev.listedAt.Equal(next.listedAt))
+	if len(changed) > 0 || serverChanged {
+		for _, fn := range subs {
+			fn(Change{Server: key, Running: next != nil, Tools: slices.Clone(changed)})
+		}
+	}
 	return changed
 }
 
-// Remove forgets server's tools and returns the exposed names whose answer
-// changed, sorted.
-func (c *Catalogue) Remove(server events.Key) (changed []string) {
-	return c.Set(server, "", nil)
+// refresh recomputes the view of name from its owners; c.mu is held.
+func (c *Catalogue) refresh(name string, x *exposed) {
+	owner := x.owners[0]
+	s := c.servers[owner]
+	own := s.tools[name]
+	def := *own // shallow: the nested values are shared, never changed
+	def.Name = name
+	t := Tool{Name: name, Server: owner, ServerTool: own.Name}
+	if s.naming.Family != "" {
+		t.Family, t.InstanceArg = s.naming.Family, s.naming.InstanceArg
+		for _, k := range x.owners {
+			if m := c.servers[k]; m != nil && m.naming.Family == t.Family {
+				t.Instances = append(t.Instances, k.Name)
+			}
+		}
+		slices.Sort(t.Instances)
+		t.Instances = slices.Compact(t.Instances)
+		def.InputSchema = withInstanceArg(own.InputSchema, t.Family, t.InstanceArg, t.Instances)
+	}
+	t.Definition = &def
+	x.tool = t
+	view, err := json.Marshal(struct {
+		Owner      string
+		Definition *mcp.Tool
+	}{owner.String(), &def})
+	if err != nil {
+		view = []byte(owner.String() + "\x00" + name + "\x00unencodable")
+	}
+	x.print = view
+}
+
+// withInstanceArg returns a copy of schema, an input schema, with the
+// required string argument arg that picks one of instances.
+func withInstanceArg(schema any, family, arg string, instances []string) any {
+	m := map[string]any{}
+	if schema != nil {
+		if data, err := json.Marshal(schema); err == nil {
+			_ = json.Unmarshal(data, &m) // an object or nothing: an input schema is an object
+		}
+	}
+	if m == nil {
+		m = map[string]any{}
+	}
+	if _, ok := m["type"]; !ok {
+		m["type"] = "object"
+	}
+	props, _ := m["properties"].(map[string]any)
+	props = maps.Clone(props)
+	if props == nil {
+		props = map[string]any{}
+	}
+	props[arg] = map[string]any{
+		"type":        "string",
+		"description": "The instance of the " + family + " family to call: one of " + strings.Join(instances, ", ") + ".",
+		"enum":        slices.Clone(instances),
+	}
+	m["properties"] = props
+	var required []any
+	if r, ok := m["required"].([]any); ok {
+		for _, v := range r {
+			if v != arg {
+				required = append(required, v)
+			}
+		}
+	}
+	m["required"] = append(required, arg)
+	return m
 }
 
 // Has reports whether some running server offers the exposed name tool.
 func (c *Catalogue) Has(tool string) bool {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	return len(c.owners[tool]) > 0
+	return c.names[tool] != nil
 }
 
 // Lookup returns the server that offers the exposed name tool: of several,
@@ -149,49 +395,154 @@ func (c *Catalogue) Has(tool string) bool {
 func (c *Catalogue) Lookup(tool string) (server events.Key, ok bool) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	owners := c.owners[tool]
-	if len(owners) == 0 {
+	x := c.names[tool]
+	if x == nil {
 		return events.Key{}, false
 	}
-	return owners[0], true
+	return x.owners[0], true
+}
+
+// Tool returns the exposed tool name, with its definition.
+func (c *Catalogue) Tool(name string) (Tool, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	x := c.names[name]
+	if x == nil {
+		return Tool{}, false
+	}
+	t := x.tool
+	t.Instances = slices.Clone(t.Instances)
+	return t, true
 }
 
 // Tools returns every exposed name offered, sorted.
 func (c *Catalogue) Tools() []string {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	tools := make([]string, 0, len(c.owners))
-	for name := range c.owners {
-		tools = append(tools, name)
-	}
-	slices.Sort(tools)
-	return tools
+	names := slices.AppendSeq(make([]string, 0, len(c.names)), maps.Keys(c.names))
+	slices.Sort(names)
+	return names
 }
 
-// offer adds server to name's owners and reports whether Lookup's answer
-// for name changed.
-func (c *Catalogue) offer(name string, server events.Key) bool {
-	owners := c.owners[name]
-	i, _ := slices.BinarySearchFunc(owners, server, compareKeys)
-	c.owners[name] = slices.Insert(owners, i, server)
-	return i == 0
+// Definitions returns the definition of every exposed tool, Name set to the
+// exposed name, sorted by name. The definitions are shared: never change
+// one.
+func (c *Catalogue) Definitions() []*mcp.Tool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	defs := make([]*mcp.Tool, 0, len(c.names))
+	for _, name := range slices.Sorted(maps.Keys(c.names)) {
+		defs = append(defs, c.names[name].tool.Definition)
+	}
+	return defs
 }
 
-// withdraw removes server from name's owners and reports whether Lookup's
-// answer for name changed.
-func (c *Catalogue) withdraw(name string, server events.Key) bool {
-	owners := c.owners[name]
-	i, found := slices.BinarySearchFunc(owners, server, compareKeys)
-	if !found {
-		return false
+// Server is what the catalogue knows of one running server.
+type Server struct {
+	Key      events.Key
+	Naming   Naming
+	Tools    int       // how many exposed names it offers
+	ListedAt time.Time // when its tools were last listed
+}
+
+// Servers returns the running servers, sorted by key.
+func (c *Catalogue) Servers() []Server {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	out := make([]Server, 0, len(c.servers))
+	for key, s := range c.servers {
+		out = append(out, Server{Key: key, Naming: s.naming, Tools: len(s.tools), ListedAt: s.listedAt})
 	}
-	owners = slices.Delete(owners, i, i+1)
-	if len(owners) == 0 {
-		delete(c.owners, name)
-	} else {
-		c.owners[name] = owners
+	slices.SortFunc(out, func(a, b Server) int { return compareKeys(a.Key, b.Key) })
+	return out
+}
+
+// Change is one change of the catalogue, as subscribers get it: of one
+// server's offer.
+type Change struct {
+	// Server is the server whose offer changed.
+	Server events.Key
+	// Running says whether it runs (Update) or went (Remove).
+	Running bool
+	// Tools are the exposed names whose answer changed, sorted, as Update
+	// and Remove return them; empty for a change of the server alone (it
+	// started or went without tools, listed its tools again, or was
+	// renamed by its naming without a tool to rename).
+	Tools []string
+}
+
+// Subscribe registers fn to be called after every change: of the exposed
+// set or a definition (Change.Tools), and of the running servers or their
+// listing times. Calls come one at a time, in the order of the changes,
+// synchronously from the writer (Update, Set, Remove) once the catalogue
+// has the change, with no lock of the catalogue's held: fn may read the
+// catalogue. The runtime bridge writes under the supervisor's lock, so fn
+// must be quick and must not call into the supervisor: hand the work to a
+// goroutine of its own. The returned func ends the subscription.
+func (c *Catalogue) Subscribe(fn func(Change)) (cancel func()) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	id := c.nextSub
+	c.nextSub++
+	c.subs[id] = fn
+	return func() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		delete(c.subs, id)
 	}
-	return i == 0
+}
+
+// ErrUnknownTool is the error of Resolve for a name no running server
+// offers.
+var ErrUnknownTool = errors.New("no running server offers this tool")
+
+// Target is where a call of an exposed tool goes.
+type Target struct {
+	Server events.Key
+	// Tool is the server's own name of the tool.
+	Tool string
+	// Arguments are the call's, without a family's instance argument.
+	Arguments map[string]any
+}
+
+// Resolve returns where a call of the exposed tool name with args goes: the
+// server that offers it (Lookup's) or, for a family tool, the member named
+// by the instance argument, which is removed from the arguments (args
+// itself is not changed). A name no running server offers fails with
+// ErrUnknownTool; a family tool whose instance argument is missing, not a
+// string or names no member that offers it fails with an error naming the
+// argument and the instances on offer.
+func (c *Catalogue) Resolve(name string, args map[string]any) (Target, error) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	x := c.names[name]
+	if x == nil {
+		return Target{}, fmt.Errorf("tool %q: %w", name, ErrUnknownTool)
+	}
+	t := x.tool
+	if t.Family == "" {
+		return Target{Server: t.Server, Tool: t.ServerTool, Arguments: args}, nil
+	}
+	offered := strings.Join(t.Instances, ", ")
+	raw, given := args[t.InstanceArg]
+	if !given {
+		return Target{}, fmt.Errorf("tool %q of family %q needs the argument %q, the instance to call: one of %s",
+			name, t.Family, t.InstanceArg, offered)
+	}
+	instance, isString := raw.(string)
+	if !isString {
+		return Target{}, fmt.Errorf("tool %q of family %q: argument %q must be a string naming the instance to call: one of %s",
+			name, t.Family, t.InstanceArg, offered)
+	}
+	for _, k := range x.owners {
+		if m := c.servers[k]; m != nil && m.naming.Family == t.Family && k.Name == instance {
+			rest := maps.Clone(args)
+			delete(rest, t.InstanceArg)
+			return Target{Server: k, Tool: m.tools[name].Name, Arguments: rest}, nil
+		}
+	}
+	return Target{}, fmt.Errorf("tool %q of family %q: argument %q names %q, which does not offer it: one of %s",
+		name, t.Family, t.InstanceArg, instance, offered)
 }
 
 func compareKeys(a, b events.Key) int { return strings.Compare(a.String(), b.String()) }

@@ -69,6 +69,28 @@
 //     LastError or Observed. Every message is scrubbed of their literal
 //     values (from 4 characters on) and then passed through redact.String;
 //     SpecHash is keyed by a secret of the supervisor's own.
+//   - Observed carries the server's own tool definitions (ToolDefs) beside
+//     their names, when they were listed (ListedAt, moved by every relist
+//     after the server's tools/list_changed) and the spec's family.
+//   - Calls (calls.go: CallTool, ListResources, ListResourceTemplates,
+//     ReadResource, ListPrompts, GetPrompt) go to the server's live
+//     session. One to a server that is Starting, Connecting or being
+//     replaced by Ensure waits for it, up to CallWait (30s), then fails
+//     with ErrNotReady; one to a server stopped, failed, disconnected or
+//     unknown fails at once with ErrNotRunning, naming its state and last
+//     error. A server that dies mid-call fails its pending calls within a
+//     second with ErrDied (stdio: the SDK fails them on EOF and the
+//     monitor's verdict follows within exitSettle; remote: the transport
+//     error makes the monitor ping at once, and its failure cancels them).
+//     Progress notifications go back to the caller under its own token;
+//     a caller's cancellation reaches the server as notifications/cancelled.
+//   - A spec-change restart drains: calls in flight on the old instance
+//     finish there, for up to DrainTimeout (10s), before it is stopped
+//     (on the supervisor's goroutine for the server: no caller waits);
+//     new calls meanwhile wait for the new instance. Calls still running
+//     then fail with ErrStopped. Stop (a delete) and Shutdown do not
+//     drain: the server is going, and its calls fail at once with
+//     ErrStopped, since waiting would only delay the delete.
 //   - OnChange is called one change at a time, in order, with no lock held.
 //     OnChangeSync gets the same changes, in the same order, under the
 //     supervisor's lock, before the call that made each returns: when Ensure

@@ -162,7 +162,7 @@ func TestCallDoneRefreshesLastConnectedOrPingsAtOnce(t *testing.T) {
 	require.NoError(t, syscall.Kill(obs.PID, syscall.SIGSTOP))
 	h.sup.CallDone(k, errors.New("write |1: broken pipe"))
 	frozen := h.rec.waitFor(t, k, "failed", func(o supervisor.Observed) bool { return o.State == failed })
-	assert.Equal(t, "health ping failed: no answer within 300ms", frozen.LastError)
+	assert.Equal(t, "health ping after a failed call failed: no answer within 300ms", frozen.LastError)
 	h.sup.CallDone(key("unknown"), errors.New("nobody")) // no such server: nothing
 }
 

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -54,15 +55,15 @@ type instance struct {
 
 	session       *mcp.ClientSession
 	sessionEnded  chan struct{} // closed when the session is over, after a start that got one
-	tools         []string      // as listed at the start
+	tools         []*mcp.Tool   // as listed at the start, sorted by name
 	proc          *process      // stdio
 	httpTransport *http.Transport
 	stderrTail    int
 	inheritEnv    bool
 
 	sessionErr   error         // why the session ended; set before sessionEnded is closed
+	calls        *callState    // in-flight calls, drain and progress routing (calls.go)
 	toolsChanged chan struct{} // the server said its tools changed
-	probes       chan struct{} // a call failed: ping now
 	stopOnce     sync.Once
 	stopReq      chan struct{} // closed to ask the monitor to tear down
 	done         chan struct{} // closed by the monitor once everything is released
@@ -82,8 +83,8 @@ func (s *Supervisor) newInstance(key events.Key, spec v1alpha1.MCPServerSpec, ha
 		sessionEnded: make(chan struct{}),
 		stderrTail:   s.opts.StderrTail,
 		inheritEnv:   s.opts.InheritEnv,
+		calls:        s.newCallState(key),
 		toolsChanged: make(chan struct{}, 1),
-		probes:       make(chan struct{}, 1),
 		stopReq:      make(chan struct{}),
 		done:         make(chan struct{}),
 	}
@@ -202,6 +203,9 @@ func (inst *instance) connect(transport mcp.Transport) error {
 			default: // a relist is due already
 			}
 		},
+		ProgressNotificationHandler: inst.calls.progress, // to the caller that asked (calls.go)
+		ResourceListChangedHandler:  func(context.Context, *mcp.ResourceListChangedRequest) { inst.calls.listsChanged() },
+		PromptListChangedHandler:    func(context.Context, *mcp.PromptListChangedRequest) { inst.calls.listsChanged() },
 	})
 	session, err := client.Connect(inst.ctx, transport, nil)
 	if err != nil {
@@ -220,21 +224,23 @@ func (inst *instance) connect(transport mcp.Transport) error {
 	return nil
 }
 
-// listTools returns the sorted names of the server's tools, or none if it
-// offers no tools at all.
-func listTools(ctx context.Context, session *mcp.ClientSession) ([]string, error) {
+// listTools returns the server's tools sorted by name, the first of any
+// name only, or none if it offers no tools at all.
+func listTools(ctx context.Context, session *mcp.ClientSession) ([]*mcp.Tool, error) {
 	if res := session.InitializeResult(); res == nil || res.Capabilities == nil || res.Capabilities.Tools == nil {
 		return nil, nil
 	}
-	var names []string
+	var tools []*mcp.Tool
 	for tool, err := range session.Tools(ctx, nil) {
 		if err != nil {
 			return nil, err
 		}
-		names = append(names, tool.Name)
+		if tool != nil {
+			tools = append(tools, tool)
+		}
 	}
-	slices.Sort(names)
-	return slices.Compact(names), nil
+	slices.SortStableFunc(tools, func(a, b *mcp.Tool) int { return strings.Compare(a.Name, b.Name) })
+	return slices.CompactFunc(tools, func(a, b *mcp.Tool) bool { return a.Name == b.Name }), nil
 }
 
 // errNoAnswer is a ping that timed out: the server is there (or its
@@ -249,14 +255,6 @@ func (inst *instance) ping(timeout time.Duration) error {
 		return fmt.Errorf("%w within %s", errNoAnswer, timeout)
 	}
 	return err
-}
-
-// probe asks the monitor to ping now.
-func (inst *instance) probe() {
-	select {
-	case inst.probes <- struct{}{}:
-	default: // one is due already
-	}
 }
 
 // requestStop asks the monitor to tear the instance down, and cancels what
@@ -336,15 +334,20 @@ func (s *Supervisor) monitor(e *entry, inst *instance) {
 			if !s.healthy(e, inst) {
 				return
 			}
-		case <-inst.probes:
-			if !s.healthy(e, inst) {
-				return
-			}
-			ping.Reset(s.opts.PingInterval)
 		case <-stable.C:
 			s.markStable(e, inst)
 		case <-inst.toolsChanged:
 			s.refreshTools(e, inst)
+		case <-inst.calls.suspect:
+			// A call saw a transport error (calls.go, suspectDead): ask now
+			// rather than at the next tick. A stdio process that is
+			// exiting is given exitSettle to, so that its exit explains it.
+			if err := inst.ping(s.opts.PingTimeout); err != nil {
+				s.disconnected(e, inst, "health ping after a failed call failed: "+err.Error(), err, true)
+				return
+			}
+			s.touch(e, inst)
+			ping.Reset(s.opts.PingInterval)
 		}
 	}
 }

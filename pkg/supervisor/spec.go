@@ -17,8 +17,10 @@ import (
 )
 
 // specHash identifies the fields of spec that change what runs: type,
-// command, args, env, url, headers, timeout (as it applies: Options.StartTimeout when unset) and toolPrefix, not
-// description or autoStart. It is an HMAC under a key of this supervisor's
+// command, args, env, url, headers, timeout (as it applies:
+// Options.StartTimeout when unset), toolPrefix and family (both name what
+// the tools are exposed as), not description or autoStart. It is an HMAC
+// under a key of this supervisor's
 // own, so that the hash of an env value or header, which travels in
 // Observed and status, is no oracle for guessing it.
 func specHash(key []byte, spec v1alpha1.MCPServerSpec, startTimeout time.Duration) string {
@@ -31,6 +33,7 @@ func specHash(key []byte, spec v1alpha1.MCPServerSpec, startTimeout time.Duratio
 		Headers    map[string]string
 		Timeout    time.Duration
 		ToolPrefix string
+		Family     *v1alpha1.MCPServerFamily `json:",omitempty"`
 	}{
 		Type:       spec.Type,
 		Command:    spec.Command,
@@ -40,6 +43,7 @@ func specHash(key []byte, spec v1alpha1.MCPServerSpec, startTimeout time.Duratio
 		Headers:    nilIfEmptyMap(spec.Headers),
 		Timeout:    startTimeout,
 		ToolPrefix: spec.ToolPrefix,
+		Family:     spec.Family,
 	}
 	data, err := json.Marshal(relevant) // map keys come out sorted
 	if err != nil {

@@ -23,6 +23,12 @@ func (s *Supervisor) work(e *entry) {
 			e.busy = false
 			e.target = ""
 			close(e.settled)
+			if e.replacing {
+				// The replacement is over (the new instance runs, or
+				// failed): calls waiting for it look again (calls.go).
+				e.replacing = false
+				s.broadcastLocked()
+			}
 			s.mu.Unlock()
 			return
 		}
@@ -37,13 +43,14 @@ func (s *Supervisor) work(e *entry) {
 		s.mu.Unlock()
 
 		if current != nil {
+			s.drain(context.Background(), e, current)   // its calls finish first, within DrainTimeout (calls.go)
 			_ = s.retire(context.Background(), current) // gone: after StopGrace, killed
 			s.mu.Lock()
 			e.inst = nil
 			if e.obs.Running() {
 				e.obs.State = stoppedState(e.remote)
 				e.obs.PID = 0
-				e.obs.Tools = nil
+				e.obs.Tools, e.obs.ToolDefs, e.obs.ListedAt = nil, nil, time.Time{}
 				s.changedLocked(e)
 			}
 			if e.want == nil {
@@ -108,9 +115,10 @@ func (s *Supervisor) start(e *entry, spec v1alpha1.MCPServerSpec, hash string) {
 	e.ran = false
 	e.obs.State = startingState(e.remote)
 	e.obs.PID = 0
-	e.obs.Tools = nil
+	e.obs.Tools, e.obs.ToolDefs, e.obs.ListedAt = nil, nil, time.Time{}
 	e.obs.LastError = ""
 	e.obs.ToolPrefix = spec.ToolPrefix
+	e.obs.Family = spec.Family.DeepCopy()
 	e.obs.LastAttempt = time.Now()
 	e.obs.NextRetryAfter = time.Time{}
 	e.obs.SpecHash = hash
@@ -136,9 +144,11 @@ func (s *Supervisor) start(e *entry, spec v1alpha1.MCPServerSpec, hash string) {
 		e.dropped = false
 		e.obs.State = runningState(e.remote)
 		e.obs.PID = inst.pid()
-		e.obs.Tools = inst.tools
+		now := time.Now()
+		e.obs.Tools, e.obs.ToolDefs = toolNames(inst.tools), inst.tools
+		e.obs.ListedAt = now
 		e.obs.LastError = "" // the past failure stays in LastFailure
-		e.obs.LastConnected = time.Now()
+		e.obs.LastConnected = now
 		s.changedLocked(e)
 		obs := e.obs
 		s.mu.Unlock()
@@ -177,7 +187,7 @@ func (s *Supervisor) start(e *entry, spec v1alpha1.MCPServerSpec, hash string) {
 func (s *Supervisor) cancelledLocked(e *entry) {
 	e.obs.State = stoppedState(e.remote)
 	e.obs.PID = 0
-	e.obs.Tools = nil
+	e.obs.Tools, e.obs.ToolDefs, e.obs.ListedAt = nil, nil, time.Time{}
 	s.changedLocked(e)
 }
 

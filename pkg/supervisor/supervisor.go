@@ -12,6 +12,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/musterd/musterd/pkg/apis/muster/v1alpha1"
 	"github.com/musterd/musterd/pkg/events"
 )
@@ -31,6 +33,8 @@ const (
 	// generous because an npx or uvx cold start downloads packages first:
 	// slow, but healthy.
 	DefaultStartTimeout = 2 * time.Minute
+	DefaultCallWait     = 30 * time.Second
+	DefaultDrainTimeout = 10 * time.Second
 )
 
 // Options configure a Supervisor. The zero value of each field is its
@@ -73,6 +77,18 @@ type Options struct {
 	// and HOME, and nothing else of musterd's (its API token, cloud
 	// credentials, proxies).
 	InheritEnv bool
+	// CallWait bounds how long a call (CallTool and the other calls of
+	// calls.go) waits for a server that is starting, connecting or being
+	// restarted to run before it fails naming the server and its state.
+	// Default 30s.
+	CallWait time.Duration
+	// DrainTimeout bounds how long a server being restarted for a changed
+	// spec keeps running so that its in-flight calls can finish; calls
+	// still running then are cancelled and fail saying so. The drain runs
+	// on the supervisor's goroutine for the server, as the restart does,
+	// holding no caller. Default 10s. Stop (a delete) and Shutdown do not
+	// drain.
+	DrainTimeout time.Duration
 	// OnChange, if set, is called whenever a server's observed state
 	// changes: starting, started, failed (crash, ping, start), tools
 	// changed, failure streak cleared, stopped. Calls come one at a time, in
@@ -115,6 +131,12 @@ func (o Options) withDefaults() Options {
 	if o.StartTimeout <= 0 {
 		o.StartTimeout = DefaultStartTimeout
 	}
+	if o.CallWait <= 0 {
+		o.CallWait = DefaultCallWait
+	}
+	if o.DrainTimeout <= 0 {
+		o.DrainTimeout = DefaultDrainTimeout
+	}
 	o.RestartBackoff = o.RestartBackoff.withDefaults()
 	return o
 }
@@ -131,9 +153,18 @@ type Observed struct {
 	PID int
 	// Tools are the names of the server's own tools, sorted, while it runs.
 	Tools []string
+	// ToolDefs are the server's own tools as it listed them, in the order
+	// of Tools, while it runs. Shared: never change one.
+	ToolDefs []*mcp.Tool
+	// ListedAt is when the server's tools were last listed (at its start,
+	// or after it said its tools changed); zero while it does not run.
+	ListedAt time.Time
 	// ToolPrefix is the toolPrefix of the spec that runs (or last tried
 	// to), for building exposed tool names.
 	ToolPrefix string
+	// Family is the family of the spec that runs (or last tried to), if
+	// any: its tools are exposed under the family's name.
+	Family *v1alpha1.MCPServerFamily
 	// RestartCount counts restarts of a stdio server's process that had
 	// been running (after a crash, a failed ping, a changed spec), since
 	// this supervisor began or the server was last stopped. Failed starts
@@ -153,7 +184,7 @@ type Observed struct {
 	LastFailure     string
 	LastFailureTime time.Time
 	// LastConnected is when the server last answered: initialize, a health
-	// ping, or a call reported with CallDone. Pings and calls refresh it
+	// ping, or a call (calls.go, or one reported with CallDone). Pings and calls refresh it
 	// quietly (no OnChange): Get has it.
 	LastConnected time.Time
 	// LastAttempt is when its last start began.
@@ -218,6 +249,8 @@ type Supervisor struct {
 	shutdown   bool
 	pending    []change      // OnChange calls not yet made, in order
 	delivering chan struct{} // non-nil while a goroutine makes them; closed when it ends
+	stateCh    chan struct{} // closed (and cleared) on every observed change: see waitLocked
+	lists      listWatchers  // WatchLists (calls.go)
 }
 
 // entry is the supervisor's record of one key.
@@ -244,6 +277,7 @@ type entry struct {
 	target      string                  // hash of the spec the worker applies now; "" if none
 	busy        bool                    // a worker goroutine runs for this entry
 	settled     chan struct{}           // closed when the worker ends; replaced when one begins
+	replacing   bool                    // a running instance is being replaced: calls wait for the new one
 }
 
 // desired is a spec Ensure asked for.
@@ -345,9 +379,10 @@ func (s *Supervisor) Ensure(ctx context.Context, key events.Key, spec v1alpha1.M
 		e.remote = spec.Type.IsRemote()
 		e.obs.State = startingState(e.remote)
 		e.obs.PID = 0
-		e.obs.Tools = nil
+		e.obs.Tools, e.obs.ToolDefs, e.obs.ListedAt = nil, nil, time.Time{}
 		e.obs.LastError = ""
 		e.obs.ToolPrefix = spec.ToolPrefix
+		e.obs.Family = spec.Family.DeepCopy()
 		e.obs.NextRetryAfter = time.Time{}
 		e.obs.SpecHash = hash
 		s.changedLocked(e)
@@ -442,6 +477,7 @@ func (s *Supervisor) Stop(ctx context.Context, key events.Key) error {
 		locked.obs = Observed{
 			State:         stoppedState(locked.remote),
 			ToolPrefix:    locked.obs.ToolPrefix,
+			Family:        locked.obs.Family,
 			RestartCount:  locked.obs.RestartCount,
 			LastConnected: locked.obs.LastConnected,
 			LastAttempt:   locked.obs.LastAttempt,
@@ -621,7 +657,7 @@ func (s *Supervisor) failLocked(e *entry, hash, msg string, state v1alpha1.MCPSe
 	e.dropped = state == v1alpha1.MCPServerStateDisconnected
 	e.obs.State = state
 	e.obs.PID = 0
-	e.obs.Tools = nil
+	e.obs.Tools, e.obs.ToolDefs, e.obs.ListedAt = nil, nil, time.Time{}
 	e.obs.LastError = msg
 	e.obs.LastFailure = msg
 	e.obs.LastFailureTime = now
@@ -661,8 +697,8 @@ func (s *Supervisor) touch(e *entry, inst *instance) {
 	}
 }
 
-// CallDone tells the supervisor how a call (a tool call, say) on key's
-// server ended. nil: the server answered, so LastConnected is now. An
+// CallDone tells the supervisor how a call made outside calls.go (whose
+// calls report themselves) on key's server ended. nil: the server answered, so LastConnected is now. An
 // error of the transport (not a tool's own error result): the server may
 // be gone, so it is pinged at once rather than at its next PingInterval,
 // and a dead one is noticed within PingTimeout. It never blocks.
@@ -678,7 +714,7 @@ func (s *Supervisor) CallDone(key events.Key, err error) {
 	}
 	s.mu.Unlock()
 	if inst != nil && err != nil {
-		inst.probe()
+		s.suspectDead(inst, err)
 	}
 }
 
@@ -695,7 +731,7 @@ func (s *Supervisor) renew(e *entry, inst *instance) bool {
 	}
 	e.renewed = true
 	e.obs.State = v1alpha1.MCPServerStateConnecting
-	e.obs.Tools = nil
+	e.obs.Tools, e.obs.ToolDefs, e.obs.ListedAt = nil, nil, time.Time{}
 	s.changedLocked(e)
 	e.want = &desired{spec: inst.spec, hash: inst.hash}
 	if !e.busy {
@@ -707,14 +743,19 @@ func (s *Supervisor) renew(e *entry, inst *instance) bool {
 	return true
 }
 
-// setTools records a running instance's new tool list.
-func (s *Supervisor) setTools(e *entry, inst *instance, tools []string) {
+// setTools records a running instance's new tool list. A listing that
+// changes nothing still moves ListedAt, and is reported, so that readers
+// of the catalogue's age see it confirmed.
+func (s *Supervisor) setTools(e *entry, inst *instance, tools []*mcp.Tool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if e.inst != inst || !e.obs.Running() || slices.Equal(e.obs.Tools, tools) {
+	if e.inst != inst || !e.obs.Running() {
 		return
 	}
-	e.obs.Tools = tools
+	if !sameTools(e.obs.ToolDefs, tools) {
+		e.obs.Tools, e.obs.ToolDefs = toolNames(tools), tools
+	}
+	e.obs.ListedAt = time.Now()
 	s.changedLocked(e)
 }
 
@@ -723,6 +764,7 @@ func (s *Supervisor) setTools(e *entry, inst *instance, tools []string) {
 // exits when it is empty, so calls keep the order of the changes and no
 // lock is held while they run.
 func (s *Supervisor) changedLocked(e *entry) {
+	s.broadcastLocked() // wakes calls waiting for a state (calls.go)
 	if s.opts.OnChangeSync != nil {
 		s.opts.OnChangeSync(e.key, e.obs)
 	}

@@ -134,7 +134,11 @@ func (r *Reconciler) status(key events.Key, server *v1alpha1.MCPServer, obs supe
 		Conditions:          append([]metav1.Condition(nil), prev.Conditions...),
 	}
 	if obs.Running() {
-		st.Tools = r.names.Exposed(key, obs.ToolPrefix, obs.Tools)
+		naming := catalogue.Naming{ToolPrefix: obs.ToolPrefix}
+		if obs.Family != nil {
+			naming.Family, naming.InstanceArg = obs.Family.Name, obs.Family.InstanceArg
+		}
+		st.Tools = r.names.ExposedNames(key, naming, obs.Tools)
 		st.ToolCount = len(st.Tools)
 	}
 	ready := metav1.Condition{

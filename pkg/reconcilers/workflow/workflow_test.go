@@ -197,8 +197,8 @@ func TestAWorkflowWaitsForAServerStillStarting(t *testing.T) {
 	key := events.NewKey(v1alpha1.KindWorkflow, "", "deploy")
 	h.declare(t, "workflows/deploy.yaml", src, key)
 	h.cat.Set(docker, "", []string{"build"})
-	h.cat.SetStarting(k8s, "", true)
-	h.cat.SetStarting(git, "", true)
+	h.cat.SetStarting(k8s, catalogue.Naming{}, true)
+	h.cat.SetStarting(git, catalogue.Naming{}, true)
 
 	res, st := h.reconcile(t, key)
 	require.NoError(t, res.Err)
@@ -211,9 +211,9 @@ func TestAWorkflowWaitsForAServerStillStarting(t *testing.T) {
 		st.Conditions[0].Message)
 
 	// k8s starts with its tools; git fails its start.
-	h.cat.SetStarting(k8s, "", false)
+	h.cat.SetStarting(k8s, catalogue.Naming{}, false)
 	h.cat.Set(k8s, "", []string{"apply", "delete", "get"})
-	h.cat.SetStarting(git, "", false)
+	h.cat.SetStarting(git, catalogue.Naming{}, false)
 	_, st = h.reconcile(t, key)
 	assert.False(t, st.Valid)
 	assert.Equal(t, []string{"x_git_status"}, st.MissingTools)

@@ -101,11 +101,11 @@ func (br *Bridge) OnChange(key events.Key, obs supervisor.Observed) {
 	defer br.mu.Unlock()
 	var tools []string
 	if obs.Running() {
-		tools = br.cat.Set(key, obs.ToolPrefix, obs.Tools)
+		tools = br.cat.Update(key, naming(obs), obs.ToolDefs, obs.ListedAt)
 	} else {
 		tools = br.cat.Remove(key)
 	}
-	starting := br.cat.SetStarting(key, obs.ToolPrefix, transient(obs.State))
+	starting := br.cat.SetStarting(key, naming(obs), transient(obs.State))
 	if br.stopped {
 		return
 	}
@@ -225,6 +225,15 @@ func (br *Bridge) naming(tools []string, starting string) []events.Key {
 		}
 	}
 	return keys
+}
+
+// naming is how obs's server's tools are exposed.
+func naming(obs supervisor.Observed) catalogue.Naming {
+	n := catalogue.Naming{ToolPrefix: obs.ToolPrefix}
+	if obs.Family != nil {
+		n.Family, n.InstanceArg = obs.Family.Name, obs.Family.InstanceArg
+	}
+	return n
 }
 
 // summary is the first line of a server's last error, without the stderr

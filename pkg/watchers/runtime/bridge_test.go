@@ -2,6 +2,7 @@ package runtime_test
 
 import (
 	"context"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"log/slog"
 	"sync"
 	"testing"
@@ -131,7 +132,16 @@ func (h *harness) take() ([]events.Event, bool) {
 func (h *harness) change(k events.Key, o supervisor.Observed) { h.br.OnChange(k, o) }
 
 func up(tools ...string) supervisor.Observed {
-	return supervisor.Observed{State: running, PID: 42, Tools: tools}
+	return supervisor.Observed{State: running, PID: 42, Tools: tools, ToolDefs: defs(tools...)}
+}
+
+// defs are the definitions of tools, as a server lists them.
+func defs(tools ...string) []*mcp.Tool {
+	var out []*mcp.Tool
+	for _, name := range tools {
+		out = append(out, &mcp.Tool{Name: name, InputSchema: map[string]any{"type": "object"}})
+	}
+	return out
 }
 
 func crashed(at time.Time) supervisor.Observed {
@@ -260,7 +270,7 @@ func TestARunningServerWhoseToolsChangeOrWhoseStreakClearsIsPublished(t *testing
 		h.take()
 
 		more := first
-		more.Tools = []string{"echo", "late"}
+		more.Tools, more.ToolDefs = []string{"echo", "late"}, defs("echo", "late")
 		h.change(echo, more)
 		got, _ := h.take()
 		assert.Equal(t, []events.Event{events.ServiceStateChanged{Key: echo, State: "Running", PreviousState: "Running", Error: "exited with exit code 1"}}, got,
@@ -282,7 +292,7 @@ func TestARemoteServerThatDisconnectsIsPublishedUnlikeOneThatIsStopped(t *testin
 		h.start()
 		for _, asked := range []bool{false, true} {
 			h.change(remote, supervisor.Observed{State: connecting, ToolPrefix: "echo"})
-			h.change(remote, supervisor.Observed{State: connected, ToolPrefix: "echo", Tools: []string{"echo"}})
+			h.change(remote, supervisor.Observed{State: connected, ToolPrefix: "echo", Tools: []string{"echo"}, ToolDefs: defs("echo")})
 			got, _ := h.take()
 			assert.Equal(t, []events.Event{
 				workflowChanged(greet),
@@ -349,4 +359,32 @@ func TestNewRequiresItsParts(t *testing.T) {
 	assert.ErrorContains(t, err, "Index")
 	_, err = runtime.New(b, runtime.Options{Index: resources.New()})
 	assert.ErrorContains(t, err, "Catalogue")
+}
+
+// TestDefinitionsFamiliesAndListingTimesReachTheCatalogue: what the
+// supervisor observes of a running server's tools is what the catalogue
+// serves.
+func TestDefinitionsFamiliesAndListingTimesReachTheCatalogue(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t)
+		listed := time.Now()
+		for _, name := range []string{"mc-a", "mc-b"} {
+			obs := up("get")
+			obs.ToolDefs[0].Description = "gets from " + name
+			obs.Family = &v1alpha1.MCPServerFamily{Name: "k8s", InstanceArg: "cluster"}
+			obs.ListedAt = listed
+			h.change(events.NewKey(v1alpha1.KindMCPServer, "", name), obs)
+		}
+		tool, ok := h.cat.Tool("x_k8s_get")
+		require.True(t, ok)
+		assert.Equal(t, "gets from mc-a", tool.Definition.Description, "the first member's definition")
+		assert.Equal(t, []string{"mc-a", "mc-b"}, tool.Instances)
+		assert.Equal(t, "cluster", tool.InstanceArg)
+		servers := h.cat.Servers()
+		require.Len(t, servers, 2)
+		assert.Equal(t, listed, servers[0].ListedAt)
+		assert.Equal(t, "k8s", servers[0].Naming.Family)
+		h.start()
+		h.stop()
+	})
 }

@@ -5,7 +5,7 @@
 // Place in the pipeline: a watcher, like the filesystem one, but of the
 // runtime rather than of definitions.
 //
-//	supervisor ──OnChangeSync──▶ Bridge ─┬─▶ catalogue (Set / Remove), at once
+//	supervisor ──OnChangeSync──▶ Bridge ─┬─▶ catalogue (Update / Remove), at once
 //	                                     ├──ServiceStateChanged──▶ debouncer   (the MCPServer)
 //	                                     └──ResourceChanged──────▶ debouncer   (each Workflow naming a changed tool)
 //
@@ -20,7 +20,8 @@
 //     published is queued, in order, and published one change at a time by
 //     Start's goroutine.
 //   - The catalogue holds the tools of exactly the servers that run
-//     (Running or Connected): a server's tools are set on every change
+//     (Running or Connected): a server's tools, with their definitions,
+//     naming (toolPrefix, family) and listing time, are set on every change
 //     while it runs, and removed on any other state.
 //   - A change that needs the server reconciled is published as a
 //     ServiceStateChanged with its state, previous state and error: the

@@ -1,0 +1,267 @@
+package router
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/musterd/musterd/pkg/catalogue"
+	"github.com/musterd/musterd/pkg/events"
+	"github.com/musterd/musterd/pkg/redact"
+	"github.com/musterd/musterd/pkg/supervisor"
+)
+
+// Servers is what the router needs of the supervisor: the calls into a
+// running server's live session. *supervisor.Supervisor is one.
+type Servers interface {
+	CallTool(ctx context.Context, key events.Key, params *mcp.CallToolParams, progress func(*mcp.ProgressNotificationParams)) (*mcp.CallToolResult, error)
+	ListResources(ctx context.Context, key events.Key) ([]*mcp.Resource, error)
+	ListResourceTemplates(ctx context.Context, key events.Key) ([]*mcp.ResourceTemplate, error)
+	ReadResource(ctx context.Context, key events.Key, params *mcp.ReadResourceParams) (*mcp.ReadResourceResult, error)
+	ListPrompts(ctx context.Context, key events.Key) ([]*mcp.Prompt, error)
+	GetPrompt(ctx context.Context, key events.Key, params *mcp.GetPromptParams) (*mcp.GetPromptResult, error)
+}
+
+var _ Servers = (*supervisor.Supervisor)(nil)
+
+// Options configure a Router.
+type Options struct {
+	// Catalogue names and routes the tools. Required.
+	Catalogue *catalogue.Catalogue
+	// Servers makes the calls: the supervisor. Required.
+	Servers Servers
+	// Registerer, if set, receives the router's metrics:
+	// musterd_mcp_tool_calls_total{server,tool,result},
+	// musterd_mcp_tool_call_duration_seconds{server,tool} and
+	// musterd_mcp_catalogue_age_seconds{server}. Default: none.
+	Registerer prometheus.Registerer
+	// Logger receives a debug line per call, its arguments redacted.
+	// Default slog.Default().
+	Logger *slog.Logger
+	// Now is the clock of the catalogue age. Default time.Now.
+	Now func() time.Time
+	// ListTimeout bounds each background listing of a server's resources,
+	// resource templates and prompts. Default 10s.
+	ListTimeout time.Duration
+}
+
+// DefaultListTimeout is Options.ListTimeout's default.
+const DefaultListTimeout = 10 * time.Second
+
+// listWatcher is what a Servers may offer to say that a server's resources
+// or prompts changed: *supervisor.Supervisor's WatchLists.
+type listWatcher interface {
+	WatchLists(fn func(key events.Key)) (cancel func())
+}
+
+// Router serves the running servers' tools, resources and prompts to the
+// MCP endpoint: it lists them from the catalogue and the servers, and
+// routes each call to its server's live session. Make one with New.
+type Router struct {
+	cat     *catalogue.Catalogue
+	servers Servers
+	log     *slog.Logger
+	metrics *metrics // nil without a Registerer
+
+	listTimeout time.Duration
+	listings    listings
+
+	mu         sync.Mutex
+	watchers   map[int]func()
+	nextWatch  int
+	pending    bool          // a change is to be told to the watchers
+	delivering chan struct{} // non-nil while a goroutine tells them
+}
+
+// New returns a router over opts.Catalogue and opts.Servers. It fails if a
+// required option is missing or its metrics are registered already.
+func New(opts Options) (*Router, error) {
+	switch {
+	case opts.Catalogue == nil:
+		return nil, errors.New("router: Options.Catalogue is required")
+	case opts.Servers == nil:
+		return nil, errors.New("router: Options.Servers is required")
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.ListTimeout <= 0 {
+		opts.ListTimeout = DefaultListTimeout
+	}
+	r := &Router{
+		cat:         opts.Catalogue,
+		servers:     opts.Servers,
+		log:         opts.Logger.With("component", "router"),
+		listTimeout: opts.ListTimeout,
+		watchers:    map[int]func(){},
+	}
+	r.listings.init(r)
+	if opts.Registerer != nil {
+		m, err := newMetrics(opts.Registerer, opts.Catalogue, opts.Now)
+		if err != nil {
+			return nil, err
+		}
+		r.metrics = m
+	}
+	// The subscriptions live as long as the catalogue and the supervisor:
+	// a router is made once per daemon.
+	opts.Catalogue.Subscribe(func(c catalogue.Change) {
+		if len(c.Tools) > 0 {
+			r.changed()
+		}
+		r.listings.schedule(c.Server, c.Running)
+	})
+	if w, ok := opts.Servers.(listWatcher); ok {
+		w.WatchLists(func(key events.Key) { r.listings.schedule(key.Canonical(), true) })
+	}
+	for _, s := range opts.Catalogue.Servers() {
+		r.listings.schedule(s.Key, true)
+	}
+	return r, nil
+}
+
+// Tools returns every exposed server tool with its definition, Name set to
+// the exposed name, sorted by name. The definitions are shared: never
+// change one.
+func (r *Router) Tools() []*mcp.Tool { return r.cat.Definitions() }
+
+// CallTool calls the exposed tool name with args: the owning server's tool
+// or, for a family tool, the tool of the member args names (the instance
+// argument is removed before the call). args is not changed.
+//
+// An error means the call could not be made or completed: an unknown tool
+// (catalogue.ErrUnknownTool, at once), a family's instance argument
+// missing or wrong, a server not running or not ready within its wait, or
+// dead or stopped mid-call (*supervisor.ServerError), the caller's
+// cancellation (forwarded to the server as notifications/cancelled). A
+// tool-level failure is a result with IsError. The result (content of every
+// kind, structuredContent, isError) is the server's, unchanged. progress,
+// if set, gets the server's progress notifications for the call; their
+// ProgressToken is nil, for the caller to set its own.
+func (r *Router) CallTool(ctx context.Context, name string, args map[string]any,
+	progress func(*mcp.ProgressNotificationParams)) (*mcp.CallToolResult, error) {
+	target, err := r.cat.Resolve(name, args)
+	if err != nil {
+		r.log.Debug("mcp tool call refused", "tool", name, "error", err)
+		return nil, err
+	}
+	start := time.Now()
+	params := &mcp.CallToolParams{Name: target.Tool, Arguments: target.Arguments}
+	if target.Arguments == nil {
+		params.Arguments = map[string]any{}
+	}
+	res, err := r.servers.CallTool(ctx, target.Server, params, progress)
+	took := time.Since(start)
+	result := resultOK
+	switch {
+	case err != nil:
+		result = resultError
+	case res != nil && res.IsError:
+		result = resultToolError
+	}
+	if r.metrics != nil {
+		r.metrics.observeCall(target.Server, name, result, took)
+	}
+	if r.log.Enabled(ctx, slog.LevelDebug) {
+		attrs := []any{"tool", name, "server", target.Server.String(), "serverTool", target.Tool,
+			"arguments", redactedArgs(target.Arguments), "result", result, "duration", took}
+		if err != nil {
+			attrs = append(attrs, "error", err.Error())
+		}
+		r.log.DebugContext(ctx, "mcp tool call", attrs...)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// redactedArgs spells args as JSON through redact.String, for a log line.
+func redactedArgs(args map[string]any) string {
+	data, err := json.Marshal(args)
+	if err != nil {
+		return "(unencodable)"
+	}
+	return redact.String(string(data))
+}
+
+// OnChange registers fn to be called after Tools() changed (a tool
+// appeared, went or has another definition) or Resources(),
+// ResourceTemplates() or Prompts() did. Calls come from a goroutine of the
+// router's, one at a time, never under a lock of the supervisor's or the
+// catalogue's; changes that come while fn runs are coalesced into one more
+// call, after which the lists have them all. The returned func ends the
+// registration.
+func (r *Router) OnChange(fn func()) (cancel func()) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	id := r.nextWatch
+	r.nextWatch++
+	r.watchers[id] = fn
+	return func() {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		delete(r.watchers, id)
+	}
+}
+
+// changed tells the watchers that the lists changed. It may run under the
+// supervisor's lock (from the catalogue's subscription), so it only marks
+// the change and makes sure a goroutine tells them.
+func (r *Router) changed() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.pending = true
+	if r.delivering == nil {
+		r.delivering = make(chan struct{})
+		go r.deliver(r.delivering)
+	}
+}
+
+func (r *Router) deliver(done chan struct{}) {
+	for {
+		r.mu.Lock()
+		if !r.pending {
+			r.delivering = nil
+			r.mu.Unlock()
+			close(done)
+			return
+		}
+		r.pending = false
+		var fns []func()
+		for _, id := range sortedKeys(r.watchers) {
+			fns = append(fns, r.watchers[id])
+		}
+		r.mu.Unlock()
+		for _, fn := range fns {
+			fn()
+		}
+	}
+}
+
+func sortedKeys(m map[int]func()) []int {
+	keys := make([]int, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// equalJSON compares two values by their JSON encoding: what a client
+// would see of them.
+func equalJSON(a, b any) bool {
+	ja, errA := json.Marshal(a)
+	jb, errB := json.Marshal(b)
+	return errA == nil && errB == nil && string(ja) == string(jb)
+}

@@ -1,0 +1,626 @@
+package supervisor
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/musterd/musterd/pkg/apis/muster/v1alpha1"
+	"github.com/musterd/musterd/pkg/events"
+)
+
+// The calls of this file reach into a running server's live MCP session on
+// behalf of musterd's own clients (the MCP endpoint, through the router).
+// Each call:
+//
+//   - runs at once on a server that is Running or Connected;
+//   - waits, up to CallWait, for a server that is Starting, Connecting or
+//     being replaced by Ensure (a drain, the stop of the old instance, the
+//     start of the new one), and then fails with ErrNotReady;
+//   - fails at once with ErrNotRunning for a server that is stopped,
+//     failed, disconnected or unknown;
+//   - is counted in flight on its instance, so that a restart for a
+//     changed spec drains it (DrainTimeout) before the instance stops;
+//   - fails with ErrDied within verdictWait of its server dying, or with
+//     ErrStopped when its instance is stopped under it (a delete, a
+//     shutdown, a drain that ran out);
+//   - forwards the caller's cancellation to the server as
+//     notifications/cancelled (the SDK does that for a cancelled context);
+//   - passes the server's progress notifications for it to the caller.
+
+// Errors a call fails with when it could not be made or completed on the
+// server; a *ServerError wraps one of them.
+var (
+	// ErrNotRunning: the server is stopped, failed, disconnected or
+	// unknown, and nothing is starting it.
+	ErrNotRunning = errors.New("is not running")
+	// ErrNotReady: the server was starting or being restarted and did not
+	// run within CallWait.
+	ErrNotReady = errors.New("did not become ready in time")
+	// ErrDied: the server died (or its connection broke) while the call
+	// was pending.
+	ErrDied = errors.New("died while the call was pending")
+	// ErrStopped: the server's instance was stopped while the call was
+	// pending: a delete, a shutdown, or a restart whose drain ran out.
+	ErrStopped = errors.New("was stopped while the call was pending")
+)
+
+// verdictWait bounds how long a call whose connection broke waits for the
+// monitor's verdict on its server (the exit code and stderr of a crash),
+// so that its error says why; the call fails within it either way.
+const verdictWait = 500 * time.Millisecond
+
+// ServerError is the error of a call that its server could not serve: it
+// names the server, its state and, when it failed, its last error.
+type ServerError struct {
+	Key   events.Key
+	State v1alpha1.MCPServerState // "" for a server the supervisor does not know
+	// Err is ErrNotRunning, ErrNotReady, ErrDied or ErrStopped.
+	Err error
+	// Detail says more: the last error's first line, the wait, the reason
+	// of a stop. Redacted.
+	Detail string
+}
+
+func (e *ServerError) Error() string {
+	state := string(e.State)
+	if state == "" {
+		state = "unknown"
+	}
+	msg := fmt.Sprintf("mcp server %s %v (state %s)", e.Key, e.Err, state)
+	if e.Detail != "" {
+		msg += ": " + e.Detail
+	}
+	return msg
+}
+
+func (e *ServerError) Unwrap() error { return e.Err }
+
+// callState is an instance's bookkeeping of the calls made through it.
+type callState struct {
+	// Guarded by Supervisor.mu.
+	inflight   int
+	draining   bool          // a restart drains the instance: no new call
+	idle       chan struct{} // closed when inflight reaches 0 during a drain
+	stopReason string        // why the drain stopped the instance under its calls
+
+	// suspect asks the monitor to check the server now (capacity 1).
+	suspect chan struct{}
+
+	mu     sync.Mutex
+	routes map[string]progressRoute // by the progress token musterd sent
+
+	// listsChanged tells the WatchLists watchers that the server said its
+	// resources or prompts changed.
+	listsChanged func()
+}
+
+// progressRoute takes a server's progress notifications for one call back
+// to its caller, under the caller's own token.
+type progressRoute struct {
+	fn    func(*mcp.ProgressNotificationParams)
+	token any
+}
+
+func (s *Supervisor) newCallState(key events.Key) *callState {
+	return &callState{
+		suspect:      make(chan struct{}, 1),
+		routes:       map[string]progressRoute{},
+		listsChanged: func() { s.tellListWatchers(key) },
+	}
+}
+
+// listWatchers are the WatchLists registrations.
+type listWatchers struct {
+	mu   sync.Mutex
+	fns  map[int]func(events.Key)
+	next int
+}
+
+// WatchLists registers fn to be called when a running server sends
+// notifications/resources/list_changed or notifications/prompts/list_changed,
+// so that whoever keeps its resources and prompts lists them again. Calls
+// come from the server's session, one at a time per server: fn must be
+// quick and must not call into the Supervisor synchronously. The returned
+// func ends the registration.
+func (s *Supervisor) WatchLists(fn func(key events.Key)) (cancel func()) {
+	w := &s.lists
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.fns == nil {
+		w.fns = map[int]func(events.Key){}
+	}
+	id := w.next
+	w.next++
+	w.fns[id] = fn
+	return func() {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		delete(w.fns, id)
+	}
+}
+
+func (s *Supervisor) tellListWatchers(key events.Key) {
+	w := &s.lists
+	w.mu.Lock()
+	fns := make([]func(events.Key), 0, len(w.fns))
+	for _, fn := range w.fns {
+		fns = append(fns, fn)
+	}
+	w.mu.Unlock()
+	for _, fn := range fns {
+		fn(key)
+	}
+}
+
+// progressTokens numbers the progress tokens musterd sends, unique within
+// the process.
+var progressTokens atomic.Uint64
+
+// route registers fn for the progress of one call and returns the token to
+// send and the function that forgets it. The caller's own token comes back
+// in every notification passed to fn.
+func (c *callState) route(callerToken any, fn func(*mcp.ProgressNotificationParams)) (string, func()) {
+	token := "musterd-" + strconv.FormatUint(progressTokens.Add(1), 10)
+	c.mu.Lock()
+	c.routes[token] = progressRoute{fn: fn, token: callerToken}
+	c.mu.Unlock()
+	return token, func() {
+		c.mu.Lock()
+		delete(c.routes, token)
+		c.mu.Unlock()
+	}
+}
+
+// progress is the session's ProgressNotificationHandler.
+func (c *callState) progress(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+	if req == nil || req.Params == nil {
+		return
+	}
+	token, ok := req.Params.ProgressToken.(string)
+	if !ok {
+		return // not one of ours
+	}
+	c.mu.Lock()
+	r, ok := c.routes[token]
+	c.mu.Unlock()
+	if !ok {
+		return // its call has returned
+	}
+	p := *req.Params
+	p.Meta = maps.Clone(p.Meta)
+	p.ProgressToken = r.token
+	r.fn(&p)
+}
+
+// CallTool calls the server's own tool params.Name on key's server, and
+// returns the server's result unchanged: a tool that failed is a result
+// with IsError, not an error. An error means the call could not be made
+// or completed: a *ServerError (see ErrNotRunning, ErrNotReady, ErrDied,
+// ErrStopped), the caller's cancellation, or the server's JSON-RPC error.
+// progress, if set, gets the server's progress notifications for the call,
+// with the progress token of params (if any) in place of musterd's. The
+// SDK handles notifications apart from responses: one the server sent just
+// before its result may be handled after CallTool returned, and is then
+// dropped, since the call is over. params is not changed.
+func (s *Supervisor) CallTool(ctx context.Context, key events.Key, params *mcp.CallToolParams,
+	progress func(*mcp.ProgressNotificationParams)) (*mcp.CallToolResult, error) {
+	if params == nil {
+		return nil, errors.New("supervisor: CallTool: nil params")
+	}
+	var res *mcp.CallToolResult
+	err := s.call(ctx, key, "tools/call "+params.Name, func(ctx context.Context, inst *instance) error {
+		p := *params
+		p.Meta = maps.Clone(params.Meta)
+		if progress != nil {
+			token, forget := inst.calls.route(params.GetProgressToken(), progress)
+			defer forget()
+			p.SetProgressToken(token)
+		} else if p.Meta != nil {
+			delete(p.Meta, "progressToken") // nobody would take the notifications
+		}
+		var err error
+		res, err = inst.session.CallTool(ctx, &p)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// ListResources returns the resources of key's server, all pages, or none
+// if it offers no resources.
+func (s *Supervisor) ListResources(ctx context.Context, key events.Key) ([]*mcp.Resource, error) {
+	var out []*mcp.Resource
+	err := s.call(ctx, key, "resources/list", func(ctx context.Context, inst *instance) error {
+		if caps := inst.capabilities(); caps == nil || caps.Resources == nil {
+			return nil
+		}
+		for r, err := range inst.session.Resources(ctx, nil) {
+			if err != nil {
+				return err
+			}
+			out = append(out, r)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// ListResourceTemplates returns the resource templates of key's server, all
+// pages, or none if it offers no resources.
+func (s *Supervisor) ListResourceTemplates(ctx context.Context, key events.Key) ([]*mcp.ResourceTemplate, error) {
+	var out []*mcp.ResourceTemplate
+	err := s.call(ctx, key, "resources/templates/list", func(ctx context.Context, inst *instance) error {
+		if caps := inst.capabilities(); caps == nil || caps.Resources == nil {
+			return nil
+		}
+		for r, err := range inst.session.ResourceTemplates(ctx, nil) {
+			if err != nil {
+				return err
+			}
+			out = append(out, r)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// ReadResource reads a resource of key's server, by the server's own URI.
+func (s *Supervisor) ReadResource(ctx context.Context, key events.Key, params *mcp.ReadResourceParams) (*mcp.ReadResourceResult, error) {
+	if params == nil {
+		return nil, errors.New("supervisor: ReadResource: nil params")
+	}
+	var res *mcp.ReadResourceResult
+	err := s.call(ctx, key, "resources/read "+params.URI, func(ctx context.Context, inst *instance) error {
+		var err error
+		res, err = inst.session.ReadResource(ctx, params)
+		return err
+	})
+	return res, err
+}
+
+// ListPrompts returns the prompts of key's server, all pages, or none if it
+// offers no prompts.
+func (s *Supervisor) ListPrompts(ctx context.Context, key events.Key) ([]*mcp.Prompt, error) {
+	var out []*mcp.Prompt
+	err := s.call(ctx, key, "prompts/list", func(ctx context.Context, inst *instance) error {
+		if caps := inst.capabilities(); caps == nil || caps.Prompts == nil {
+			return nil
+		}
+		for p, err := range inst.session.Prompts(ctx, nil) {
+			if err != nil {
+				return err
+			}
+			out = append(out, p)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// GetPrompt gets a prompt of key's server, by the server's own name.
+func (s *Supervisor) GetPrompt(ctx context.Context, key events.Key, params *mcp.GetPromptParams) (*mcp.GetPromptResult, error) {
+	if params == nil {
+		return nil, errors.New("supervisor: GetPrompt: nil params")
+	}
+	var res *mcp.GetPromptResult
+	err := s.call(ctx, key, "prompts/get "+params.Name, func(ctx context.Context, inst *instance) error {
+		var err error
+		res, err = inst.session.GetPrompt(ctx, params)
+		return err
+	})
+	return res, err
+}
+
+// InFlight returns the number of calls in flight on key's server (on its
+// instance that runs, or drains).
+func (s *Supervisor) InFlight(key events.Key) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e := s.entries[key.Canonical()]
+	if e == nil || e.inst == nil {
+		return 0
+	}
+	return e.inst.calls.inflight
+}
+
+func (inst *instance) capabilities() *mcp.ServerCapabilities {
+	if res := inst.session.InitializeResult(); res != nil {
+		return res.Capabilities
+	}
+	return nil
+}
+
+// call runs do on the session of key's server, counted in flight, with a
+// context that ends when the caller's does or when the instance goes.
+func (s *Supervisor) call(ctx context.Context, key events.Key, what string, do func(context.Context, *instance) error) error {
+	key = key.Canonical()
+	e, inst, err := s.acquire(ctx, key)
+	if err != nil {
+		return err
+	}
+	defer s.release(inst)
+
+	callCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	// The instance's context ends when it is stopped or torn down: a call
+	// still pending then is cancelled (and notifications/cancelled sent, if
+	// the connection still takes it) rather than left to hang on a
+	// transport that may never answer.
+	stop := context.AfterFunc(inst.ctx, func() { cancel(errInstanceGone) })
+	defer stop()
+	err = do(callCtx, inst)
+	if err == nil {
+		s.touch(e, inst) // the server answered: lastConnected is now (#16)
+		return nil
+	}
+	return s.callError(ctx, e, inst, what, err)
+}
+
+// errInstanceGone cancels the calls of an instance that ended.
+var errInstanceGone = errors.New("server instance ended")
+
+// callError makes the error of a call that failed.
+func (s *Supervisor) callError(ctx context.Context, e *entry, inst *instance, what string, err error) error {
+	if ctx.Err() != nil {
+		return fmt.Errorf("mcp server %s: %s: %w", e.key, what, context.Cause(ctx))
+	}
+	var rpcErr *jsonrpc.Error
+	if errors.As(err, &rpcErr) {
+		// The server answered, with an error: it is alive.
+		return fmt.Errorf("mcp server %s: %s: %s", e.key, what, inst.scrub.clean(err.Error()))
+	}
+	// The connection failed under the call. Tell the monitor, and give it
+	// a moment to say what happened to the server.
+	if inst.ctx.Err() == nil {
+		s.suspectDead(inst, err)
+		t := time.NewTimer(verdictWait)
+		select {
+		case <-inst.ctx.Done():
+		case <-t.C:
+		}
+		t.Stop()
+	}
+	s.mu.Lock()
+	state := e.obs.State
+	lastError := e.obs.LastError
+	if e.inst != inst && e.inst != nil {
+		state = "" // replaced meanwhile: its state is the new instance's
+	}
+	stopReason := inst.calls.stopReason
+	s.mu.Unlock()
+	cause := context.Cause(inst.ctx)
+	switch {
+	case errors.Is(cause, errStopping):
+		detail := stopReason
+		if detail == "" {
+			detail = "stopped or deleted"
+		}
+		return &ServerError{Key: e.key, State: state, Err: ErrStopped, Detail: what + ": " + detail}
+	case cause != nil || errors.Is(err, mcp.ErrConnectionClosed):
+		detail := what + ": " + inst.scrub.clean(err.Error())
+		if lastError != "" && cause != nil {
+			detail = what + ": " + summaryLine(lastError)
+		}
+		return &ServerError{Key: e.key, State: state, Err: ErrDied, Detail: detail}
+	default:
+		// A transport error on a server that still seems alive: a remote
+		// whose request failed, say. The monitor has been told.
+		return fmt.Errorf("mcp server %s: %s: %s", e.key, what, inst.scrub.clean(err.Error()))
+	}
+}
+
+// suspectDead is the seam from the call path to health monitoring: a call
+// saw a transport error on inst, so the server may be dead. It asks inst's
+// monitor to check now (today: a ping at once, which fails the server if
+// it does not answer) and never blocks.
+func (s *Supervisor) suspectDead(inst *instance, err error) {
+	select {
+	case inst.calls.suspect <- struct{}{}:
+		s.log.Debug("mcp server: a call failed on its connection; checking it", "key", inst.key.String(),
+			"error", inst.scrub.clean(err.Error()))
+	default: // a check is due already
+	}
+}
+
+// acquire waits until key's server runs, up to CallWait while it starts or
+// is replaced, and counts a call in flight on its instance.
+func (s *Supervisor) acquire(ctx context.Context, key events.Key) (*entry, *instance, error) {
+	var timer *time.Timer
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	for {
+		s.mu.Lock()
+		e := s.entries[key]
+		if e != nil && e.inst != nil && e.obs.Running() && !e.inst.calls.draining {
+			inst := e.inst
+			inst.calls.inflight++
+			s.mu.Unlock()
+			return e, inst, nil
+		}
+		var state v1alpha1.MCPServerState
+		if e != nil {
+			state = e.obs.State
+		}
+		if e == nil || !(transient(state) || e.replacing || e.inst != nil && e.inst.calls.draining) {
+			err := &ServerError{Key: key, State: state, Err: ErrNotRunning}
+			if e != nil && e.obs.LastError != "" {
+				err.Detail = "last error: " + summaryLine(e.obs.LastError)
+			}
+			s.mu.Unlock()
+			return nil, nil, err
+		}
+		changed := s.waitLocked()
+		s.mu.Unlock()
+
+		if timer == nil {
+			timer = time.NewTimer(s.opts.CallWait)
+		}
+		select {
+		case <-changed:
+		case <-timer.C:
+			s.mu.Lock()
+			if e := s.entries[key]; e != nil {
+				state = e.obs.State
+			}
+			s.mu.Unlock()
+			return nil, nil, &ServerError{Key: key, State: state, Err: ErrNotReady,
+				Detail: fmt.Sprintf("waited %s for it to run", s.opts.CallWait)}
+		case <-ctx.Done():
+			return nil, nil, fmt.Errorf("mcp server %s: waiting for it to run (state %s): %w", key, state, context.Cause(ctx))
+		}
+	}
+}
+
+// release ends a call counted by acquire.
+func (s *Supervisor) release(inst *instance) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	inst.calls.inflight--
+	if inst.calls.inflight == 0 && inst.calls.idle != nil {
+		close(inst.calls.idle)
+		inst.calls.idle = nil
+	}
+}
+
+// waitLocked returns a channel closed at the next observed change of any
+// server (or the end of a replacement).
+func (s *Supervisor) waitLocked() <-chan struct{} {
+	if s.stateCh == nil {
+		s.stateCh = make(chan struct{})
+	}
+	return s.stateCh
+}
+
+// broadcastLocked wakes every call waiting in waitLocked. changedLocked
+// calls it: every change of observed state passes there.
+func (s *Supervisor) broadcastLocked() {
+	if s.stateCh != nil {
+		close(s.stateCh)
+		s.stateCh = nil
+	}
+}
+
+// drain is Ensure's hook before it stops inst, the running instance of e,
+// to start another spec: new calls wait for the new instance from now on,
+// and inst keeps running until its calls in flight have finished, for at
+// most DrainTimeout, and at most half of what is left of ctx's deadline,
+// so that the start that follows keeps time (or until ctx ends, or inst
+// dies). Calls still in flight then are cancelled by the stop, with
+// ErrStopped.
+func (s *Supervisor) drain(ctx context.Context, e *entry, inst *instance) {
+	s.mu.Lock()
+	if e.inst != inst || !e.obs.Running() {
+		s.mu.Unlock()
+		return
+	}
+	e.replacing = true
+	inst.calls.draining = true
+	n := inst.calls.inflight
+	if n == 0 {
+		s.mu.Unlock()
+		return
+	}
+	idle := make(chan struct{})
+	inst.calls.idle = idle
+	s.mu.Unlock()
+
+	bound := s.opts.DrainTimeout
+	if deadline, ok := ctx.Deadline(); ok {
+		// The restart's caller (a reconcile, bounded by its timeout) must
+		// keep time for the start that follows.
+		bound = min(bound, time.Until(deadline)/2)
+	}
+	s.log.Info("mcp server: draining its calls before a restart", "key", e.key.String(), "calls", n,
+		"drainFor", bound)
+	timer := time.NewTimer(bound)
+	defer timer.Stop()
+	var reason string
+	select {
+	case <-idle:
+		return
+	case <-inst.done:
+		return // it ended by itself; its calls have their verdict
+	case <-timer.C:
+		reason = fmt.Sprintf("restarted for a changed spec; its calls had %s to finish", bound)
+	case <-ctx.Done():
+		reason = "restarted for a changed spec; the restart could not wait for its calls: " + context.Cause(ctx).Error()
+	}
+	s.mu.Lock()
+	left := inst.calls.inflight
+	inst.calls.stopReason = reason
+	s.mu.Unlock()
+	s.log.Warn("mcp server: calls still in flight at its restart are cancelled", "key", e.key.String(), "calls", left,
+		"reason", reason)
+}
+
+// replaced is Ensure's deferred hook: a replacement, if one was under way,
+// is over (the new instance runs, or failed), so calls waiting for it look
+// again.
+func (s *Supervisor) replaced(e *entry) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if e.replacing {
+		e.replacing = false
+		s.broadcastLocked()
+	}
+}
+
+func transient(state v1alpha1.MCPServerState) bool {
+	return state == v1alpha1.MCPServerStateStarting || state == v1alpha1.MCPServerStateConnecting
+}
+
+// summaryLine is the first line of a last error, without the stderr tail.
+func summaryLine(lastError string) string {
+	line, _, _ := strings.Cut(lastError, "\n")
+	return strings.TrimSuffix(line, stderrSeparator)
+}
+
+// toolNames returns the names of tools, in their order.
+func toolNames(tools []*mcp.Tool) []string {
+	if tools == nil {
+		return nil
+	}
+	names := make([]string, len(tools))
+	for i, t := range tools {
+		names[i] = t.Name
+	}
+	return names
+}
+
+// sameTools reports whether two listings are equal, definitions included.
+func sameTools(a, b []*mcp.Tool) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if !equalJSON(a[i], b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// equalJSON compares two values by their JSON encoding: what a client of
+// musterd's would see of them.
+func equalJSON(a, b any) bool {
+	ja, errA := json.Marshal(a)
+	jb, errB := json.Marshal(b)
+	return errA == nil && errB == nil && bytes.Equal(ja, jb)
+}
