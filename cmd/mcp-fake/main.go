@@ -175,11 +175,15 @@ func newServer(tools []string) *mcp.Server {
 }
 
 func addEchoTool(server *mcp.Server, name string) {
+	handler, desc := mcp.ToolHandler(echo), "echoes its arguments as text"
+	if special, ok := specialTools[name]; ok { // tools.go
+		handler, desc = special, "a test tool: see mcp-fake's tools.go"
+	}
 	server.AddTool(&mcp.Tool{
 		Name:        name,
-		Description: "echoes its arguments as text",
+		Description: desc,
 		InputSchema: json.RawMessage(`{"type":"object"}`),
-	}, echo)
+	}, handler)
 }
 
 func echo(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {

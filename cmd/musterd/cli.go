@@ -30,11 +30,18 @@ var clientCommands = map[string]struct {
 	synopsis string
 	run      func(*cli, context.Context, *command) error
 }{
-	"get":       {"musterd get [KIND [NAME]] [-n NAMESPACE] [-o table|json|yaml]", (*cli).get},
-	"describe":  {"musterd describe KIND/NAME [-n NAMESPACE] [--events]", (*cli).describe},
+	"get":       {"musterd get [KIND [NAME]] [-n NAMESPACE] [-o table|json|yaml]\n       musterd get executions [ID] [--workflow NAME] [--status STATUS] [--limit N] [--offset N] [-o table|json|yaml]", (*cli).get},
+	"describe":  {"musterd describe KIND/NAME [-n NAMESPACE] [--events]\n       musterd describe execution/ID", (*cli).describe},
 	"reconcile": {"musterd reconcile KIND/NAME [-n NAMESPACE]", (*cli).reconcile},
 	"events":    {"musterd events [-f | --for DURATION] [--kind KIND] [-n NAMESPACE] [--name NAME] [--type TYPE,…]", (*cli).events},
 	"wait":      {"musterd wait KIND/NAME [-n NAMESPACE] [--for synced|error|failed|deleted] [--timeout DURATION]", (*cli).wait},
+	"start":     {"musterd start NAME [-n NAMESPACE] [--reason TEXT]", serviceCommand("start")},
+	"stop":      {"musterd stop NAME [-n NAMESPACE] [--reason TEXT]", serviceCommand("stop")},
+	"restart":   {"musterd restart NAME [-n NAMESPACE] [--reason TEXT]", serviceCommand("restart")},
+	"enable":    {"musterd enable KIND", toggleCommand(true)},
+	"disable":   {"musterd disable KIND", toggleCommand(false)},
+	"resync":    {"musterd resync [KIND]", (*cli).resync},
+	"status":    {"musterd status", (*cli).status},
 }
 
 // runClient runs a client subcommand until it is done or interrupted.

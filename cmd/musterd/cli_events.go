@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/musterd/musterd/pkg/api/client"
 	"github.com/musterd/musterd/pkg/api/types"
+	"github.com/musterd/musterd/pkg/controls"
 	"github.com/musterd/musterd/pkg/events"
 	"github.com/musterd/musterd/pkg/statusync"
 )
@@ -151,6 +153,19 @@ func eventLine(ev client.Event) string {
 		d.add("identity", e.Identity)
 	case events.LostLeadership:
 		d.add("identity", e.Identity)
+	case controls.ServiceRequested:
+		d.add("action", e.Action).add("reason", e.Reason).add("correlationId", e.CorrelationID)
+	case controls.ReconciliationToggled:
+		d.add("kind", e.Kind).add("enabled", strconv.FormatBool(e.Enabled))
+	case controls.ResyncRequested:
+		d.add("kind", cmp.Or(e.Kind, "all")).add("keys", strconv.Itoa(e.Keys)).add("correlationId", e.CorrelationID)
+	case events.WorkflowExecutionStarted:
+		d.add("execution", e.ExecutionID)
+	case events.WorkflowExecutionFinished:
+		d.add("execution", e.ExecutionID).add("status", e.Status).add("duration", e.Duration.String())
+		if e.Error != "" {
+			d.add("error", strconv.Quote(e.Error))
+		}
 	}
 	line := fmt.Sprintf("%s  %-23s  %s  %s", e.Metadata().Time.UTC().Format("2006-01-02T15:04:05.000Z07:00"), e.EventType(), resource, d)
 	return strings.TrimRight(line, " ")

@@ -30,11 +30,16 @@ func (c *cli) get(ctx context.Context, cmd *command) error {
 	var output string
 	cmd.fs.StringVar(&output, "o", "table", "output format: table, json or yaml")
 	cmd.fs.StringVar(&output, "output", "table", "same as -o")
+	var execFlags executionFlags
+	execFlags.register(cmd)
 	if err := cmd.parse(); err != nil {
 		return err
 	}
 	if output != "table" && output != "json" && output != "yaml" {
 		return usagef("-o must be table, json or yaml, not %q", output)
+	}
+	if id, ok := executionArgs(cmd.args); ok { // cli_executions.go
+		return c.getExecutions(ctx, cmd, id, output, execFlags)
 	}
 	kind, namespace, name, err := cmd.resource(true)
 	if err != nil {
@@ -135,7 +140,12 @@ func (c *cli) printTable(kind types.Kind, objects []types.Object, withNamespace,
 			}})
 	}
 	cols = append(cols,
-		column{"STATE", func(o types.Object) string { return o.Reconcile.State }},
+		column{"STATE", func(o types.Object) string {
+			if o.Reconcile.Note != "" { // "reconciliation disabled"
+				return o.Reconcile.State + " (" + o.Reconcile.Note + ")"
+			}
+			return o.Reconcile.State
+		}},
 		column{"LAST RECONCILE", func(o types.Object) string { return ago(o.Reconcile.LastReconcileTime) }})
 
 	tw := tabwriter.NewWriter(c.stdout, 0, 8, 3, ' ', 0)
@@ -224,6 +234,9 @@ func (c *cli) describe(ctx context.Context, cmd *command) error {
 	cmd.fs.BoolVar(&follow, "events", false, "after the recent events, follow new ones until interrupted")
 	if err := cmd.parse(); err != nil {
 		return err
+	}
+	if id, ok := executionArgs(cmd.args); ok { // cli_executions.go
+		return c.describeExecution(ctx, cmd, id)
 	}
 	kind, namespace, name, err := cmd.resource(false)
 	if err != nil {
@@ -319,6 +332,9 @@ func (c *cli) printDescription(o types.Object) error {
 	b.WriteString("Reconcile:\n")
 	sub := func(label, value string) { line(2, 17, label, value) }
 	sub("State", r.State)
+	if r.Note != "" {
+		sub("Note", r.Note)
+	}
 	sub("Last Reconcile", when(r.LastReconcileTime))
 	sub("Last Error", cmp.Or(r.LastError, none))
 	sub("Retry Count", strconv.Itoa(r.RetryCount))

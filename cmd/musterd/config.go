@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"net"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -21,6 +23,7 @@ type configFile struct {
 	StateDir         *string   `yaml:"stateDir"`
 	Listen           *string   `yaml:"listen"`
 	HealthListen     *string   `yaml:"healthListen"`
+	MCPListen        *string   `yaml:"mcpListen"`
 	LogLevel         *string   `yaml:"logLevel"`
 	LogFormat        *string   `yaml:"logFormat"`
 	Debounce         *duration `yaml:"debounce"`
@@ -36,6 +39,8 @@ type configFile struct {
 	StartTimeout     *duration `yaml:"startTimeout"`
 	PingInterval     *duration `yaml:"pingInterval"`
 	PingTimeout      *duration `yaml:"pingTimeout"`
+	// DisabledKinds are the kinds not reconciled at start (-disable-kinds).
+	DisabledKinds *[]string `yaml:"disabledKinds"`
 	// Kubernetes mode.
 	Kubernetes                  *bool     `yaml:"kubernetes"`
 	Namespace                   *string   `yaml:"namespace"`
@@ -47,6 +52,22 @@ type configFile struct {
 	LeaderElectionLeaseDuration *duration `yaml:"leaderElectionLeaseDuration"`
 	LeaderElectionRenewDeadline *duration `yaml:"leaderElectionRenewDeadline"`
 	LeaderElectionRetryPeriod   *duration `yaml:"leaderElectionRetryPeriod"`
+	// Aggregator holds muster's own keys for `muster serve`'s endpoint,
+	// honoured so that musterd answers where muster did.
+	Aggregator *aggregatorConfig `yaml:"aggregator"`
+}
+
+// aggregatorConfig is muster's aggregator section. Its other keys
+// (transport, enabled, oauth…) mean nothing to musterd, which serves both
+// transports at once.
+type aggregatorConfig struct {
+	// Host and Port set the listen address when neither -listen nor the
+	// listen key does: muster's default localhost:8090 is musterd's too.
+	Host *string `yaml:"host"`
+	Port *int    `yaml:"port"`
+	// MusterPrefix is the global prefix of exposed tool names, unless
+	// -tool-prefix or the toolPrefix key sets it.
+	MusterPrefix *string `yaml:"musterPrefix"`
 }
 
 // duration reads "100ms", "10m" and the like.
@@ -80,10 +101,10 @@ func applyConfigFile(cfg *daemonConfig, path string, setOnCommandLine map[string
 		return nil, fmt.Errorf("config file %s: %w", path, err)
 	}
 	known := map[string]bool{}
-	for _, k := range []string{"stateDir", "listen", "healthListen", "logLevel", "logFormat", "debounce", "workers", "reconcileTimeout", "resync", "rescan", "stopTimeout", "tokenFile", "toolPrefix", "record",
+	for _, k := range []string{"stateDir", "listen", "healthListen", "mcpListen", "logLevel", "logFormat", "debounce", "workers", "reconcileTimeout", "resync", "rescan", "stopTimeout", "tokenFile", "toolPrefix", "record", "disabledKinds",
 		"startConcurrency", "startTimeout", "pingInterval", "pingTimeout",
 		"kubernetes", "namespace", "kubeconfig", "kubeConnectTimeout", "leaderElect", "leaderElectionID", "leaderElectionNamespace",
-		"leaderElectionLeaseDuration", "leaderElectionRenewDeadline", "leaderElectionRetryPeriod"} {
+		"leaderElectionLeaseDuration", "leaderElectionRenewDeadline", "leaderElectionRetryPeriod", "aggregator"} {
 		known[k] = true
 	}
 	var ignored []string
@@ -110,6 +131,7 @@ func applyConfigFile(cfg *daemonConfig, path string, setOnCommandLine map[string
 	setString("state-dir", file.StateDir, &cfg.stateDir)
 	setString("listen", file.Listen, &cfg.listen)
 	setString("health-listen", file.HealthListen, &cfg.healthListen)
+	setString("mcp-listen", file.MCPListen, &cfg.mcpListen)
 	setString("log-format", file.LogFormat, &cfg.logFormat)
 	setString("token-file", file.TokenFile, &cfg.tokenFile)
 	setString("tool-prefix", file.ToolPrefix, &cfg.toolPrefix)
@@ -134,6 +156,35 @@ func applyConfigFile(cfg *daemonConfig, path string, setOnCommandLine map[string
 	setDuration("leader-election-lease-duration", file.LeaderElectionLeaseDuration, &cfg.kube.leaseDuration)
 	setDuration("leader-election-renew-deadline", file.LeaderElectionRenewDeadline, &cfg.kube.renewDeadline)
 	setDuration("leader-election-retry-period", file.LeaderElectionRetryPeriod, &cfg.kube.retryPeriod)
+	if file.DisabledKinds != nil && !setOnCommandLine["disable-kinds"] {
+		kinds, err := parseKinds(*file.DisabledKinds)
+		if err != nil {
+			return nil, fmt.Errorf("config file %s: disabledKinds: %w", path, err)
+		}
+		cfg.disabledKinds = kinds
+	}
+	if a := file.Aggregator; a != nil {
+		if file.Listen == nil && !setOnCommandLine["listen"] && (a.Host != nil || a.Port != nil) {
+			host, port, err := net.SplitHostPort(cfg.listen)
+			if err != nil {
+				return nil, fmt.Errorf("config file %s: aggregator: the default listen address %q: %w", path, cfg.listen, err)
+			}
+			if a.Host != nil {
+				host = *a.Host
+			}
+			if a.Port != nil {
+				if *a.Port < 0 || *a.Port > 65535 {
+					return nil, fmt.Errorf("config file %s: aggregator.port %d is not a TCP port (0-65535)", path, *a.Port)
+				}
+				port = strconv.Itoa(*a.Port)
+			}
+			cfg.listen = net.JoinHostPort(host, port)
+			notes = append(notes, fmt.Sprintf("config.yaml: listening on aggregator.host/port %s, where muster serve would", cfg.listen))
+		}
+		if a.MusterPrefix != nil && file.ToolPrefix == nil && !setOnCommandLine["tool-prefix"] {
+			cfg.toolPrefix = *a.MusterPrefix
+		}
+	}
 	if file.Workers != nil && !setOnCommandLine["workers"] {
 		cfg.workers = *file.Workers
 	}

@@ -20,7 +20,7 @@ workers: 4
 logLevel: debug
 stateDir: /var/lib/musterd
 healthListen: ":8081"
-aggregator: {port: 8090}   # muster's own setting
+orchestrator: {}   # muster's own setting
 `), 0o644))
 	cfg, notes, err := parseDaemonFlags([]string{"-config-dir", dir, "-workers", "3"}, io.Discard)
 	require.NoError(t, err)
@@ -29,7 +29,40 @@ aggregator: {port: 8090}   # muster's own setting
 	assert.Equal(t, slog.LevelDebug, cfg.logLevel)
 	assert.Equal(t, "/var/lib/musterd", cfg.stateDir)
 	assert.Equal(t, ":8081", cfg.healthListen)
-	assert.Equal(t, []string{"config.yaml: ignoring keys musterd does not use: aggregator"}, notes)
+	assert.Equal(t, []string{"config.yaml: ignoring keys musterd does not use: orchestrator"}, notes)
+}
+
+func TestMustersAggregatorKeysSetTheListenAddressAndThePrefix(t *testing.T) {
+	write := func(content string) string {
+		dir := t.TempDir()
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "config.yaml"), []byte(content), 0o644))
+		return dir
+	}
+	dir := write("aggregator:\n  host: localhost\n  port: 9190\n  musterPrefix: m\n  transport: streamable-http\n")
+	cfg, notes, err := parseDaemonFlags([]string{"-config-dir", dir}, io.Discard)
+	require.NoError(t, err)
+	assert.Equal(t, "localhost:9190", cfg.listen, "where muster serve would answer")
+	assert.Equal(t, "m", cfg.toolPrefix)
+	assert.Equal(t, []string{"config.yaml: listening on aggregator.host/port localhost:9190, where muster serve would"}, notes)
+
+	cfg, _, err = parseDaemonFlags([]string{"-config-dir", write("aggregator: {port: 9191}\n")}, io.Discard)
+	require.NoError(t, err)
+	assert.Equal(t, "127.0.0.1:9191", cfg.listen, "the port alone keeps the loopback host")
+
+	cfg, _, err = parseDaemonFlags([]string{"-config-dir", dir, "-listen", "127.0.0.1:7000", "-tool-prefix", "t"}, io.Discard)
+	require.NoError(t, err)
+	assert.Equal(t, "127.0.0.1:7000", cfg.listen, "the command line wins")
+	assert.Equal(t, "t", cfg.toolPrefix)
+
+	cfg, _, err = parseDaemonFlags([]string{"-config-dir", write("listen: 127.0.0.1:7001\ntoolPrefix: k\naggregator: {port: 9192, musterPrefix: m}\n")}, io.Discard)
+	require.NoError(t, err)
+	assert.Equal(t, "127.0.0.1:7001", cfg.listen, "musterd's own key wins over muster's")
+	assert.Equal(t, "k", cfg.toolPrefix)
+
+	_, _, err = parseDaemonFlags([]string{"-config-dir", write("aggregator: {host: 0.0.0.0}\n")}, io.Discard)
+	assert.ErrorContains(t, err, "not a loopback address", "the loopback rule stands")
+	_, _, err = parseDaemonFlags([]string{"-config-dir", write("aggregator: {port: 70000}\n")}, io.Discard)
+	assert.ErrorContains(t, err, "aggregator.port 70000 is not a TCP port")
 }
 
 func TestWithoutConfigYAMLTheDefaultsHoldAndTheStateDirIsTheConfigDir(t *testing.T) {
@@ -116,4 +149,19 @@ kubeConnectTimeout: 5s
 	assert.Equal(t, []time.Duration{15 * time.Second, 10 * time.Second, 2 * time.Second, 30 * time.Second},
 		[]time.Duration{defaults.leaseDuration, defaults.renewDeadline, defaults.retryPeriod, defaults.connectTimeout},
 		"controller-runtime's election defaults")
+}
+
+func TestTheMCPListenerNeedsATokenOffLoopback(t *testing.T) {
+	t.Setenv("MUSTERD_TOKEN", "")
+	_, _, err := parseDaemonFlags([]string{"-config-dir", t.TempDir(), "-mcp-listen", "0.0.0.0:8090"}, io.Discard)
+	assert.EqualError(t, err, `-mcp-listen "0.0.0.0:8090" resolves to 0.0.0.0, not a loopback address and no token is set: the MCP endpoint calls the servers' tools; give a token in $MUSTERD_TOKEN, -token-file or -api-token`)
+	cfg, _, err := parseDaemonFlags([]string{"-config-dir", t.TempDir(), "-mcp-listen", "127.0.0.1:0"}, io.Discard)
+	require.NoError(t, err)
+	assert.Equal(t, "127.0.0.1:0", cfg.mcpListen)
+	t.Setenv("MUSTERD_TOKEN", "t0ken")
+	cfg, _, err = parseDaemonFlags([]string{"-config-dir", t.TempDir(), "-mcp-listen", ":8090"}, io.Discard)
+	require.NoError(t, err, "with a token, any address: the pod's Service reaches it")
+	assert.Equal(t, ":8090", cfg.mcpListen)
+	_, _, err = parseDaemonFlags([]string{"-config-dir", t.TempDir(), "-mcp-listen", "nonsense"}, io.Discard)
+	assert.ErrorContains(t, err, `-mcp-listen "nonsense"`)
 }

@@ -19,22 +19,27 @@ import (
 	"github.com/musterd/musterd/pkg/api"
 	"github.com/musterd/musterd/pkg/bus"
 	"github.com/musterd/musterd/pkg/catalogue"
+	"github.com/musterd/musterd/pkg/controls"
 	"github.com/musterd/musterd/pkg/coordinator"
+	"github.com/musterd/musterd/pkg/coretools"
 	"github.com/musterd/musterd/pkg/debouncer"
 	"github.com/musterd/musterd/pkg/election"
 	"github.com/musterd/musterd/pkg/events"
 	"github.com/musterd/musterd/pkg/lifecycle"
+	"github.com/musterd/musterd/pkg/mcpserve"
 	"github.com/musterd/musterd/pkg/pipeline"
 	"github.com/musterd/musterd/pkg/reconcilers"
 	"github.com/musterd/musterd/pkg/reconcilers/mcpserver"
 	"github.com/musterd/musterd/pkg/reconcilers/workflow"
 	"github.com/musterd/musterd/pkg/resources"
+	"github.com/musterd/musterd/pkg/services"
 	"github.com/musterd/musterd/pkg/statusync"
 	"github.com/musterd/musterd/pkg/statusync/files"
 	"github.com/musterd/musterd/pkg/supervisor"
 	"github.com/musterd/musterd/pkg/trace"
 	"github.com/musterd/musterd/pkg/watchers/fs"
 	"github.com/musterd/musterd/pkg/watchers/runtime"
+	"github.com/musterd/musterd/pkg/workflowrun"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 )
 
@@ -47,7 +52,10 @@ type daemonConfig struct {
 	allowRemote bool
 	// healthListen is the address of the probe listener (/healthz, /readyz,
 	// /metrics only); none if empty.
-	healthListen     string
+	healthListen string
+	// mcpListen is the address of a listener serving only the MCP
+	// endpoint; none if empty.
+	mcpListen        string
 	logLevel         slog.Level
 	logFormat        string
 	debounce         time.Duration
@@ -75,6 +83,9 @@ type daemonConfig struct {
 	pingTimeout      time.Duration
 	// kube is Kubernetes mode (kubernetes.go).
 	kube kubeConfig
+	// disabledKinds are the kinds not reconciled at start (their kind
+	// names, "MCPServer"); musterd enable KIND turns one on.
+	disabledKinds []string
 }
 
 // The coordinator's retry settings. musterd run has no flags for them; they
@@ -123,6 +134,7 @@ func parseDaemonFlags(args []string, stderr io.Writer) (cfg daemonConfig, notes 
 	fset.StringVar(&cfg.listen, "listen", cfg.listen, "address of the HTTP API and metrics; loopback unless -allow-remote")
 	fset.BoolVar(&cfg.allowRemote, "allow-remote", false, "allow -listen on a non-loopback address; an API token is then required")
 	fset.StringVar(&cfg.healthListen, "health-listen", "", "address of a listener serving only /healthz, /readyz and /metrics, for probes and scrapes (default: none)")
+	fset.StringVar(&cfg.mcpListen, "mcp-listen", "", "address of a listener serving only the MCP endpoint (/mcp, /mcp/direct, /sse, /message, /health), as in a pod behind a Service; a non-loopback address needs a token (default: none; the endpoint is on -listen either way)")
 	fset.BoolVar(&cfg.inheritEnv, "inherit-env", false, "give stdio servers all of musterd's environment (default: their spec's env plus PATH and HOME)")
 	fset.IntVar(&cfg.startConcurrency, "start-concurrency", cfg.startConcurrency, "MCP server starts under way at once; a start holds no reconcile worker")
 	fset.DurationVar(&cfg.startTimeout, "start-timeout", cfg.startTimeout, "bound of an MCP server's start when its spec sets no timeout")
@@ -141,6 +153,11 @@ func parseDaemonFlags(args []string, stderr io.Writer) (cfg daemonConfig, notes 
 	fset.StringVar(&cfg.token, "api-token", "", "the bearer token itself; anyone who can list processes reads a flag, so prefer $MUSTERD_TOKEN or -token-file")
 	fset.StringVar(&cfg.record, "record", "", "write every bus event to this file as a trace (created or truncated; see docs/trace-format.md)")
 	cfg.kube.register(fset)
+	fset.Func("disable-kinds", "comma-separated kinds not reconciled at start (mcpservers, workflows); their changes are still watched, and \"musterd enable KIND\" reconciles them", func(v string) error {
+		kinds, err := parseKinds(strings.Split(v, ","))
+		cfg.disabledKinds = kinds
+		return err
+	})
 	if err := fset.Parse(args); err != nil {
 		return cfg, nil, err
 	}
@@ -179,6 +196,11 @@ func parseDaemonFlags(args []string, stderr io.Writer) (cfg daemonConfig, notes 
 	if cfg.healthListen != "" {
 		if _, _, err := net.SplitHostPort(cfg.healthListen); err != nil {
 			return cfg, nil, fmt.Errorf("-health-listen %q: %w", cfg.healthListen, err)
+		}
+	}
+	if cfg.mcpListen != "" {
+		if err := checkMCPListen(cfg.mcpListen, cfg.token != ""); err != nil {
+			return cfg, nil, err
 		}
 	}
 	if err := cfg.kube.check(); err != nil {
@@ -237,6 +259,21 @@ func checkListen(addr string, allowRemote, haveToken bool) error {
 		return fmt.Errorf("-listen %q %s; pass -allow-remote (and an API token) to expose the API, or -health-listen to expose only probes and metrics", addr, notLoopback)
 	case !haveToken:
 		return fmt.Errorf("-listen %q %s and no API token is set: give one in $MUSTERD_TOKEN, -token-file or -api-token, or keep the API on loopback and serve probes and metrics with -health-listen", addr, notLoopback)
+	}
+	return nil
+}
+
+// checkMCPListen keeps the MCP listener from opening the servers' tools to
+// the network without a token: -mcp-listen is the operator's explicit
+// intent to expose the endpoint (like -health-listen for probes), so it
+// needs no -allow-remote, but a non-loopback address needs a token.
+func checkMCPListen(addr string, haveToken bool) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("-mcp-listen %q: %w", addr, err)
+	}
+	if why := nonLoopback(host); why != "" && !haveToken {
+		return fmt.Errorf("-mcp-listen %q %s and no token is set: the MCP endpoint calls the servers' tools; give a token in $MUSTERD_TOKEN, -token-file or -api-token", addr, why)
 	}
 	return nil
 }
@@ -304,6 +341,13 @@ type daemon struct {
 	Supervisor *supervisor.Supervisor
 	Readiness  *statusync.Readiness
 	History    *statusync.History
+	// Overrides are the operators' service requests; Controls serve them
+	// and the other controls to the API and the core tools.
+	Overrides *services.Overrides
+	Controls  *controls.Controller
+	// CoreTools are the core tools that change definitions and services,
+	// a Provider for the MCP endpoint.
+	CoreTools *coretools.Provider
 	// Ready is /readyz.
 	Ready func() bool
 	// lost receives the elector's ErrLostLeadership; nil outside
@@ -311,6 +355,13 @@ type daemon struct {
 	lost <-chan error
 	// leader is api.Options.Leader; nil without leader election.
 	leader func() (string, bool)
+	// MCP is the MCP endpoint, and MCPRefresh keeps its exposed set
+	// current.
+	MCP        *mcpserve.Server
+	MCPRefresh *mcpserve.Refresher
+	// Workflows runs workflows: a provider of the MCP endpoint's tools,
+	// whose steps call tools through it (workflows.go).
+	Workflows *workflowrun.Engine
 }
 
 // newDaemon builds the daemon; if record is not nil, every bus event is
@@ -358,12 +409,17 @@ func newDaemon(cfg daemonConfig, log *slog.Logger, record io.Writer) (*daemon, e
 		}
 	}
 	foundations = append(foundations, runtime.NewStopper(d.Supervisor, runtime.StopperOptions{}))
+	if d.Overrides, err = newOverrides(cfg, kubeParts); err != nil {
+		return nil, err
+	}
+	servers := mcpserver.New(d.Index, d.Supervisor, d.Catalogue)
+	servers.SetOverrides(d.Overrides)
 
 	d.Pipeline, err = pipeline.New(pipeline.Options{
 		Logger:      log,
 		Bus:         b,
 		Foundations: foundations,
-		Reconcilers: []reconcilers.Reconciler{mcpserver.New(d.Index, d.Supervisor, d.Catalogue), workflow.New(d.Index, d.Catalogue)},
+		Reconcilers: []reconcilers.Reconciler{servers, workflow.New(d.Index, d.Catalogue, workflow.WithBuiltinTools(d.builtinTool))},
 		Debouncer:   debouncer.Options{Interval: cfg.debounce},
 		Coordinator: coordinator.Options{Workers: cfg.workers, ResyncPeriod: cfg.resync, ReconcileTimeout: cfg.reconcileTimeout,
 			BackoffBase: retryBackoffBase, BackoffMax: retryBackoffMax, Jitter: retryJitter, MaxRetries: retryMax,
@@ -383,7 +439,7 @@ func newDaemon(cfg daemonConfig, log *slog.Logger, record io.Writer) (*daemon, e
 		return nil, err
 	}
 	if kubeParts != nil {
-		if err := kubeParts.add(d); err != nil {
+		if err := kubeParts.add(d, cfg, log); err != nil {
 			return nil, err
 		}
 	}
@@ -406,6 +462,18 @@ func newDaemon(cfg daemonConfig, log *slog.Logger, record io.Writer) (*daemon, e
 	}
 	d.History = statusync.NewHistory(b, statusync.HistoryOptions{})
 	if err := d.Add(d.History); err != nil {
+		return nil, err
+	}
+	if d.Controls, err = newControls(cfg, d, log); err != nil {
+		return nil, err
+	}
+	if d.CoreTools, err = newCoreTools(cfg, d, kubeParts, log); err != nil {
+		return nil, err
+	}
+	if err := d.addWorkflows(cfg, log); err != nil {
+		return nil, err
+	}
+	if err := d.addMCP(cfg, log); err != nil {
 		return nil, err
 	}
 	return d, nil
@@ -461,16 +529,16 @@ func serve(ctx context.Context, cfg daemonConfig, log *slog.Logger) (err error) 
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.listen, err)
 	}
-	handler, err := api.NewHandler(api.Options{
+	apiHandler, err := api.NewHandler(api.Options{
 		Index: d.Index, Statuses: d.Store, ResourceStatus: d.Reconcilers.Status,
 		Trigger: func(k events.Key) { d.Coordinator.Trigger(k) }, Leader: d.leader, Bus: d.Bus,
 		Metrics: d.Registry, Health: d.Components.Health, Ready: d.Ready, History: d.History,
-		Token: cfg.token, Logger: log,
+		Controls: d.Controls, Executions: d.Workflows, Token: cfg.token, Logger: log,
 	})
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 5 * time.Second}
+	srv := &http.Server{Handler: d.mux(apiHandler), ReadHeaderTimeout: 5 * time.Second}
 	servers := []*http.Server{srv}
 	listeners := []net.Listener{ln}
 	healthAddr := ""
@@ -490,8 +558,21 @@ func serve(ctx context.Context, cfg daemonConfig, log *slog.Logger) (err error) 
 		listeners = append(listeners, probeLn)
 		healthAddr = probeLn.Addr().String()
 	}
+	mcpAddr := ""
+	if cfg.mcpListen != "" {
+		mcpLn, err := net.Listen("tcp", cfg.mcpListen)
+		if err != nil {
+			for _, l := range listeners {
+				l.Close()
+			}
+			return fmt.Errorf("-mcp-listen on %s: %w", cfg.mcpListen, err)
+		}
+		servers = append(servers, &http.Server{Handler: d.MCP.Handler(), ReadHeaderTimeout: 5 * time.Second})
+		listeners = append(listeners, mcpLn)
+		mcpAddr = mcpLn.Addr().String()
+	}
 	log.Info("musterd starting", "version", version, "config_dir", cfg.configDir, "state_dir", cfg.stateDir,
-		"listen", ln.Addr().String(), "health_listen", healthAddr, "debounce", cfg.debounce, "workers", cfg.workers, "resync", cfg.resync,
+		"listen", ln.Addr().String(), "health_listen", healthAddr, "mcp_listen", mcpAddr, "debounce", cfg.debounce, "workers", cfg.workers, "resync", cfg.resync,
 		"api_token", cfg.token != "", "record", cfg.record, "kubernetes", cfg.kube.enabled,
 		"namespace", cfg.kube.namespace, "leader_elect", cfg.kube.leaderElect)
 

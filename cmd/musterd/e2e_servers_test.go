@@ -491,8 +491,8 @@ spec:
 	e.write(t, "mcpservers/greeter.yaml", mcpServerYAML("greeter", stdioSpec("-tools", "hello,wave")...))
 	eventually(t, "the workflow is valid with its tools offered", func() bool {
 		w = get()
-		// While greeter starts the workflow waits for it: valid, its tools
-		// still missing (issue #17).
+		// While greeter starts the workflow waits for it: no validation
+		// error, not valid yet, its tools still missing (issue #17).
 		return w.Reconcile.State == "Synced" && w.Status.Valid && len(w.Status.MissingTools) == 0
 	})
 	assert.Equal(t, v1alpha1.WorkflowStatus{Valid: true, ReferencedTools: invalid.ReferencedTools, StepCount: 2}, withoutConditions(w.Status))

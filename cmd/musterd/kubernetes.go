@@ -45,6 +45,10 @@ type kubeConfig struct {
 	renewDeadline           time.Duration
 	retryPeriod             time.Duration
 
+	// podName and podNamespace name this replica's pod, whose MCP role
+	// label it keeps with -mcp-listen (kube_mcp.go).
+	podName, podNamespace string
+
 	// rest reaches the API server; set by serve once it answered.
 	rest *rest.Config
 }
@@ -75,6 +79,8 @@ func (k *kubeConfig) register(fset *flag.FlagSet) {
 	fset.DurationVar(&k.leaseDuration, "leader-election-lease-duration", k.leaseDuration, "how long a Lease holds without renewal; a new leader takes over at most this long after the old one vanished")
 	fset.DurationVar(&k.renewDeadline, "leader-election-renew-deadline", k.renewDeadline, "how long the leader retries renewing before it gives the Lease up and exits")
 	fset.DurationVar(&k.retryPeriod, "leader-election-retry-period", k.retryPeriod, "interval of the Lease's acquire and renew attempts")
+	fset.StringVar(&k.podName, "pod-name", os.Getenv("POD_NAME"), "Kubernetes mode with -mcp-listen: this replica's pod, labelled "+mcpRoleLabel+"=leader while it leads (for a Service routing MCP to the leader alone) and =follower otherwise (default $POD_NAME)")
+	fset.StringVar(&k.podNamespace, "pod-namespace", os.Getenv("POD_NAMESPACE"), "Kubernetes mode: the namespace of -pod-name (default $POD_NAMESPACE, else -leader-election-namespace)")
 }
 
 // check validates the Kubernetes settings once flags and config.yaml are
@@ -105,6 +111,9 @@ func (k *kubeConfig) check() error {
 			return errors.New("-leader-elect needs -leader-election-namespace (or -namespace) outside a pod")
 		}
 		k.leaderElectionNamespace = strings.TrimSpace(string(data))
+	}
+	if k.podNamespace == "" {
+		k.podNamespace = k.leaderElectionNamespace
 	}
 	return nil
 }
@@ -188,6 +197,9 @@ type kubeStages struct {
 	events *kubeevents.Recorder
 	// lost receives ErrLostLeadership.
 	lost chan error
+	// client changes the definitions when the core tools ask
+	// (declare.Kube).
+	client client.Client
 }
 
 // newKubeStages makes the watcher, the status writer and, with
@@ -225,6 +237,7 @@ func newKubeStages(cfg daemonConfig, d *daemon, b *bus.Bus, log *slog.Logger) (*
 	if err != nil {
 		return nil, fmt.Errorf("kubernetes mode: %w", err)
 	}
+	s.client = c
 	if s.writer, err = statuskube.New(statuskube.Options{
 		Client:         c,
 		ResourceStatus: func(key events.Key) (any, bool) { return d.Reconcilers.Status(key) },
@@ -253,9 +266,23 @@ func newKubeStages(cfg daemonConfig, d *daemon, b *bus.Bus, log *slog.Logger) (*
 
 // add registers the stages that join the pipeline's own: the Events
 // recorder, on the leader only, like the coordinator whose outcomes it
-// reports.
-func (s *kubeStages) add(d *daemon) error {
-	return d.Add(s.events, lifecycle.LeaderOnly())
+// reports; and, when MCP is served to the network under leader election,
+// the label that routes it to the leader, on every replica.
+func (s *kubeStages) add(d *daemon, cfg daemonConfig, log *slog.Logger) error {
+	if err := d.Add(s.events, lifecycle.LeaderOnly()); err != nil {
+		return err
+	}
+	if cfg.mcpListen == "" || s.elector == nil {
+		return nil
+	}
+	if cfg.kube.podName == "" {
+		return errNoPodName
+	}
+	role, err := newMCPRole(cfg.kube, cfg.kube.podNamespace, cfg.kube.podName, s.elector.Elected(), func() bool { return d.Ready() }, log)
+	if err != nil {
+		return err
+	}
+	return d.Add(role)
 }
 
 // foundation is the elector, placed between the recorder and the

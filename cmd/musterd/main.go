@@ -6,6 +6,10 @@
 //	musterd reconcile KIND/NAME          reconcile a resource now
 //	musterd events [-f]                  print the daemon's events
 //	musterd wait KIND/NAME --for synced  wait for a resource's state
+//	musterd start|stop|restart NAME      control an MCP server
+//	musterd enable|disable KIND          turn a kind's reconciliation on or off
+//	musterd resync [KIND]                reconcile everything now
+//	musterd status                       the daemon's overview
 //	musterd replay FILE [--diff GOLDEN]  replay a recorded event trace
 //	musterd version                      print the version
 //
@@ -32,6 +36,10 @@ Usage:
   musterd reconcile KIND/NAME          reconcile a resource now
   musterd events [-f]                  print the daemon's events as they happen
   musterd wait KIND/NAME --for synced  wait until a resource is synced (error, failed, deleted)
+  musterd start|stop|restart NAME      start, stop (until started) or restart an MCP server
+  musterd enable|disable KIND          turn a kind's reconciliation on or off
+  musterd resync [KIND]                reconcile everything (or a kind) now, pruning orphans
+  musterd status                       the daemon's overview
   musterd replay FILE [--diff GOLDEN]  replay a trace recorded with run --record, offline
   musterd version                      print the version
 
@@ -56,7 +64,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "run":
 		return runDaemon(args[1:], stderr)
-	case "get", "describe", "reconcile", "events", "wait":
+	case "get", "describe", "reconcile", "events", "wait", "start", "stop", "restart", "enable", "disable", "resync", "status":
 		return runClient(args[0], args[1:], stdout, stderr)
 	case "replay":
 		return runReplay(args[1:], stdout, stderr)

@@ -44,11 +44,33 @@ var allowed = map[string][]string{
 	// catalogue's tools and the supervisor's calls; never the bus.
 	"pkg/router": {"pkg/events", "pkg/apis", "pkg/redact", "pkg/catalogue", "pkg/supervisor"},
 	// The API is an edge, like cmd: it reads the stages' state and serves it.
-	"pkg/api": {"pkg/events", "pkg/bus", "pkg/apis", "pkg/resources", "pkg/statusync", "pkg/lifecycle", "pkg/redact", "pkg/reconcilers", "pkg/trace"},
+	"pkg/api": {"pkg/events", "pkg/bus", "pkg/apis", "pkg/resources", "pkg/statusync", "pkg/lifecycle", "pkg/redact", "pkg/reconcilers", "pkg/trace", "pkg/controls"},
+	// The MCP endpoint is an edge like the API: it reads the stages' state,
+	// shares the API's token check and redaction, and reaches the running
+	// servers only through its Backend interface (package router), never
+	// the supervisor or the catalogue.
+	"pkg/mcpserve": {"pkg/events", "pkg/bus", "pkg/apis", "pkg/resources", "pkg/statusync", "pkg/redact", "pkg/api"},
+	// Declared state: writes definitions where the watchers read them, as
+	// an editor would; it knows nothing of the stages.
+	"pkg/declare": {"pkg/events", "pkg/apis", "pkg/redact"},
+	// The operators' controls: an edge like the API, which serves them.
+	// They reach the stages through the bus and small interfaces.
+	"pkg/controls": {"pkg/events", "pkg/bus", "pkg/apis", "pkg/resources", "pkg/statusync", "pkg/redact", "pkg/services"},
+	// The overrides the MCPServer reconciler honours: its input, like the
+	// index.
+	"pkg/services": {"pkg/events", "pkg/apis", "pkg/reconcilers"},
+	// The core tools that change things: a tool provider the MCP endpoint
+	// plugs in, over declare and controls; it knows nothing of the endpoint.
+	"pkg/coretools": {"pkg/events", "pkg/apis", "pkg/resources", "pkg/statusync", "pkg/declare", "pkg/controls"},
 	// The trace format and recorder: an observer of the bus, like a
 	// logger.
 	"pkg/trace":    {"pkg/events", "pkg/bus"},
 	"pkg/pipeline": {"*"}, // the wiring
+	// The workflow engine: runs the workflows the reconciler finds valid,
+	// calling tools through a router the wiring gives it, and serves their
+	// executions. Beside the reconcilers, never the bus: its execution
+	// events go out through a function the wiring puts on the bus.
+	"pkg/workflowrun": {"pkg/events", "pkg/apis", "pkg/resources", "pkg/redact", "pkg/reconcilers", "pkg/api/types"},
 	// Replay wires stages on buses of its own, like the pipeline.
 	"pkg/trace/replay": {"pkg/events", "pkg/bus", "pkg/trace", "pkg/debouncer", "pkg/coordinator", "pkg/statusync", "pkg/reconcilers", "pkg/lifecycle"},
 	// Golden is test support: only test binaries import it.

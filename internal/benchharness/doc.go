@@ -21,6 +21,10 @@
 //     (issue #17) ten mcp-fake servers that take 2 s each to start, from
 //     the binary's start to all Running, and a workflow edit made 1.5 s
 //     into their start-up to Synced.
+//   - The MCP endpoint through the binary (mcp.go): a tool call through
+//     /mcp/direct to a stdio server beside a client spawning that server
+//     itself, alternated; and a new server file until list_changed, less
+//     the server's own start.
 //
 // It is not a test: nothing here passes or fails on a timing. The table
 // says which goals hold; the closing note of #7 says why.

@@ -4,8 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"cmp"
-	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -22,6 +20,7 @@ import (
 
 	"github.com/musterd/musterd/pkg/api/types"
 	"github.com/musterd/musterd/pkg/bus"
+	"github.com/musterd/musterd/pkg/controls"
 	"github.com/musterd/musterd/pkg/events"
 	"github.com/musterd/musterd/pkg/lifecycle"
 	"github.com/musterd/musterd/pkg/redact"
@@ -67,6 +66,12 @@ type Options struct {
 	History interface {
 		Recent(events.Key) []events.Event
 	}
+	// Controls, if set, serve the operators' controls: services, per-kind
+	// reconciliation, resync and the overview (package controls).
+	Controls *controls.Controller
+	// Executions are the workflow executions /api/v1/executions serves.
+	// Optional: without it, that path answers 404.
+	Executions ExecutionSource
 	// Token, when not empty, is the bearer token that mutating requests
 	// and the event endpoints (the stream and a resource's recent events)
 	// must carry.
@@ -89,10 +94,10 @@ const (
 )
 
 type server struct {
-	opts      Options
-	log       *slog.Logger
-	tokenHash [sha256.Size]byte
-	streams   atomic.Uint64 // numbers event streams, for unique subscription names
+	opts    Options
+	log     *slog.Logger
+	bearer  Bearer
+	streams atomic.Uint64 // numbers event streams, for unique subscription names
 }
 
 // NewHandler returns the API's handler.
@@ -114,7 +119,7 @@ func NewHandler(opts Options) (http.Handler, error) {
 	if s.opts.Metrics == nil {
 		s.opts.Metrics = prometheus.DefaultGatherer
 	}
-	s.tokenHash = sha256.Sum256([]byte(opts.Token))
+	s.bearer = NewBearer(opts.Token)
 
 	mux := s.probeMux()
 	mux.Handle("/api/v1/resources", allow(read, s.list))
@@ -122,6 +127,11 @@ func NewHandler(opts Options) (http.Handler, error) {
 	mux.Handle("/api/v1/resources/{kind}/{namespace}/{name}/reconcile", allow([]string{http.MethodPost}, s.reconcile))
 	mux.Handle("/api/v1/resources/{kind}/{namespace}/{name}/events", allow(read, s.recent))
 	mux.Handle("/api/v1/events", allow(read, s.events))
+	if opts.Controls != nil {
+		s.controlRoutes(mux)
+	}
+	mux.Handle("/api/v1/executions", allow(read, s.executions))     // executions.go
+	mux.Handle("/api/v1/executions/{id}", allow(read, s.execution)) // executions.go
 	return mux, nil
 }
 
@@ -340,16 +350,7 @@ func (s *server) requireToken(w http.ResponseWriter, r *http.Request, purpose st
 }
 
 // authorized reports whether r carries the token, when one is required.
-// Comparing digests keeps the time independent of the token's length as
-// well as its content.
-func (s *server) authorized(r *http.Request) bool {
-	if s.opts.Token == "" {
-		return true
-	}
-	scheme, credentials, _ := strings.Cut(r.Header.Get("Authorization"), " ")
-	got := sha256.Sum256([]byte(strings.TrimSpace(credentials)))
-	return subtle.ConstantTimeCompare(got[:], s.tokenHash[:]) == 1 && strings.EqualFold(scheme, "Bearer")
-}
+func (s *server) authorized(r *http.Request) bool { return s.bearer.Authorized(r) }
 
 // declared returns the index entry of the path's resource, or answers the
 // error: a bad path, or a resource not declared (404).

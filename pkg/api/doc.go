@@ -21,6 +21,16 @@
 //	POST /api/v1/resources/{kind}/{namespace}/{name}/reconcile   202, or 503 naming the leader on a follower; bearer token when configured
 //	GET  /api/v1/resources/{kind}/{namespace}/{name}/events      recent events; bearer token when configured
 //	GET  /api/v1/events?kind=&namespace=&name=&type=             text/event-stream; bearer token when configured
+//	GET  /api/v1/executions?workflow=&status=&limit=&offset=     workflow executions, newest first; bearer token when configured
+//	GET  /api/v1/executions/{id}                                 one execution with its steps; bearer token when configured
+//
+// With Options.Controls (package controls), the operators' controls:
+//
+//	POST /api/v1/services/{namespace}/{name}/{start,stop,restart}?reason=   the request's outcome; 404, 409 refused, 503 follower; bearer token
+//	POST /api/v1/kinds/{kind}/{enable,disable}                     the kind's state; bearer token
+//	GET  /api/v1/kinds                                             the kinds, enabled or not
+//	POST /api/v1/resync?kind=                                      202, the keys triggered; bearer token
+//	GET  /api/v1/overview                                          mode, role, kinds, queue, states, last resync, tools
 //
 // NewProbeHandler serves /healthz, /readyz and /metrics alone, for a
 // separate probe listener (musterd run -health-listen) that the kubelet
@@ -34,6 +44,8 @@
 //     headers are replaced by "[redacted]", credentials in its URL are
 //     redacted, and every error text (reconcile errors, file errors,
 //     component errors) is passed through redact.String.
+//   - A resource of a kind whose reconciliation is disabled says so in
+//     reconcile.note ("reconciliation disabled").
 //   - The spec shown is the one in force: the last good definition, kept
 //     while a malformed edit is reported as the resource's error.
 //   - Only declared resources are shown: a status left in the store for a

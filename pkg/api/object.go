@@ -28,7 +28,7 @@ func (s *server) object(e resources.Entry) (types.Object, error) {
 	switch obj := e.Object.(type) {
 	case *v1alpha1.MCPServer:
 		o.Metadata.Labels, o.Metadata.Annotations, o.Metadata.Generation = obj.Labels, obj.Annotations, obj.Generation
-		spec = redactMCPServer(obj.Spec)
+		spec = RedactMCPServer(obj.Spec)
 	case *v1alpha1.Workflow:
 		o.Metadata.Labels, o.Metadata.Annotations, o.Metadata.Generation = obj.Labels, obj.Annotations, obj.Generation
 		spec = obj.Spec
@@ -46,7 +46,8 @@ func (s *server) object(e resources.Entry) (types.Object, error) {
 			}
 		}
 	}
-	o.Reconcile = reconcileOf(s.opts.Statuses.Get(e.Key))
+	o.Reconcile = ReconcileOf(s.opts.Statuses.Get(e.Key))
+	o.Reconcile.Note = s.kindNote(e.Key)
 	if o.Reconcile.LastError == "" && e.Err != nil {
 		// Not reconciled since its file went wrong: show what is wrong.
 		o.Reconcile.LastError = redact.String(e.Err.Error())
@@ -54,8 +55,10 @@ func (s *server) object(e resources.Entry) (types.Object, error) {
 	return o, nil
 }
 
-// reconcileOf shows st; a resource the store has not seen yet is Pending.
-func reconcileOf(st statusync.Status, found bool) types.Reconcile {
+// ReconcileOf shows st, as the API and the MCP endpoint's
+// core_reconcile_status do; a resource the store has not seen yet (found
+// false) is Pending.
+func ReconcileOf(st statusync.Status, found bool) types.Reconcile {
 	if !found {
 		return types.Reconcile{State: string(statusync.StatePending)}
 	}
@@ -70,9 +73,10 @@ func reconcileOf(st statusync.Status, found bool) types.Reconcile {
 	}
 }
 
-// redactMCPServer hides the values of spec's env and headers, which hold
-// API keys and tokens, and credentials in its URL.
-func redactMCPServer(spec v1alpha1.MCPServerSpec) v1alpha1.MCPServerSpec {
+// RedactMCPServer hides the values of spec's env and headers, which hold
+// API keys and tokens, and credentials in its URL: what every client of
+// musterd (the API, the MCP endpoint's core tools) is shown of a spec.
+func RedactMCPServer(spec v1alpha1.MCPServerSpec) v1alpha1.MCPServerSpec {
 	hide := func(m map[string]string) map[string]string {
 		if m == nil {
 			return nil

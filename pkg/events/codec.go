@@ -33,6 +33,8 @@ func init() {
 	Register[ServiceStateChanged]()
 	Register[BecameLeader]()
 	Register[LostLeadership]()
+	Register[WorkflowExecutionStarted]()
+	Register[WorkflowExecutionFinished]()
 }
 
 // Register makes T decodable by Unmarshal under its EventType name. The

@@ -10,6 +10,7 @@
 //	statusync ──StatusSynced / StatusSyncFailed──▶ observers
 //	supervisors ──ServiceStateChanged──▶ debouncer
 //	leader election ──BecameLeader / LostLeadership──▶ lifecycle
+//	workflow engine ──WorkflowExecutionStarted / WorkflowExecutionFinished──▶ observers
 //
 // Guarantees:
 //

@@ -139,6 +139,10 @@ const (
 	SourceKubernetes   Source = "kubernetes"
 	SourceManual       Source = "manual"
 	SourceServiceState Source = "service-state"
+	// SourceDependency: a workflow that this one calls (workflow_<name>)
+	// was created, changed or deleted, which may change this one's
+	// verdict.
+	SourceDependency Source = "dependency"
 )
 
 // Reason says why a reconciliation was triggered.

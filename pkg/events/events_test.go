@@ -45,6 +45,7 @@ func TestEventTypeNamesAreStable(t *testing.T) {
 		"BecameLeader", "IndexSynchronized", "LostLeadership", "ReconciliationStarted",
 		"ReconciliationTriggered", "ResourceChanged", "ResourceFailed", "ResourceSynced",
 		"ServiceStateChanged", "StatusSyncFailed", "StatusSynced",
+		"WorkflowExecutionFinished", "WorkflowExecutionStarted",
 	}, events.Types())
 }
 

@@ -62,7 +62,8 @@ func TestSlowServersStartSideBySideAndAWorkflowEditIsReconciledMeanwhile(t *test
 	for _, o := range orderAtEdit {
 		assert.NotContains(t, o, " Running", "the edit was reconciled before any server was Running: %v", orderAtEdit)
 	}
-	assert.True(t, edited.Valid, "waiting, not invalid: %+v", edited)
+	assert.Empty(t, edited.ValidationErrors, "waiting, not invalid: %+v", edited)
+	assert.False(t, edited.Valid, "not runnable yet")
 	assert.Equal(t, workflow.ReasonWaitingForServer, edited.Conditions[0].Reason)
 	assert.Contains(t, edited.Conditions[0].Message, "s01")
 

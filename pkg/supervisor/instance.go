@@ -261,8 +261,12 @@ func (inst *instance) ping(timeout time.Duration) error {
 // it may be waiting for.
 func (inst *instance) requestStop() {
 	inst.stopOnce.Do(func() {
-		close(inst.stopReq)
+		// The cause first: the monitor wakes on stopReq and tears down,
+		// cancelling with errReleased, and the first cause is the one
+		// kept. A call cut off by the stop must read errStopping (with
+		// the drain's reason), not a server that died.
 		inst.cancel(errStopping)
+		close(inst.stopReq)
 	})
 }
 

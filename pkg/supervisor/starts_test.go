@@ -180,7 +180,8 @@ func TestTheBackoffCannotBeBypassedDuringStarts(t *testing.T) {
 	h := newHarness(t, supervisor.Options{RestartBackoff: supervisor.Backoff{Base: time.Hour}})
 	k := key("no-bypass")
 	broken := fake("-exit-at-once")
-	assert.Equal(t, failed, h.ensure(t, k, broken).State)
+	first := h.ensure(t, k, broken)
+	assert.Equal(t, failed, first.State)
 
 	_, err := h.sup.Ensure(t.Context(), k, broken)
 	_, backingOff := errors.AsType[*supervisor.RetryLaterError](err)
@@ -191,7 +192,7 @@ func TestTheBackoffCannotBeBypassedDuringStarts(t *testing.T) {
 	hanging.Timeout = 300
 	_, err = h.sup.Ensure(t.Context(), k, hanging)
 	require.NoError(t, err, "another spec is the user's fix: not held back")
-	h.rec.waitFor(t, k, "the other start began", func(o supervisor.Observed) bool { return launched(o) && o.ConsecutiveFailures == 1 })
+	h.rec.waitFor(t, k, "the other start began", func(o supervisor.Observed) bool { return launched(o) && o.LastAttempt.After(first.LastAttempt) })
 	_, err = h.sup.Ensure(t.Context(), k, broken)
 	_, backingOff = errors.AsType[*supervisor.RetryLaterError](err)
 	assert.True(t, backingOff, "back to the failed spec during the other's start: still backing off; got %v", err)

@@ -149,6 +149,12 @@ func restamp(e events.Event, meta events.Meta) events.Event {
 	case events.LostLeadership:
 		e.Meta = meta
 		return e
+	case events.WorkflowExecutionStarted:
+		e.Meta = meta
+		return e
+	case events.WorkflowExecutionFinished:
+		e.Meta = meta
+		return e
 	}
 	panic("restamp: unknown event type " + e.EventType())
 }

@@ -101,6 +101,9 @@ var allowedDifferences = map[string][]string{
 		`added /spec/versions/0/schema/openAPIV3Schema/properties/status/properties/lastFailure: {"type":"string"}`,
 		`added /spec/versions/0/schema/openAPIV3Schema/properties/status/properties/lastFailureTime: {"format":"date-time","type":"string"}`,
 		`added /spec/versions/0/schema/openAPIV3Schema/properties/status/properties/observedGeneration: {"format":"int64","type":"integer"}`,
+		// An operator's stop or start (musterd stop NAME), kept in the
+		// status in Kubernetes mode so that it outlives musterd's restarts.
+		`added /spec/versions/0/schema/openAPIV3Schema/properties/status/properties/override: {"properties":{"correlationId":{"type":"string"},"hash":{"type":"string"},"reason":{"type":"string"},"since":{"format":"date-time","type":"string"},"state":{"enum":["stopped","started"],"type":"string"}},"required":["hash","since","state"],"type":"object"}`,
 		// The count of tools, behind the Tools printer column.
 		`added /spec/versions/0/schema/openAPIV3Schema/properties/status/properties/toolCount: {"type":"integer"}`,
 		// The exposed tool names, as musterd's status files and API show them.

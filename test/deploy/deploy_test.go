@@ -40,12 +40,15 @@ type rendered struct {
 	raw []*unstructured.Unstructured
 }
 
-func render(t *testing.T) rendered {
+func render(t *testing.T) rendered { return renderDir(t, "default") }
+
+// renderDir renders config/<dir>.
+func renderDir(t *testing.T, dir string) rendered {
 	t.Helper()
 	root, err := kubetest.ModuleRoot()
 	require.NoError(t, err)
-	resMap, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), filepath.Join(root, "config", "default"))
-	require.NoError(t, err, "kustomize build config/default")
+	resMap, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), filepath.Join(root, "config", dir))
+	require.NoError(t, err, "kustomize build config/"+dir)
 
 	scheme := kubetest.Scheme()
 	utilruntime.Must(apiextensionsv1.AddToScheme(scheme))
@@ -127,17 +130,23 @@ func TestRBACGrantsExactlyWhatMusterdNeeds(t *testing.T) {
 	assert.Equal(t, []string{
 		"events.k8s.io/events create",
 		"events.k8s.io/events patch",
+		"muster.giantswarm.io/mcpservers create",
+		"muster.giantswarm.io/mcpservers delete",
 		"muster.giantswarm.io/mcpservers get",
 		"muster.giantswarm.io/mcpservers list",
+		"muster.giantswarm.io/mcpservers update",
 		"muster.giantswarm.io/mcpservers watch",
 		"muster.giantswarm.io/mcpservers/status patch",
 		"muster.giantswarm.io/mcpservers/status update",
+		"muster.giantswarm.io/workflows create",
+		"muster.giantswarm.io/workflows delete",
 		"muster.giantswarm.io/workflows get",
 		"muster.giantswarm.io/workflows list",
+		"muster.giantswarm.io/workflows update",
 		"muster.giantswarm.io/workflows watch",
 		"muster.giantswarm.io/workflows/status patch",
 		"muster.giantswarm.io/workflows/status update",
-	}, grants(t, only[*rbacv1.ClusterRole](t, r, "musterd").Rules), "ClusterRole: read the resources, write only their status, record events")
+	}, grants(t, only[*rbacv1.ClusterRole](t, r, "musterd").Rules), "ClusterRole: read the resources, write their status, change them when the core tools ask, record events")
 	assert.Equal(t, []string{
 		"coordination.k8s.io/leases create",
 		"coordination.k8s.io/leases get",
@@ -255,13 +264,16 @@ func TestManifestsApplyAndGrantLeastPrivilege(t *testing.T) {
 		{"patch", "events.k8s.io", "events", "", "team-a"},
 		{"create", "coordination.k8s.io", "leases", "", namespace},
 		{"update", "coordination.k8s.io", "leases", "", namespace},
+		// The core tools create, update and delete definitions when asked.
+		{"update", group, "mcpservers", "", "team-a"},
+		{"create", group, "workflows", "", "team-a"},
+		{"delete", group, "mcpservers", "", "team-a"},
 	} {
 		assert.True(t, can(allowed.verb, allowed.group, allowed.resource, allowed.sub, allowed.ns), "%+v", allowed)
 	}
 	for _, denied := range []struct{ verb, group, resource, sub, ns string }{
-		{"update", group, "mcpservers", "", "team-a"}, // the spec is the user's
-		{"create", group, "workflows", "", "team-a"},
-		{"delete", group, "mcpservers", "", "team-a"},
+		{"patch", group, "mcpservers", "", "team-a"}, // the core tools update, never patch
+		{"deletecollection", group, "workflows", "", "team-a"},
 		{"get", "", "secrets", "", namespace},
 		{"create", "", "events", "", "team-a"},                    // the recorder writes events.k8s.io Events only
 		{"create", "coordination.k8s.io", "leases", "", "team-a"}, // Leases only at home

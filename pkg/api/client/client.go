@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/musterd/musterd/pkg/api/types"
+	"github.com/musterd/musterd/pkg/controls"
 	"github.com/musterd/musterd/pkg/events"
 )
 
@@ -281,4 +282,75 @@ func decode(typ string, data []byte) (Event, error) {
 func (s *EventStream) Close() error {
 	s.cancel()
 	return s.body.Close()
+}
+
+// Service asks for action (start, stop or restart) on the MCP server name
+// in namespace, with the operator's reason, and returns the outcome.
+func (c *Client) Service(ctx context.Context, namespace, name, action, reason string) (controls.ServiceResult, error) {
+	if namespace == "" {
+		namespace = events.DefaultNamespace
+	}
+	q := url.Values{}
+	if reason != "" {
+		q.Set("reason", reason)
+	}
+	var res controls.ServiceResult
+	err := c.do(ctx, http.MethodPost, "/api/v1/services/"+url.PathEscape(namespace)+"/"+url.PathEscape(name)+"/"+url.PathEscape(action), q, &res)
+	return res, err
+}
+
+// SetKindEnabled enables or disables the reconciliation of kind.
+func (c *Client) SetKindEnabled(ctx context.Context, kind string, enabled bool) (controls.KindOverview, error) {
+	action := "disable"
+	if enabled {
+		action = "enable"
+	}
+	var res controls.KindOverview
+	err := c.do(ctx, http.MethodPost, "/api/v1/kinds/"+url.PathEscape(kind)+"/"+action, nil, &res)
+	return res, err
+}
+
+// Resync asks for a full reconcile of kind, or of every kind when kind is
+// empty.
+func (c *Client) Resync(ctx context.Context, kind string) (controls.ResyncResult, error) {
+	q := url.Values{}
+	if kind != "" {
+		q.Set("kind", kind)
+	}
+	var res controls.ResyncResult
+	err := c.do(ctx, http.MethodPost, "/api/v1/resync", q, &res)
+	return res, err
+}
+
+// Overview returns the daemon's overview.
+func (c *Client) Overview(ctx context.Context) (controls.Overview, error) {
+	var o controls.Overview
+	err := c.do(ctx, http.MethodGet, "/api/v1/overview", nil, &o)
+	return o, err
+}
+
+// Executions lists workflow executions, newest first.
+func (c *Client) Executions(ctx context.Context, q types.ExecutionQuery) (types.ExecutionList, error) {
+	v := url.Values{}
+	for k, val := range map[string]string{"workflow": q.Workflow, "status": q.Status} {
+		if val != "" {
+			v.Set(k, val)
+		}
+	}
+	if q.Limit != 0 {
+		v.Set("limit", strconv.Itoa(q.Limit))
+	}
+	if q.Offset != 0 {
+		v.Set("offset", strconv.Itoa(q.Offset))
+	}
+	var list types.ExecutionList
+	err := c.do(ctx, http.MethodGet, "/api/v1/executions", v, &list)
+	return list, err
+}
+
+// Execution returns one workflow execution with its steps.
+func (c *Client) Execution(ctx context.Context, id string) (types.Execution, error) {
+	var exec types.Execution
+	err := c.do(ctx, http.MethodGet, "/api/v1/executions/"+url.PathEscape(id), nil, &exec)
+	return exec, err
 }

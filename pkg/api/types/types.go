@@ -128,6 +128,10 @@ type Reconcile struct {
 	// the object's Metadata.Hash is of an older definition: the edit since
 	// is still to be reconciled.
 	ObservedHash string `json:"observedHash,omitempty"`
+	// Note is "reconciliation disabled" while the resource's kind is not
+	// reconciled: its changes are indexed, and reconciled once it is
+	// enabled again.
+	Note string `json:"note,omitempty"`
 }
 
 // List is the answer to a listing.

@@ -32,5 +32,8 @@ func Catalogue(meta events.Meta) []events.Event {
 		events.ServiceStateChanged{Meta: meta, Key: key, State: "Failed", PreviousState: "Running", Error: "exit 1"},
 		events.BecameLeader{Meta: meta, Identity: "pod-a"},
 		events.LostLeadership{Meta: meta, Identity: "pod-a"},
+		events.WorkflowExecutionStarted{Meta: meta, Key: events.NewKey("Workflow", "", "deploy"), ExecutionID: "0b5e7c1a-2f3d-4e5f-8a9b-0c1d2e3f4a5b"},
+		events.WorkflowExecutionFinished{Meta: meta, Key: events.NewKey("Workflow", "", "deploy"), ExecutionID: "0b5e7c1a-2f3d-4e5f-8a9b-0c1d2e3f4a5b",
+			Status: "failed", Duration: 2500 * time.Millisecond, Error: "workflow deploy, step build: boom"},
 	}
 }

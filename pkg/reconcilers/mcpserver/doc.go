@@ -23,6 +23,14 @@
 //     whatever the servers do, and slow starts hold no coordinator worker.
 //   - Declared with autoStart false: nothing runs; the status is Stopped
 //     (Disconnected for a remote server).
+//   - An operator's override (SetOverrides; package services keeps them)
+//     is honoured on every reconcile: a stop keeps the server stopped
+//     whatever its autoStart, with Ready's reason StoppedByOperator and the
+//     operator's reason in its message; a start runs a server whose
+//     autoStart is false; a restart stops the server (forgetting its
+//     failure streak and backoff: no crash) and starts it afresh, once per
+//     request. An override ends with a change of the definition or its
+//     deletion.
 //   - Not declared: the server is stopped (SIGTERM to its process group,
 //     SIGKILL after the grace) and forgotten, and the result is Deleted.
 //     List reports the declared keys and every key the supervisor knows,

@@ -24,6 +24,7 @@ import (
 const (
 	ReasonAutoStartDisabled = "AutoStartDisabled"
 	ReasonBackingOff        = "BackingOff"
+	ReasonStoppedByOperator = "StoppedByOperator"
 )
 
 // Reconciler reconciles MCPServers: desired state from the index, actual
@@ -33,6 +34,9 @@ type Reconciler struct {
 	sup      *supervisor.Supervisor
 	names    *catalogue.Catalogue
 	observed reconcilers.Observed[v1alpha1.MCPServerStatus]
+	// overrides, if set, are the operator's start, stop and restart
+	// requests (SetOverrides).
+	overrides Overrides
 }
 
 var (
@@ -47,6 +51,44 @@ func New(index *resources.Index, sup *supervisor.Supervisor, cat *catalogue.Cata
 	return &Reconciler{index: index, sup: sup, names: cat}
 }
 
+// Override is what an operator asked of one declared server, beside its
+// spec.
+type Override struct {
+	// Stop keeps the server stopped, whatever its autoStart.
+	Stop bool
+	// Start runs the server though its autoStart is false.
+	Start bool
+	// Reason says why, for status.
+	Reason string
+	// Restart, when not empty, names a restart request: the server is
+	// stopped and started afresh once for it.
+	Restart string
+	// Status, for a stop or a start, is what status.override shows, which
+	// Kubernetes mode reads back when musterd restarts.
+	Status *v1alpha1.MCPServerOverride
+}
+
+// Overrides hold the operator's requests. They are consulted on every
+// reconcile, so a stop holds across resyncs, runtime events and restarts.
+type Overrides interface {
+	// Override returns key's override for its definition of hash; a
+	// different hash (a changed definition) or "" (not declared) ends it.
+	Override(key events.Key, hash string) Override
+	// Restarted says the restart request id was carried out.
+	Restarted(key events.Key, id string)
+}
+
+// SetOverrides makes the reconciler honour o. Call it before the
+// pipeline runs.
+func (r *Reconciler) SetOverrides(o Overrides) { r.overrides = o }
+
+func (r *Reconciler) override(key events.Key, hash string) Override {
+	if r.overrides == nil {
+		return Override{}
+	}
+	return r.overrides.Override(key, hash)
+}
+
 // Kind is v1alpha1.KindMCPServer.
 func (r *Reconciler) Kind() string { return v1alpha1.KindMCPServer }
 
@@ -55,6 +97,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcilers.Request) rec
 	key := req.Key
 	entry, declared := r.index.Get(key)
 	server, _ := entry.Object.(*v1alpha1.MCPServer)
+	ov := r.override(key, entry.Hash)
 	if server == nil {
 		// Not declared, or never with a good definition: nothing may run.
 		if err := r.sup.Stop(ctx, key); err != nil {
@@ -72,7 +115,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcilers.Request) rec
 		obs supervisor.Observed
 		err error
 	)
-	if spec.AutoStart {
+	if ov.Restart != "" {
+		// A fresh start: Stop forgets the server, its failure streak and
+		// backoff with it, and a stop is no crash.
+		if err := r.sup.Stop(ctx, key); err != nil {
+			return reconcilers.Result{Err: fmt.Errorf("restarting mcp server %s: %w", key, err)}
+		}
+		r.overrides.Restarted(key, ov.Restart)
+	}
+	if (spec.AutoStart || ov.Start) && !ov.Stop {
 		obs, err = r.sup.Ensure(ctx, key, spec)
 	} else {
 		err = r.sup.Stop(ctx, key)
@@ -84,7 +135,17 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcilers.Request) rec
 		return reconcilers.Result{Err: err}
 	}
 	prev, _ := r.observed.Get(key)
-	r.observed.Set(key, r.status(key, server, obs, err, prev))
+	st := r.status(key, server, obs, err, prev)
+	st.Override = ov.Status
+	if ov.Stop {
+		ready := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionReady)
+		ready.Reason = ReasonStoppedByOperator
+		ready.Message = "stopped by an operator until a start, a change of its definition or its deletion"
+		if ov.Reason != "" {
+			ready.Message += ": " + ov.Reason
+		}
+	}
+	r.observed.Set(key, st)
 
 	at, retryAt := retryTime(obs, err)
 	if entry.Err != nil {

@@ -20,13 +20,27 @@
 //     the catalogue. Each one missing is a validation error naming its step
 //     ("step build: tool x_git_status is not offered by any running
 //     server"), and is listed in missingTools.
+//   - A step may call another workflow's tool, workflow_<name>: it is
+//     offered while that workflow is declared (its own verdict says
+//     whether it can run), and a tool the endpoint serves itself (core_…,
+//     WithBuiltinTools) is offered too. A workflow that calls itself,
+//     directly or through others, is invalid with the chain named
+//     ("calls itself: a → b → a"), so it is never run into a stack
+//     overflow.
+//   - Every template a workflow holds (arguments, conditions, jsonPath
+//     expectations, forEach items, output) must parse, with sprig's
+//     functions as the workflow engine runs them; one that does not is a
+//     validation error naming the step and the field ("step render:
+//     args.x: template: line 1: unclosed action"), so the workflow is
+//     refused before any run rather than failing each.
 //   - A workflow whose tools are missing reconciled successfully: the
 //     reconcile state is Synced, the status says valid: false. It turns
 //     valid, with no edit, when a server offering the tools runs.
 //   - A missing tool whose exposed name a server still starting would give
 //     it (catalogue.StartingFor) is no validation error: the workflow is
 //     reported waiting for that server (Ready False, reason
-//     WaitingForServer, the tool listed in missingTools, valid true), and
+//     WaitingForServer, the tool listed in missingTools, no validation
+//     error, valid false: it cannot run yet), and
 //     the runtime bridge brings it back the moment the start ends: valid
 //     when the server's tools arrive, invalid if the start failed or the
 //     server does not offer the tool after all.

@@ -32,6 +32,7 @@ type Reconciler struct {
 	index    *resources.Index
 	tools    *catalogue.Catalogue
 	observed reconcilers.Observed[v1alpha1.WorkflowStatus]
+	builtin  func(tool string) bool // nested.go
 }
 
 var (
@@ -41,8 +42,12 @@ var (
 
 // New returns a reconciler reading desired state from index and the tools
 // on offer from cat.
-func New(index *resources.Index, cat *catalogue.Catalogue) *Reconciler {
-	return &Reconciler{index: index, tools: cat}
+func New(index *resources.Index, cat *catalogue.Catalogue, opts ...Option) *Reconciler {
+	r := &Reconciler{index: index, tools: cat}
+	for _, o := range opts {
+		o(r)
+	}
+	return r
 }
 
 // Kind is v1alpha1.KindWorkflow.
@@ -63,7 +68,7 @@ func (r *Reconciler) Reconcile(_ context.Context, req reconcilers.Request) recon
 		st.ReferencedTools = Tools(wf)
 		st.ObservedGeneration = wf.Generation
 		for _, ref := range references(wf) {
-			if r.tools.Has(ref.tool) {
+			if r.offered(ref.tool) {
 				continue
 			}
 			if server, starting := r.tools.StartingFor(ref.tool); starting {
@@ -81,14 +86,23 @@ func (r *Reconciler) Reconcile(_ context.Context, req reconcilers.Request) recon
 		}
 		slices.Sort(st.MissingTools)
 		st.MissingTools = slices.Compact(st.MissingTools)
+		st.ValidationErrors = append(st.ValidationErrors, templateErrors(wf)...) // templates.go
+		if c := r.cycle(wf); c != nil {
+			st.ValidationErrors = append(st.ValidationErrors, "calls itself: "+strings.Join(c, " → "))
+		}
 	}
-	st.Valid = len(st.ValidationErrors) == 0
+	// A workflow waiting for a server still starting has no validation
+	// error, and is not valid yet either: valid is what makes it a tool
+	// to run, and its tools are not there.
+	st.Valid = len(st.ValidationErrors) == 0 && len(waiting) == 0
 	ready := metav1.Condition{Type: v1alpha1.ConditionReady, Status: metav1.ConditionTrue, Reason: ReasonValid,
 		ObservedGeneration: st.ObservedGeneration, Message: "every tool it calls is offered"}
 	switch {
 	case entry.Err != nil:
 		ready.Status, ready.Reason, ready.Message = metav1.ConditionFalse, ReasonInvalid, st.ValidationErrors[0]
-	case !st.Valid:
+	case len(st.ValidationErrors) > 0 && len(st.MissingTools) == 0:
+		ready.Status, ready.Reason, ready.Message = metav1.ConditionFalse, ReasonInvalid, st.ValidationErrors[0]
+	case len(st.ValidationErrors) > 0:
 		ready.Status, ready.Reason = metav1.ConditionFalse, ReasonToolsMissing
 		ready.Message = "tools not offered by any running server: " + strings.Join(st.MissingTools, ", ")
 	case len(waiting) > 0:

@@ -202,8 +202,8 @@ func TestAWorkflowWaitsForAServerStillStarting(t *testing.T) {
 
 	res, st := h.reconcile(t, key)
 	require.NoError(t, res.Err)
-	assert.True(t, st.Valid, "not invalid while the servers start")
-	assert.Empty(t, st.ValidationErrors)
+	assert.False(t, st.Valid, "not runnable yet")
+	assert.Empty(t, st.ValidationErrors, "not invalid while the servers start")
 	assert.Equal(t, []string{"x_git_status", "x_k8s_apply", "x_k8s_delete", "x_k8s_get"}, st.MissingTools)
 	assert.Equal(t, metav1.ConditionFalse, st.Conditions[0].Status)
 	assert.Equal(t, workflow.ReasonWaitingForServer, st.Conditions[0].Reason)

@@ -23,7 +23,10 @@
 //     included), a value of the wrong type, a duplicate key or a broken rule
 //     is an error naming the file, the line and the field path
 //     ("mcpservers/git.yaml:7: spec.comand: unknown field (did you mean
-//     "command"?)"). Nothing is ignored silently.
+//     "command"?)"). Nothing is ignored silently. A workflow's fields may
+//     also be spelled in snake_case (allow_failure, from_step, expect_not,
+//     json_path, on_failure), as muster accepts them; one field set in both
+//     spellings is an error.
 //   - A file that cannot be read fails as a whole, and never looks like a
 //     file without documents; a document that is wrong but whose identity is
 //     known fails alone, with its identity, so no other document of the

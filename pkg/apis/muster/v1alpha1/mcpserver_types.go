@@ -340,6 +340,36 @@ type MCPServerStatus struct {
 	// CRD.
 	// +optional
 	ToolCount int `json:"toolCount,omitempty"`
+
+	// Override is an operator's stop or start of the server (musterd stop
+	// NAME, core_service_stop), which reconciliation honours until a start,
+	// a change of the definition or its deletion. Kubernetes mode keeps it
+	// here, so that it outlives musterd's restarts. A musterd addition, not
+	// in muster's CRD.
+	// +optional
+	Override *MCPServerOverride `json:"override,omitempty"`
+}
+
+// MCPServerOverride is an operator's stop or start of an MCP server.
+type MCPServerOverride struct {
+	// State is what the operator asked for.
+	// +kubebuilder:validation:Enum=stopped;started
+	State string `json:"state"`
+
+	// Reason is the operator's, shown in the Ready condition.
+	// +optional
+	Reason string `json:"reason,omitempty"`
+
+	// Hash is the content hash of the definition the override was made
+	// for: a changed definition ends it.
+	Hash string `json:"hash"`
+
+	// Since is when the operator asked.
+	Since metav1.Time `json:"since"`
+
+	// CorrelationID is the request's.
+	// +optional
+	CorrelationID string `json:"correlationId,omitempty"`
 }
 
 // MCPServerList is a list of MCPServers.

@@ -106,18 +106,28 @@ func (c *fieldChecker) check(v *yvalue, t reflect.Type, p *fieldPath) any {
 func (c *fieldChecker) checkStruct(v *yvalue, t reflect.Type, p *fieldPath) any {
 	fields := jsonFields(t)
 	out := make(map[string]any, len(v.entries))
+	spelled := map[string]string{} // field → the key that set it (aliases.go)
 	for _, e := range v.entries {
-		fp := p.Child(e.key)
-		ft, known := fields[e.key]
+		key := e.key
+		if _, known := fields[key]; !known {
+			if camel, ok := camelField(t, key, fields); ok {
+				key = camel
+			}
+		}
+		fp := p.Child(key)
+		ft, known := fields[key]
 		switch {
 		case !known:
 			c.fail(e.line, fp, "unknown field%s", suggestion(e.key, fields))
-		case notInFiles(t, e.key) != "":
-			c.fail(e.line, fp, "%s", notInFiles(t, e.key))
+		case spelled[key] != "" && spelled[key] != e.key:
+			c.fail(e.line, fp, "set twice, as %s and as %s: give one", spelled[key], e.key)
+		case notInFiles(t, key) != "":
+			c.fail(e.line, fp, "%s", notInFiles(t, key))
 		case e.value.kind == yNull:
 		default:
+			spelled[key] = e.key
 			c.lines[fp.String()] = e.line
-			out[e.key] = c.check(e.value, ft, fp)
+			out[key] = c.check(e.value, ft, fp)
 		}
 	}
 	return out

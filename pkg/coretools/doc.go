@@ -1,0 +1,32 @@
+// Package coretools is the tool provider of muster's core tools that
+// change things: core_mcpserver_validate/create/update/delete,
+// core_workflow_validate/create/update/delete and
+// core_service_start/stop/restart, with muster's arguments and answer
+// texts (muster's internal/mcpserver, internal/workflow and
+// internal/orchestrator api adapters). The MCP endpoint (package mcpserve)
+// plugs it in as a Provider; it knows nothing of the endpoint.
+//
+// Place in the pipeline: an edge. Definitions are changed through package
+// declare, which writes where the watchers read; services through package
+// controls. Neither path applies a change itself: the pipeline does.
+//
+// Guarantees:
+//
+//   - Answers are muster's: one text item, a plain string, isError set on
+//     failure ("MCP server 'x' created successfully", "Validation failed:
+//     …", "Failed to update workflow: workflow x not found").
+//   - A create, update or delete answers once the change is in force, the
+//     index holding the definition written (or no longer holding the one
+//     deleted), within Options.InForceTimeout; with wait: true (musterd's
+//     addition) once its reconcile is done, Synced or Failed, naming the
+//     state. Past the deadline the answer says the change is written but
+//     not yet in force; no call hangs.
+//   - resourceVersion (musterd's addition) on update and delete names the
+//     version read (core_mcpserver_get's, or the file's hash): an edit since
+//     makes the call fail with a conflict, and survives.
+//   - Arguments a tool does not know are put where the file decoder sees
+//     them, so that it names them ("spec.foo: unknown field"); values of
+//     the wrong type are named the same way.
+//   - Env values and headers are never echoed: every error text is scrubbed
+//     of them (declare.Scrub).
+package coretools

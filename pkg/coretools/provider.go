@@ -1,0 +1,280 @@
+package coretools
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/musterd/musterd/pkg/apis/muster/v1alpha1"
+	"github.com/musterd/musterd/pkg/controls"
+	"github.com/musterd/musterd/pkg/declare"
+	"github.com/musterd/musterd/pkg/events"
+	"github.com/musterd/musterd/pkg/resources"
+	"github.com/musterd/musterd/pkg/statusync"
+)
+
+// Options configures a Provider.
+type Options struct {
+	// Store changes the definitions. Required.
+	Store declare.Store
+	// Index is what the watchers read: a change is in force once it holds
+	// it. Required.
+	Index *resources.Index
+	// Statuses is the status store, read by wait: true. Required.
+	Statuses interface {
+		Get(events.Key) (statusync.Status, bool)
+	}
+	// Controls start, stop and restart services. Required.
+	Controls *controls.Controller
+	// Namespace is where definitions are made: "default" in filesystem
+	// mode, the watched namespace in Kubernetes mode. Default "default".
+	Namespace string
+	// InForceTimeout bounds the wait for a change to be in force, and
+	// WaitTimeout the wait for its reconcile (wait: true). Defaults 30s
+	// and 5m30s (the daemon's reconcile timeout).
+	InForceTimeout, WaitTimeout time.Duration
+	// Poll is how often the index and status store are read while
+	// waiting. Default 20ms.
+	Poll time.Duration
+	// Logger defaults to slog.Default().
+	Logger *slog.Logger
+}
+
+// Provider serves the core tools that change what is declared and what
+// runs. It implements mcpserve's Provider interface.
+type Provider struct {
+	opts  Options
+	log   *slog.Logger
+	tools []*mcp.Tool
+	calls map[string]func(context.Context, map[string]any) *mcp.CallToolResult
+}
+
+// New returns the provider.
+func New(opts Options) (*Provider, error) {
+	if opts.Store == nil || opts.Index == nil || opts.Statuses == nil || opts.Controls == nil {
+		return nil, errors.New("coretools: Store, Index, Statuses and Controls are required")
+	}
+	opts.Namespace = cmp.Or(opts.Namespace, events.DefaultNamespace)
+	opts.InForceTimeout = cmp.Or(opts.InForceTimeout, 30*time.Second)
+	opts.WaitTimeout = cmp.Or(opts.WaitTimeout, 5*time.Minute+30*time.Second)
+	opts.Poll = cmp.Or(opts.Poll, 20*time.Millisecond)
+	p := &Provider{opts: opts, log: cmp.Or(opts.Logger, slog.Default()).With("component", "coretools"),
+		calls: map[string]func(context.Context, map[string]any) *mcp.CallToolResult{}}
+	add := func(name, description string, schema map[string]any, call func(context.Context, map[string]any) *mcp.CallToolResult) {
+		p.tools = append(p.tools, &mcp.Tool{Name: name, Description: description, InputSchema: schema})
+		p.calls[name] = call
+	}
+	add("core_mcpserver_validate", "Validate an mcpserver definition", mcpServerSchema(true, false), p.mcpServerValidate)
+	add("core_mcpserver_create", "Create a new MCP server definition", mcpServerSchema(true, false), p.mcpServerCreate)
+	add("core_mcpserver_update", "Update an existing MCP server definition", mcpServerSchema(false, true), p.mcpServerUpdate)
+	add("core_mcpserver_delete", "Delete an MCP server definition", nameSchema("Name of the MCP server to delete", map[string]any{"wait": waitArg, "resourceVersion": resourceVersionArg}), p.mcpServerDelete)
+	add("core_workflow_validate", "Validate a workflow definition", workflowSchema("Name of the workflow", false), p.workflowValidate)
+	add("core_workflow_create", "Create a new workflow", workflowSchema("Name of the workflow", false), p.workflowCreate)
+	add("core_workflow_update", "Update an existing workflow", workflowSchema("Name of the workflow to update", true), p.workflowUpdate)
+	add("core_workflow_delete", "Delete a workflow", nameSchema("Name of the workflow to delete", map[string]any{"wait": waitArg, "resourceVersion": resourceVersionArg}), p.workflowDelete)
+	add("core_service_start", "Start a specific service", nameSchema("Service name to start", map[string]any{"reason": prop("string", "musterd: why, shown in status and events")}), p.serviceStart)
+	add("core_service_stop", "Stop a specific service", nameSchema("Service name to stop", map[string]any{"reason": prop("string", "musterd: why, shown in status and events")}), p.serviceStop)
+	add("core_service_restart", "Restart a specific service", nameSchema("Service name to restart", map[string]any{"reason": prop("string", "musterd: why, shown in status and events")}), p.serviceRestart)
+	return p, nil
+}
+
+// Tools returns the tools' definitions.
+func (p *Provider) Tools() []*mcp.Tool { return p.tools }
+
+// CallTool calls one of the tools.
+func (p *Provider) CallTool(ctx context.Context, name string, args map[string]any, _ func(*mcp.ProgressNotificationParams)) (*mcp.CallToolResult, error) {
+	call, ok := p.calls[name]
+	if !ok {
+		return nil, fmt.Errorf("unknown tool: %s", name)
+	}
+	if args == nil {
+		args = map[string]any{}
+	}
+	return call(ctx, args), nil
+}
+
+func text(msg string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: msg}}}
+}
+
+func fail(msg string) *mcp.CallToolResult {
+	r := text(msg)
+	r.IsError = true
+	return r
+}
+
+// args is a call's arguments as the tools read them.
+type args struct {
+	m map[string]any
+}
+
+// name returns the required name, or the error answer.
+func (a args) name() (string, *mcp.CallToolResult) {
+	v, ok := a.m["name"]
+	if !ok {
+		return "", fail("name is required")
+	}
+	s, ok := v.(string)
+	if !ok || s == "" {
+		return "", fail(fmt.Sprintf("name must be a non-empty string, not %s", typeName(v)))
+	}
+	return s, nil
+}
+
+func (a args) str(k string) (string, *mcp.CallToolResult) {
+	v, ok := a.m[k]
+	if !ok || v == nil {
+		return "", nil
+	}
+	s, ok := v.(string)
+	if !ok {
+		return "", fail(fmt.Sprintf("%s must be a string, not %s", k, typeName(v)))
+	}
+	return s, nil
+}
+
+func (a args) flag(k string) (bool, *mcp.CallToolResult) {
+	v, ok := a.m[k]
+	if !ok || v == nil {
+		return false, nil
+	}
+	b, ok := v.(bool)
+	if !ok {
+		return false, fail(fmt.Sprintf("%s must be a boolean, not %s", k, typeName(v)))
+	}
+	return b, nil
+}
+
+func typeName(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case string:
+		return "a string"
+	case bool:
+		return "a boolean"
+	case float64, int, int64:
+		return "a number"
+	case []any:
+		return "an array"
+	case map[string]any:
+		return "an object"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+// spec is the call's arguments other than those of the tool itself:
+// every one goes into the spec, so that the file decoder names those it
+// does not know.
+func (a args) spec(reserved ...string) map[string]any {
+	spec := map[string]any{}
+	for k, v := range a.m {
+		skip := k == "name" || k == "wait" || k == "resourceVersion"
+		for _, r := range reserved {
+			skip = skip || k == r
+		}
+		if !skip {
+			spec[k] = v
+		}
+	}
+	return spec
+}
+
+func (p *Provider) key(kind, name string) events.Key {
+	return events.NewKey(kind, p.opts.Namespace, name)
+}
+
+// inForce waits until the index holds def (or, with deleted, holds key no
+// more). It reports whether it does within InForceTimeout.
+func (p *Provider) inForce(ctx context.Context, key events.Key, def declare.Definition, deleted bool) bool {
+	return p.poll(ctx, p.opts.InForceTimeout, func() bool {
+		e, ok := p.opts.Index.Get(key)
+		switch {
+		case deleted:
+			return !ok
+		case !ok:
+			return false
+		case def.UID != "":
+			o, isObj := e.Object.(v1alpha1.Object)
+			return isObj && string(o.GetUID()) == def.UID && o.GetGeneration() >= def.Generation
+		}
+		return e.Hash == def.Hash
+	})
+}
+
+// reconciled waits until key's reconcile covers what the index holds now,
+// Synced or Failed (or, with deleted, until its status is gone), and
+// returns the state; "" if it does not within WaitTimeout. A failure
+// counts only if its reconcile ended after since.
+func (p *Provider) reconciled(ctx context.Context, key events.Key, deleted bool, since time.Time) string {
+	hash := p.opts.Index.Hash(key)
+	state := ""
+	p.poll(ctx, p.opts.WaitTimeout, func() bool {
+		st, ok := p.opts.Statuses.Get(key)
+		switch {
+		case deleted:
+			if !ok {
+				state = "Deleted"
+			}
+			return !ok
+		case !ok:
+			return false
+		case st.State == statusync.StateSynced && st.ObservedHash == hash,
+			// A failure of a reconcile that ended before the change was
+			// made is not this change's.
+			st.State == statusync.StateFailed && !st.LastReconcileTime.Before(since):
+			state = string(st.State)
+			return true
+		}
+		return false
+	})
+	return state
+}
+
+func (p *Provider) poll(ctx context.Context, limit time.Duration, cond func() bool) bool {
+	deadline := time.NewTimer(limit)
+	defer deadline.Stop()
+	tick := time.NewTicker(p.opts.Poll)
+	defer tick.Stop()
+	for !cond() {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-deadline.C:
+			return cond()
+		case <-tick.C:
+		}
+	}
+	return true
+}
+
+// settled completes a success text: once the change is in force, and with
+// wait once it is reconciled, saying so.
+func (p *Provider) settled(ctx context.Context, a args, key events.Key, def declare.Definition, deleted bool, since time.Time, msg string) *mcp.CallToolResult {
+	if !p.inForce(ctx, key, def, deleted) {
+		return text(fmt.Sprintf("%s (written to %s; not in force yet after %s: is musterd watching it?)", msg, def.Where, p.opts.InForceTimeout))
+	}
+	wait, _ := a.flag("wait")
+	if !wait {
+		return text(msg)
+	}
+	state := p.reconciled(ctx, key, deleted, since)
+	if state == "" {
+		return text(fmt.Sprintf("%s (in force; not reconciled yet after %s)", msg, p.opts.WaitTimeout))
+	}
+	if state == string(statusync.StateFailed) {
+		r := fail(fmt.Sprintf("%s, but its reconcile failed: %s", msg, p.lastError(key)))
+		return r
+	}
+	return text(fmt.Sprintf("%s (%s)", msg, state))
+}
+
+func (p *Provider) lastError(key events.Key) string {
+	st, _ := p.opts.Statuses.Get(key)
+	return st.LastError
+}

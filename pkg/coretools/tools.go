@@ -1,0 +1,268 @@
+package coretools
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/musterd/musterd/pkg/apis/muster/v1alpha1"
+	"github.com/musterd/musterd/pkg/controls"
+	"github.com/musterd/musterd/pkg/declare"
+	"github.com/musterd/musterd/pkg/events"
+)
+
+// The MCP server tools (muster's internal/mcpserver/api_adapter.go).
+
+func (p *Provider) mcpServerValidate(_ context.Context, m map[string]any) *mcp.CallToolResult {
+	a := args{m}
+	name, bad := a.name()
+	if bad != nil {
+		return bad
+	}
+	spec := a.spec()
+	if _, _, err := declare.Validate(p.key(v1alpha1.KindMCPServer, name), spec, nil); err != nil {
+		return fail("Validation failed: " + declare.Scrub(spec, err.Error()))
+	}
+	return text("Validation successful for mcpserver " + name)
+}
+
+func (p *Provider) mcpServerCreate(ctx context.Context, m map[string]any) *mcp.CallToolResult {
+	a := args{m}
+	name, bad := a.name()
+	if bad != nil {
+		return bad
+	}
+	if _, bad := a.flag("wait"); bad != nil {
+		return bad
+	}
+	key := p.key(v1alpha1.KindMCPServer, name)
+	spec := a.spec()
+	since := time.Now()
+	def, err := p.opts.Store.Create(ctx, key, spec)
+	var (
+		invalid *declare.InvalidError
+		exists  *declare.ExistsError
+	)
+	switch {
+	case errors.As(err, &invalid):
+		return fail("Invalid MCP server definition: " + declare.Scrub(spec, err.Error()))
+	case errors.As(err, &exists):
+		return fail(fmt.Sprintf("MCP server '%s' already exists", name))
+	case err != nil:
+		return fail("Failed to create MCP server: " + declare.Scrub(spec, err.Error()))
+	}
+	p.log.Info("mcp server created", "key", key.String(), "where", def.Where)
+	return p.settled(ctx, a, key, def, false, since, fmt.Sprintf("MCP server '%s' created successfully", name))
+}
+
+func (p *Provider) mcpServerUpdate(ctx context.Context, m map[string]any) *mcp.CallToolResult {
+	a := args{m}
+	name, bad := a.name()
+	if bad != nil {
+		return bad
+	}
+	version, bad := a.str("resourceVersion")
+	if bad != nil {
+		return bad
+	}
+	if _, bad := a.flag("wait"); bad != nil {
+		return bad
+	}
+	key := p.key(v1alpha1.KindMCPServer, name)
+	patch := a.spec()
+	since := time.Now()
+	def, err := p.opts.Store.Update(ctx, key, patch, version)
+	var invalid *declare.InvalidError
+	switch {
+	case errors.As(err, &invalid):
+		return fail("Invalid MCP server definition: " + declare.Scrub(patch, err.Error()))
+	case err != nil:
+		return fail("Failed to update MCP server: " + declare.Scrub(patch, err.Error()))
+	}
+	p.log.Info("mcp server updated", "key", key.String(), "where", def.Where)
+	return p.settled(ctx, a, key, def, false, since, fmt.Sprintf("MCP server '%s' updated successfully", name))
+}
+
+func (p *Provider) mcpServerDelete(ctx context.Context, m map[string]any) *mcp.CallToolResult {
+	return p.delete(ctx, m, v1alpha1.KindMCPServer, "MCP server '%s' deleted successfully", "Failed to delete MCP server: ")
+}
+
+func (p *Provider) delete(ctx context.Context, m map[string]any, kind, ok, failed string) *mcp.CallToolResult {
+	a := args{m}
+	name, bad := a.name()
+	if bad != nil {
+		return bad
+	}
+	version, bad := a.str("resourceVersion")
+	if bad != nil {
+		return bad
+	}
+	if _, bad := a.flag("wait"); bad != nil {
+		return bad
+	}
+	key := p.key(kind, name)
+	since := time.Now()
+	cur, err := p.opts.Store.Get(ctx, key)
+	if err == nil {
+		err = p.opts.Store.Delete(ctx, key, version)
+	}
+	if err != nil {
+		return fail(failed + err.Error())
+	}
+	p.log.Info("definition deleted", "key", key.String(), "where", cur.Where)
+	return p.settled(ctx, a, key, cur, true, since, fmt.Sprintf(ok, name))
+}
+
+// The workflow tools (muster's internal/workflow/api_adapter.go).
+
+// workflowSpec is a workflow's spec from a call's arguments, with the
+// snake_case spellings muster's tools accept turned into the file's
+// camelCase.
+func workflowSpec(a args) map[string]any {
+	spec := a.spec()
+	for _, k := range []string{"steps", "onFailure"} {
+		if v, ok := spec[k]; ok {
+			spec[k] = camel(v)
+		}
+	}
+	return spec
+}
+
+var snakeToCamel = map[string]string{"allow_failure": "allowFailure", "from_step": "fromStep", "expect_not": "expectNot", "json_path": "jsonPath", "for_each": "forEach", "on_failure": "onFailure"}
+
+// camel renames the snake_case keys of steps, conditions and their
+// expectations, at any depth but inside args (a tool's own arguments).
+func camel(v any) any {
+	switch v := v.(type) {
+	case []any:
+		out := make([]any, len(v))
+		for i, e := range v {
+			out[i] = camel(e)
+		}
+		return out
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, e := range v {
+			if c, ok := snakeToCamel[k]; ok {
+				if _, both := v[c]; !both {
+					k = c
+				}
+			}
+			if k == "args" {
+				out[k] = e
+				continue
+			}
+			out[k] = camel(e)
+		}
+		return out
+	}
+	return v
+}
+
+func (p *Provider) workflowValidate(_ context.Context, m map[string]any) *mcp.CallToolResult {
+	a := args{m}
+	name, bad := a.name()
+	if bad != nil {
+		return bad
+	}
+	if _, _, err := declare.Validate(p.key(v1alpha1.KindWorkflow, name), workflowSpec(a), nil); err != nil {
+		return fail("Validation failed: " + err.Error())
+	}
+	return text("Validation successful for workflow " + name)
+}
+
+func (p *Provider) workflowCreate(ctx context.Context, m map[string]any) *mcp.CallToolResult {
+	a := args{m}
+	name, bad := a.name()
+	if bad != nil {
+		return bad
+	}
+	if _, bad := a.flag("wait"); bad != nil {
+		return bad
+	}
+	key := p.key(v1alpha1.KindWorkflow, name)
+	since := time.Now()
+	def, err := p.opts.Store.Create(ctx, key, workflowSpec(a))
+	if err != nil {
+		return fail("Failed to create workflow: " + err.Error())
+	}
+	p.log.Info("workflow created", "key", key.String(), "where", def.Where)
+	return p.settled(ctx, a, key, def, false, since, "Workflow created successfully")
+}
+
+func (p *Provider) workflowUpdate(ctx context.Context, m map[string]any) *mcp.CallToolResult {
+	a := args{m}
+	name, bad := a.name()
+	if bad != nil {
+		return bad
+	}
+	version, bad := a.str("resourceVersion")
+	if bad != nil {
+		return bad
+	}
+	if _, bad := a.flag("wait"); bad != nil {
+		return bad
+	}
+	key := p.key(v1alpha1.KindWorkflow, name)
+	since := time.Now()
+	def, err := p.opts.Store.Update(ctx, key, workflowSpec(a), version)
+	if err != nil {
+		return fail("Failed to update workflow: " + err.Error())
+	}
+	p.log.Info("workflow updated", "key", key.String(), "where", def.Where)
+	return p.settled(ctx, a, key, def, false, since, fmt.Sprintf("Workflow '%s' updated successfully", name))
+}
+
+func (p *Provider) workflowDelete(ctx context.Context, m map[string]any) *mcp.CallToolResult {
+	return p.delete(ctx, m, v1alpha1.KindWorkflow, "Workflow '%s' deleted successfully", "Failed to delete workflow: ")
+}
+
+// The service tools (muster's internal/orchestrator/api_adapter.go).
+
+func (p *Provider) serviceStart(ctx context.Context, m map[string]any) *mcp.CallToolResult {
+	return p.service(ctx, m, controls.ActionStart, p.opts.Controls.Start)
+}
+
+func (p *Provider) serviceStop(ctx context.Context, m map[string]any) *mcp.CallToolResult {
+	return p.service(ctx, m, controls.ActionStop, p.opts.Controls.Stop)
+}
+
+func (p *Provider) serviceRestart(ctx context.Context, m map[string]any) *mcp.CallToolResult {
+	return p.service(ctx, m, controls.ActionRestart, p.opts.Controls.Restart)
+}
+
+func (p *Provider) service(ctx context.Context, m map[string]any, action string, do func(context.Context, events.Key, string) (controls.ServiceResult, error)) *mcp.CallToolResult {
+	a := args{m}
+	name, bad := a.name()
+	if bad != nil {
+		return bad
+	}
+	reason, bad := a.str("reason")
+	if bad != nil {
+		return bad
+	}
+	verb := map[string][2]string{
+		controls.ActionStart:   {"start", "started"},
+		controls.ActionStop:    {"stop", "stopped"},
+		controls.ActionRestart: {"restart", "restarted"},
+	}[action]
+	res, err := do(ctx, p.key(v1alpha1.KindMCPServer, name), reason)
+	switch {
+	case errors.Is(err, controls.ErrNotFound):
+		return fail(fmt.Sprintf("Failed to %s service: service %s not found", verb[0], name))
+	case err != nil:
+		return fail(fmt.Sprintf("Failed to %s service: %v", verb[0], err))
+	case res.Unchanged && action == controls.ActionStart:
+		return text(fmt.Sprintf("Service '%s' is already running", name))
+	case res.Unchanged:
+		return text(fmt.Sprintf("Service '%s' is already stopped", name))
+	case res.Failed():
+		return fail(fmt.Sprintf("Failed to %s service: %s", verb[0], res.Error))
+	case !res.Reconciled:
+		return text(fmt.Sprintf("Requested to %s service '%s'; not done yet (state %s, correlation %s)", verb[0], name, res.State, res.CorrelationID))
+	}
+	return text(fmt.Sprintf("Successfully %s service '%s'", verb[1], name))
+}

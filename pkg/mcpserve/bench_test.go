@@ -1,0 +1,52 @@
+package mcpserve
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/musterd/musterd/pkg/resources"
+)
+
+// BenchmarkCallThroughTheEndpoint is one tools/call through /mcp/direct
+// to a backend that answers at once, beside BenchmarkCallThroughABareSDKServer,
+// the same call to a go-sdk server with nothing of musterd's: the
+// difference is the endpoint's own cost per call.
+func BenchmarkCallThroughTheEndpoint(b *testing.B) {
+	backend := &fakeBackend{call: echo, tools: []*mcp.Tool{echoTool("x_fake_echo")}}
+	srv, err := New(Options{Backend: backend, Index: resources.New(), Statuses: &fakeStatuses{}, Logger: quiet()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ts := httptest.NewServer(srv.Handler())
+	defer ts.Close()
+	benchCalls(b, ts.URL+PathDirect, "x_fake_echo")
+}
+
+func BenchmarkCallThroughABareSDKServer(b *testing.B) {
+	s := mcp.NewServer(&mcp.Implementation{Name: "bare", Version: "0"}, nil)
+	s.AddTool(echoTool("x_fake_echo"), func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		args, _ := decodeArguments(req)
+		return echo(ctx, req.Params.Name, args, nil)
+	})
+	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	defer ts.Close()
+	benchCalls(b, ts.URL, "x_fake_echo")
+}
+
+func benchCalls(b *testing.B, url, tool string) {
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "0"}, nil).Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cs.Close()
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tool, Arguments: map[string]any{"message": "m"}}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

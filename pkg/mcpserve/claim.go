@@ -1,0 +1,19 @@
+package mcpserve
+
+// Claimer is a Provider that also answers for names it does not list. A
+// workflow that is declared but cannot run is no tool, yet a call of it
+// must say why, as muster's does ("workflow X is not available (missing
+// required tools: …)"), not that no such tool exists.
+type Claimer interface {
+	Claims(name string) bool
+}
+
+// claimed routes name to the first Provider that claims it.
+func (s *Server) claimed(name string) (route, bool) {
+	for _, p := range s.opts.Providers {
+		if c, ok := p.(Claimer); ok && c.Claims(name) {
+			return route{callee: p, source: "provider"}, true
+		}
+	}
+	return route{}, false
+}

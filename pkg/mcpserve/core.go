@@ -1,0 +1,460 @@
+package mcpserve
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"sigs.k8s.io/yaml"
+
+	"github.com/musterd/musterd/pkg/api"
+	"github.com/musterd/musterd/pkg/api/types"
+	"github.com/musterd/musterd/pkg/apis/muster/v1alpha1"
+	"github.com/musterd/musterd/pkg/events"
+	"github.com/musterd/musterd/pkg/redact"
+	"github.com/musterd/musterd/pkg/resources"
+)
+
+// newCoreTools returns the core tools: read-only views of the state the
+// pipeline keeps, under muster's names and result shapes, and
+// core_reconcile_status beyond muster.
+func (s *Server) newCoreTools() []*builtin {
+	named := func(what string) []arg {
+		return []arg{{name: "name", typ: typeString, required: true, description: "Name of the " + what + " (name, or namespace/name)"}}
+	}
+	return []*builtin{
+		{name: "core_events", description: "List and filter events for muster resources", args: []arg{
+			{name: "resourceType", typ: typeString, description: "Filter by resource type (MCPServer, Workflow)"},
+			{name: "resourceName", typ: typeString, description: "Filter by resource name"},
+			{name: "namespace", typ: typeString, description: "Filter by namespace"},
+			{name: "eventType", typ: typeString, description: "Filter by event type (Normal, Warning)"},
+			{name: "since", typ: typeString, description: "Show events after this time (duration like '1h' or RFC3339 timestamp)"},
+			{name: "until", typ: typeString, description: "Show events before this time (RFC3339 timestamp)"},
+			{name: "limit", typ: typeNumber, description: "Maximum number of events to return", def: defaultEventLimit},
+			{name: "follow", typ: typeBoolean, description: "Stream new events as they occur (follow mode), as notifications/muster/event on the session's stream", def: false},
+		}, call: s.coreEvents},
+		{name: "core_mcpserver_get", description: "Get detailed information about a specific MCP server definition", args: named("MCP server to retrieve"), call: s.mcpserverGet},
+		{name: "core_mcpserver_list", description: "List all MCP server definitions with their status. By default, failed servers are hidden.", args: []arg{
+			{name: "showAll", typ: typeBoolean, description: "Show all servers including failed ones (default: false)"},
+			{name: "verbose", typ: typeBoolean, description: "Show detailed error information for failed servers (default: false)"},
+		}, call: s.mcpserverList},
+		{name: "core_reconcile_status", description: "Show musterd's reconcile state of one resource (state, last error, retries, next retry, correlation ID) or of all of them", args: []arg{
+			{name: "kind", typ: typeString, description: "Resource kind (MCPServer, Workflow, or an alias such as mcpserver, wf); default: every kind"},
+			{name: "name", typ: typeString, description: "Resource name (name, or namespace/name); default: every resource"},
+			{name: "namespace", typ: typeString, description: "Only resources of this namespace"},
+		}, call: s.reconcileStatus},
+		{name: "core_service_list", description: "List all services (the MCP servers musterd runs) with their current status", call: s.serviceList},
+		{name: "core_service_status", description: "Get status of a specific service", args: []arg{
+			{name: "name", typ: typeString, required: true, description: "Service name to get status for"},
+		}, call: s.serviceStatus},
+		{name: "core_workflow_available", description: "Check whether a workflow is available: valid, with every tool it names offered", args: named("workflow"), call: s.workflowAvailable},
+		{name: "core_workflow_get", description: "Get a workflow definition, with its YAML", args: named("workflow"), call: s.workflowGet},
+		{name: "core_workflow_list", description: "List workflows with their availability", args: []arg{
+			{name: "include_system", typ: typeBoolean, description: "Include system workflows (musterd has none; accepted for muster's CLI)"},
+		}, call: s.workflowList},
+	}
+}
+
+// mode is core_mcpserver_list's "mode".
+func (s *Server) mode() string {
+	if s.opts.Kubernetes {
+		return "kubernetes"
+	}
+	return "filesystem"
+}
+
+// find returns the declared resource of kind that ref names: "name", or
+// "namespace/name". A bare name declared in several namespaces is the one
+// in "default" if there is one, else ambiguous.
+func (s *Server) find(kind, ref string) (resources.Entry, error) {
+	namespace, name, qualified := strings.Cut(ref, "/")
+	if !qualified {
+		namespace, name = "", ref
+	}
+	var found []resources.Entry
+	for _, e := range s.opts.Index.List(kind) {
+		if e.Key.Name == name && (namespace == "" || e.Key.Namespace == namespace) {
+			found = append(found, e)
+		}
+	}
+	switch {
+	case len(found) == 1:
+		return found[0], nil
+	case len(found) == 0:
+		return resources.Entry{}, fmt.Errorf("%s %q not found", kind, ref)
+	}
+	for _, e := range found {
+		if e.Key.Namespace == "default" {
+			return e, nil
+		}
+	}
+	var refs []string
+	for _, e := range found {
+		refs = append(refs, e.Key.Namespace+"/"+e.Key.Name)
+	}
+	return resources.Entry{}, fmt.Errorf("%s %q is declared in several namespaces (%s): name one as namespace/name", kind, ref, strings.Join(refs, ", "))
+}
+
+// sortedEntries lists kind's declared resources by name, then namespace.
+func (s *Server) sortedEntries(kind string) []resources.Entry {
+	list := s.opts.Index.List(kind)
+	slices.SortFunc(list, func(a, b resources.Entry) int {
+		return cmp.Or(cmp.Compare(a.Key.Name, b.Key.Name), cmp.Compare(a.Key.Namespace, b.Key.Namespace))
+	})
+	return list
+}
+
+// serverInfo is an MCP server as muster's core_mcpserver_list and _get show
+// it (muster's MCPServerInfo), with musterd's namespace beside its name.
+// Env values and headers are redacted.
+type serverInfo struct {
+	Name                string                    `json:"name"`
+	Namespace           string                    `json:"namespace,omitempty"`
+	Type                string                    `json:"type"`
+	Description         string                    `json:"description,omitempty"`
+	AutoStart           bool                      `json:"autoStart,omitempty"`
+	Command             string                    `json:"command,omitempty"`
+	Args                []string                  `json:"args,omitempty"`
+	URL                 string                    `json:"url,omitempty"`
+	Env                 map[string]string         `json:"env,omitempty"`
+	Headers             map[string]string         `json:"headers,omitempty"`
+	Auth                *v1alpha1.MCPServerAuth   `json:"auth,omitempty"`
+	Timeout             int                       `json:"timeout,omitempty"`
+	ToolPrefix          string                    `json:"toolPrefix,omitempty"`
+	Family              *v1alpha1.MCPServerFamily `json:"family,omitempty"`
+	Error               string                    `json:"error,omitempty"`
+	State               string                    `json:"state,omitempty"`
+	StatusMessage       string                    `json:"statusMessage,omitempty"`
+	ConsecutiveFailures int                       `json:"consecutiveFailures,omitempty"`
+	LastAttempt         *time.Time                `json:"lastAttempt,omitempty"`
+	NextRetryAfter      *time.Time                `json:"nextRetryAfter,omitempty"`
+	ToolsCount          int                       `json:"toolsCount,omitempty"`
+	ConnectedAt         *time.Time                `json:"connectedAt,omitempty"`
+}
+
+// serverInfoOf shows e, an MCPServer entry; verbose keeps the last error.
+func (s *Server) serverInfoOf(e resources.Entry, verbose bool) serverInfo {
+	info := serverInfo{Name: e.Key.Name, Namespace: e.Key.Namespace}
+	if obj, ok := e.Object.(*v1alpha1.MCPServer); ok {
+		spec := api.RedactMCPServer(obj.Spec)
+		info.Type, info.Description, info.AutoStart = string(spec.Type), spec.Description, spec.AutoStart
+		info.Command, info.Args, info.URL = spec.Command, spec.Args, spec.URL
+		info.Env, info.Headers, info.Auth, info.Timeout = spec.Env, spec.Headers, spec.Auth, spec.Timeout
+		info.ToolPrefix, info.Family = spec.ToolPrefix, spec.Family
+	}
+	lastError := ""
+	if st, ok := s.mcpServerStatus(e.Key); ok {
+		info.State = string(st.State)
+		info.ConsecutiveFailures = st.ConsecutiveFailures
+		lastError = redact.String(st.LastError)
+		if st.LastAttempt != nil {
+			info.LastAttempt = &st.LastAttempt.Time
+		}
+		if st.NextRetryAfter != nil {
+			info.NextRetryAfter = &st.NextRetryAfter.Time
+		}
+		if st.LastConnected != nil {
+			info.ConnectedAt = &st.LastConnected.Time
+		}
+	}
+	if e.Object == nil && e.Err != nil {
+		// Never a good definition: nothing runs, and the file says why.
+		info.State = string(v1alpha1.MCPServerStateFailed)
+		lastError = redact.String(e.Err.Error())
+	}
+	if s.opts.ServerTools != nil {
+		info.ToolsCount = len(s.opts.ServerTools(e.Key))
+	}
+	info.StatusMessage = statusMessage(v1alpha1.MCPServerState(info.State), lastError)
+	if verbose {
+		info.Error = lastError
+	}
+	return info
+}
+
+// mcpServerStatus is key's status as the MCPServer reconciler observed it.
+func (s *Server) mcpServerStatus(key events.Key) (v1alpha1.MCPServerStatus, bool) {
+	if s.opts.ResourceStatus == nil {
+		return v1alpha1.MCPServerStatus{}, false
+	}
+	raw, ok := s.opts.ResourceStatus(key)
+	if !ok {
+		return v1alpha1.MCPServerStatus{}, false
+	}
+	switch st := raw.(type) {
+	case v1alpha1.MCPServerStatus:
+		return st, true
+	case *v1alpha1.MCPServerStatus:
+		return *st, st != nil
+	}
+	return v1alpha1.MCPServerStatus{}, false
+}
+
+// statusMessage says in a few words what a state means for the user.
+func statusMessage(state v1alpha1.MCPServerState, lastError string) string {
+	switch state {
+	case v1alpha1.MCPServerStateStarting, v1alpha1.MCPServerStateConnecting:
+		return "Starting..."
+	case v1alpha1.MCPServerStateAuthRequired:
+		return "Authentication required"
+	case v1alpha1.MCPServerStateFailed:
+		if lastError == "" {
+			return "Server failed to start"
+		}
+		return "Server failed: " + summarize(lastError, summaryMaxRunes)
+	}
+	return ""
+}
+
+func (s *Server) mcpserverList(_ context.Context, a args) (*mcp.CallToolResult, error) {
+	showAll, verbose := a.boolean("showAll", false), a.boolean("verbose", false)
+	servers := []serverInfo{}
+	hidden := 0
+	for _, e := range s.sortedEntries(v1alpha1.KindMCPServer) {
+		info := s.serverInfoOf(e, verbose)
+		if info.State == string(v1alpha1.MCPServerStateFailed) && !showAll {
+			hidden++
+			continue
+		}
+		servers = append(servers, info)
+	}
+	result := map[string]any{"mcpServers": servers, "total": len(servers), "mode": s.mode()}
+	if hidden > 0 {
+		result["hiddenFailed"] = hidden
+		result["hint"] = fmt.Sprintf("(%d failed servers hidden, use --all to show, --verbose for details)", hidden)
+	}
+	return jsonResult(result)
+}
+
+func (s *Server) mcpserverGet(_ context.Context, a args) (*mcp.CallToolResult, error) {
+	e, err := s.find(v1alpha1.KindMCPServer, a.str("name"))
+	if err != nil {
+		return errorResult("Failed to get MCP server: " + err.Error()), nil
+	}
+	return jsonResult(s.serverInfoOf(e, true))
+}
+
+// serviceStatus is a managed server seen as a service, muster's shape.
+type serviceStatus struct {
+	Name        string         `json:"name"`
+	ServiceType string         `json:"service_type"`
+	State       string         `json:"state"`
+	Health      string         `json:"health"`
+	Error       string         `json:"error,omitempty"`
+	Metadata    map[string]any `json:"metadata,omitempty"`
+}
+
+// serviceOf shows an MCP server as a service.
+func (s *Server) serviceOf(e resources.Entry) serviceStatus {
+	info := s.serverInfoOf(e, true)
+	st := serviceStatus{Name: info.Name, ServiceType: "MCPServer", Error: info.Error,
+		Metadata: map[string]any{"namespace": info.Namespace, "toolsCount": info.ToolsCount}}
+	if info.Type != "" {
+		st.Metadata["type"] = info.Type
+	}
+	if info.ToolPrefix != "" {
+		st.Metadata["toolPrefix"] = info.ToolPrefix
+	}
+	switch v1alpha1.MCPServerState(info.State) {
+	case v1alpha1.MCPServerStateRunning:
+		st.State, st.Health = "running", "healthy"
+	case v1alpha1.MCPServerStateConnected:
+		st.State, st.Health = "connected", "healthy"
+	case v1alpha1.MCPServerStateStarting, v1alpha1.MCPServerStateConnecting:
+		st.State, st.Health = "starting", "unknown"
+	case v1alpha1.MCPServerStateStopped:
+		st.State, st.Health = "stopped", "unknown"
+	case v1alpha1.MCPServerStateDisconnected:
+		st.State, st.Health = "disconnected", "unknown"
+	case v1alpha1.MCPServerStateAuthRequired:
+		st.State, st.Health = "auth_required", "unknown"
+	case v1alpha1.MCPServerStateFailed:
+		st.State, st.Health = "failed", "unhealthy"
+	default:
+		st.State, st.Health = "unknown", "unknown"
+	}
+	return st
+}
+
+func (s *Server) serviceList(context.Context, args) (*mcp.CallToolResult, error) {
+	services := []serviceStatus{}
+	for _, e := range s.sortedEntries(v1alpha1.KindMCPServer) {
+		services = append(services, s.serviceOf(e))
+	}
+	return jsonResult(map[string]any{"services": services, "total": len(services)})
+}
+
+func (s *Server) serviceStatus(_ context.Context, a args) (*mcp.CallToolResult, error) {
+	e, err := s.find(v1alpha1.KindMCPServer, a.str("name"))
+	if err != nil {
+		return errorResult("Failed to get service status: " + strings.Replace(err.Error(), v1alpha1.KindMCPServer, "service", 1)), nil
+	}
+	return jsonResult(s.serviceOf(e))
+}
+
+// workflowStatus is key's status as the Workflow reconciler observed it.
+func (s *Server) workflowStatus(key events.Key) (v1alpha1.WorkflowStatus, bool) {
+	if s.opts.ResourceStatus == nil {
+		return v1alpha1.WorkflowStatus{}, false
+	}
+	raw, ok := s.opts.ResourceStatus(key)
+	if !ok {
+		return v1alpha1.WorkflowStatus{}, false
+	}
+	switch st := raw.(type) {
+	case v1alpha1.WorkflowStatus:
+		return st, true
+	case *v1alpha1.WorkflowStatus:
+		return *st, st != nil
+	}
+	return v1alpha1.WorkflowStatus{}, false
+}
+
+// available is the Workflow reconciler's verdict: valid, every tool it
+// names offered. A workflow not reconciled yet is not available.
+func (s *Server) available(key events.Key) bool {
+	st, ok := s.workflowStatus(key)
+	return ok && st.Valid
+}
+
+func (s *Server) workflowList(context.Context, args) (*mcp.CallToolResult, error) {
+	type entry struct {
+		Name        string `json:"name"`
+		Available   bool   `json:"available"`
+		Description string `json:"description,omitempty"`
+	}
+	list := []entry{}
+	for _, e := range s.sortedEntries(v1alpha1.KindWorkflow) {
+		w := entry{Name: e.Key.Name, Available: s.available(e.Key)}
+		if obj, ok := e.Object.(*v1alpha1.Workflow); ok {
+			w.Description = obj.Spec.Description
+		}
+		list = append(list, w)
+	}
+	return jsonResult(map[string]any{"workflows": list})
+}
+
+func (s *Server) workflowGet(_ context.Context, a args) (*mcp.CallToolResult, error) {
+	e, err := s.find(v1alpha1.KindWorkflow, a.str("name"))
+	if err != nil {
+		return errorResult("Failed to get workflow: " + err.Error()), nil
+	}
+	obj, ok := e.Object.(*v1alpha1.Workflow)
+	if !ok {
+		msg := "no valid definition"
+		if e.Err != nil {
+			msg = redact.String(e.Err.Error())
+		}
+		return errorResult(fmt.Sprintf("Failed to get workflow: %s: %s", e.Key.Name, msg)), nil
+	}
+	spec, err := json.Marshal(obj.Spec)
+	if err != nil {
+		return nil, err
+	}
+	workflow := map[string]any{}
+	if err := json.Unmarshal(spec, &workflow); err != nil {
+		return nil, err
+	}
+	workflow["name"], workflow["namespace"] = e.Key.Name, e.Key.Namespace
+	workflow["available"] = s.available(e.Key)
+	if st, ok := s.workflowStatus(e.Key); ok && len(st.MissingTools) > 0 {
+		workflow["missingTools"] = st.MissingTools
+	}
+	doc, err := yaml.Marshal(map[string]any{
+		"apiVersion": v1alpha1.APIVersion,
+		"kind":       v1alpha1.KindWorkflow,
+		"metadata":   map[string]any{"name": e.Key.Name, "namespace": e.Key.Namespace},
+		"spec":       json.RawMessage(spec),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return jsonResult(map[string]any{"workflow": workflow, "yaml": string(doc)})
+}
+
+func (s *Server) workflowAvailable(_ context.Context, a args) (*mcp.CallToolResult, error) {
+	e, err := s.find(v1alpha1.KindWorkflow, a.str("name"))
+	if err != nil {
+		return errorResult("Failed to check workflow: " + err.Error()), nil
+	}
+	return jsonResult(map[string]any{"name": e.Key.Name, "available": s.available(e.Key)})
+}
+
+// reconcileEntry is one resource's reconcile state.
+type reconcileEntry struct {
+	Kind      string `json:"kind"`
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	// Hash is the content hash of the definition in force.
+	Hash string `json:"hash,omitempty"`
+	types.Reconcile
+}
+
+func (s *Server) reconcileStatus(_ context.Context, a args) (*mcp.CallToolResult, error) {
+	kind := ""
+	if k := a.str("kind"); k != "" {
+		resolved, err := types.ResolveKind(k)
+		if err != nil {
+			return errorResult("core_reconcile_status: " + err.Error()), nil
+		}
+		kind = resolved.Name
+	}
+	of := func(e resources.Entry) reconcileEntry {
+		r := api.ReconcileOf(s.opts.Statuses.Get(e.Key))
+		if r.LastError == "" && e.Err != nil {
+			r.LastError = redact.String(e.Err.Error())
+		}
+		return reconcileEntry{Kind: e.Key.Kind, Namespace: e.Key.Namespace, Name: e.Key.Name, Hash: e.Hash, Reconcile: r}
+	}
+	if ref := a.str("name"); ref != "" {
+		var found []resources.Entry
+		kinds := []string{kind}
+		if kind == "" {
+			kinds = []string{v1alpha1.KindMCPServer, v1alpha1.KindWorkflow}
+		}
+		var lastErr error
+		for _, k := range kinds {
+			e, err := s.find(k, qualify(ref, a.str("namespace")))
+			if err != nil {
+				lastErr = err
+				continue
+			}
+			found = append(found, e)
+		}
+		switch len(found) {
+		case 0:
+			if kind == "" {
+				return errorResult(fmt.Sprintf("core_reconcile_status: no resource named %q is declared", ref)), nil
+			}
+			return errorResult("core_reconcile_status: " + lastErr.Error()), nil
+		case 1:
+			return jsonResult(of(found[0]))
+		}
+		return errorResult(fmt.Sprintf("core_reconcile_status: %q names an MCPServer and a Workflow: give kind", ref)), nil
+	}
+	list := []reconcileEntry{}
+	for _, e := range s.opts.Index.List(kind) {
+		if ns := a.str("namespace"); ns != "" && e.Key.Namespace != ns {
+			continue
+		}
+		list = append(list, of(e))
+	}
+	slices.SortFunc(list, func(x, y reconcileEntry) int {
+		return cmp.Or(cmp.Compare(x.Kind, y.Kind), cmp.Compare(x.Namespace, y.Namespace), cmp.Compare(x.Name, y.Name))
+	})
+	return jsonResult(map[string]any{"resources": list, "total": len(list)})
+}
+
+// qualify returns ref in namespace, unless ref names its own or namespace
+// is empty.
+func qualify(ref, namespace string) string {
+	if namespace == "" || strings.Contains(ref, "/") {
+		return ref
+	}
+	return namespace + "/" + ref
+}

@@ -1,0 +1,68 @@
+// Package mcpserve is musterd's MCP endpoint: it serves the tools of the
+// servers musterd runs, its core tools and (through Providers) its
+// workflows to MCP clients, the way `muster serve` does for muster's CLI,
+// agent and IDEs.
+//
+// Place in the pipeline: at its end, an edge beside the HTTP API (package
+// api). It reads what the stages keep (the index, the status store, the
+// reconcilers' observed status, the event history) for the core tools,
+// follows the bus for core_events' follow, and reaches the running servers
+// only through its Backend interface (package router implements it over
+// the supervisor's sessions and the catalogue). The daemon calls Refresh
+// whenever what is exposed may have changed.
+//
+// Two views of one exposed set, each an mcp.Server of the official go-sdk:
+//
+//	/mcp, /sse + /message  muster's view: tools/list is the eleven meta-tools
+//	                       (list_tools, describe_tool, list_core_tools,
+//	                       filter_tools, call_tool, list_resources,
+//	                       describe_resource, get_resource, list_prompts,
+//	                       describe_prompt, get_prompt) with muster's
+//	                       arguments and result shapes
+//	/mcp/direct            every exposed tool natively, with its real schema
+//	/health                {"status":"ok"}, as muster answers
+//
+// Guarantees:
+//
+//   - The exposed set is one: core_… tools first, then the Backend's x_…
+//     tools, then each Provider's; a name is served by the first source
+//     that offers it. list_tools, describe_tool, call_tool, /mcp/direct and
+//     Server.CallTool (the router workflow steps call through) all read the
+//     same set, replaced whole by Refresh.
+//   - Refresh adds and removes on /mcp/direct exactly the tools whose
+//     definition appeared, changed or went (and on both views the
+//     resources and prompts), so every session receives list_changed (the
+//     go-sdk batches changes 10 ms apart into one) and its next list shows
+//     the new set. Nothing changed, nothing is sent.
+//   - call_tool answers muster's envelope: one text item holding
+//     {"isError","content","structuredContent"}, the outer isError and
+//     structuredContent mirroring the tool's; a call that cannot be made is
+//     the plain error "Tool execution failed: …".
+//   - Arguments, content, structuredContent, isError, progress and
+//     cancellation pass through to the Backend unchanged. A client that
+//     ends its streamable session (a DELETE) mid-call has its calls
+//     cancelled (cause ErrSessionClosed), which the go-sdk alone does not
+//     do: it would hold the session open until they finished. (An SSE
+//     session's calls run to their end when its stream closes.)
+//   - Every request is answered; what is wrong with one is a JSON-RPC or
+//     tool error naming it: no token (401), a follower asked (503, naming
+//     the leader), a body over Options.MaxBodyBytes (413), malformed
+//     JSON-RPC (parse error or invalid request, saying where), an unknown
+//     session ID (404), an unknown method or tool, arguments of the wrong
+//     type for a meta or core tool (naming the argument and the types).
+//   - A managed server's tool the go-sdk would reject (an input schema not
+//     of type object) is left off /mcp/direct with a warning, never a
+//     panic; it stays reachable through call_tool.
+//   - Secrets never reach a client or a log: env values and headers are
+//     redacted in the core tools' answers (api.RedactMCPServer), error texts
+//     pass through redact.String, and each call is logged at debug with its
+//     correlation ID and its arguments redacted.
+//   - With a token configured, every path but /health needs
+//     "Authorization: Bearer <token>", checked by api.Bearer as the API
+//     checks its own.
+//   - core_events' follow writes notifications/muster/event to the
+//     session's standalone GET stream (streamable HTTP only), between the
+//     go-sdk's own events; a follow is a bus.Lossy subscription, so a slow
+//     session loses its own events and delays nothing else, and it ends
+//     with the session.
+package mcpserve

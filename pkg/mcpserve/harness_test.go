@@ -1,0 +1,240 @@
+package mcpserve
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/stretchr/testify/require"
+
+	"github.com/musterd/musterd/pkg/apis/muster/v1alpha1"
+	"github.com/musterd/musterd/pkg/bus"
+	"github.com/musterd/musterd/pkg/events"
+	"github.com/musterd/musterd/pkg/resources"
+	"github.com/musterd/musterd/pkg/statusync"
+)
+
+// fakeBackend is a Backend whose offer the test sets.
+type fakeBackend struct {
+	mu        sync.Mutex
+	tools     []*mcp.Tool
+	resources []*mcp.Resource
+	prompts   []*mcp.Prompt
+	call      func(ctx context.Context, name string, args map[string]any, progress func(*mcp.ProgressNotificationParams)) (*mcp.CallToolResult, error)
+}
+
+func (b *fakeBackend) setTools(tools ...*mcp.Tool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.tools = tools
+}
+
+func (b *fakeBackend) Tools() []*mcp.Tool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return slices.Clone(b.tools)
+}
+
+func (b *fakeBackend) CallTool(ctx context.Context, name string, args map[string]any, progress func(*mcp.ProgressNotificationParams)) (*mcp.CallToolResult, error) {
+	b.mu.Lock()
+	call := b.call
+	b.mu.Unlock()
+	return call(ctx, name, args, progress)
+}
+
+func (b *fakeBackend) Resources() []*mcp.Resource {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return slices.Clone(b.resources)
+}
+
+func (b *fakeBackend) ReadResource(_ context.Context, uri string) (*mcp.ReadResourceResult, error) {
+	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, Text: "contents of " + uri}, {URI: uri, Blob: []byte{1, 2, 3}}}}, nil
+}
+
+func (b *fakeBackend) Prompts() []*mcp.Prompt {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return slices.Clone(b.prompts)
+}
+
+func (b *fakeBackend) GetPrompt(_ context.Context, name string, args map[string]string) (*mcp.GetPromptResult, error) {
+	return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: name + " for " + args["who"]}}}}, nil
+}
+
+// echoTool is a server tool as the router would expose it.
+func echoTool(name string) *mcp.Tool {
+	return &mcp.Tool{Name: name, Description: "Echo the message back", InputSchema: map[string]any{
+		"type": "object", "properties": map[string]any{"message": map[string]any{"type": "string"}}, "required": []any{"message"},
+	}}
+}
+
+// echo answers every call with its name and message.
+func echo(_ context.Context, name string, args map[string]any, _ func(*mcp.ProgressNotificationParams)) (*mcp.CallToolResult, error) {
+	msg, _ := args["message"].(string)
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: name + ": " + msg}}, StructuredContent: map[string]any{"echoed": msg}}, nil
+}
+
+// fakeStatuses is a StatusSource the test sets.
+type fakeStatuses struct {
+	mu sync.Mutex
+	m  map[events.Key]statusync.Status
+}
+
+func (f *fakeStatuses) Get(k events.Key) (statusync.Status, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	st, ok := f.m[k.Canonical()]
+	return st, ok
+}
+
+// fakeHistory is a History the test sets.
+type fakeHistory map[events.Key][]events.Event
+
+func (f fakeHistory) Recent(k events.Key) []events.Event { return f[k.Canonical()] }
+
+// harness serves an endpoint over real HTTP.
+type harness struct {
+	t         *testing.T
+	srv       *Server
+	url       string
+	backend   *fakeBackend
+	index     *resources.Index
+	statuses  *fakeStatuses
+	observed  map[events.Key]any
+	history   fakeHistory
+	bus       *bus.Bus
+	reg       *prometheus.Registry
+	http      *http.Client
+	observeMu sync.Mutex
+}
+
+func newHarness(t *testing.T, configure func(*Options)) *harness {
+	t.Helper()
+	h := &harness{
+		t:        t,
+		backend:  &fakeBackend{call: echo},
+		index:    resources.New(),
+		statuses: &fakeStatuses{m: map[events.Key]statusync.Status{}},
+		observed: map[events.Key]any{},
+		history:  fakeHistory{},
+		bus:      bus.New(bus.Options{Logger: quiet()}),
+		reg:      prometheus.NewRegistry(),
+	}
+	opts := Options{
+		Backend:  h.backend,
+		Index:    h.index,
+		Statuses: h.statuses,
+		ResourceStatus: func(k events.Key) (any, bool) {
+			h.observeMu.Lock()
+			defer h.observeMu.Unlock()
+			st, ok := h.observed[k.Canonical()]
+			return st, ok
+		},
+		ServerTools: func(k events.Key) []string {
+			if k.Name == "fake" {
+				return []string{"echo", "fail"}
+			}
+			return nil
+		},
+		History:    h.history,
+		Bus:        h.bus,
+		Version:    "1.2.3",
+		Registerer: h.reg,
+		Logger:     quiet(),
+	}
+	if configure != nil {
+		configure(&opts)
+	}
+	srv, err := New(opts)
+	require.NoError(t, err)
+	h.srv = srv
+	ts := httptest.NewServer(srv.Handler())
+	t.Cleanup(ts.Close)
+	h.url, h.http = ts.URL, ts.Client()
+	return h
+}
+
+func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+// observe sets what ResourceStatus answers for key.
+func (h *harness) observe(key events.Key, status any) {
+	h.observeMu.Lock()
+	defer h.observeMu.Unlock()
+	h.observed[key.Canonical()] = status
+}
+
+// declare records a file's resources in the index, as the watcher would.
+func (h *harness) declare(path, content string) {
+	h.t.Helper()
+	docs, err := v1alpha1.DecodeFile(path, []byte(content))
+	idx := make([]resources.Doc, len(docs))
+	for i, d := range docs {
+		idx[i] = resources.Doc{Key: d.Key(), Object: d.Object, Hash: d.Hash, Err: d.Err}
+	}
+	kind := v1alpha1.KindMCPServer
+	if strings.Contains(path, "workflows") {
+		kind = v1alpha1.KindWorkflow
+	}
+	h.index.SetFile(path, idx, err, events.NewKey(kind, "", strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))))
+}
+
+// connect starts a go-sdk client session on path, at protocol version.
+func (h *harness) connect(path, version string, opts *mcp.ClientOptions) *mcp.ClientSession {
+	h.t.Helper()
+	return h.connectWith(h.http, path, version, opts)
+}
+
+func (h *harness) connectWith(hc *http.Client, path, version string, opts *mcp.ClientOptions) *mcp.ClientSession {
+	h.t.Helper()
+	c := mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "0"}, opts)
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: h.url + path, HTTPClient: hc}, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	require.NoError(h.t, err)
+	h.t.Cleanup(func() { _ = cs.Close() })
+	return cs
+}
+
+// call calls tool on cs and returns its result.
+func call(t *testing.T, cs *mcp.ClientSession, tool string, args map[string]any) *mcp.CallToolResult {
+	t.Helper()
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tool, Arguments: args})
+	require.NoError(t, err, tool)
+	return res
+}
+
+// text returns the result's only item's text.
+func text(t *testing.T, res *mcp.CallToolResult) string {
+	t.Helper()
+	require.Len(t, res.Content, 1)
+	tc, ok := res.Content[0].(*mcp.TextContent)
+	require.True(t, ok, "content is %T", res.Content[0])
+	return tc.Text
+}
+
+// decode unmarshals the result's text into a value of type T.
+func decode[T any](t *testing.T, res *mcp.CallToolResult) T {
+	t.Helper()
+	require.False(t, res.IsError, "tool failed: %s", text(t, res))
+	var v T
+	require.NoError(t, json.Unmarshal([]byte(text(t, res)), &v), text(t, res))
+	return v
+}
+
+// counter reads a counter of the harness's registry.
+func (h *harness) counter(c prometheus.Collector) float64 { return testutil.ToFloat64(c) }
+
+// muster's protocol version: its CLI and agent initialize with it.
+const musterProtocol = "2024-11-05"
+
+func jsonUnmarshal(s string, v any) error { return json.Unmarshal([]byte(s), v) }

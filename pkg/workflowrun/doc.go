@@ -1,0 +1,72 @@
+// Package workflowrun runs workflows: every workflow the reconciler finds
+// valid is the tool workflow_<name>, and a call of it runs its steps with
+// muster's semantics, as an execution that is kept and can be read back
+// through core_workflow_execution_list and core_workflow_execution_get.
+//
+// Place in the pipeline: at its end, beside the MCP endpoint, which holds
+// the Engine as a tool provider (Tools, CallTool). It reads the definitions
+// in force from the resources index and the workflow reconciler's verdict
+// (reconcilers.Registry.Status); it calls tools only through the Caller
+// the wiring gives it (the endpoint's router, which routes x_…, core_… and
+// workflow_… names, so a step may run another workflow). It never imports
+// the bus: each run's WorkflowExecutionStarted and
+// WorkflowExecutionFinished events go out through Options.Publish, which
+// the wiring points at the bus, so that `musterd events`, the per-resource
+// history and traces show runs next to the reconciles of the same
+// workflow, while the engine stays testable alone.
+//
+// Semantics (muster's, internal/workflow):
+//
+//   - Templates are Go text/template with sprig's functions and
+//     missingkey=error, over .input, .results.<stepID> (also .context) and,
+//     in a forEach, .vars. A template that is one expression keeps its
+//     type; anything else renders to a string. A step's result whose text
+//     is JSON is parsed.
+//   - Steps: a tool with args; a condition (a template, a tool call or
+//     fromStep, with expect and expectNot on success and jsonPath); forEach
+//     (items, as, <as>_index, results kept as <subID>_<i>); parallel
+//     (results merged by sub-step id); allowFailure; output (store);
+//     onFailure steps, run in order when the run fails; an output template,
+//     and the reserved argument _debug: true for everything.
+//   - The result is muster's JSON: execution_id, workflow, status, input,
+//     steps, template_vars; the last step's result merged in when it is a
+//     plain tool step not marked output (without overwriting those keys);
+//     only the rendered output when the workflow declares one.
+//
+// Guarantees:
+//
+//   - A run uses the definition in force when it was called, to its end,
+//     whatever edits arrive meanwhile.
+//   - A workflow the reconciler does not find valid is not a tool, and a
+//     call of it fails at once naming what is missing ("workflow X is not
+//     available (missing required tools: …)"). Cycles are refused by the
+//     validator; MaxDepth stops any that a mid-run edit could still make.
+//   - Bad input is an error naming the workflow, the step and the field
+//     (*Error): a template that fails as it runs (one that does not parse
+//     is refused by the validator, naming step and field, so the workflow
+//     is unavailable), a missing or mistyped argument, forEach items
+//     that are no array, a jsonPath that matches nothing, a result over
+//     Options.MaxResultBytes. It fails that run alone.
+//   - Bounds: a call times out after its server's timeout
+//     (Options.StepTimeout); a run has an overall deadline (Options.Timeout,
+//     or _timeout per call, at most Options.MaxTimeout); a caller's
+//     cancellation cancels the calls in flight, and onFailure then runs on
+//     a context of its own bounded by Options.CleanupTimeout; parallel
+//     sub-steps and forEach iterations run at most Options.Concurrency and
+//     Options.ForEachConcurrency at once; progress from the calls reaches
+//     the caller, serialised.
+//   - Executions: every run that passed the availability check is one,
+//     with a UUID, status inprogress, completed or failed, its input with
+//     secret-looking keys and values redacted, every step's input (so
+//     redacted too) and result (values under secret-looking keys
+//     redacted), each bounded by Options.MaxRecordBytes. Under a state dir
+//     each is a file, written atomically (temporary file, fsync, rename,
+//     fsync of the directory, mode 0600), so executions survive a restart;
+//     one found in progress at start is marked failed with
+//     ReasonInterrupted. At most Options.MaxExecutions are kept, none older
+//     than Options.MaxAge.
+//   - Metrics: musterd_workflow_executions_total{workflow,status} and
+//     musterd_workflow_execution_duration_seconds{workflow}.
+//   - Tools changes are reported: Refresh calls Options.OnToolsChanged when
+//     the set of workflow tools or their schemas changed.
+package workflowrun

@@ -1,0 +1,295 @@
+package workflowrun
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/musterd/musterd/pkg/apis/muster/v1alpha1"
+	"github.com/musterd/musterd/pkg/events"
+	"github.com/musterd/musterd/pkg/resources"
+)
+
+// Caller calls a tool by its exposed name: x_…, core_… or workflow_…. The
+// MCP endpoint's router is one; the engine's steps call through it.
+type Caller interface {
+	CallTool(ctx context.Context, name string, args map[string]any, progress func(*mcp.ProgressNotificationParams)) (*mcp.CallToolResult, error)
+}
+
+// ToolPrefix starts the name of every workflow's tool: workflow_<name>.
+const ToolPrefix = "workflow_"
+
+// Names of the execution tools the engine serves.
+const (
+	ToolExecutionList = "core_workflow_execution_list"
+	ToolExecutionGet  = "core_workflow_execution_get"
+)
+
+// Defaults of Options.
+const (
+	DefaultTimeout        = 10 * time.Minute
+	DefaultMaxTimeout     = time.Hour
+	DefaultConcurrency    = 4
+	DefaultMaxResultBytes = 1 << 20
+	DefaultMaxRecordBytes = 64 << 10
+	DefaultCleanupTimeout = time.Minute
+	DefaultMaxExecutions  = 1000
+	DefaultMaxAge         = 7 * 24 * time.Hour
+	// MaxDepth bounds how deep workflows may call workflows. The validator
+	// refuses cycles; this catches one that a definition changed mid-run
+	// could still make.
+	MaxDepth = 16
+)
+
+// Options configures the engine. Zero values take the documented defaults.
+type Options struct {
+	// Index holds the workflow definitions in force. Required.
+	Index *resources.Index
+	// Status returns the workflow reconciler's verdict on a workflow, a
+	// v1alpha1.WorkflowStatus (reconcilers.Registry.Status). Required: a
+	// workflow runs only when it says valid.
+	Status func(events.Key) (any, bool)
+	// StateDir keeps executions in StateDir/executions, one file each.
+	// Empty keeps them in memory only.
+	StateDir string
+	// StepTimeout returns the timeout of a call of tool, the timeout of
+	// the server offering it; 0 for none beyond the run's deadline.
+	// Optional.
+	StepTimeout func(tool string) time.Duration
+	// Timeout is a run's overall deadline when the call names none.
+	// Default DefaultTimeout.
+	Timeout time.Duration
+	// MaxTimeout caps a deadline a call asks for with _timeout. Default
+	// DefaultMaxTimeout.
+	MaxTimeout time.Duration
+	// Concurrency bounds the sub-steps of one parallel step running at
+	// once. Default DefaultConcurrency.
+	Concurrency int
+	// ForEachConcurrency bounds the iterations of one forEach running at
+	// once. Default 1: in order, one after another, as muster runs them
+	// and as a loop of deployments expects.
+	ForEachConcurrency int
+	// MaxResultBytes bounds a tool's result (its text and structured
+	// content); a larger one fails the step. Default DefaultMaxResultBytes.
+	MaxResultBytes int
+	// MaxRecordBytes bounds each input and result kept in an execution
+	// record; a larger one is replaced by a marker. Default
+	// DefaultMaxRecordBytes.
+	MaxRecordBytes int
+	// CleanupTimeout bounds the onFailure steps of a run that failed
+	// because it was cancelled or ran out of time: they run on a context
+	// of their own. Default DefaultCleanupTimeout.
+	CleanupTimeout time.Duration
+	// MaxExecutions and MaxAge bound the executions kept: the oldest beyond
+	// MaxExecutions, and those started longer than MaxAge ago, are
+	// deleted. Defaults DefaultMaxExecutions and DefaultMaxAge.
+	MaxExecutions int
+	MaxAge        time.Duration
+	// Publish receives an events.WorkflowExecutionStarted and an
+	// events.WorkflowExecutionFinished per run; the wiring puts them on the
+	// bus. Optional.
+	Publish func(events.Event)
+	// OnToolsChanged is called after Refresh finds that Tools changed: a
+	// workflow became valid or invalid, or its arguments changed. Optional.
+	OnToolsChanged func()
+	// Metrics registers the execution metrics. Optional.
+	Metrics prometheus.Registerer
+	// Logger defaults to slog.Default().
+	Logger *slog.Logger
+}
+
+// Engine runs workflows. It is a tool provider: Tools and CallTool.
+type Engine struct {
+	opts    Options
+	log     *slog.Logger
+	caller  atomic.Pointer[callerBox]
+	store   *store
+	metrics *metrics
+
+	mu        sync.Mutex
+	toolsSeen string // fingerprint of the last Tools, for Refresh
+}
+
+type callerBox struct{ Caller }
+
+// New returns an engine, having loaded the executions kept under the state
+// dir and marked those still in progress as failed: musterd stopped during
+// them.
+func New(opts Options) (*Engine, error) {
+	if opts.Index == nil || opts.Status == nil {
+		return nil, errors.New("workflowrun: options Index and Status are required")
+	}
+	opts.Timeout = cmp.Or(opts.Timeout, DefaultTimeout)
+	opts.MaxTimeout = cmp.Or(opts.MaxTimeout, DefaultMaxTimeout)
+	opts.Concurrency = max(1, cmp.Or(opts.Concurrency, DefaultConcurrency))
+	opts.ForEachConcurrency = max(1, opts.ForEachConcurrency)
+	opts.MaxResultBytes = cmp.Or(opts.MaxResultBytes, DefaultMaxResultBytes)
+	opts.MaxRecordBytes = cmp.Or(opts.MaxRecordBytes, DefaultMaxRecordBytes)
+	opts.CleanupTimeout = cmp.Or(opts.CleanupTimeout, DefaultCleanupTimeout)
+	opts.MaxExecutions = cmp.Or(opts.MaxExecutions, DefaultMaxExecutions)
+	opts.MaxAge = cmp.Or(opts.MaxAge, DefaultMaxAge)
+	e := &Engine{opts: opts, log: cmp.Or(opts.Logger, slog.Default()).With("component", "workflowrun")}
+	var err error
+	if e.store, err = openStore(opts.StateDir, opts.MaxExecutions, opts.MaxAge, e.log); err != nil {
+		return nil, err
+	}
+	if e.metrics, err = newMetrics(opts.Metrics); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// SetCaller sets the router the steps call tools through. The router
+// usually holds the engine as a provider, so it is set after both exist;
+// a run before it fails at its first step.
+func (e *Engine) SetCaller(c Caller) { e.caller.Store(&callerBox{c}) }
+
+// workflow is a workflow found by name, with the reconciler's verdict.
+type workflow struct {
+	key    events.Key
+	def    *v1alpha1.Workflow
+	status v1alpha1.WorkflowStatus
+	known  bool // the reconciler has a verdict
+}
+
+// lookup finds the workflow called name, with a copy of its definition
+// that the run keeps whatever edits arrive. Workflows are tools by name
+// alone; of two with one name in different namespaces, the first key in
+// the index's order wins.
+func (e *Engine) lookup(name string) (workflow, bool) {
+	for _, k := range e.opts.Index.Keys(v1alpha1.KindWorkflow) {
+		if k.Name != name {
+			continue
+		}
+		if w, ok := e.load(k); ok {
+			w.def = w.def.DeepCopy()
+			return w, true
+		}
+	}
+	return workflow{}, false
+}
+
+// load reads the workflow k and its verdict. def is the index's: read it,
+// never change it.
+func (e *Engine) load(k events.Key) (workflow, bool) {
+	entry, ok := e.opts.Index.Get(k)
+	if !ok {
+		return workflow{}, false
+	}
+	def, ok := entry.Object.(*v1alpha1.Workflow)
+	if !ok || def == nil {
+		return workflow{}, false
+	}
+	w := workflow{key: k, def: def}
+	if st, ok := e.opts.Status(k); ok {
+		w.status, w.known = st.(v1alpha1.WorkflowStatus)
+	}
+	return w, true
+}
+
+// available says why w cannot run, or nil.
+func (w workflow) available() error {
+	switch {
+	case !w.known:
+		return &UnavailableError{Workflow: w.def.Name, Reason: "not validated yet"}
+	case w.status.Valid:
+		return nil
+	case len(w.status.MissingTools) > 0:
+		return &UnavailableError{Workflow: w.def.Name, Missing: w.status.MissingTools}
+	case len(w.status.ValidationErrors) > 0:
+		return &UnavailableError{Workflow: w.def.Name, Reason: w.status.ValidationErrors[0]}
+	}
+	return &UnavailableError{Workflow: w.def.Name}
+}
+
+// Tools returns workflow_<name> for every valid workflow, sorted by name,
+// then the execution tools.
+func (e *Engine) Tools() []*mcp.Tool {
+	var tools []*mcp.Tool
+	seen := map[string]bool{}
+	for _, k := range e.opts.Index.Keys(v1alpha1.KindWorkflow) {
+		if seen[k.Name] {
+			continue
+		}
+		w, ok := e.load(k)
+		if !ok {
+			continue
+		}
+		seen[k.Name] = true
+		if w.available() != nil {
+			continue
+		}
+		desc := w.def.Spec.Description
+		if desc == "" {
+			desc = "Runs workflow " + w.def.Name
+		}
+		tools = append(tools, &mcp.Tool{Name: ToolPrefix + w.def.Name, Description: desc, InputSchema: inputSchema(w.def)})
+	}
+	return append(tools, executionTools()...)
+}
+
+// Claims reports whether name is the tool of a declared workflow, valid
+// or not: a call of an invalid one is answered, saying why it cannot run
+// (mcpserve.Claimer).
+func (e *Engine) Claims(name string) bool {
+	wf, ok := strings.CutPrefix(name, ToolPrefix)
+	if !ok {
+		return false
+	}
+	_, declared := e.lookup(wf)
+	return declared
+}
+
+// Refresh compares Tools with what it was at the last Refresh and calls
+// Options.OnToolsChanged if it differs. The wiring calls it whenever a
+// workflow's verdict may have changed (a Workflow reconciled).
+func (e *Engine) Refresh() {
+	data, _ := json.Marshal(e.Tools())
+	e.mu.Lock()
+	changed := string(data) != e.toolsSeen
+	e.toolsSeen = string(data)
+	e.mu.Unlock()
+	if changed && e.opts.OnToolsChanged != nil {
+		e.opts.OnToolsChanged()
+	}
+}
+
+// CallTool runs workflow_<name>, or answers an execution tool. A workflow
+// that fails, or cannot run, is a result with IsError set, its text saying
+// why; an unknown tool is an error.
+func (e *Engine) CallTool(ctx context.Context, name string, args map[string]any, progress func(*mcp.ProgressNotificationParams)) (*mcp.CallToolResult, error) {
+	switch {
+	case name == ToolExecutionList:
+		return e.executionList(args), nil
+	case name == ToolExecutionGet:
+		return e.executionGet(args), nil
+	case strings.HasPrefix(name, ToolPrefix):
+		return e.run(ctx, strings.TrimPrefix(name, ToolPrefix), args, progress), nil
+	}
+	return nil, fmt.Errorf("workflowrun: unknown tool %q", name)
+}
+
+// depthKey carries the nesting depth of workflows calling workflows.
+type depthKey struct{}
+
+func textResult(text string, isError bool) *mcp.CallToolResult {
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, IsError: isError}
+}
+
+func jsonResult(v any, isError bool) *mcp.CallToolResult {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return textResult(fmt.Sprintf("workflowrun: encoding the result: %v", err), true)
+	}
+	return textResult(string(data), isError)
+}

@@ -1,0 +1,70 @@
+package workflowrun_test
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/musterd/musterd/pkg/workflowrun"
+)
+
+// serverEverything returns the command of npm's
+// @modelcontextprotocol/server-everything as `make npm-servers` installs
+// it, or skips the test.
+func serverEverything(t *testing.T) *exec.Cmd {
+	t.Helper()
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skip("node is not installed: skipping the test against the npm server @modelcontextprotocol/server-everything")
+	}
+	bin, err := filepath.Abs("../../.cache/npm/node_modules/.bin/mcp-server-everything")
+	require.NoError(t, err)
+	if _, err := os.Stat(bin); err != nil {
+		t.Skipf("@modelcontextprotocol/server-everything is not installed at %s: run `make npm-servers`", bin)
+	}
+	return exec.Command(bin, "stdio")
+}
+
+// A third-party server's results feed a workflow: a structured result read
+// by jsonPath and by template, a sum computed from the input, an echo of
+// both.
+func TestAWorkflowOverServerEverything(t *testing.T) {
+	h := newHarness(t, workflowrun.Options{})
+	h.serve("everything", serverEverything(t))
+	h.declare(wf("weather", `  args:
+    city: {type: string, default: Chicago}
+  steps:
+    - id: weather
+      tool: x_everything_get-structured-content
+      args: {location: "{{ .input.city }}"}
+    - id: sum
+      tool: x_everything_get-sum
+      args: {a: "{{ .results.weather.temperature }}", b: "{{ .results.weather.humidity }}"}
+      condition:
+        fromStep: weather
+        expect:
+          jsonPath: {conditions: "Light rain / drizzle"}
+    - id: say
+      tool: x_everything_echo
+      args: {message: "{{ .results.weather.conditions }}; {{ .results.sum }}"}
+  output:
+    said: "{{ .results.say }}"
+    temperature: "{{ .results.weather.temperature }}"
+`))
+	doc, isError := h.run("weather", nil)
+	require.False(t, isError, "%v", doc)
+	assert.Equal(t, map[string]any{
+		"said":        "Echo: Light rain / drizzle; The sum of 36 and 82 is 118.",
+		"temperature": 36.0,
+	}, doc)
+
+	// Another city: the condition does not hold, the sum is skipped, and
+	// the echo, whose template names the sum, fails naming it.
+	doc, isError = h.run("weather", map[string]any{"city": "Los Angeles"})
+	require.True(t, isError)
+	assert.Equal(t, `workflow weather, step say, field args.message: template: line 1:46: at <.results.sum>: map has no entry for key "sum"`, doc["error"])
+	assert.Equal(t, "skipped", stepsOf(t, doc)["sum"]["status"])
+}

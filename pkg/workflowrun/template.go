@@ -1,0 +1,167 @@
+package workflowrun
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"text/template"
+	"text/template/parse"
+
+	"github.com/Masterminds/sprig/v3"
+)
+
+// funcs is sprig's text function library, the one muster and Helm use,
+// built once: sprig.TxtFuncMap allocates a fresh map of ~200 entries each
+// call.
+var funcs = sprig.TxtFuncMap()
+
+// captureFunc is the name of the function render appends to a single
+// expression's pipeline to receive its value. The leading underscores keep
+// it out of any name a template could mean.
+const captureFunc = "__musterd_capture"
+
+// isTemplate reports whether s holds a template action at all. A string
+// without one is a literal and is passed on unchanged.
+func isTemplate(s string) bool { return strings.Contains(s, "{{") }
+
+// render evaluates the template s against data. A template that is one
+// expression and nothing else ("{{ .input.count }}", "{{ len .results.x }}")
+// keeps the type of its value, so that a number stays a number and a list a
+// list; any other template renders to a string. Missing map keys are errors
+// (missingkey=error), not "<no value>".
+func render(s string, data map[string]any) (any, error) {
+	if !isTemplate(s) {
+		return s, nil
+	}
+	tmpl, err := template.New("t").Funcs(funcs).Option("missingkey=error").Parse(s)
+	if err != nil {
+		return nil, cleanTemplateError(err)
+	}
+	if pipe := singleExpression(tmpl); pipe != nil {
+		var (
+			value    any
+			captured bool
+		)
+		// The parsed tree gets one more command at the end of its pipeline,
+		// the capture function, which receives the expression's value as
+		// its last argument and renders nothing.
+		pipe.Cmds = append(pipe.Cmds, &parse.CommandNode{NodeType: parse.NodeCommand,
+			Args: []parse.Node{parse.NewIdentifier(captureFunc).SetTree(tmpl.Tree).SetPos(pipe.Pos)}})
+		tmpl.Funcs(template.FuncMap{captureFunc: func(v any) string { value, captured = v, true; return "" }})
+		if err := tmpl.Execute(discard{}, data); err != nil {
+			return nil, cleanTemplateError(err)
+		}
+		if !captured {
+			return nil, nil
+		}
+		return value, nil
+	}
+	var buf bytes.Buffer
+	if err := tmpl.Execute(&buf, data); err != nil {
+		return nil, cleanTemplateError(err)
+	}
+	return buf.String(), nil
+}
+
+// singleExpression returns the pipeline of a template that is exactly one
+// action without variable declarations, surrounding whitespace allowed; nil
+// otherwise.
+func singleExpression(tmpl *template.Template) *parse.PipeNode {
+	if tmpl.Tree == nil || tmpl.Root == nil {
+		return nil
+	}
+	var action *parse.ActionNode
+	for _, n := range tmpl.Root.Nodes {
+		switch n := n.(type) {
+		case *parse.ActionNode:
+			if action != nil {
+				return nil
+			}
+			action = n
+		case *parse.TextNode:
+			if len(bytes.TrimSpace(n.Text)) != 0 {
+				return nil
+			}
+		default:
+			return nil
+		}
+	}
+	if action == nil || action.Pipe == nil || len(action.Pipe.Decl) > 0 {
+		return nil
+	}
+	return action.Pipe
+}
+
+// cleanTemplateError drops text/template's "template: t:1:2: executing
+// "t" at <...>:" prefix down to its position and cause, which is what a
+// user can act on.
+func cleanTemplateError(err error) error {
+	msg := err.Error()
+	msg = strings.TrimPrefix(msg, "template: ")
+	msg = strings.Replace(msg, `executing "t" at `, "at ", 1)
+	msg = strings.TrimPrefix(msg, "t:")
+	return fmt.Errorf("template: line %s", msg)
+}
+
+type discard struct{}
+
+func (discard) Write(p []byte) (int, error) { return len(p), nil }
+
+// renderValue renders every string in v (a decoded JSON value: maps,
+// slices, strings, numbers, booleans, nil) as a template, recursively. path
+// names where v sits, for errors ("args.image", "output.summary[1]").
+func renderValue(v any, data map[string]any, path string) (any, error) {
+	switch v := v.(type) {
+	case string:
+		out, err := render(v, data)
+		if err != nil {
+			return nil, &fieldError{field: path, err: err}
+		}
+		return out, nil
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, e := range v {
+			r, err := renderValue(e, data, path+"."+k)
+			if err != nil {
+				return nil, err
+			}
+			out[k] = r
+		}
+		return out, nil
+	case []any:
+		out := make([]any, len(v))
+		for i, e := range v {
+			r, err := renderValue(e, data, fmt.Sprintf("%s[%d]", path, i))
+			if err != nil {
+				return nil, err
+			}
+			out[i] = r
+		}
+		return out, nil
+	default:
+		return v, nil
+	}
+}
+
+// fieldError is an error at one field of a step: renderValue's, before
+// the step's and workflow's names are added.
+type fieldError struct {
+	field string
+	err   error
+}
+
+func (e *fieldError) Error() string { return e.field + ": " + e.err.Error() }
+func (e *fieldError) Unwrap() error { return e.err }
+
+// decodeJSON decodes raw JSON into plain values; empty is nil.
+func decodeJSON(raw []byte) (any, error) {
+	if len(raw) == 0 {
+		return nil, nil
+	}
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
