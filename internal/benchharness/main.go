@@ -20,9 +20,6 @@ type config struct {
 	// musterd is the binary of the daemon-level measures; without it they
 	// are skipped.
 	musterd string
-	// mcpFake is cmd/mcp-fake's binary, the servers of the slow-starts
-	// measure.
-	mcpFake string
 	// microEvents is the events per micro-benchmark repetition, and
 	// noopKeys the distinct keys per pipeline and workqueue repetition.
 	microEvents, noopKeys int
@@ -47,7 +44,6 @@ func main() {
 	cfg := config{log: os.Stderr}
 	out := flag.String("out", "bench/results.json", "where the results go as JSON")
 	flag.StringVar(&cfg.musterd, "musterd", "bin/musterd", "the musterd binary of the daemon-level measures; empty skips them")
-	flag.StringVar(&cfg.mcpFake, "mcp-fake", "bin/mcp-fake", "the mcp-fake binary of the slow-starts measure")
 	flag.IntVar(&cfg.microEvents, "micro-events", 200_000, "events per micro-benchmark repetition")
 	flag.IntVar(&cfg.noopKeys, "noop-keys", 100_000, "distinct keys per no-op reconcile repetition")
 	flag.IntVar(&cfg.repeats, "repeats", 5, "repetitions of each micro-benchmark (the median is reported)")

@@ -26,7 +26,7 @@ const (
 // the start-up as in the issue (not all ten Running yet), until the API
 // shows the edit Synced.
 func measureSlowStarts(cfg config, res *results) error {
-	fake := cfg.mcpFake
+	fake := *mcpFake // the MCP measures' flag (mcp.go)
 	if _, err := os.Stat(fake); err != nil {
 		return fmt.Errorf("the mcp-fake binary: %w (make build)", err)
 	}
