@@ -50,6 +50,11 @@
 //     JSON-RPC (parse error or invalid request, saying where), an unknown
 //     session ID (404), an unknown method or tool, arguments of the wrong
 //     type for a meta or core tool (naming the argument and the types).
+//   - A call of a name not listed goes to Server.CallTool on every view,
+//     /mcp/direct included (a receiving middleware, unlisted.go): a claimed
+//     name (a declared workflow that cannot run) is answered by its
+//     claimer, saying what is missing; any other is musterd's
+//     invalid-params error naming the tool.
 //   - A managed server's tool the go-sdk would reject (an input schema not
 //     of type object) is left off /mcp/direct with a warning, never a
 //     panic; it stays reachable through call_tool.

@@ -191,6 +191,9 @@ func New(opts Options) (*Server, error) {
 	s.metrics = newMetrics(opts.Registerer, map[string]*mcp.Server{viewMuster: s.meta, viewDirect: s.direct})
 	s.meta.AddSendingMiddleware(s.metrics.countListChanged(viewMuster))
 	s.direct.AddSendingMiddleware(s.metrics.countListChanged(viewDirect))
+	// A call of a name not listed still reaches Server.CallTool, which
+	// answers for claimed names (unlisted.go).
+	s.direct.AddReceivingMiddleware(s.answerUnlisted)
 
 	s.coreTools = s.newCoreTools()
 	s.metaTools = s.newMetaTools()
@@ -341,7 +344,7 @@ func (s *Server) CallTool(ctx context.Context, name string, args map[string]any,
 	r, ok := s.current.Load().routes[name]
 	if !ok {
 		if r, ok = s.claimed(name); !ok { // claim.go
-			return nil, fmt.Errorf("%w %q: no core tool, running server or workflow offers it", ErrUnknownTool, name)
+			return nil, unknownTool(name) // unlisted.go
 		}
 	}
 	if args == nil {
