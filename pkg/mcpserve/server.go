@@ -19,6 +19,7 @@ import (
 
 	"github.com/musterd/musterd/pkg/api"
 	"github.com/musterd/musterd/pkg/bus"
+	"github.com/musterd/musterd/pkg/controls"
 	"github.com/musterd/musterd/pkg/events"
 	"github.com/musterd/musterd/pkg/redact"
 	"github.com/musterd/musterd/pkg/resources"
@@ -77,6 +78,11 @@ type Options struct {
 	// Token, when not empty, is the bearer token every MCP request must
 	// carry (api.Bearer checks it, as it does the API's).
 	Token string
+	// Overview returns the daemon at a glance (controls.Controller.Overview,
+	// what GET /api/v1/overview answers), which core_reconcile_status shows
+	// when asked for no one resource. Default: none, and it shows only the
+	// resources' reconcile states.
+	Overview func() controls.Overview
 	// Kubernetes says the resources come from custom resources: the "mode"
 	// core_mcpserver_list reports. Default false: "filesystem".
 	Kubernetes bool
