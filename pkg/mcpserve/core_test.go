@@ -225,11 +225,11 @@ func TestCoreEventsFollowWritesNotificationsToTheSessionStream(t *testing.T) {
 	}
 }
 
-func TestCoreEventsFollowNeedsAStreamableSession(t *testing.T) {
+func TestCoreEventsFollowNeedsASession(t *testing.T) {
 	h := newHarness(t, nil)
 	res, err := h.srv.CallTool(context.Background(), "core_events", map[string]any{"follow": true}, nil)
 	require.NoError(t, err)
 	assert.True(t, res.IsError)
-	assert.Equal(t, "core_events: follow: it needs a streamable HTTP session (/mcp or /mcp/direct); this call has none", text(t, res))
+	assert.Equal(t, "core_events: follow: it needs an MCP session with a stream (/mcp, /mcp/direct or /sse); this call has none", text(t, res))
 	var _ = mcp.CallToolResult{}
 }

@@ -40,10 +40,12 @@
 //     the plain error "Tool execution failed: …".
 //   - Arguments, content, structuredContent, isError, progress and
 //     cancellation pass through to the Backend unchanged. A client that
-//     ends its streamable session (a DELETE) mid-call has its calls
-//     cancelled (cause ErrSessionClosed), which the go-sdk alone does not
-//     do: it would hold the session open until they finished. (An SSE
-//     session's calls run to their end when its stream closes.)
+//     ends its streamable session (a DELETE) or closes its SSE stream
+//     mid-call has its calls cancelled (cause ErrSessionClosed), which the
+//     go-sdk alone does not do: it would hold the session open until they
+//     finished. (SSE is served by sse.go over the go-sdk's own
+//     SSEServerTransport, since its SSEHandler keeps each GET's session to
+//     itself.)
 //   - Every request is answered; what is wrong with one is a JSON-RPC or
 //     tool error naming it: no token (401), a follower asked (503, naming
 //     the leader), a body over Options.MaxBodyBytes (413), malformed
@@ -66,8 +68,8 @@
 //     "Authorization: Bearer <token>", checked by api.Bearer as the API
 //     checks its own.
 //   - core_events' follow writes notifications/muster/event to the
-//     session's standalone GET stream (streamable HTTP only), between the
-//     go-sdk's own events; a follow is a bus.Lossy subscription, so a slow
+//     session's stream (a streamable session's standalone GET stream, or
+//     an SSE session's stream), between the go-sdk's own events; a follow is a bus.Lossy subscription, so a slow
 //     session loses its own events and delays nothing else, and it ends
 //     with the session.
 package mcpserve

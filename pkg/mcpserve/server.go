@@ -129,6 +129,7 @@ type Server struct {
 	templates map[string]string // URI template → JSON of the template registered
 
 	follows follows
+	sse     sseSessions // sse.go
 
 	// watches maps each *mcp.ServerSession that has had a call to its
 	// *watch, and watchIDs a streamable session's ID to the same.
