@@ -67,6 +67,13 @@
 //   - With a token configured, every path but /health needs
 //     "Authorization: Bearer <token>", checked by api.Bearer as the API
 //     checks its own.
+//   - Resources are subscribable when the Backend is a ResourceSubscriber
+//     (package router is): resources/subscribe on either view subscribes
+//     at the server that offers the resource, once however many sessions
+//     want it, and unsubscribes when the last one unsubscribes or ends; a
+//     server's notifications/resources/updated reaches the sessions
+//     subscribed, under the exposed URI (subscribe.go). A subscription the
+//     server refuses is the client's error.
 //   - core_events' follow writes notifications/muster/event to the
 //     session's stream (a streamable session's standalone GET stream, or
 //     an SSE session's stream), between the go-sdk's own events; a follow is a bus.Lossy subscription, so a slow

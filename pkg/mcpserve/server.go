@@ -130,6 +130,9 @@ type Server struct {
 
 	follows follows
 	sse     sseSessions // sse.go
+	// subs forwards resource subscriptions (subscribe.go); nil when the
+	// Backend cannot.
+	subs *resourceSubs
 
 	// watches maps each *mcp.ServerSession that has had a call to its
 	// *watch, and watchIDs a streamable session's ID to the same.
@@ -191,10 +194,16 @@ func New(opts Options) (*Server, error) {
 		Prompts:   &mcp.PromptCapabilities{ListChanged: true},
 		Logging:   &mcp.LoggingCapabilities{},
 	}
-	s.meta = mcp.NewServer(&mcp.Implementation{Name: ServerName, Title: "musterd (muster's view: meta-tools)", Version: opts.Version},
-		&mcp.ServerOptions{Capabilities: caps, Logger: s.log, Instructions: metaInstructions})
-	s.direct = mcp.NewServer(&mcp.Implementation{Name: ServerName, Title: "musterd (every tool natively)", Version: opts.Version},
-		&mcp.ServerOptions{Capabilities: caps, Logger: s.log})
+	metaOpts := &mcp.ServerOptions{Capabilities: caps, Logger: s.log, Instructions: metaInstructions}
+	directOpts := &mcp.ServerOptions{Capabilities: caps, Logger: s.log}
+	if s.initSubscriptions() { // subscribe.go
+		caps.Resources.Subscribe = true
+		for _, o := range []*mcp.ServerOptions{metaOpts, directOpts} {
+			o.SubscribeHandler, o.UnsubscribeHandler = s.subscribe, s.unsubscribe
+		}
+	}
+	s.meta = mcp.NewServer(&mcp.Implementation{Name: ServerName, Title: "musterd (muster's view: meta-tools)", Version: opts.Version}, metaOpts)
+	s.direct = mcp.NewServer(&mcp.Implementation{Name: ServerName, Title: "musterd (every tool natively)", Version: opts.Version}, directOpts)
 	s.metrics = newMetrics(opts.Registerer, map[string]*mcp.Server{viewMuster: s.meta, viewDirect: s.direct})
 	s.meta.AddSendingMiddleware(s.metrics.countListChanged(viewMuster))
 	s.direct.AddSendingMiddleware(s.metrics.countListChanged(viewDirect))
