@@ -42,8 +42,10 @@ type sseSessions struct {
 func (s *Server) sseHandler() http.Handler {
 	reg := &s.sse
 	reg.mu.Lock()
-	reg.byID = map[string]*mcp.SSEServerTransport{}
-	reg.bySession = map[*mcp.ServerSession]string{}
+	if reg.byID == nil { // one registry however many handlers serve it
+		reg.byID = map[string]*mcp.SSEServerTransport{}
+		reg.bySession = map[*mcp.ServerSession]string{}
+	}
 	reg.mu.Unlock()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// DNS rebinding protection, as the go-sdk's handler has it: a
