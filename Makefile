@@ -28,7 +28,7 @@ vet:
 
 # The suite runs with the race detector on this 2-core machine well inside
 # CI's limit; -count=1 so a cached pass never hides a flaky one.
-test: vet npm-servers envtest-assets
+test: vet npm-servers npm-clients envtest-assets
 	@unformatted="$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))"; \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	MUSTERD_REQUIRE_ENVTEST=1 $(GO) test -race -count=1 ./...
@@ -44,10 +44,17 @@ fmt:
 # The benchmark harness (internal/benchharness): every key of issue #7 in
 # one run, each beside what it is compared with, the daemon-level ones
 # through the built binary. Prints the table (kept in bench/out/) and writes
-# bench/results.json. Takes about 5 minutes on the 2-core machine.
+# bench/results.json. Takes several minutes on the 2-core machine; ONLY runs
+# some measures, written to bench/out/ rather than over the full results:
+#   make bench ONLY=noop,cold
+ONLY ?=
 bench: build
 	@mkdir -p bench/out
+ifeq ($(ONLY),)
 	$(GO) run ./internal/benchharness -musterd $(BIN)/musterd -out bench/results.json | tee bench/out/table.md
+else
+	$(GO) run ./internal/benchharness -musterd $(BIN)/musterd -only $(ONLY) -out bench/out/results-only.json | tee bench/out/table-only.md
+endif
 
 # The Go benchmarks of single stages, for profiling one of them:
 #   make bench-go PKG=./pkg/bus/ ARGS='-cpuprofile bench/out/cpu.prof'
@@ -92,7 +99,7 @@ NPM_SERVER_EVERYTHING     := @modelcontextprotocol/server-everything@$(SERVER_EV
 # Names the installed version, so that a new pin installs again.
 NPM_SERVERS_STAMP         := $(NPM_PREFIX)/.installed-server-everything-$(SERVER_EVERYTHING_VERSION)
 
-.PHONY: npm-servers
+.PHONY: npm-servers npm-clients
 
 npm-servers:
 	@if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then \
@@ -101,6 +108,25 @@ npm-servers:
 		mkdir -p $(NPM_PREFIX) && \
 		npm install --prefix $(NPM_PREFIX) --no-audit --no-fund --save-exact $(NPM_SERVER_EVERYTHING) && \
 		touch $(NPM_SERVERS_STAMP); \
+	fi
+
+# A real third-party MCP client for the endpoint's end-to-end tests: the MCP
+# Inspector, whose CLI mode (mcp-inspector --cli URL --transport http
+# --method tools/list|tools/call …) drives /mcp/direct. 0.16.7 is the last
+# release that runs on Node 20; newer ones need Node 22. Installed beside
+# server-everything in the same prefix, with its own stamp; without node the
+# target says so and the tests that need it skip.
+INSPECTOR_VERSION := 0.16.7
+NPM_INSPECTOR     := @modelcontextprotocol/inspector@$(INSPECTOR_VERSION)
+NPM_CLIENTS_STAMP := $(NPM_PREFIX)/.installed-inspector-$(INSPECTOR_VERSION)
+
+npm-clients:
+	@if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then \
+		echo "npm-clients: node or npm not found; not installing $(NPM_INSPECTOR) (tests that need it will skip)"; \
+	elif [ ! -f $(NPM_CLIENTS_STAMP) ]; then \
+		mkdir -p $(NPM_PREFIX) && \
+		npm install --prefix $(NPM_PREFIX) --no-audit --no-fund --save-exact $(NPM_INSPECTOR) && \
+		touch $(NPM_CLIENTS_STAMP); \
 	fi
 
 # kube-apiserver, etcd and kubectl for the Kubernetes-mode tests (envtest),

@@ -289,6 +289,7 @@ func runDaemon(args []string, stderr io.Writer) int {
 	for _, note := range notes {
 		log.Info(note)
 	}
+	startGCFloor() // gcfloor.go: the go-sdk's garbage, collected less often
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()

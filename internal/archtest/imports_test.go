@@ -26,12 +26,14 @@ var allowed = map[string][]string{
 	"pkg/apis":              {"pkg/events"}, // the resource types
 	"pkg/resources":         {"pkg/events"},
 	"pkg/bus":               {"pkg/events"},
-	"pkg/catalogue":         {"pkg/events"},                                                                               // the tools of running servers, beside the index
-	"pkg/reconcilers":       {"pkg/events", "pkg/apis", "pkg/resources", "pkg/redact", "pkg/supervisor", "pkg/catalogue"}, // plain code over state: never the bus
-	"pkg/debouncer":         {"pkg/events", "pkg/bus", "pkg/redact"},
-	"pkg/coordinator":       {"pkg/events", "pkg/bus", "pkg/reconcilers", "pkg/redact"},
-	"pkg/statusync":         {"pkg/events", "pkg/bus", "pkg/redact", "pkg/apis"},
-	"pkg/watchers":          {"pkg/events", "pkg/bus", "pkg/redact", "pkg/apis", "pkg/resources"},
+	// The work queue of handles, below the stages that queue keys.
+	"pkg/keyqueue":    {"pkg/events"},
+	"pkg/catalogue":   {"pkg/events"},                                                                               // the tools of running servers, beside the index
+	"pkg/reconcilers": {"pkg/events", "pkg/apis", "pkg/resources", "pkg/redact", "pkg/supervisor", "pkg/catalogue"}, // plain code over state: never the bus
+	"pkg/debouncer":   {"pkg/events", "pkg/bus", "pkg/redact"},
+	"pkg/coordinator": {"pkg/events", "pkg/bus", "pkg/reconcilers", "pkg/redact", "pkg/keyqueue"},
+	"pkg/statusync":   {"pkg/events", "pkg/bus", "pkg/redact", "pkg/apis", "pkg/keyqueue"},
+	"pkg/watchers":    {"pkg/events", "pkg/bus", "pkg/redact", "pkg/apis", "pkg/resources"},
 	// The runtime watcher bridges the supervisor to the bus and the
 	// catalogue, and finds workflows by the tools they name.
 	"pkg/watchers/runtime": {"pkg/events", "pkg/bus", "pkg/redact", "pkg/apis", "pkg/resources", "pkg/supervisor", "pkg/catalogue", "pkg/reconcilers/workflow"},

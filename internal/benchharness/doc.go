@@ -1,5 +1,5 @@
 // Command benchharness is musterd's benchmark harness, what make bench runs.
-// It measures every key of issue #7 in one run, each beside what it is
+// It measures every key of issues #7 and #15 in one run, each beside what it is
 // compared with, prints a table and writes bench/results.json (one number
 // per key, and the machine).
 //
@@ -7,8 +7,10 @@
 //
 //   - In-process micro benchmarks: pkg/bus beside a buffered channel and
 //     raw asaskevich/EventBus; no-op reconciles through the whole pipeline
-//     beside a plain client-go workqueue loop with the same handler and
-//     workers.
+//     beside a controller-runtime controller (controller.NewUnmanaged fed
+//     by a source.TypedChannel, its default metrics on) and a plain
+//     client-go workqueue loop, the floor, all three with the same handler,
+//     workers and keys, taking turns in one run.
 //   - In-process latency through the real filesystem watcher (real files,
 //     fsnotify) and the real pipeline, with a reconciler that records when
 //     it is called and what definition it sees: change to reconcile, a
@@ -16,8 +18,17 @@
 //     through a trailing 500 ms debounce (muster's design, implemented here
 //     only as the baseline).
 //   - The real musterd binary (built by make bench, given with -musterd):
-//     change to Synced on the HTTP API, a cold start with 10,000 workflow
-//     files, its resident memory then, and 60 s of idle with 1,000.
+//     change to Synced on the HTTP API, cold starts with 10,000 and with
+//     100,000 workflow files and the resident memory after each, the
+//     resident memory with nothing declared, and 60 s of idle with 1,000.
+//   - The MCP endpoint through the binary (mcp.go): a tool call through
+//     /mcp/direct to a stdio server beside a client spawning that server
+//     itself, alternated; and a new server file until list_changed, less
+//     the server's own start.
+//
+// -only runs some of the measures (make bench ONLY=noop,cold). The load
+// average before and after the run is written beside the machine: the
+// project's machine is shared, and its figures move with the load.
 //
 // It is not a test: nothing here passes or fails on a timing. The table
 // says which goals hold; the closing note of #7 says why.

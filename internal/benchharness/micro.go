@@ -119,26 +119,36 @@ func (r *noop) Reconcile(context.Context, reconcilers.Request) reconcilers.Resul
 const noopWorkers = 2
 
 // measureNoop: a change of each of n distinct keys published on the bus,
-// through debouncer, coordinator, status store and metrics; and the same
-// keys added to a plain rate-limiting workqueue drained by the same
-// handler with the same workers. Reconciles per second, alternating the
-// two so that both see the same machine.
+// through debouncer, coordinator, status store and metrics; the same keys
+// through a controller-runtime controller (noopControllerRuntime); and the
+// same keys added to a plain rate-limiting workqueue drained by the same
+// handler with the same workers, the floor of any pipeline that contains
+// that queue. Reconciles per second, the three taking turns so that all
+// see the same machine; the ratio of the pipeline to controller-runtime is
+// the median of each round's ratio, so that a load that changes between
+// rounds moves both sides of it.
 func measureNoop(cfg config, res *results) error {
 	n := cfg.noopKeys
 	keys := make([]events.Key, n)
 	for i := range keys {
 		keys[i] = events.NewKey(noopKind, "", fmt.Sprint("k", i))
 	}
-	var pipe, queue []float64
+	var pipe, cr, queue, ratio []float64
 	for range max(1, cfg.repeats) {
 		v, err := noopPipeline(keys)
 		if err != nil {
 			return err
 		}
-		pipe = append(pipe, v)
+		w, err := noopControllerRuntime(keys)
+		if err != nil {
+			return err
+		}
+		pipe, cr, ratio = append(pipe, v), append(cr, w), append(ratio, v/w)
 		queue = append(queue, noopWorkqueue(keys))
 	}
 	res.set("noop_reconciles_per_sec", median(pipe))
+	res.set("controller_runtime_reconciles_per_sec", median(cr))
+	res.set("noop_per_controller_runtime", median(ratio))
 	res.set("workqueue_reconciles_per_sec", median(queue))
 	return nil
 }

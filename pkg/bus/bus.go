@@ -509,7 +509,7 @@ func (s *Subscription) run() {
 				return
 			}
 		}
-		if cap(batch) > retainedItems {
+		if burstOver(delivered, cap(batch), 0) {
 			batch = nil // a burst does not pin its peak memory
 		}
 		// A wake left over from events this loop already drained finds

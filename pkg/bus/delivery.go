@@ -75,7 +75,7 @@ func Lossy(capacity int) Delivery {
 // event itself is shared with other subscribers), without limit. Watch its
 // [Subscription.Pending], exported as musterd_bus_pending; a subscriber that
 // cannot keep up with the publish rate for long will exhaust memory. Once
-// drained, a mailbox that grew large gives its memory back.
+// drained after its burst, a mailbox that grew large gives its memory back.
 func Unbounded() Delivery {
 	return Delivery{unbounded: true}
 }
@@ -177,8 +177,9 @@ type fifoBox struct {
 	items    []item
 }
 
-// retainedItems is the most a drained unbounded mailbox keeps allocated, so
-// that one burst does not pin its peak memory for the life of the
+// retainedItems is the most a drained mailbox keeps allocated once the
+// burst that grew it is over, so that one burst does not pin its peak
+// memory for the life of the
 // subscription.
 const retainedItems = 1024
 
@@ -190,9 +191,18 @@ func (b *fifoBox) put(it item) outcome {
 	return queued
 }
 
+// burstOver reports whether a mailbox whose allocation has room for
+// capacity items may let it go, having just drained n: only once a drain
+// is small again. Dropping it at every drain of a long burst made every
+// fill grow it afresh, doublings and all, which cost the no-op benchmark a
+// tenth of its CPU (issue #15).
+func burstOver(n, capacity, bound int) bool {
+	return capacity > max(bound, retainedItems) && n <= retainedItems
+}
+
 func (b *fifoBox) drain(buf []item) []item {
 	buf = append(buf, b.items...)
-	if cap(b.items) > max(b.capacity, retainedItems) {
+	if burstOver(len(b.items), cap(b.items), b.capacity) {
 		b.items = nil
 		return buf
 	}
@@ -259,13 +269,14 @@ func (b *coalescingBox) compact() {
 }
 
 func (b *coalescingBox) drain(buf []item) []item {
+	n := len(buf)
 	for _, s := range b.slots {
 		if s.live {
 			buf = append(buf, s.item)
 		}
 	}
 	b.dead = 0
-	if cap(b.slots) > retainedItems {
+	if burstOver(len(buf)-n, cap(b.slots), 0) {
 		// Go maps never shrink: a fresh one, like a fresh slice, lets a
 		// burst's peak go.
 		b.slots, b.index = nil, make(map[string]int)

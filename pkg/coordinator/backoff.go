@@ -56,13 +56,22 @@ func (b *JitteredBackoff[T]) When(item T) time.Duration {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	it := b.items[item]
+	d := b.whenItem(&it)
+	b.items[item] = it
+	return d
+}
+
+// whenItem records a failure in it and returns the delay before its retry:
+// When on state its caller keeps, as the coordinator does in its record of
+// each key. The caller serialises calls on one it, and rand must be safe
+// for the callers it has.
+func (b *JitteredBackoff[T]) whenItem(it *backoffItem) time.Duration {
 	it.failures++
 	if it.nextSet {
 		it.last, it.next, it.nextSet = it.next, 0, false
 	} else {
 		it.last = b.delay(it.failures)
 	}
-	b.items[item] = it
 	return it.last
 }
 
@@ -73,9 +82,12 @@ func (b *JitteredBackoff[T]) SetNextDelay(item T, d time.Duration) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	it := b.items[item]
-	it.next, it.nextSet = max(d, 0), true
+	it.setNext(d)
 	b.items[item] = it
 }
+
+// setNext is SetNextDelay on state the caller keeps.
+func (it *backoffItem) setNext(d time.Duration) { it.next, it.nextSet = max(d, 0), true }
 
 func (b *JitteredBackoff[T]) delay(failures int) time.Duration {
 	d := b.base

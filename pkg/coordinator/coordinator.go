@@ -11,12 +11,12 @@ import (
 	"sync/atomic"
 	"time"
 
-	"golang.org/x/time/rate"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
 
 	"github.com/musterd/musterd/pkg/bus"
 	"github.com/musterd/musterd/pkg/events"
+	"github.com/musterd/musterd/pkg/keyqueue"
 	"github.com/musterd/musterd/pkg/reconcilers"
 	"github.com/musterd/musterd/pkg/redact"
 )
@@ -152,12 +152,14 @@ type Coordinator struct {
 	reg     *reconcilers.Registry
 	opts    Options
 	log     *slog.Logger
-	backoff *JitteredBackoff[events.Key]
+	backoff *JitteredBackoff[events.Handle] // the policy; each key's streak is in its record
 
-	mu       sync.Mutex
-	queue    workqueue.TypedInterface[events.Key] // nil until Start
-	keys     map[events.Key]*keyState             // keys with pending work, and Failed ones
-	keysPeak int                                  // the most keys since keys was made
+	mu    sync.Mutex
+	queue *keyqueue.Queue // nil until Start
+	// handles and recs are the keys with pending work, a delay, a worker
+	// or a Failed tombstone, and their records, indexed by handle.
+	handles  events.Interner
+	recs     []keyState
 	disabled map[string]bool
 	// For Quiescent: reconciles claimed and not settled; resync passes
 	// requested or running; until when a pass waits for its pacing, and
@@ -199,61 +201,6 @@ type Coordinator struct {
 	panics           atomic.Uint64
 }
 
-// keyState is what the coordinator knows of a key with pending work, or
-// of a Failed one. The workqueue dedups keys but cannot say why one came
-// out: this can.
-type keyState struct {
-	// corr is the correlation ID of the key's newest trigger.
-	corr string
-	// pending is the strongest trigger that asked for a reconcile now;
-	// noTrigger if none did.
-	pending trigger
-	// wakeAt is when a retry or a requeue is due; zero if none is.
-	wakeAt time.Time
-	// wakeSeq orders keys due at one instant: the first delayed is the
-	// first queued, so that a replay's output does not depend on map order.
-	wakeSeq uint64
-	// retrying says wakeAt is a backoff retry, which runtime events must
-	// not bypass.
-	retrying bool
-	// failed is the tombstone of a key whose retries ran out: it stays
-	// Failed until a change, a manual trigger or a resync, whatever runtime
-	// triggers say. A failed key has nothing pending and no wakeAt. (A
-	// permanent error leaves no tombstone: it is an error of the definition,
-	// which retrying cannot fix, while what runs may still change and need
-	// reconciling, such as a crash of the last good server.)
-	failed bool
-}
-
-// trigger ranks what a reconciliation trigger may do; each rank may do
-// what the ranks below it do.
-type trigger uint8
-
-const (
-	noTrigger trigger = iota
-	// runtimeTrigger (service-state, retry, and unknown reasons) reconciles
-	// a key that neither waits for a retry nor has failed for good.
-	runtimeTrigger
-	// resyncTrigger also reconciles a Failed key, afresh.
-	resyncTrigger
-	// changeTrigger (change, refractory-end, manual, index-synced) also cuts
-	// a retry's backoff short: the user changed something, so a failing key
-	// deserves a fresh start.
-	changeTrigger
-)
-
-// triggerOf ranks reason. Runtime reasons never bypass a backoff: muster
-// restarted one service 131 times in 53 s because its crashes did.
-func triggerOf(reason events.Reason) trigger {
-	switch reason {
-	case events.ReasonChange, events.ReasonRefractoryEnd, events.ReasonManual, events.ReasonIndexSynced:
-		return changeTrigger
-	case events.ReasonResync:
-		return resyncTrigger
-	}
-	return runtimeTrigger
-}
-
 // New returns a coordinator for the reconcilers in reg. It does nothing
 // until Start.
 func New(b *bus.Bus, reg *reconcilers.Registry, opts Options) (*Coordinator, error) {
@@ -269,8 +216,7 @@ func New(b *bus.Bus, reg *reconcilers.Registry, opts Options) (*Coordinator, err
 		reg:              reg,
 		opts:             opts,
 		log:              opts.Logger.With("component", Name),
-		backoff:          NewJitteredBackoff[events.Key](opts.BackoffBase, opts.BackoffMax, opts.Jitter, opts.Rand),
-		keys:             map[events.Key]*keyState{},
+		backoff:          NewJitteredBackoff[events.Handle](opts.BackoffBase, opts.BackoffMax, opts.Jitter, opts.Rand),
 		disabled:         map[string]bool{},
 		resyncRequested:  make(chan struct{}, 1),
 		reconcilingSince: make([]atomic.Int64, opts.Workers),
@@ -310,7 +256,7 @@ func (c *Coordinator) Start(ctx context.Context) error {
 		return fmt.Errorf("coordinator: subscribe: %w", err)
 	}
 
-	queue := workqueue.NewTypedWithConfig(workqueue.TypedQueueConfig[events.Key]{
+	queue := keyqueue.New(keyqueue.Config{
 		Name:            Name,
 		MetricsProvider: c.opts.MetricsProvider,
 		Clock:           c.opts.Clock,
@@ -322,9 +268,9 @@ func (c *Coordinator) Start(ctx context.Context) error {
 	if c.opts.MetricsProvider != nil {
 		c.retries = c.opts.MetricsProvider.NewRetriesMetric(Name)
 	}
-	for key, st := range c.keys { // triggered before Start
-		if st.pending != noTrigger {
-			queue.Add(key)
+	for h := range c.handles.All { // triggered before Start
+		if c.recs[h].pending != noTrigger {
+			c.addLocked(h)
 		}
 	}
 	// The resync ticker runs from here, before the coordinator says it is
@@ -380,209 +326,48 @@ func (c *Coordinator) ActiveWorkers() int { return int(c.active.Load()) }
 // Panics returns how many reconciler panics were recovered.
 func (c *Coordinator) Panics() uint64 { return c.panics.Load() }
 
-// Trigger reconciles keys at once, resetting their backoff, as for a
-// manual trigger. Keys of disabled kinds are ignored. Before Start, the keys
-// wait for it.
-func (c *Coordinator) Trigger(keys ...events.Key) {
-	corr := c.opts.NewCorrelationID()
-	for _, key := range keys {
-		c.enqueue(key, corr, events.ReasonManual)
-	}
-}
-
-// Resync asks for a resync pass now. A request made while a pass runs
-// starts at most one more pass after it.
-func (c *Coordinator) Resync() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	select {
-	case c.resyncRequested <- struct{}{}:
-		c.resyncs++
-	default: // a pass is requested already
-	}
-}
-
-// ReconcileAll asks for a resync pass that enqueues every listed key at
-// once, not paced at ResyncQPS, and then prunes like any pass. A newly
-// elected leader calls it: the triggers of its index's initial listing
-// reached no coordinator, so it must reconcile everything, and a paced
-// pass would take 100 s for 10,000 resources at the default ResyncQPS, on
-// every cold start and failover. A request made while a pass runs makes
-// the one more pass after it unpaced; the passes after that are paced
-// again.
-func (c *Coordinator) ReconcileAll() {
-	c.mu.Lock()
-	c.unpaced = true
-	c.mu.Unlock()
-	c.Resync()
-}
-
-// Quiescent reports whether the coordinator has nothing to do at or before
-// now: no key waits for a reconcile or a retry that is due, none is being
-// reconciled, and no resync pass is requested or running, unless it waits
-// for its pacing until after now. wake is the earliest instant after now
-// at which it will act on its own (a retry, a requeue, the pacing, the
-// resync ticker), zero if none. A replay that steps a fake clock calls it,
-// with the bus's Idle, to know when it may move the clock on, and to
-// where. It takes time linear in the keys with pending work.
-func (c *Coordinator) Quiescent(now time.Time) (quiet bool, wake time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	quiet = c.inFlight == 0
-	soonest := func(at time.Time) {
-		if at.IsZero() {
-			return
-		}
-		if !at.After(now) {
-			quiet = false
-		} else if wake.IsZero() || at.Before(wake) {
-			wake = at
-		}
-	}
-	for _, st := range c.keys {
-		if st.pending != noTrigger {
-			quiet = false
-		}
-		soonest(st.wakeAt)
-	}
-	if c.resyncs > 0 {
-		if c.pacedUntil.IsZero() {
-			quiet = false
-		}
-		soonest(c.pacedUntil)
-	}
-	soonest(c.nextTick)
-	return quiet, wake
-}
-
-// KindEnabled reports whether kind has a reconciler and is not disabled.
-func (c *Coordinator) KindEnabled(kind string) bool {
-	if _, ok := c.reg.Get(kind); !ok {
-		return false
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return !c.disabled[kind]
-}
-
-// SetKindEnabled disables or re-enables a kind. While a kind is disabled its
-// triggers are ignored and its pending work is dropped. Re-enabling it
-// calls its List (bounded by ReconcileTimeout) and reconciles every key
-// listed, as for a manual trigger. An unknown kind is an error; so is a
-// List that fails, though the kind is enabled all the same.
-func (c *Coordinator) SetKindEnabled(kind string, enabled bool) error {
-	if _, ok := c.reg.Get(kind); !ok {
-		return fmt.Errorf("coordinator: no reconciler registered for kind %q", kind)
-	}
-	c.mu.Lock()
-	wasEnabled := !c.disabled[kind]
-	if enabled {
-		delete(c.disabled, kind)
-	} else {
-		c.disabled[kind] = true
-	}
-	c.mu.Unlock()
-	if !enabled || wasEnabled {
-		return nil
-	}
-	keys, err := c.list(context.Background(), kind)
-	if err != nil {
-		return fmt.Errorf("coordinator: kind %q enabled, but listing its keys failed: %w", kind, err)
-	}
-	c.Trigger(keys...)
-	return nil
-}
-
-func (c *Coordinator) onTrigger(e events.ReconciliationTriggered) {
-	for tk := range e.Keys.All() {
-		corr := tk.CorrelationID
-		if corr == "" {
-			corr = e.CorrelationID
-		}
-		c.enqueue(tk.Key, corr, e.Reason)
-	}
-	if e.Reason == events.ReasonIndexSynced {
-		// The initial listing: the pass prunes what runs but is not
-		// declared. What is declared was just enqueued, so the pass skips
-		// it rather than reconcile every resource a second time, paced at
-		// ResyncQPS (100 s of it for 10,000 resources).
-		c.mu.Lock()
-		if c.indexSynced == nil {
-			c.indexSynced = map[events.Key]bool{}
-		}
-		for tk := range e.Keys.All() {
-			c.indexSynced[tk.Key.Canonical()] = true
-		}
-		c.mu.Unlock()
-		c.Resync()
-	}
-}
-
-// enqueue asks for a reconcile of key now, unless its kind is disabled, the
-// key waits for a backoff retry that reason may not cut short (that retry
-// will come), or it has failed for good and reason may not start it afresh.
-func (c *Coordinator) enqueue(key events.Key, corr string, reason events.Reason) {
-	key = key.Canonical()
-	if corr == "" { // so that the key's events still share one chain
-		corr = c.opts.NewCorrelationID()
-	}
-	c.mu.Lock()
-	if c.disabled[key.Kind] {
-		c.mu.Unlock()
-		c.log.Debug("trigger of a disabled kind ignored", "key", key, "reason", reason)
-		return
-	}
-	defer c.mu.Unlock()
-	st := c.keys[key]
-	if st == nil {
-		st = &keyState{}
-		c.keys[key] = st
-		c.keysPeak = max(c.keysPeak, len(c.keys))
-	}
-	t := triggerOf(reason)
-	switch {
-	case t == changeTrigger:
-		c.backoff.Forget(key)
-		st.wakeAt, st.retrying = time.Time{}, false
-	case st.retrying:
-		return
-	case st.failed && t < resyncTrigger:
-		c.log.Debug("trigger of a Failed key ignored", "key", key, "reason", reason)
-		return
-	}
-	st.corr, st.pending, st.failed = corr, max(st.pending, t), false
-	if c.queue != nil {
-		c.queue.Add(key)
-	}
-}
-
 func (c *Coordinator) work(ctx context.Context, id int) {
 	for {
-		key, shutdown := c.queue.Get()
+		h, shutdown := c.queue.Get()
 		if shutdown {
 			return
 		}
+		settled := false
 		if ctx.Err() == nil { // after ShutDown, Get still drains what is queued
-			c.process(ctx, id, key)
+			settled = c.process(ctx, id, h)
 		}
-		c.queue.Done(key)
+		// One hold of the lock ends it all: the reconcile in flight, the
+		// worker's hold of the handle, and the record if nothing needs it.
+		// Done comes after the outcome is published, so the key's next
+		// reconcile starts after it.
+		c.mu.Lock()
+		if settled {
+			c.inFlight--
+		}
+		c.queue.Done(h)
+		if c.handles.Held(h) {
+			c.recs[h].held = false
+			c.releaseIfIdle(h)
+		}
+		c.mu.Unlock()
 	}
 }
 
-func (c *Coordinator) process(ctx context.Context, id int, key events.Key) {
-	req, ok := c.claim(key)
+// process reconciles h's key if it is due, and reports whether it claimed
+// it: the reconcile is then in flight until the worker ends it.
+func (c *Coordinator) process(ctx context.Context, id int, h events.Handle) (claimed bool) {
+	req, ok := c.claim(h)
 	if !ok {
-		return
+		return false
 	}
-	defer func() { // after the outcome is published
-		c.mu.Lock()
-		c.inFlight--
-		c.mu.Unlock()
-	}()
+	key := req.Key
 	rec, ok := c.reg.Get(key.Kind)
 	if !ok {
-		c.settle(ctx, req, reconcilers.Result{Err: reconcilers.Permanent(fmt.Errorf("no reconciler registered for kind %q", key.Kind))}, 0, "")
-		return
+		c.settle(ctx, h, req, reconcilers.Result{Err: reconcilers.Permanent(fmt.Errorf("no reconciler registered for kind %q", key.Kind))}, 0, "")
+		c.mu.Lock()
+		c.recs[h].exists = false // no reconciler will say when it goes: keep nothing
+		c.mu.Unlock()
+		return true
 	}
 	var hash string
 	if c.opts.Hash != nil {
@@ -609,120 +394,43 @@ func (c *Coordinator) process(ctx context.Context, id int, key events.Key) {
 		// key, so nothing is published (the status keeps showing the
 		// reconcile, which the next run does again).
 		c.log.Debug("reconcile interrupted by shutdown", "key", key, "correlationId", req.CorrelationID)
-		return
+		return true
 	}
-	c.settle(ctx, req, res, c.opts.Clock.Since(start), hash)
-}
-
-// retainedKeys is the most keys whose map the coordinator keeps once it is
-// empty; a larger one is made afresh.
-const retainedKeys = 1024
-
-// forget drops key's state; c.mu is held. Go maps never shrink, so a map
-// that a burst (a cold start of 10,000 resources) grew is made afresh once
-// it is empty, rather than pinning the burst's peak for the daemon's life.
-func (c *Coordinator) forget(key events.Key) {
-	delete(c.keys, key)
-	if len(c.keys) == 0 && c.keysPeak > retainedKeys {
-		c.keys, c.keysPeak = map[events.Key]*keyState{}, 0
-	}
+	c.settle(ctx, h, req, res, c.opts.Clock.Since(start), hash)
+	return true
 }
 
 // errReconcileTimeout is the cause of a reconcile's context ending at
 // ReconcileTimeout, which tells it apart from the coordinator stopping.
 var errReconcileTimeout = errors.New("reconcile timeout")
 
-// claim decides whether key, just taken from the queue, is due, and if so
-// takes its pending request. A key comes out of the workqueue that is not
-// due when a delayed add was superseded: a change reset the backoff of a
-// key that waited for a retry, or a newer retry replaced an older one. The
-// reconcile that superseded it answered it already.
-func (c *Coordinator) claim(key events.Key) (reconcilers.Request, bool) {
+// claim decides whether h's key, just taken from the queue, is due, and if
+// so takes its pending request; the handle is held by this worker until
+// Done either way. A key comes out of the workqueue that is not due when a
+// delayed add was superseded: a change reset the backoff of a key that
+// waited for a retry, or a newer retry replaced an older one. The reconcile
+// that superseded it answered it already.
+func (c *Coordinator) claim(h events.Handle) (reconcilers.Request, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	st := c.keys[key]
-	if st == nil {
+	if !c.handles.Held(h) {
 		return reconcilers.Request{}, false
 	}
+	st := &c.recs[h]
+	st.queued, st.held = false, true
 	now := c.opts.Clock.Now()
 	if st.pending == noTrigger && (st.wakeAt.IsZero() || now.Before(st.wakeAt)) {
 		return reconcilers.Request{}, false // wakeLoop queues it again when due
 	}
+	key := c.handles.Key(h)
 	if c.disabled[key.Kind] {
-		c.forget(key)
-		c.backoff.Forget(key)
+		*st = keyState{held: true} // released once Done
 		c.log.Debug("pending work of a disabled kind dropped", "key", key)
 		return reconcilers.Request{}, false
 	}
 	st.pending, st.wakeAt, st.retrying = noTrigger, time.Time{}, false
 	c.inFlight++ // until process returns
-	return reconcilers.Request{Key: key, Attempt: c.backoff.NumRequeues(key) + 1, CorrelationID: st.corr}, true
-}
-
-// settle schedules what follows a reconcile, tells the observer and
-// publishes the outcome.
-func (c *Coordinator) settle(ctx context.Context, req reconcilers.Request, res reconcilers.Result, took time.Duration, hash string) {
-	now := c.opts.Clock.Now()
-	meta := events.NewMetaAt(now, req.CorrelationID)
-	var outcome events.Event
-	result := ResultError
-	c.mu.Lock()
-	st := c.keys[req.Key]
-	if st == nil {
-		st = &keyState{corr: req.CorrelationID}
-		c.keys[req.Key] = st
-		c.keysPeak = max(c.keysPeak, len(c.keys))
-	}
-	// A dependency that names its retry time (reconcilers.RetryAt) owns the
-	// schedule and its bound, such as the supervisor's restart backoff
-	// capped at minutes: MaxRetries would give up on it too soon.
-	_, timed := reconcilers.RetryTime(res.Err)
-	switch {
-	case res.Err == nil:
-		result = ResultSuccess
-		c.backoff.Forget(req.Key)
-		if res.RequeueAfter > 0 {
-			result = ResultRequeueAfter
-			c.delayLocked(req.Key, st, now.Add(res.RequeueAfter), now)
-		}
-		outcome = events.ResourceSynced{Meta: meta, Key: req.Key, Attempt: req.Attempt, Duration: took,
-			Deleted: res.Deleted, RequeueAfter: res.RequeueAfter, Hash: hash}
-	case !reconcilers.IsPermanent(res.Err) && ctx.Err() == nil && (timed || c.backoff.NumRequeues(req.Key) < c.opts.MaxRetries):
-		if at, ok := reconcilers.RetryTime(res.Err); ok {
-			// The reconciler knows when a retry can succeed (a server's
-			// own restart backoff): an earlier one would only fail again.
-			c.backoff.SetNextDelay(req.Key, at.Sub(now))
-		}
-		c.delayLocked(req.Key, st, now.Add(c.backoff.When(req.Key)), now)
-		st.retrying = true
-		// A runtime or resync trigger that arrived during the reconcile
-		// waits for the retry like any other, which continues the failing
-		// chain; only a change goes ahead of it.
-		if st.pending < changeTrigger {
-			st.pending, st.corr = noTrigger, req.CorrelationID
-		}
-		outcome = events.ResourceFailed{Meta: meta, Key: req.Key, Error: redact.String(res.Err.Error()), Attempt: req.Attempt,
-			Duration: took, NextRetry: st.wakeAt.Round(0).UTC()}
-	default: // permanent, retries used up, or timed out while stopping
-		c.backoff.Forget(req.Key)
-		// Retries used up: Failed until a change, a manual trigger or a
-		// resync; a runtime trigger that arrived during the reconcile is
-		// dropped, and one of those starts the key afresh. A permanent
-		// error is not retried, but runtime triggers still reach the key.
-		if !reconcilers.IsPermanent(res.Err) && st.pending < resyncTrigger {
-			st.pending, st.failed = noTrigger, true
-		}
-		outcome = events.ResourceFailed{Meta: meta, Key: req.Key, Error: redact.String(res.Err.Error()), Attempt: req.Attempt,
-			Duration: took, Permanent: reconcilers.IsPermanent(res.Err)}
-	}
-	if st.pending == noTrigger && st.wakeAt.IsZero() && !st.failed {
-		c.forget(req.Key)
-	}
-	c.mu.Unlock()
-	if c.opts.Observer != nil {
-		c.opts.Observer.ObserveReconcile(req.Key.Kind, result, took)
-	}
-	c.bus.Publish(outcome)
+	return reconcilers.Request{Key: key, Attempt: st.backoff.failures + 1, CorrelationID: st.corr}, true
 }
 
 // recovered runs fn, turning a panic into an error: a bug in one reconciler
@@ -754,162 +462,4 @@ func (c *Coordinator) list(ctx context.Context, kind string) ([]events.Key, erro
 		return nil, perr
 	}
 	return keys, err
-}
-
-// delayLocked schedules a reconcile of st's key at at: a retry or a
-// requeue.
-func (c *Coordinator) delayLocked(key events.Key, st *keyState, at, now time.Time) {
-	c.delays++
-	st.wakeAt, st.wakeSeq = at, c.delays
-	c.pushWakeLocked(key, at, c.delays)
-	if c.retries != nil {
-		c.retries.Inc()
-	}
-	c.armLocked(at, now)
-}
-
-// armLocked makes wake fire at at, unless it fires earlier already.
-func (c *Coordinator) armLocked(at, now time.Time) {
-	if !c.armedFor.IsZero() && !at.Before(c.armedFor) {
-		return
-	}
-	c.armedFor = at
-	c.wake.Reset(at.Sub(now))
-}
-
-// wakeLoop queues the keys whose retry or requeue is due whenever wake
-// fires, taking them from the delay heap (O(log n) a key, not a scan of
-// every key), and arms it for the next one.
-func (c *Coordinator) wakeLoop(ctx context.Context) {
-	defer c.wake.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-c.wake.C():
-		}
-		c.mu.Lock()
-		now := c.opts.Clock.Now()
-		c.armedFor = time.Time{}
-		due, next := c.takeDueLocked(now)
-		for _, key := range due {
-			c.queue.Add(key)
-		}
-		if !next.IsZero() {
-			c.armLocked(next, now)
-		}
-		c.mu.Unlock()
-	}
-}
-
-// resyncLoop runs resync passes one at a time, when the single resync
-// ticker fires or when one is requested.
-func (c *Coordinator) resyncLoop(ctx context.Context, ticker clock.Ticker) {
-	var tick <-chan time.Time
-	if ticker != nil {
-		defer ticker.Stop()
-		tick = ticker.C()
-	}
-	ticked := func() { // a tick was taken; the next is a period later
-		c.mu.Lock()
-		for !c.nextTick.After(c.opts.Clock.Now()) {
-			c.nextTick = c.nextTick.Add(c.opts.ResyncPeriod)
-		}
-		c.mu.Unlock()
-	}
-	burst := max(1, int(math.Ceil(c.opts.ResyncQPS)))
-	pace := rate.NewLimiter(rate.Limit(c.opts.ResyncQPS), burst)
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick:
-			c.Resync()
-			ticked()
-		case <-c.resyncRequested:
-			select {
-			case <-tick: // this pass serves a tick that is due
-				ticked()
-			default:
-			}
-			c.resyncPass(ctx, pace)
-			c.mu.Lock()
-			c.resyncs--
-			c.mu.Unlock()
-		}
-	}
-}
-
-// paced waits, on the coordinator's clock, until pace allows one more key
-// (rate.Limiter.Wait would wait on the real clock).
-func (c *Coordinator) paced(ctx context.Context, pace *rate.Limiter) error {
-	r := pace.ReserveN(c.opts.Clock.Now(), 1)
-	delay := r.DelayFrom(c.opts.Clock.Now())
-	if delay <= 0 {
-		return nil
-	}
-	c.mu.Lock()
-	t := c.opts.Clock.NewTimer(delay)
-	c.pacedUntil = c.opts.Clock.Now().Add(delay)
-	c.mu.Unlock()
-	defer func() {
-		t.Stop()
-		c.mu.Lock()
-		c.pacedUntil = time.Time{}
-		c.mu.Unlock()
-	}()
-	select {
-	case <-ctx.Done():
-		r.CancelAt(c.opts.Clock.Now())
-		return ctx.Err()
-	case <-t.C():
-		return nil
-	}
-}
-
-// resyncPass enqueues the keys of every enabled kind, as listed by its
-// reconciler, desired and running alike, paced unless ReconcileAll asked
-// for the pass. Then it drops the tombstones of
-// Failed keys that are gone: those of a kind whose List no longer reports
-// them, of a disabled kind, or of a kind with no reconciler.
-func (c *Coordinator) resyncPass(ctx context.Context, pace *rate.Limiter) {
-	corr := c.opts.NewCorrelationID()
-	listed := map[events.Key]bool{}
-	listedKinds := map[string]bool{}
-	c.mu.Lock()
-	skip, unpaced := c.indexSynced, c.unpaced
-	c.indexSynced, c.unpaced = nil, false
-	c.mu.Unlock()
-	for _, kind := range c.reg.Kinds() {
-		if !c.KindEnabled(kind) {
-			continue
-		}
-		keys, err := c.list(ctx, kind)
-		if ctx.Err() != nil {
-			return
-		}
-		if err != nil {
-			c.log.Warn("resync: listing failed; kind skipped this pass", "kind", kind, "error", redact.String(err.Error()))
-			continue
-		}
-		listedKinds[kind] = true
-		for _, key := range keys {
-			listed[key.Canonical()] = true
-			if skip[key.Canonical()] {
-				continue
-			}
-			if !unpaced && c.paced(ctx, pace) != nil {
-				return
-			}
-			c.enqueue(key, corr, events.ReasonResync)
-		}
-	}
-	c.mu.Lock()
-	for key, st := range c.keys {
-		if _, known := c.reg.Get(key.Kind); st.failed && (!known || c.disabled[key.Kind] || listedKinds[key.Kind] && !listed[key]) {
-			c.forget(key)
-		}
-	}
-	c.mu.Unlock()
-	c.log.Debug("resync pass done", "keys", len(listed), "correlationId", corr)
 }

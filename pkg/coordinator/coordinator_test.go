@@ -224,12 +224,21 @@ func TestKeyQueuedTwiceIsReconciledOnce(t *testing.T) {
 	})
 }
 
+// Also when every reconcile reports its resource deleted, so that a key's
+// record and handle go whenever nothing is pending for it and the handles
+// pass from key to key.
 func TestNoKeyIsReconciledByTwoWorkersAtOnce(t *testing.T) {
+	for _, deleted := range []bool{false, true} {
+		t.Run(fmt.Sprint("deleted=", deleted), func(t *testing.T) { testNoKeyIsReconciledByTwoWorkersAtOnce(t, deleted) })
+	}
+}
+
+func testNoKeyIsReconciledByTwoWorkersAtOnce(t *testing.T, deleted bool) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newFake(kind)
 		f.reconcile = func(context.Context, reconcilers.Request) reconcilers.Result {
 			time.Sleep(time.Second)
-			return reconcilers.Result{}
+			return reconcilers.Result{Deleted: deleted}
 		}
 		h := run(t, coordinator.Options{Workers: 2}, f)
 
@@ -652,6 +661,7 @@ func TestUnknownKindFailsPermanently(t *testing.T) {
 		assert.Equal(t, []events.Event{events.ResourceFailed{Meta: events.Meta{Time: h.at(0), CorrelationID: "corr-1"}, Key: workflow,
 			Error: `no reconciler registered for kind "Workflow"`, Attempt: 1, Permanent: true}}, h.events(),
 			"no ReconciliationStarted, no retries")
+		assert.Zero(t, h.c.Records(), "and no record kept for it")
 	})
 }
 
@@ -1151,5 +1161,29 @@ func TestResourceSyncedNamesTheHashReadAsTheReconcileBegan(t *testing.T) {
 		synced := eventsOf[events.ResourceSynced](h)
 		require.Len(t, synced, 1)
 		assert.Equal(t, "sha256:first", synced[0].Hash)
+	})
+}
+
+// A key's record, and so its handle, is kept while its resource exists, so
+// that its next trigger finds it, and goes once a reconcile reports the
+// resource deleted: memory follows the resources, not the triggers.
+func TestRecordsFollowTheResourcesThatExist(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var deleted atomic.Bool
+		f := newFake(kind)
+		f.reconcile = func(context.Context, reconcilers.Request) reconcilers.Result {
+			return reconcilers.Result{Deleted: deleted.Load()}
+		}
+		h := run(t, coordinator.Options{ResyncPeriod: -1}, f)
+		h.trigger(events.ReasonChange, "corr-1", keyA, keyB)
+		assert.Zero(t, h.c.TrackedKeys(), "nothing left to do")
+		assert.Equal(t, 2, h.c.Records(), "both resources exist")
+
+		deleted.Store(true)
+		h.trigger(events.ReasonChange, "corr-2", keyA)
+		assert.Equal(t, 1, h.c.Records(), "a reconcile that reports the resource deleted drops its record")
+		h.trigger(events.ReasonChange, "corr-3", keyA, keyB)
+		assert.Zero(t, h.c.Records())
+		assert.Len(t, f.Calls(), 5)
 	})
 }

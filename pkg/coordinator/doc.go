@@ -6,14 +6,31 @@
 //	debouncer ──ReconciliationTriggered──▶ coordinator ──Reconcile──▶ reconcilers
 //	coordinator ──ReconciliationStarted / ResourceSynced / ResourceFailed──▶ statusync, metrics
 //
-// It imports events, bus and reconcilers. Keys travel through a client-go
-// workqueue (k8s.io/client-go/util/workqueue), whose metrics are exported
-// through [Options].MetricsProvider. Retries and requeues are timed by one
+// It imports events, bus and reconcilers. A key is interned once, when its
+// trigger arrives (events.Interner): from then on the workqueue, the delay
+// heap and the workers pass its small handle, and everything the
+// coordinator knows of the key (triggers, queue membership, delay,
+// backoff streak, tombstone) is one record in a slice indexed by it. A
+// record is kept while its resource exists as far as its last reconcile
+// knows, so memory is bounded by the resources and the keys with work
+// pending; it and its handle go once a reconcile reports the resource
+// deleted, a resync prunes its tombstone or its kind is disabled, and
+// never while the workqueue or a worker holds the handle. Handles travel through a
+// keyqueue.Queue: client-go's workqueue rules (fair, stingy, one worker per
+// item, dirty requeue) and metrics, exported through
+// [Options].MetricsProvider, over slices indexed by handle instead of
+// client-go's maps keyed by item (see pkg/keyqueue for the profile that
+// made the change). Retries and requeues are timed by one
 // timer on the coordinator's clock, armed before the reconcile that asks
 // for them counts as done, rather than by the workqueue's delaying queue,
 // whose goroutine arms its timer later on its own: a replay stepping a fake
 // clock between the two had that timer set past the retry (see
 // [Coordinator.Quiescent]).
+//
+// One file per mechanism: coordinator.go (options, workers, claim),
+// records.go (the records and their handles), triggers.go (what a trigger
+// may do), retries.go (outcomes, backoff and the delay heap), resync.go
+// (resync passes), quiescent.go (for a stepped replay).
 //
 // Guarantees:
 //

@@ -56,9 +56,12 @@ type Debouncer struct {
 	// in Start share it. Triggers are published under it, which is safe
 	// because Publish never blocks and never calls back into the debouncer,
 	// and it keeps the order of triggers that of the state changes.
-	mu        sync.Mutex
-	keys      map[events.Key]*keyState // keys in their refractory period
-	keysPeak  int                      // the most keys since keys was made
+	mu sync.Mutex
+	// handles and recs are the keys in their refractory period and their
+	// records, indexed by handle: a key's three strings are hashed once a
+	// change, and the heap moves 4-byte handles.
+	handles   events.Interner
+	recs      []keyState
 	deadlines deadlineHeap
 	seq       uint64
 	timer     clock.Timer // fires at the earliest deadline; one for all keys
@@ -68,10 +71,6 @@ type Debouncer struct {
 	batches   []batch                   // keys fired at once, not yet published
 	batched   int                       // keys in batches
 }
-
-// retainedKeys is the most keys whose map the debouncer keeps once all
-// their periods are over; a larger one is made afresh.
-const retainedKeys = 1024
 
 // New returns a debouncer publishing on b. It subscribes only in Start.
 func New(b *bus.Bus, opts Options) (*Debouncer, error) {
@@ -90,15 +89,16 @@ func New(b *bus.Bus, opts Options) (*Debouncer, error) {
 	if opts.Clock == nil {
 		opts.Clock = clock.RealClock{}
 	}
-	return &Debouncer{
+	d := &Debouncer{
 		clock:    opts.Clock,
 		bus:      b,
 		interval: opts.Interval,
 		log:      opts.Logger.With("component", "debouncer"),
-		keys:     map[events.Key]*keyState{},
 		synced:   map[events.Source]bool{},
 		held:     map[events.Source]*keySet{},
-	}, nil
+	}
+	d.deadlines.recs = &d.recs
+	return d, nil
 }
 
 // Name identifies the component.
@@ -242,11 +242,12 @@ func (d *Debouncer) onIdle() {
 // change handles a change of key: it fires at once unless the key is in its
 // refractory period, where it waits for the period's end.
 func (d *Debouncer) change(key events.Key, correlationID string, reason events.Reason, now time.Time) {
-	s, inRefractory := d.keys[key]
-	if !inRefractory {
-		d.fire(key, correlationID, reason, now)
+	h, added := d.handles.Intern(key) // one lookup: a key out of its period fires
+	if added {
+		d.fireHandle(h, true, key, correlationID, reason, now)
 		return
 	}
+	s := &d.recs[h]
 	if s.pending {
 		d.coalesced.Add(1)
 	}
@@ -269,19 +270,28 @@ func (d *Debouncer) hold(source events.Source, key events.Key, correlationID str
 // fire triggers key at once, covering any change of it that was pending,
 // and starts its refractory period.
 func (d *Debouncer) fire(key events.Key, correlationID string, reason events.Reason, now time.Time) {
+	h, added := d.handles.Intern(key)
+	d.fireHandle(h, added, key, correlationID, reason, now)
+}
+
+// fireHandle is fire for key's handle h, just given (added) or held since
+// the key's period began.
+func (d *Debouncer) fireHandle(h events.Handle, added bool, key events.Key, correlationID string, reason events.Reason, now time.Time) {
 	d.seq++
-	if s, ok := d.keys[key]; ok {
+	if added {
+		if int(h) >= len(d.recs) {
+			d.recs = append(d.recs, make([]keyState, int(h)+1-len(d.recs))...)
+		}
+		d.recs[h] = keyState{deadline: now.Add(d.interval), seq: d.seq}
+		heap.Push(&d.deadlines, h)
+	} else {
+		s := &d.recs[h]
 		if s.pending {
 			d.coalesced.Add(1)
 		}
 		s.pending, s.correlationID = false, ""
 		s.deadline, s.seq = now.Add(d.interval), d.seq
 		heap.Fix(&d.deadlines, s.index)
-	} else {
-		s := &keyState{key: key, deadline: now.Add(d.interval), seq: d.seq}
-		d.keys[key] = s
-		d.keysPeak = max(d.keysPeak, len(d.keys))
-		heap.Push(&d.deadlines, s)
 	}
 	b := d.batchFor(reason)
 	b.keys = append(b.keys, events.TriggeredKey{Key: key, CorrelationID: correlationID})
@@ -318,9 +328,9 @@ func (d *Debouncer) flush(now time.Time) {
 }
 
 // fireDue ends every refractory period that is due: a key with a pending
-// change fires and starts a new period, any other key is forgotten.
-// A map of keys that grew past retainedKeys is made afresh once empty. Keys due
-// together share one trigger.
+// change fires and starts a new period, any other key is forgotten, its
+// handle given back (the table a burst grew goes once the burst is over;
+// see events.Interner). Keys due together share one trigger.
 func (d *Debouncer) fireDue() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -329,19 +339,21 @@ func (d *Debouncer) fireDue() {
 	// Keys whose pending changes all came from running services end their
 	// period as a service-state trigger, the rest as refractory-end.
 	var changed, runtime []events.TriggeredKey
-	for len(d.deadlines) > 0 && !d.deadlines[0].deadline.After(now) {
-		s := d.deadlines[0]
+	for d.deadlines.Len() > 0 {
+		h, s := d.deadlines.top()
+		if s.deadline.After(now) {
+			break
+		}
 		if !s.pending {
 			heap.Pop(&d.deadlines)
-			delete(d.keys, s.key)
-			if len(d.keys) == 0 && d.keysPeak > retainedKeys {
-				// Go maps never shrink: a fresh one lets a burst's
-				// peak go once its periods are over.
-				d.keys, d.keysPeak = map[events.Key]*keyState{}, 0
+			*s = keyState{}
+			if d.handles.Release(h) {
+				d.recs = nil
+				d.deadlines.items = nil // empty: it held only this key
 			}
 			continue
 		}
-		tk := events.TriggeredKey{Key: s.key, CorrelationID: s.correlationID}
+		tk := events.TriggeredKey{Key: d.handles.Key(h), CorrelationID: s.correlationID}
 		if s.runtimeOnly {
 			runtime = append(runtime, tk)
 		} else {
@@ -364,14 +376,15 @@ func (d *Debouncer) fireDue() {
 // rearm sets the timer for the earliest deadline, or stops it when no key is
 // in its refractory period.
 func (d *Debouncer) rearm(now time.Time) {
-	if len(d.deadlines) == 0 {
+	if d.deadlines.Len() == 0 {
 		if !d.armedFor.IsZero() {
 			d.timer.Stop()
 			d.armedFor = time.Time{}
 		}
 		return
 	}
-	next := d.deadlines[0].deadline
+	_, top := d.deadlines.top()
+	next := top.deadline
 	if next.Equal(d.armedFor) {
 		return
 	}

@@ -47,7 +47,8 @@
 //   - Flat cost: there is no goroutine and no timer per key. One timer
 //     serves a min-heap of refractory deadlines, and a key is forgotten as
 //     soon as its refractory period ends with nothing pending, so idle keys
-//     cost no memory.
+//     cost no memory. A key in its period is a small handle
+//     (events.Interner) indexing one record; the heap moves handles.
 //   - Time comes from [Options].Clock (default the real clock), which a
 //     replay outside synctest steps; [Debouncer.Quiescent] says whether a
 //     refractory end is due and when the next one is.

@@ -9,7 +9,7 @@ func (d *Debouncer) Tracked() (keys, deadlines, held int) {
 	for _, set := range d.held {
 		held += len(set.list)
 	}
-	return len(d.keys), len(d.deadlines), held
+	return d.handles.Len(), d.deadlines.Len(), held
 }
 
 // MaxBatchKeys is how many keys that fired at once wait for the mailbox to

@@ -6,10 +6,11 @@ import (
 	"github.com/musterd/musterd/pkg/events"
 )
 
-// keyState is a key in its refractory period. A key is tracked exactly
-// while it is in one; it sits in the deadline heap for as long.
+// keyState is the record of a key in its refractory period, in a slice
+// indexed by the key's handle (events.Interner). A key holds a handle
+// exactly while it is in a period; it sits in the deadline heap for as
+// long.
 type keyState struct {
-	key events.Key
 	// deadline ends the refractory period.
 	deadline time.Time
 	// seq orders keys whose deadlines are equal by when they entered the
@@ -28,36 +29,46 @@ type keyState struct {
 	correlationID string
 }
 
-// deadlineHeap is a min-heap of refractory deadlines, for container/heap.
-type deadlineHeap []*keyState
-
-func (h deadlineHeap) Len() int { return len(h) }
-
-func (h deadlineHeap) Less(i, j int) bool {
-	if !h[i].deadline.Equal(h[j].deadline) {
-		return h[i].deadline.Before(h[j].deadline)
-	}
-	return h[i].seq < h[j].seq
+// deadlineHeap is a min-heap of the handles of keys in their refractory
+// period, by deadline, for container/heap. recs is the debouncer's record
+// slice, which the heap keeps each record's index in.
+type deadlineHeap struct {
+	items []events.Handle
+	recs  *[]keyState
 }
 
-func (h deadlineHeap) Swap(i, j int) {
-	h[i], h[j] = h[j], h[i]
-	h[i].index = i
-	h[j].index = j
+func (h *deadlineHeap) Len() int { return len(h.items) }
+
+func (h *deadlineHeap) Less(i, j int) bool {
+	a, b := &(*h.recs)[h.items[i]], &(*h.recs)[h.items[j]]
+	if !a.deadline.Equal(b.deadline) {
+		return a.deadline.Before(b.deadline)
+	}
+	return a.seq < b.seq
+}
+
+func (h *deadlineHeap) Swap(i, j int) {
+	h.items[i], h.items[j] = h.items[j], h.items[i]
+	(*h.recs)[h.items[i]].index = i
+	(*h.recs)[h.items[j]].index = j
 }
 
 func (h *deadlineHeap) Push(x any) {
-	s := x.(*keyState)
-	s.index = len(*h)
-	*h = append(*h, s)
+	k := x.(events.Handle)
+	(*h.recs)[k].index = len(h.items)
+	h.items = append(h.items, k)
 }
 
 func (h *deadlineHeap) Pop() any {
-	old := *h
-	s := old[len(old)-1]
-	old[len(old)-1] = nil
-	*h = old[:len(old)-1]
-	return s
+	k := h.items[len(h.items)-1]
+	h.items = h.items[:len(h.items)-1]
+	return k
+}
+
+// top is the record of the earliest deadline's key; the heap is not empty.
+func (h *deadlineHeap) top() (events.Handle, *keyState) {
+	k := h.items[0]
+	return k, &(*h.recs)[k]
 }
 
 // keySet is an insertion-ordered set of triggered keys, each with its

@@ -144,7 +144,7 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request) {
 			w.(*watch).close()
 		}
 	case <-ended:
-	case <-closed:
+	case <-closed.Done():
 	}
 	_ = ss.Close()
 	reg.mu.Lock()

@@ -17,8 +17,9 @@
 //     bounded by the number of keys; the newest state of every key wins.
 //   - The in-memory status ([Store.Get], [Store.List]) is updated on the
 //     subscriber goroutine at once. Writes to the [StatusWriter] run on a
-//     separate goroutine fed by a client-go workqueue keyed by resource, so a
-//     slow writer never delays the in-memory state, a key is never written by
+//     separate goroutine fed by a work queue of resources (pkg/keyqueue:
+//     client-go's workqueue rules over handles, events.Interner), so a slow
+//     writer never delays the in-memory state, a key is never written by
 //     two goroutines at once, and any number of changes made during one write
 //     cause exactly one more write, of the newest state.
 //   - A failed write is retried per key with exponential backoff; changes

@@ -5,5 +5,5 @@ package statusync
 func (s *Store) Entries() int {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return len(s.entries)
+	return s.handles.Len()
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/musterd/musterd/pkg/bus"
 	"github.com/musterd/musterd/pkg/events"
+	"github.com/musterd/musterd/pkg/keyqueue"
 	"github.com/musterd/musterd/pkg/redact"
 )
 
@@ -144,21 +145,27 @@ type Store struct {
 	opts     StoreOptions
 	log      *slog.Logger
 	attached bus.Attachment
-	queue    workqueue.TypedRateLimitingInterface[events.Key] // made by Start
-	retries  workqueue.TypedRateLimiter[events.Key]           // the queue's
+	queue    *keyqueue.Queue                           // made by Start
+	retries  workqueue.TypedRateLimiter[events.Handle] // the write retries' backoff
+	retried  workqueue.CounterMetric                   // write retries, as the delaying queue counted them
+	stopped  chan struct{}                             // closed as Start returns: retries waiting give up
 	starts   atomic.Bool
 
 	seed maphash.Seed // of Status.sum
 	mu   sync.RWMutex
-	// entries holds all that the store knows of a key in one record, so
-	// that an event costs one map lookup.
-	entries map[events.Key]*entry
+	// handles interns each key once, when its first event arrives; entries,
+	// indexed by handle, holds all that the store knows of the key in one
+	// record. The write queue carries handles, so that a key's three
+	// strings are hashed once per event, not in each of the queue's sets
+	// and metrics maps.
+	handles events.Interner
+	entries []entry
 	version uint64 // bumped by every change, to tell a key's states apart
 	// For Quiescent: keys queued for a write, writes in progress, and
 	// when the keys whose write failed are retried.
 	queued  int
 	inWrite int
-	retryAt map[events.Key]time.Time
+	retryAt map[events.Handle]time.Time
 
 	// Owned by the writer goroutine.
 	failing map[events.Key]*failureLog
@@ -213,8 +220,8 @@ func NewStore(b *bus.Bus, opts StoreOptions) *Store {
 		opts:    opts,
 		log:     opts.Logger.With("component", storeName),
 		seed:    maphash.MakeSeed(),
-		entries: map[events.Key]*entry{},
-		retryAt: map[events.Key]time.Time{},
+		retryAt: map[events.Handle]time.Time{},
+		stopped: make(chan struct{}),
 		failing: map[events.Key]*failureLog{},
 	}
 }
@@ -236,11 +243,11 @@ func (s *Store) Start(ctx context.Context) error {
 	if !s.starts.CompareAndSwap(false, true) {
 		return errors.New("status store: started twice")
 	}
-	s.retries = workqueue.NewTypedItemExponentialFailureRateLimiter[events.Key](s.opts.RetryBaseDelay, s.opts.RetryMaxDelay)
-	s.queue = workqueue.NewTypedRateLimitingQueueWithConfig(
-		s.retries,
-		workqueue.TypedRateLimitingQueueConfig[events.Key]{Name: storeName, MetricsProvider: s.opts.QueueMetrics, Clock: s.opts.Clock},
-	)
+	s.retries = workqueue.NewTypedItemExponentialFailureRateLimiter[events.Handle](s.opts.RetryBaseDelay, s.opts.RetryMaxDelay)
+	s.queue = keyqueue.New(keyqueue.Config{Name: storeName, MetricsProvider: s.opts.QueueMetrics, Clock: s.opts.Clock})
+	if s.opts.QueueMetrics != nil {
+		s.retried = s.opts.QueueMetrics.NewRetriesMetric(storeName)
+	}
 	sub, err := s.bus.Subscribe(bus.SubscriberOptions{
 		Name: storeName,
 		// One subscription for every type keeps a key's events in order;
@@ -266,6 +273,7 @@ func (s *Store) Start(ctx context.Context) error {
 	<-sub.Done() // no handler adds to the queue any more
 	s.queue.ShutDown()
 	writer.Wait()
+	close(s.stopped)
 	return nil
 }
 
@@ -273,19 +281,19 @@ func (s *Store) Start(ctx context.Context) error {
 func (s *Store) Get(key events.Key) (Status, bool) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	e := s.entries[key.Canonical()]
-	if e == nil || e.deleted {
+	h, ok := s.handles.Lookup(key.Canonical())
+	if !ok || s.entries[h].deleted {
 		return Status{}, false
 	}
-	return e.status, true
+	return s.entries[h].status, true
 }
 
 // List returns every status, sorted by key.
 func (s *Store) List() []Status {
 	s.mu.RLock()
-	out := make([]Status, 0, len(s.entries))
-	for _, e := range s.entries {
-		if !e.deleted {
+	out := make([]Status, 0, s.handles.Len())
+	for h := range s.handles.All {
+		if e := &s.entries[h]; !e.deleted {
 			out = append(out, e.status)
 		}
 	}
@@ -344,11 +352,12 @@ func (s *Store) onFailed(e events.ResourceFailed) {
 func (s *Store) update(key events.Key, correlationID string, change func(*Status)) {
 	key = key.Canonical()
 	s.mu.Lock()
-	e := s.entries[key]
-	if e == nil {
-		e = &entry{}
-		s.entries[key] = e
+	defer s.mu.Unlock()
+	h, added := s.handles.Intern(key)
+	if added && int(h) >= len(s.entries) {
+		s.entries = append(s.entries, make([]entry, int(h)+1-len(s.entries))...)
 	}
+	e := &s.entries[h]
 	if e.deleted || change == nil {
 		e.status = Status{}
 	}
@@ -360,14 +369,12 @@ func (s *Store) update(key events.Key, correlationID string, change func(*Status
 	e.status.CorrelationID = correlationID
 	s.version++
 	e.version = s.version
-	add := !e.writing && !e.queued
-	if add {
+	if !e.writing && !e.queued {
+		// Under the lock, so that the writer cannot release h between
+		// the two.
 		e.queued = true
 		s.queued++
-	}
-	s.mu.Unlock()
-	if add {
-		s.queue.Add(key)
+		s.queue.Add(h)
 	}
 }
 
@@ -392,22 +399,26 @@ func (s *Store) Quiescent(now time.Time) (quiet bool, wake time.Time) {
 
 func (s *Store) writeLoop(ctx context.Context) {
 	for {
-		key, shutdown := s.queue.Get()
+		h, shutdown := s.queue.Get()
 		if shutdown {
 			return
 		}
 		if ctx.Err() == nil {
-			s.sync(ctx, key)
+			s.sync(ctx, h)
 		}
-		s.queue.Done(key)
+		s.queue.Done(h)
 	}
 }
 
-// sync brings key's written status up to its newest state.
-func (s *Store) sync(ctx context.Context, key events.Key) {
+// sync brings the written status of h's key up to its newest state.
+func (s *Store) sync(ctx context.Context, h events.Handle) {
 	s.mu.Lock()
-	rec := s.entries[key]
-	delete(s.retryAt, key)
+	var rec *entry
+	var key events.Key
+	if s.handles.Held(h) {
+		rec, key = &s.entries[h], s.handles.Key(h)
+	}
+	delete(s.retryAt, h)
 	var e state
 	var writtenSum uint64
 	var hasWritten bool
@@ -425,7 +436,7 @@ func (s *Store) sync(ctx context.Context, key events.Key) {
 	}
 	s.mu.Unlock()
 	if rec == nil { // deleted and its deletion written already
-		s.queue.Forget(key)
+		s.retries.Forget(h)
 		return
 	}
 	defer func() { // after the outcome is published and what follows queued
@@ -454,9 +465,9 @@ func (s *Store) sync(ctx context.Context, key events.Key) {
 	case err != nil && ctx.Err() != nil:
 		// Stopping: the write was cancelled, not refused.
 	case err != nil:
-		s.failed(key, e, err)
+		s.failed(h, key, e, err)
 	default:
-		s.succeeded(key, rec, e, sum, category)
+		s.succeeded(h, key, e, sum, category)
 	}
 }
 
@@ -471,10 +482,10 @@ func (s *Store) write(ctx context.Context, call func(StatusWriter, context.Conte
 	return call(s.opts.Writer, wctx)
 }
 
-// succeeded publishes the outcome of the write of e, rec's state then, whose
+// succeeded publishes the outcome of the write of e, h's state then, whose
 // Status.sum is sum.
-func (s *Store) succeeded(key events.Key, rec *entry, e state, sum uint64, category string) {
-	s.queue.Forget(key)
+func (s *Store) succeeded(h events.Handle, key events.Key, e state, sum uint64, category string) {
+	s.retries.Forget(h)
 	if f := s.failing[key]; f != nil {
 		delete(s.failing, key)
 		s.log.Info("status write recovered", "key", key.String(), "failingFor", s.opts.Clock.Since(f.since),
@@ -485,29 +496,29 @@ func (s *Store) succeeded(key events.Key, rec *entry, e state, sum uint64, categ
 	// A change that update did not queue, because the key was being
 	// written, shows here as a newer version; one made after this saw the
 	// key no longer being written and queued itself. Only this goroutine
-	// removes entries, so rec is still key's.
+	// releases handles, so h is still key's.
 	s.mu.Lock()
+	rec := &s.entries[h]
 	rec.writing = false
 	// A skipped write (a follower's) is not remembered as written, so the
 	// same status is written once this replica may write.
 	rec.writtenSum, rec.hasWritten = sum, !e.deleted && category != events.StatusSkipped
 	changed := rec.version != e.version
-	if !changed && e.deleted {
-		delete(s.entries, key) // forget the key for good
-	}
-	add := changed && !rec.queued
-	if add {
+	if !changed && e.deleted { // forget the key for good
+		*rec = entry{}
+		if s.handles.Release(h) {
+			s.entries = nil
+		}
+	} else if changed && !rec.queued {
 		rec.queued = true
 		s.queued++
+		s.queue.Add(h)
 	}
 	s.mu.Unlock()
-	if add {
-		s.queue.Add(key)
-	}
 }
 
-func (s *Store) failed(key events.Key, e state, err error) {
-	attempt := s.queue.NumRequeues(key) + 1
+func (s *Store) failed(h events.Handle, key events.Key, e state, err error) {
+	attempt := s.retries.NumRequeues(h) + 1
 	category := CategoryOf(err)
 	msg := redact.String(err.Error())
 	bus.Publish(s.bus, events.StatusSyncFailed{
@@ -515,11 +526,25 @@ func (s *Store) failed(key events.Key, e state, err error) {
 	})
 	s.logFailure(key, e.status.CorrelationID, attempt, category, msg)
 	// AddRateLimited, with the delay kept for Quiescent.
-	delay := s.retries.When(key)
+	delay := s.retries.When(h)
 	s.mu.Lock()
-	s.retryAt[key] = s.opts.Clock.Now().Add(delay)
+	s.retryAt[h] = s.opts.Clock.Now().Add(delay)
 	s.mu.Unlock()
-	s.queue.AddAfter(key, delay)
+	if s.retried != nil {
+		s.retried.Inc()
+	}
+	// The entry stays writing until this retry writes it, so h is not
+	// released meanwhile. A retry that fires once the queue is shut down
+	// adds nothing.
+	t := s.opts.Clock.NewTimer(delay)
+	go func() {
+		select {
+		case <-t.C():
+			s.queue.Add(h)
+		case <-s.stopped:
+			t.Stop()
+		}
+	}()
 }
 
 // logFailure logs a key's first failure and then one failure per interval,

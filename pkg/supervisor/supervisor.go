@@ -159,6 +159,14 @@ type Observed struct {
 	// SpecHash identifies the spec that runs (or last tried to). It is only
 	// comparable within one Supervisor.
 	SpecHash string
+	// Replacing marks, in the observations passed to OnChange and
+	// OnChangeSync, those in between while Ensure replaces the server's
+	// running instance for a changed spec: the old instance Stopped (or
+	// Disconnected) and the new one Starting (or Connecting). Calls made
+	// meanwhile wait for the new instance (calls.go): such an observation
+	// is a restart under way, not a server gone. The new instance's
+	// Running or Failed, and what Get and Ensure return, never carry it.
+	Replacing bool
 }
 
 // Running reports whether the server is up: Running or Connected.
@@ -667,13 +675,15 @@ func (s *Supervisor) setTools(e *entry, inst *instance, tools []*mcp.Tool) {
 // lock is held while they run.
 func (s *Supervisor) changedLocked(e *entry) {
 	s.broadcastLocked() // wakes calls waiting for a state (calls.go)
+	obs := e.obs
+	obs.Replacing = e.replacing && !obs.Running() && obs.State != v1alpha1.MCPServerStateFailed
 	if s.opts.OnChangeSync != nil {
-		s.opts.OnChangeSync(e.key, e.obs)
+		s.opts.OnChangeSync(e.key, obs)
 	}
 	if s.opts.OnChange == nil {
 		return
 	}
-	s.pending = append(s.pending, change{key: e.key, obs: e.obs})
+	s.pending = append(s.pending, change{key: e.key, obs: obs})
 	if s.delivering == nil {
 		s.delivering = make(chan struct{})
 		go s.deliver(s.delivering)

@@ -99,9 +99,15 @@ func (br *Bridge) OnChange(key events.Key, obs supervisor.Observed) {
 	br.mu.Lock()
 	defer br.mu.Unlock()
 	var tools []string
-	if obs.Running() {
+	switch {
+	case obs.Running():
 		tools = br.cat.Update(key, naming(obs), obs.ToolDefs, obs.ListedAt)
-	} else {
+	case restarting(obs):
+		// A spec-change restart under way: the tools stay offered, and a
+		// call made meanwhile waits for the new instance in the
+		// supervisor instead of failing as an unknown tool; the new
+		// instance's listing replaces them, its failure removes them.
+	default:
 		tools = br.cat.Remove(key)
 	}
 	if br.stopped {
@@ -191,6 +197,13 @@ func needsReconcile(prev, obs supervisor.Observed) bool {
 // arms its restart backoff; a stop asked for never does.
 func failed(obs supervisor.Observed) bool {
 	return !obs.Running() && !transient(obs.State) && !obs.NextRetryAfter.IsZero()
+}
+
+// restarting holds for an observation of a server the supervisor is
+// replacing for a changed spec, between the stop of its old instance and
+// the start of the new one: not failed (yet).
+func restarting(obs supervisor.Observed) bool {
+	return obs.Replacing && obs.State != v1alpha1.MCPServerStateFailed
 }
 
 func transient(state v1alpha1.MCPServerState) bool {

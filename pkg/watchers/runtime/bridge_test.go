@@ -361,3 +361,41 @@ func TestDefinitionsFamiliesAndListingTimesReachTheCatalogue(t *testing.T) {
 		h.stop()
 	})
 }
+
+func TestASpecChangeRestartKeepsTheToolsOfferedUntilTheNewInstanceAnswers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t)
+		h.start()
+		h.change(echo, up("echo", "reverse"))
+		h.take()
+
+		// The supervisor replaces the instance: its stop and the new start
+		// keep the tools offered, and publish nothing.
+		h.change(echo, supervisor.Observed{State: stopped, Replacing: true})
+		assert.Equal(t, []string{"x_echo_echo", "x_echo_reverse"}, h.cat.Tools(), "offered while the old instance is stopped for the new")
+		h.change(echo, supervisor.Observed{State: starting, Replacing: true})
+		assert.Equal(t, []string{"x_echo_echo", "x_echo_reverse"}, h.cat.Tools(), "offered while the new instance starts")
+		got, _ := h.take()
+		assert.Empty(t, got)
+
+		// The new instance's listing replaces them.
+		next := up("echo")
+		next.Replacing = true
+		h.change(echo, next)
+		assert.Equal(t, []string{"x_echo_echo"}, h.cat.Tools())
+
+		// A replacement whose new instance fails: the tools go.
+		h.change(echo, supervisor.Observed{State: stopped, Replacing: true})
+		assert.Equal(t, []string{"x_echo_echo"}, h.cat.Tools())
+		failedStart := crashed(time.Now())
+		failedStart.Replacing = true
+		h.change(echo, failedStart)
+		assert.Empty(t, h.cat.Tools(), "a failed replacement offers nothing")
+
+		// A stop without a replacement removes them at once, as before.
+		h.change(echo, up("echo"))
+		h.change(echo, supervisor.Observed{State: stopped})
+		assert.Empty(t, h.cat.Tools())
+		h.stop()
+	})
+}

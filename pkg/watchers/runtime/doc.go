@@ -22,7 +22,14 @@
 //   - The catalogue holds the tools of exactly the servers that run
 //     (Running or Connected): a server's tools, with their definitions,
 //     naming (toolPrefix, family) and listing time, are set on every change
-//     while it runs, and removed on any other state.
+//     while it runs, and removed on any other state, but one: a server the
+//     supervisor is replacing for a changed spec (Observed.Replacing, not
+//     Failed) keeps its tools offered between the stop of its old instance
+//     and the start of the new one, so that a call made meanwhile waits for
+//     the new instance (supervisor.Options.CallWait) rather than failing as
+//     an unknown tool, and clients see no list_changed for a restart that
+//     changes no tool. The new instance's listing replaces them; its
+//     failure removes them.
 //   - A change that needs the server reconciled is published as a
 //     ServiceStateChanged with its state, previous state and error: a
 //     server that went down by itself (a crash, a failed ping, a closed

@@ -14,22 +14,17 @@ import (
 // stale entry that never comes out; and re-delays do not grow the heap
 // without bound.
 func TestDelaysComeOutDueInOrderAndStaleOnesNever(t *testing.T) {
-	c := &Coordinator{keys: map[events.Key]*keyState{}}
+	c := &Coordinator{}
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	delay := func(name string, after time.Duration) {
-		k := events.NewKey("Workflow", "", name)
-		st := c.keys[k]
-		if st == nil {
-			st = &keyState{}
-			c.keys[k] = st
-		}
+		h, st := c.record(events.NewKey("Workflow", "", name))
 		c.delays++
 		st.wakeAt, st.wakeSeq = t0.Add(after), c.delays
-		c.pushWakeLocked(k, st.wakeAt, c.delays)
+		c.pushWakeLocked(h, st.wakeAt, c.delays)
 	}
-	names := func(keys []events.Key) (out []string) {
-		for _, k := range keys {
-			out = append(out, k.Name)
+	names := func(due []events.Handle) (out []string) {
+		for _, h := range due {
+			out = append(out, c.handles.Key(h).Name)
 		}
 		return out
 	}
@@ -40,7 +35,8 @@ func TestDelaysComeOutDueInOrderAndStaleOnesNever(t *testing.T) {
 	delay("moved", time.Second)
 	delay("moved", 5*time.Second) // its 1 s entry is stale now
 	delay("cleared", time.Second)
-	c.keys[events.NewKey("Workflow", "", "cleared")].wakeAt = time.Time{} // triggered meanwhile
+	_, cleared, _ := c.lookup(events.NewKey("Workflow", "", "cleared"))
+	cleared.wakeAt = time.Time{} // triggered meanwhile
 
 	due, next := c.takeDueLocked(t0.Add(time.Second))
 	assert.Equal(t, []string{"b", "a"}, names(due))
@@ -52,7 +48,7 @@ func TestDelaysComeOutDueInOrderAndStaleOnesNever(t *testing.T) {
 	for range 1000 {
 		delay("busy", time.Minute)
 	}
-	assert.LessOrEqual(t, len(c.wakes), 2*len(c.keys)+64, "stale entries are dropped")
+	assert.LessOrEqual(t, len(c.wakes), 2*c.handles.Len()+64, "stale entries are dropped")
 	due, _ = c.takeDueLocked(t0.Add(time.Hour))
 	assert.Equal(t, []string{"busy"}, names(due), "one live entry among the re-delays")
 }

@@ -1,0 +1,113 @@
+package coordinator
+
+import (
+	"time"
+
+	"github.com/musterd/musterd/pkg/events"
+)
+
+// keyState is the one record the coordinator keeps of a key with pending
+// work, a scheduled retry or requeue, a reconcile in flight, or a Failed
+// tombstone: its triggers, its place in the queue, its backoff. Records
+// live in one slice indexed by the key's handle (events.Interner), which
+// is what the workqueue, the delay heap and the workers pass around, so a
+// key's three strings are hashed once, when its trigger arrives. The
+// workqueue dedups handles but cannot say why one came out: this can.
+type keyState struct {
+	// corr is the correlation ID of the key's newest trigger.
+	corr string
+	// pending is the strongest trigger that asked for a reconcile now;
+	// noTrigger if none did.
+	pending trigger
+	// wakeAt is when a retry or a requeue is due; zero if none is.
+	wakeAt time.Time
+	// wakeSeq orders keys due at one instant: the first delayed is the
+	// first queued, so that a replay's output does not depend on map order.
+	wakeSeq uint64
+	// retrying says wakeAt is a backoff retry, which runtime events must
+	// not bypass.
+	retrying bool
+	// failed is the tombstone of a key whose retries ran out: it stays
+	// Failed until a change, a manual trigger or a resync, whatever runtime
+	// triggers say. A failed key has nothing pending and no wakeAt. (A
+	// permanent error leaves no tombstone: it is an error of the definition,
+	// which retrying cannot fix, while what runs may still change and need
+	// reconciling, such as a crash of the last good server.)
+	failed bool
+	// queued: the handle was added to the workqueue and no worker has
+	// taken it since; held: a worker took it and has not called Done.
+	// While either holds, the handle is not released: a handle that a
+	// queue or a worker still holds, given to another key, would make the
+	// queue's one-worker-per-item rule guard the wrong key.
+	queued, held bool
+	// backoff is the key's failure streak (JitteredBackoff's per-item
+	// state, kept here rather than in a map of its own).
+	backoff backoffItem
+	// exists: as far as its last reconcile knows, the key's resource is
+	// declared or runs. Its record and handle are kept while it does, so
+	// that a resource's next trigger finds them rather than interning its
+	// key afresh; they go once a reconcile reports it deleted, a resync
+	// prunes its tombstone, or its kind is disabled.
+	exists bool
+}
+
+// record returns key's handle and record, making them if need be; c.mu is
+// held. The pointer is valid until the next record or release.
+func (c *Coordinator) record(key events.Key) (events.Handle, *keyState) {
+	h, added := c.handles.Intern(key)
+	if added && int(h) >= len(c.recs) {
+		c.recs = append(c.recs, make([]keyState, int(h)+1-len(c.recs))...)
+	}
+	return h, &c.recs[h]
+}
+
+// lookup returns key's record, if it has one; c.mu is held.
+func (c *Coordinator) lookup(key events.Key) (events.Handle, *keyState, bool) {
+	h, ok := c.handles.Lookup(key)
+	if !ok {
+		return 0, nil, false
+	}
+	return h, &c.recs[h], true
+}
+
+// settled reports whether st has nothing to do: nothing pending, due or
+// failed.
+func (st *keyState) settled() bool {
+	return st.pending == noTrigger && st.wakeAt.IsZero() && !st.failed
+}
+
+// idle reports whether st may go: settled, its resource gone, and no queue
+// or worker holding its handle.
+func (st *keyState) idle() bool {
+	return st.settled() && !st.exists && !st.queued && !st.held
+}
+
+// releaseIfIdle drops h's record and gives the handle back once nothing
+// needs it; c.mu is held. Once no key is held, the table a burst (a cold
+// start of 10,000 resources) grew is dropped, rather than pinning the
+// burst's peak for the daemon's life.
+func (c *Coordinator) releaseIfIdle(h events.Handle) {
+	if !c.handles.Held(h) {
+		return
+	}
+	if st := &c.recs[h]; !st.idle() {
+		if st.settled() && !st.queued && !st.held {
+			st.corr = "" // kept for its resource: the chain it named is over
+		}
+		return
+	}
+	c.recs[h] = keyState{}
+	if c.handles.Release(h) {
+		c.recs = nil
+	}
+}
+
+// addLocked puts h in the workqueue; c.mu is held. Before Start there is
+// no queue: Start adds every key with a pending trigger.
+func (c *Coordinator) addLocked(h events.Handle) {
+	if c.queue == nil {
+		return
+	}
+	c.recs[h].queued = true
+	c.queue.Add(h)
+}

@@ -1,0 +1,55 @@
+package events_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/musterd/musterd/pkg/events"
+)
+
+// A key keeps its handle while held; a released handle goes to the next new
+// key; a table that a burst grew is kept through a stream of large fills
+// and dropped once a fill stays small.
+func TestInternerHandlesAreReusedAndTheTableShrinks(t *testing.T) {
+	var in events.Interner
+	a, b := events.NewKey("Workflow", "", "a"), events.NewKey("Workflow", "", "b")
+	ha, added := in.Intern(a)
+	require.True(t, added)
+	again, added := in.Intern(a)
+	assert.False(t, added)
+	assert.Equal(t, ha, again)
+	hb, _ := in.Intern(b)
+	assert.NotEqual(t, ha, hb)
+	assert.Equal(t, b, in.Key(hb))
+
+	assert.False(t, in.Release(ha))
+	assert.False(t, in.Held(ha))
+	_, ok := in.Lookup(a)
+	assert.False(t, ok)
+	c, _ := in.Intern(events.NewKey("Workflow", "", "c"))
+	assert.Equal(t, ha, c, "the released handle is reused")
+	assert.Equal(t, 2, in.Len())
+	assert.Equal(t, 2, in.Cap())
+
+	var burst events.Interner
+	fill := func(n int) (reset bool) {
+		var hs []events.Handle
+		for i := range n {
+			h, _ := burst.Intern(events.NewKey("Workflow", "", fmt.Sprint("k", i)))
+			hs = append(hs, h)
+		}
+		for _, h := range hs {
+			reset = burst.Release(h)
+		}
+		return reset
+	}
+	assert.False(t, fill(2000), "a large fill keeps the table")
+	assert.Equal(t, 2000, burst.Cap())
+	assert.False(t, fill(2000), "so does the next, of a stream")
+	assert.Equal(t, 2000, burst.Cap(), "with its handles reused")
+	assert.True(t, fill(3), "a small fill after the burst drops it")
+	assert.Equal(t, 0, burst.Cap())
+}

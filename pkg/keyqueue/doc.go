@@ -1,0 +1,33 @@
+// Package keyqueue is the work queue of the coordinator and the status
+// store: client-go's workqueue (k8s.io/client-go/util/workqueue), its
+// rules and its metrics, for items that are small handles
+// (events.Handle) rather than comparable values of any size.
+//
+// Place in the pipeline: beside events, below the stages that queue keys.
+// It imports only events.
+//
+// Why not client-go's own queue with handles as items: it keeps four maps
+// keyed by item (dirty, processing, and its metrics' add and start times),
+// each as large as the backlog. A burst of 100,000 keys makes every Add
+// and Get probe maps of 100,000 entries, cache misses that the profile of
+// issue #15 put at a quarter of the pipeline's CPU once keys were handles,
+// in the coordinator's queue and the status store's. Here the same state
+// is a byte and two timestamps per handle, in slices indexed by it, and
+// the queue itself is a ring of handles.
+//
+// Guarantees, each the client-go queue's and each pinned by a test:
+//
+//   - Fair: handles come out in the order they were first added.
+//   - Stingy: a handle added many times before a worker takes it comes out
+//     once.
+//   - One worker per handle: a handle being processed (taken by Get, not
+//     yet Done) is not handed out again.
+//   - Dirty requeue: a handle added while it is processed comes out once
+//     more after its Done.
+//   - ShutDown makes Add a no-op; Get still hands out what is queued, then
+//     reports shutdown.
+//   - Metrics: given a workqueue.MetricsProvider, the queue reports depth,
+//     adds, queue latency, work duration, unfinished work and the longest
+//     running processor under its name, as client-go's does, the last two
+//     refreshed every 500 ms on the queue's clock.
+package keyqueue

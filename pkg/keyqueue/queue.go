@@ -1,0 +1,251 @@
+package keyqueue
+
+import (
+	"sync"
+	"time"
+
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/clock"
+
+	"github.com/musterd/musterd/pkg/events"
+)
+
+// Config configures a Queue. The zero value is a queue without metrics on
+// the real clock.
+type Config struct {
+	// Name names the queue's metrics.
+	Name string
+	// MetricsProvider, if set, receives the queue's metrics.
+	MetricsProvider workqueue.MetricsProvider
+	// Clock times the metrics. Default: the real clock.
+	Clock clock.WithTicker
+}
+
+// Per-handle state bits.
+const (
+	queued     uint8 = 1 << iota // in the ring, not taken yet
+	processing                   // taken by Get, not yet Done
+	dirty                        // added while processing: queued again on Done
+)
+
+// unfinishedWorkPeriod is how often the unfinished-work metrics are
+// refreshed, client-go's period.
+const unfinishedWorkPeriod = 500 * time.Millisecond
+
+// retainedHandles is the most handles whose state an idle queue keeps; a
+// burst's larger slices are dropped once the queue is empty and idle.
+const retainedHandles = 1024
+
+// Queue is a work queue of handles; see the package documentation.
+type Queue struct {
+	mu   sync.Mutex
+	cond sync.Cond
+	// ring holds the queued handles, oldest at head.
+	ring       []events.Handle
+	head, size int
+	// state, addedAt and startedAt are indexed by handle. The times are
+	// kept only with metrics.
+	state     []uint8
+	addedAt   []time.Time
+	startedAt []time.Time
+	// busy lists the handles being processed: at most one per worker, so
+	// the unfinished-work scan is short.
+	busy []events.Handle
+	// peak is the most handles queued or busy since the queue was last
+	// idle.
+	peak     int
+	shutdown bool
+	stop     chan struct{}
+	done     sync.WaitGroup
+
+	clock   clock.WithTicker
+	metrics *metrics // nil without a provider
+}
+
+type metrics struct {
+	depth                          workqueue.GaugeMetric
+	adds                           workqueue.CounterMetric
+	latency, workDuration          workqueue.HistogramMetric
+	unfinishedWork, longestRunning workqueue.SettableGaugeMetric
+}
+
+// New returns a queue. With metrics, it runs a goroutine until ShutDown.
+func New(cfg Config) *Queue {
+	q := &Queue{clock: cfg.Clock, stop: make(chan struct{})}
+	if q.clock == nil {
+		q.clock = clock.RealClock{}
+	}
+	q.cond.L = &q.mu
+	if p := cfg.MetricsProvider; p != nil {
+		q.metrics = &metrics{
+			depth:          p.NewDepthMetric(cfg.Name),
+			adds:           p.NewAddsMetric(cfg.Name),
+			latency:        p.NewLatencyMetric(cfg.Name),
+			workDuration:   p.NewWorkDurationMetric(cfg.Name),
+			unfinishedWork: p.NewUnfinishedWorkSecondsMetric(cfg.Name),
+			longestRunning: p.NewLongestRunningProcessorSecondsMetric(cfg.Name),
+		}
+		q.done.Go(q.unfinishedWorkLoop)
+	}
+	return q
+}
+
+// grow makes the per-handle slices cover h; q.mu is held.
+func (q *Queue) grow(h events.Handle) {
+	if int(h) < len(q.state) {
+		return
+	}
+	n := max(int(h)+1, 2*len(q.state), 64)
+	q.state = append(q.state, make([]uint8, n-len(q.state))...)
+	if q.metrics != nil {
+		q.addedAt = append(q.addedAt, make([]time.Time, n-len(q.addedAt))...)
+		q.startedAt = append(q.startedAt, make([]time.Time, n-len(q.startedAt))...)
+	}
+}
+
+// Add queues h unless it is queued already; a handle being processed is
+// queued again once Done. After ShutDown, Add does nothing.
+func (q *Queue) Add(h events.Handle) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.shutdown {
+		return
+	}
+	q.grow(h)
+	st := q.state[h]
+	if st&(queued|dirty) != 0 {
+		return
+	}
+	if q.metrics != nil {
+		q.metrics.adds.Inc()
+		q.metrics.depth.Inc()
+		q.addedAt[h] = q.clock.Now()
+	}
+	if st&processing != 0 {
+		q.state[h] = st | dirty
+		return
+	}
+	q.state[h] = st | queued
+	q.push(h)
+	q.cond.Signal()
+}
+
+// push appends h to the ring; q.mu is held.
+func (q *Queue) push(h events.Handle) {
+	if q.size == len(q.ring) {
+		grown := make([]events.Handle, max(64, 2*len(q.ring)))
+		n := copy(grown, q.ring[q.head:])
+		copy(grown[n:], q.ring[:q.head])
+		q.ring, q.head = grown, 0
+	}
+	q.ring[(q.head+q.size)%len(q.ring)] = h
+	q.size++
+	q.peak = max(q.peak, q.size+len(q.busy))
+}
+
+// Get waits for a queued handle and takes it: it is processing until
+// Done. shutdown is true once the queue is shut down and empty.
+func (q *Queue) Get() (h events.Handle, shutdown bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for q.size == 0 && !q.shutdown {
+		q.cond.Wait()
+	}
+	if q.size == 0 {
+		return 0, true
+	}
+	h = q.ring[q.head]
+	q.head = (q.head + 1) % len(q.ring)
+	q.size--
+	q.state[h] = q.state[h]&^queued | processing
+	q.busy = append(q.busy, h)
+	if q.metrics != nil {
+		now := q.clock.Now()
+		q.metrics.depth.Dec()
+		q.startedAt[h] = now
+		q.metrics.latency.Observe(now.Sub(q.addedAt[h]).Seconds())
+		q.addedAt[h] = time.Time{}
+	}
+	return h, false
+}
+
+// Done ends the processing of h, queueing it again if it was added
+// meanwhile.
+func (q *Queue) Done(h events.Handle) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if int(h) >= len(q.state) || q.state[h]&processing == 0 {
+		return
+	}
+	for i, b := range q.busy {
+		if b == h {
+			q.busy[i] = q.busy[len(q.busy)-1]
+			q.busy = q.busy[:len(q.busy)-1]
+			break
+		}
+	}
+	if q.metrics != nil {
+		q.metrics.workDuration.Observe(q.clock.Since(q.startedAt[h]).Seconds())
+		q.startedAt[h] = time.Time{}
+	}
+	if q.state[h]&dirty != 0 {
+		q.state[h] = queued
+		q.push(h)
+		q.cond.Signal()
+		return
+	}
+	q.state[h] = 0
+	if q.size == 0 && len(q.busy) == 0 {
+		// Idle: the slices a burst grew go once a fill stays small again;
+		// dropping them after every large fill of a long stream would grow
+		// them afresh each time.
+		burst := q.peak > retainedHandles
+		q.peak = 0
+		if !burst && len(q.state) > retainedHandles {
+			q.state, q.addedAt, q.startedAt, q.ring, q.head = nil, nil, nil, nil, 0
+		}
+	}
+}
+
+// Len returns how many handles are queued.
+func (q *Queue) Len() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.size
+}
+
+// ShutDown stops the queue: Add does nothing from now on, and Get reports
+// shutdown once what is queued has been taken. It waits for the metrics
+// goroutine.
+func (q *Queue) ShutDown() {
+	q.mu.Lock()
+	if !q.shutdown {
+		q.shutdown = true
+		close(q.stop)
+	}
+	q.cond.Broadcast()
+	q.mu.Unlock()
+	q.done.Wait()
+}
+
+func (q *Queue) unfinishedWorkLoop() {
+	t := q.clock.NewTicker(unfinishedWorkPeriod)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C():
+		case <-q.stop:
+			return
+		}
+		q.mu.Lock()
+		var total, oldest float64
+		for _, h := range q.busy {
+			age := q.clock.Since(q.startedAt[h]).Seconds()
+			total += age
+			oldest = max(oldest, age)
+		}
+		q.mu.Unlock()
+		q.metrics.unfinishedWork.Set(total)
+		q.metrics.longestRunning.Set(oldest)
+	}
+}
