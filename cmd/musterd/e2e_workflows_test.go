@@ -683,6 +683,9 @@ func TestE2EAWorkflowTurningValidOrInvalidIsAnnounced(t *testing.T) {
 	})
 	e.write(t, "workflows/callee.yaml", "apiVersion: muster.giantswarm.io/v1alpha1\nkind: Workflow\nmetadata:\n  name: callee\nspec:\n  steps:\n    - {id: s, tool: x_late_json, args: {from: callee}}\n")
 	waitTool(t, s, "workflow_caller", true)
+	// caller is valid once callee is declared; callee runs once the late
+	// server, declared again above, is running again.
+	waitTool(t, s, "workflow_callee", true)
 	doc, isError = callJSON(context.Background(), t, s, "workflow_caller", nil)
 	require.False(t, isError, "%v", doc)
 	e.remove(t, "workflows/callee.yaml")
