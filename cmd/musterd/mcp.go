@@ -33,6 +33,9 @@ func (d *daemon) addMCP(cfg daemonConfig, log *slog.Logger) error {
 			}
 			return obs.Tools
 		},
+		// core_reconcile_status with no name shows the controls'
+		// overview, the one GET /api/v1/overview answers.
+		Overview:   d.Controls.Overview,
 		History:    d.History,
 		Bus:        d.Bus,
 		Leader:     d.leader,

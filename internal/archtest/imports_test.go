@@ -50,8 +50,9 @@ var allowed = map[string][]string{
 	// The MCP endpoint is an edge like the API: it reads the stages' state,
 	// shares the API's token check and redaction, and reaches the running
 	// servers only through its Backend interface (package router), never
-	// the supervisor or the catalogue.
-	"pkg/mcpserve": {"pkg/events", "pkg/bus", "pkg/apis", "pkg/resources", "pkg/statusync", "pkg/redact", "pkg/api"},
+	// the supervisor or the catalogue. It shows the controls' overview
+	// (core_reconcile_status), as the API does: one source of it.
+	"pkg/mcpserve": {"pkg/events", "pkg/bus", "pkg/apis", "pkg/resources", "pkg/statusync", "pkg/redact", "pkg/api", "pkg/controls"},
 	// Declared state: writes definitions where the watchers read them, as
 	// an editor would; it knows nothing of the stages.
 	"pkg/declare": {"pkg/events", "pkg/apis", "pkg/redact"},

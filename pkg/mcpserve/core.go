@@ -43,7 +43,7 @@ func (s *Server) newCoreTools() []*builtin {
 			{name: "showAll", typ: typeBoolean, description: "Show all servers including failed ones (default: false)"},
 			{name: "verbose", typ: typeBoolean, description: "Show detailed error information for failed servers (default: false)"},
 		}, call: s.mcpserverList},
-		{name: "core_reconcile_status", description: "Show musterd's reconcile state of one resource (state, last error, retries, next retry, correlation ID) or of all of them", args: []arg{
+		{name: "core_reconcile_status", description: "Show musterd's reconcile state of one resource (state, last error, retries, next retry, correlation ID), or, with no name, the overview (mode, leader or follower, enabled kinds, queue depth, resources and servers by state, last full resync, tool count) and every resource's state", args: []arg{
 			{name: "kind", typ: typeString, description: "Resource kind (MCPServer, Workflow, or an alias such as mcpserver, wf); default: every kind"},
 			{name: "name", typ: typeString, description: "Resource name (name, or namespace/name); default: every resource"},
 			{name: "namespace", typ: typeString, description: "Only resources of this namespace"},
@@ -447,7 +447,13 @@ func (s *Server) reconcileStatus(_ context.Context, a args) (*mcp.CallToolResult
 	slices.SortFunc(list, func(x, y reconcileEntry) int {
 		return cmp.Or(cmp.Compare(x.Kind, y.Kind), cmp.Compare(x.Namespace, y.Namespace), cmp.Compare(x.Name, y.Name))
 	})
-	return jsonResult(map[string]any{"resources": list, "total": len(list)})
+	answer := map[string]any{"resources": list, "total": len(list)}
+	if s.opts.Overview != nil {
+		// The controls' overview, as the API and `musterd status` show it:
+		// one source, never recomputed here.
+		answer["overview"] = s.opts.Overview()
+	}
+	return jsonResult(answer)
 }
 
 // qualify returns ref in namespace, unless ref names its own or namespace

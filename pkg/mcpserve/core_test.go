@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/musterd/musterd/pkg/apis/muster/v1alpha1"
+	"github.com/musterd/musterd/pkg/controls"
 	"github.com/musterd/musterd/pkg/events"
 	"github.com/musterd/musterd/pkg/statusync"
 )
@@ -225,11 +226,31 @@ func TestCoreEventsFollowWritesNotificationsToTheSessionStream(t *testing.T) {
 	}
 }
 
-func TestCoreEventsFollowNeedsAStreamableSession(t *testing.T) {
+func TestCoreEventsFollowNeedsASession(t *testing.T) {
 	h := newHarness(t, nil)
 	res, err := h.srv.CallTool(context.Background(), "core_events", map[string]any{"follow": true}, nil)
 	require.NoError(t, err)
 	assert.True(t, res.IsError)
-	assert.Equal(t, "core_events: follow: it needs a streamable HTTP session (/mcp or /mcp/direct); this call has none", text(t, res))
+	assert.Equal(t, "core_events: follow: it needs an MCP session with a stream (/mcp, /mcp/direct or /sse); this call has none", text(t, res))
 	var _ = mcp.CallToolResult{}
+}
+
+func TestCoreReconcileStatusWithNoNameShowsTheControlsOverview(t *testing.T) {
+	resync := at.Add(-time.Hour)
+	overview := controls.Overview{Mode: "kubernetes", Role: "follower", Leader: "musterd-1",
+		Kinds:        []controls.KindOverview{{Kind: "MCPServer", Enabled: true, Resources: 2}, {Kind: "Workflow", Note: controls.NoteDisabled, Resources: 1}},
+		EnabledKinds: []string{"MCPServer"}, QueueDepth: 4, Resources: map[string]int{"Synced": 1, "Error": 1, "Pending": 1},
+		Servers: map[string]int{"Running": 1, "Unknown": 1}, LastFullResync: &resync, Tools: 7}
+	h := newHarness(t, func(o *Options) { o.Overview = func() controls.Overview { return overview } })
+	declareAll(h)
+	cs := h.connect(PathDirect, "2025-06-18", nil)
+	all := decode[struct {
+		Overview  controls.Overview
+		Resources []reconcileEntry
+		Total     int
+	}](t, call(t, cs, "core_reconcile_status", nil))
+	assert.Equal(t, overview, all.Overview, "the controls' overview, as it is")
+	assert.Equal(t, 3, all.Total, "and every resource's state, as before")
+	one := text(t, call(t, cs, "core_reconcile_status", map[string]any{"name": "remote"}))
+	assert.NotContains(t, one, "overview", "one resource asked for: its state alone")
 }

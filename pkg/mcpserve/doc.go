@@ -40,16 +40,23 @@
 //     the plain error "Tool execution failed: …".
 //   - Arguments, content, structuredContent, isError, progress and
 //     cancellation pass through to the Backend unchanged. A client that
-//     ends its streamable session (a DELETE) mid-call has its calls
-//     cancelled (cause ErrSessionClosed), which the go-sdk alone does not
-//     do: it would hold the session open until they finished. (An SSE
-//     session's calls run to their end when its stream closes.)
+//     ends its streamable session (a DELETE) or closes its SSE stream
+//     mid-call has its calls cancelled (cause ErrSessionClosed), which the
+//     go-sdk alone does not do: it would hold the session open until they
+//     finished. (SSE is served by sse.go over the go-sdk's own
+//     SSEServerTransport, since its SSEHandler keeps each GET's session to
+//     itself.)
 //   - Every request is answered; what is wrong with one is a JSON-RPC or
 //     tool error naming it: no token (401), a follower asked (503, naming
 //     the leader), a body over Options.MaxBodyBytes (413), malformed
 //     JSON-RPC (parse error or invalid request, saying where), an unknown
 //     session ID (404), an unknown method or tool, arguments of the wrong
 //     type for a meta or core tool (naming the argument and the types).
+//   - A call of a name not listed goes to Server.CallTool on every view,
+//     /mcp/direct included (a receiving middleware, unlisted.go): a claimed
+//     name (a declared workflow that cannot run) is answered by its
+//     claimer, saying what is missing; any other is musterd's
+//     invalid-params error naming the tool.
 //   - A managed server's tool the go-sdk would reject (an input schema not
 //     of type object) is left off /mcp/direct with a warning, never a
 //     panic; it stays reachable through call_tool.
@@ -60,9 +67,16 @@
 //   - With a token configured, every path but /health needs
 //     "Authorization: Bearer <token>", checked by api.Bearer as the API
 //     checks its own.
+//   - Resources are subscribable when the Backend is a ResourceSubscriber
+//     (package router is): resources/subscribe on either view subscribes
+//     at the server that offers the resource, once however many sessions
+//     want it, and unsubscribes when the last one unsubscribes or ends; a
+//     server's notifications/resources/updated reaches the sessions
+//     subscribed, under the exposed URI (subscribe.go). A subscription the
+//     server refuses is the client's error.
 //   - core_events' follow writes notifications/muster/event to the
-//     session's standalone GET stream (streamable HTTP only), between the
-//     go-sdk's own events; a follow is a bus.Lossy subscription, so a slow
+//     session's stream (a streamable session's standalone GET stream, or
+//     an SSE session's stream), between the go-sdk's own events; a follow is a bus.Lossy subscription, so a slow
 //     session loses its own events and delays nothing else, and it ends
 //     with the session.
 package mcpserve

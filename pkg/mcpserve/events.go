@@ -185,13 +185,16 @@ func (f *follows) init() {
 // closes or follows again.
 func (s *Server) follow(ctx context.Context, q eventQuery) error {
 	info := callInfoFrom(ctx)
-	if info.session == "" || info.serverSession == nil {
-		return fmt.Errorf("it needs a streamable HTTP session (/mcp or /mcp/direct); this call has none")
+	session := info.session
+	if session == "" && info.serverSession != nil {
+		session = s.sseKey(info.serverSession) // sse.go
+	}
+	if session == "" || info.serverSession == nil {
+		return fmt.Errorf("it needs an MCP session with a stream (/mcp, /mcp/direct or /sse); this call has none")
 	}
 	if s.opts.Bus == nil {
 		return fmt.Errorf("the daemon's event bus is not available here")
 	}
-	session := info.session
 	f := &s.follows
 	name := fmt.Sprintf("mcp-follow-%d", f.n.Add(1))
 	sub, err := s.opts.Bus.Subscribe(bus.SubscriberOptions{

@@ -50,7 +50,7 @@ func (s *Server) Handler() http.Handler {
 	}
 	meta := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.meta }, streamOpts())
 	direct := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.direct }, streamOpts())
-	sse := mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return s.meta }, &mcp.SSEOptions{MaxRequestBodyBytes: s.opts.MaxBodyBytes})
+	sse := s.sseHandler() // sse.go: the go-sdk's SSE transport, with the sessions in hand
 
 	mux := http.NewServeMux()
 	mux.HandleFunc(PathHealth, func(w http.ResponseWriter, r *http.Request) {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/musterd/musterd/pkg/api"
 	"github.com/musterd/musterd/pkg/bus"
+	"github.com/musterd/musterd/pkg/controls"
 	"github.com/musterd/musterd/pkg/events"
 	"github.com/musterd/musterd/pkg/redact"
 	"github.com/musterd/musterd/pkg/resources"
@@ -77,6 +78,11 @@ type Options struct {
 	// Token, when not empty, is the bearer token every MCP request must
 	// carry (api.Bearer checks it, as it does the API's).
 	Token string
+	// Overview returns the daemon at a glance (controls.Controller.Overview,
+	// what GET /api/v1/overview answers), which core_reconcile_status shows
+	// when asked for no one resource. Default: none, and it shows only the
+	// resources' reconcile states.
+	Overview func() controls.Overview
 	// Kubernetes says the resources come from custom resources: the "mode"
 	// core_mcpserver_list reports. Default false: "filesystem".
 	Kubernetes bool
@@ -123,6 +129,10 @@ type Server struct {
 	templates map[string]string // URI template → JSON of the template registered
 
 	follows follows
+	sse     sseSessions // sse.go
+	// subs forwards resource subscriptions (subscribe.go); nil when the
+	// Backend cannot.
+	subs *resourceSubs
 
 	// watches maps each *mcp.ServerSession that has had a call to its
 	// *watch, and watchIDs a streamable session's ID to the same.
@@ -184,13 +194,22 @@ func New(opts Options) (*Server, error) {
 		Prompts:   &mcp.PromptCapabilities{ListChanged: true},
 		Logging:   &mcp.LoggingCapabilities{},
 	}
-	s.meta = mcp.NewServer(&mcp.Implementation{Name: ServerName, Title: "musterd (muster's view: meta-tools)", Version: opts.Version},
-		&mcp.ServerOptions{Capabilities: caps, Logger: s.log, Instructions: metaInstructions})
-	s.direct = mcp.NewServer(&mcp.Implementation{Name: ServerName, Title: "musterd (every tool natively)", Version: opts.Version},
-		&mcp.ServerOptions{Capabilities: caps, Logger: s.log})
+	metaOpts := &mcp.ServerOptions{Capabilities: caps, Logger: s.log, Instructions: metaInstructions}
+	directOpts := &mcp.ServerOptions{Capabilities: caps, Logger: s.log}
+	if s.initSubscriptions() { // subscribe.go
+		caps.Resources.Subscribe = true
+		for _, o := range []*mcp.ServerOptions{metaOpts, directOpts} {
+			o.SubscribeHandler, o.UnsubscribeHandler = s.subscribe, s.unsubscribe
+		}
+	}
+	s.meta = mcp.NewServer(&mcp.Implementation{Name: ServerName, Title: "musterd (muster's view: meta-tools)", Version: opts.Version}, metaOpts)
+	s.direct = mcp.NewServer(&mcp.Implementation{Name: ServerName, Title: "musterd (every tool natively)", Version: opts.Version}, directOpts)
 	s.metrics = newMetrics(opts.Registerer, map[string]*mcp.Server{viewMuster: s.meta, viewDirect: s.direct})
 	s.meta.AddSendingMiddleware(s.metrics.countListChanged(viewMuster))
 	s.direct.AddSendingMiddleware(s.metrics.countListChanged(viewDirect))
+	// A call of a name not listed still reaches Server.CallTool, which
+	// answers for claimed names (unlisted.go).
+	s.direct.AddReceivingMiddleware(s.answerUnlisted)
 
 	s.coreTools = s.newCoreTools()
 	s.metaTools = s.newMetaTools()
@@ -341,7 +360,7 @@ func (s *Server) CallTool(ctx context.Context, name string, args map[string]any,
 	r, ok := s.current.Load().routes[name]
 	if !ok {
 		if r, ok = s.claimed(name); !ok { // claim.go
-			return nil, fmt.Errorf("%w %q: no core tool, running server or workflow offers it", ErrUnknownTool, name)
+			return nil, unknownTool(name) // unlisted.go
 		}
 	}
 	if args == nil {

@@ -39,6 +39,11 @@
 //     naming (see listings.go). A read or get of a name not listed yet
 //     lists every server again first. What a server fails to list is left
 //     out, never fatal.
+//   - Subscribe subscribes to an exposed resource at the server that
+//     offers it (supervisor.Subscribe), and OnResourceUpdated watchers get
+//     the server's notifications/resources/updated under the exposed URI.
+//     A server started again is subscribed again once it has been listed
+//     (subscribe.go).
 //   - Metrics per real tool, not per meta-tool:
 //     musterd_mcp_tool_calls_total{server,tool,result} (result success,
 //     tool_error or error), musterd_mcp_tool_call_duration_seconds

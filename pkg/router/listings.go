@@ -126,8 +126,8 @@ func (l *listings) refresh(key events.Key) {
 		cancel()
 
 		l.mu.Lock()
-		changed := false
-		if l.r.running(key) {
+		changed, running := false, l.r.running(key)
+		if running {
 			l.servers[key] = got
 			changed = l.rebuildLocked()
 		}
@@ -139,6 +139,9 @@ func (l *listings) refresh(key events.Key) {
 		l.mu.Unlock()
 		if changed {
 			l.r.changed()
+		}
+		if running {
+			l.r.resubscribe(key) // subscribe.go: a started server has none
 		}
 		if !again {
 			return

@@ -73,6 +73,8 @@ type Router struct {
 	listTimeout time.Duration
 	listings    listings
 
+	subs subscriptions // subscribe.go
+
 	mu         sync.Mutex
 	watchers   map[int]func()
 	nextWatch  int

@@ -104,6 +104,9 @@ type callState struct {
 	// listsChanged tells the WatchLists watchers that the server said its
 	// resources or prompts changed.
 	listsChanged func()
+	// resourceUpdated tells the WatchResourceUpdates watchers that the
+	// server said one of its resources changed (subscribe.go).
+	resourceUpdated func(uri string)
 }
 
 // progressRoute takes a server's progress notifications for one call back
@@ -114,11 +117,13 @@ type progressRoute struct {
 }
 
 func (s *Supervisor) newCallState(key events.Key) *callState {
-	return &callState{
+	c := &callState{
 		suspect:      make(chan struct{}, 1),
 		routes:       map[string]progressRoute{},
 		listsChanged: func() { s.tellListWatchers(key) },
 	}
+	c.resourceUpdated = func(uri string) { s.resourceUpdated(key, uri) } // subscribe.go
+	return c
 }
 
 // listWatchers are the WatchLists registrations.

@@ -84,6 +84,11 @@
 //     error makes the monitor ping at once, and its failure cancels them).
 //     Progress notifications go back to the caller under its own token;
 //     a caller's cancellation reaches the server as notifications/cancelled.
+//     Subscribe and Unsubscribe (subscribe.go) go the same way, and are a
+//     no-op for a server that offers no resource subscriptions; every
+//     notifications/resources/updated a server sends goes to the
+//     WatchResourceUpdates watchers. A subscription lasts as long as the
+//     server's session: its caller subscribes a restarted server again.
 //   - A spec-change restart drains: calls in flight on the old instance
 //     finish there, for up to DrainTimeout (10s), before it is stopped
 //     (on the supervisor's goroutine for the server: no caller waits);

@@ -206,6 +206,11 @@ func (inst *instance) connect(transport mcp.Transport) error {
 		ProgressNotificationHandler: inst.calls.progress, // to the caller that asked (calls.go)
 		ResourceListChangedHandler:  func(context.Context, *mcp.ResourceListChangedRequest) { inst.calls.listsChanged() },
 		PromptListChangedHandler:    func(context.Context, *mcp.PromptListChangedRequest) { inst.calls.listsChanged() },
+		ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
+			if req.Params != nil {
+				inst.calls.resourceUpdated(req.Params.URI) // subscribe.go
+			}
+		},
 	})
 	session, err := client.Connect(inst.ctx, transport, nil)
 	if err != nil {

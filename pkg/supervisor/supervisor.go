@@ -260,6 +260,8 @@ type Supervisor struct {
 	delivering chan struct{} // non-nil while a goroutine makes them; closed when it ends
 	stateCh    chan struct{} // closed (and cleared) on every observed change: see waitLocked
 	lists      listWatchers  // WatchLists (calls.go)
+
+	updates updateWatchers // WatchResourceUpdates (subscribe.go)
 }
 
 // entry is the supervisor's record of one key.

@@ -1,0 +1,174 @@
+package mcpserve
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// ResourceSubscriber is a Backend that can subscribe to the resources of
+// the servers it routes to; *router.Router is one. With it, both views
+// advertise resources.subscribe and pass each server's
+// notifications/resources/updated on to the sessions subscribed to the
+// resource.
+type ResourceSubscriber interface {
+	// Subscribe subscribes to the exposed resource uri at its server.
+	Subscribe(ctx context.Context, uri string) error
+	// Unsubscribe ends that subscription.
+	Unsubscribe(ctx context.Context, uri string) error
+	// OnResourceUpdated registers fn for the exposed URI of every
+	// subscribed resource that changed; fn must not block.
+	OnResourceUpdated(fn func(uri string)) (cancel func())
+}
+
+// resourceSubs counts the sessions subscribed to each resource, across
+// both views, so that a resource is subscribed at its server while one
+// session or more wants it, and once only. The go-sdk keeps which session
+// wants which URI, and sends the updates (mcp.Server.ResourceUpdated).
+type resourceSubs struct {
+	b ResourceSubscriber
+
+	mu       sync.Mutex
+	sessions map[string]map[*mcp.ServerSession]bool // URI → sessions subscribed
+	watched  map[*mcp.ServerSession]bool            // sessions whose end is watched
+	pending  map[string]bool                        // URIs updated, not yet told
+	telling  bool                                   // a goroutine tells them
+}
+
+// initSubscriptions sets up the forwarding of resource updates when the
+// Backend can subscribe, and says whether it can.
+func (s *Server) initSubscriptions() bool {
+	b, ok := s.opts.Backend.(ResourceSubscriber)
+	if !ok {
+		return false
+	}
+	s.subs = &resourceSubs{b: b, sessions: map[string]map[*mcp.ServerSession]bool{},
+		watched: map[*mcp.ServerSession]bool{}, pending: map[string]bool{}}
+	b.OnResourceUpdated(s.resourceUpdated)
+	return true
+}
+
+// subscribe is the views' resources/subscribe handler: the first session
+// to want uri subscribes to it at its server; a failure there is the
+// client's error, and the go-sdk records no subscription.
+func (s *Server) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
+	uri, ss := req.Params.URI, req.Session
+	r := s.subs
+	r.mu.Lock()
+	first := len(r.sessions[uri]) == 0
+	r.mu.Unlock()
+	if first {
+		if err := r.b.Subscribe(ctx, uri); err != nil {
+			return err
+		}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.sessions[uri] == nil {
+		r.sessions[uri] = map[*mcp.ServerSession]bool{}
+	}
+	r.sessions[uri][ss] = true
+	if ss != nil && !r.watched[ss] {
+		r.watched[ss] = true
+		go func() {
+			_ = ss.Wait()
+			s.dropSession(ss)
+		}()
+	}
+	return nil
+}
+
+// unsubscribe is the views' resources/unsubscribe handler: the last
+// session to want uri unsubscribes from it at its server.
+func (s *Server) unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest) error {
+	if s.release(req.Params.URI, req.Session) {
+		return s.subs.b.Unsubscribe(ctx, req.Params.URI)
+	}
+	return nil
+}
+
+// release forgets that ss wants uri, and reports whether nobody does now.
+func (s *Server) release(uri string, ss *mcp.ServerSession) bool {
+	r := s.subs
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	set, ok := r.sessions[uri]
+	if !ok || !set[ss] {
+		return false
+	}
+	delete(set, ss)
+	if len(set) > 0 {
+		return false
+	}
+	delete(r.sessions, uri)
+	return true
+}
+
+// dropSession releases the subscriptions of a session that ended without
+// unsubscribing.
+func (s *Server) dropSession(ss *mcp.ServerSession) {
+	r := s.subs
+	r.mu.Lock()
+	delete(r.watched, ss)
+	var uris []string
+	for uri, set := range r.sessions {
+		if set[ss] {
+			uris = append(uris, uri)
+		}
+	}
+	r.mu.Unlock()
+	for _, uri := range uris {
+		if s.release(uri, ss) {
+			ctx, cancel := context.WithTimeout(context.Background(), subscribeTimeout)
+			if err := r.b.Unsubscribe(ctx, uri); err != nil {
+				s.log.Debug("resource unsubscribe after the session ended", "uri", uri, "error", err)
+			}
+			cancel()
+		}
+	}
+}
+
+// subscribeTimeout bounds an unsubscribe musterd makes on its own.
+const subscribeTimeout = 10 * time.Second
+
+// resourceUpdated notes uri as updated and makes sure a goroutine tells
+// the subscribed sessions: it runs on a managed server's session
+// goroutine, which must not wait for slow clients. Updates of one URI
+// that come while it is being told are coalesced into one.
+func (s *Server) resourceUpdated(uri string) {
+	r := s.subs
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.pending[uri] = true
+	if r.telling {
+		return
+	}
+	r.telling = true
+	go s.tellUpdates()
+}
+
+func (s *Server) tellUpdates() {
+	r := s.subs
+	for {
+		r.mu.Lock()
+		if len(r.pending) == 0 {
+			r.telling = false
+			r.mu.Unlock()
+			return
+		}
+		var uris []string
+		for uri := range r.pending {
+			uris = append(uris, uri)
+		}
+		clear(r.pending)
+		r.mu.Unlock()
+		for _, uri := range uris {
+			p := &mcp.ResourceUpdatedNotificationParams{URI: uri}
+			// Each view's go-sdk server tells the sessions subscribed on it.
+			_ = s.meta.ResourceUpdated(context.Background(), p)
+			_ = s.direct.ResourceUpdated(context.Background(), p)
+		}
+	}
+}
