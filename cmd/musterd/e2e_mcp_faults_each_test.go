@@ -27,11 +27,6 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// callDeadline bounds one call in these tests: far above any bound musterd
-// promises (a dead server's call fails within a second, a restart waits
-// up to 30 s), so that only a hang reaches it.
-const callDeadline = 50 * time.Second
-
 // progressSeen collects, per progress token, that a call's server has
 // started working on it: its first progress notification.
 type progressSeen struct {

@@ -16,7 +16,6 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -80,11 +79,7 @@ func TestE2EInspectorListsAndCallsToolsOnTheDirectView(t *testing.T) {
 
 	// The go-sdk client only waits for the set to be served; the checks
 	// below are the Inspector's.
-	c := mcp.NewClient(&mcp.Implementation{Name: "wait", Version: "e2e"}, nil)
-	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{
-		Endpoint: "http://" + e.addr + "/mcp/direct", HTTPClient: &http.Client{Transport: bearerTransport{token}}}, nil)
-	require.NoError(t, err, e.stderr)
-	defer cs.Close()
+	cs := connectMCP(t, "http://"+e.addr+"/mcp/direct", mcpDial{httpClient: &http.Client{Transport: bearerTransport{token}}})
 	eventually(t, "/mcp/direct serves both servers' tools", func() bool {
 		names := toolNames(t, cs)
 		return slices.Contains(names, "x_fk_"+marker) && slices.Contains(names, "x_everything_get-sum")

@@ -21,45 +21,6 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// mcpClient connects the go-sdk client to the daemon's path at protocol
-// version, as muster's CLI connects to `muster serve`.
-func (e *fsEnv) mcpClient(t *testing.T, path, version string, opts *mcp.ClientOptions) *mcp.ClientSession {
-	t.Helper()
-	c := mcp.NewClient(&mcp.Implementation{Name: "muster", Version: "e2e"}, opts)
-	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: "http://" + e.addr + path}, &mcp.ClientSessionOptions{ProtocolVersion: version})
-	require.NoError(t, err, "connect to %s\n%s", path, e.stderr)
-	t.Cleanup(func() { _ = cs.Close() })
-	return cs
-}
-
-// callTool calls tool and returns its first text.
-func callTool(t *testing.T, cs *mcp.ClientSession, tool string, args map[string]any) (string, bool) {
-	t.Helper()
-	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tool, Arguments: args})
-	require.NoError(t, err, tool)
-	require.NotEmpty(t, res.Content, tool)
-	tc, ok := res.Content[0].(*mcp.TextContent)
-	require.True(t, ok, "%s: content %T", tool, res.Content[0])
-	return tc.Text, res.IsError
-}
-
-// musterCall calls tool through call_tool and unwraps muster's envelope, as
-// muster's CLI does: the inner result's first text, and its isError.
-func musterCall(t *testing.T, cs *mcp.ClientSession, tool string, args map[string]any) (string, bool) {
-	t.Helper()
-	outer, outerErr := callTool(t, cs, "call_tool", map[string]any{"name": tool, "arguments": args})
-	var env struct {
-		IsError bool `json:"isError"`
-		Content []struct {
-			Type, Text string
-		} `json:"content"`
-	}
-	require.NoError(t, json.Unmarshal([]byte(outer), &env), "%s: not an envelope: %s", tool, outer)
-	require.Equal(t, env.IsError, outerErr, "the outer isError mirrors the inner")
-	require.NotEmpty(t, env.Content)
-	return env.Content[0].Text, env.IsError
-}
-
 func TestE2EMustersCLIViewOfTheCoreTools(t *testing.T) {
 	e := startFS(t)
 	marker := newMarker()
@@ -76,11 +37,7 @@ func TestE2EMustersCLIViewOfTheCoreTools(t *testing.T) {
 
 	cs := e.mcpClient(t, "/mcp", "2024-11-05", nil)
 	assert.Equal(t, "muster-aggregator", cs.InitializeResult().ServerInfo.Name)
-	var names []string
-	for tool, err := range cs.Tools(context.Background(), nil) {
-		require.NoError(t, err)
-		names = append(names, tool.Name)
-	}
+	names := toolNames(t, cs)
 	assert.Equal(t, []string{"call_tool", "describe_prompt", "describe_resource", "describe_tool", "filter_tools", "get_prompt", "get_resource",
 		"list_core_tools", "list_prompts", "list_resources", "list_tools"}, names)
 
@@ -150,17 +107,6 @@ func serverEverythingBin(t *testing.T) string {
 	return bin
 }
 
-// toolNames lists cs's native tools.
-func toolNames(t *testing.T, cs *mcp.ClientSession) []string {
-	t.Helper()
-	var names []string
-	for tool, err := range cs.Tools(context.Background(), nil) {
-		require.NoError(t, err)
-		names = append(names, tool.Name)
-	}
-	return names
-}
-
 func TestE2EMustersCLIViewCallsRealServers(t *testing.T) {
 	everything := serverEverythingBin(t)
 	e := startFS(t)
@@ -200,7 +146,7 @@ func TestE2EMustersCLIViewCallsRealServers(t *testing.T) {
 	assert.Contains(t, out, "5")
 
 	// structuredContent is mirrored outside and kept inside the envelope.
-	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "call_tool", Arguments: map[string]any{
+	res, err := cs.CallTool(callCtx(t), &mcp.CallToolParams{Name: "call_tool", Arguments: map[string]any{
 		"name": "x_fk_slow", "arguments": map[string]any{"steps": 2, "interval": "10ms"}}})
 	require.NoError(t, err)
 	require.False(t, res.IsError)
@@ -248,7 +194,7 @@ func TestE2EDirectViewFollowsRealFiles(t *testing.T) {
 		}
 	})
 	t.Logf("new server file to its tool listed after list_changed: %s", time.Since(written).Round(time.Millisecond))
-	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tool, Arguments: map[string]any{"n": 1}})
+	res, err := cs.CallTool(callCtx(t), &mcp.CallToolParams{Name: tool, Arguments: map[string]any{"n": 1}})
 	require.NoError(t, err)
 	assert.Equal(t, marker+` {"n":1}`, res.Content[0].(*mcp.TextContent).Text, "called natively")
 
@@ -275,7 +221,7 @@ func TestE2EDirectViewFollowsRealFiles(t *testing.T) {
 		}
 	})
 	t.Logf("server file deleted to its tool gone after list_changed: %s", time.Since(removed).Round(time.Millisecond))
-	_, err = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tool})
+	_, err = cs.CallTool(callCtx(t), &mcp.CallToolParams{Name: tool})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "unknown tool")
 }

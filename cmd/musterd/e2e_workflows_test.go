@@ -29,55 +29,6 @@ import (
 	"github.com/musterd/musterd/pkg/workflowrun"
 )
 
-// directClient connects a Go SDK client to the daemon's /mcp/direct, where
-// every tool is served natively. progress, if set, receives the
-// notifications of every call.
-func (e *fsEnv) directClient(t *testing.T, progress func(*mcp.ProgressNotificationParams)) *mcp.ClientSession {
-	t.Helper()
-	opts := &mcp.ClientOptions{}
-	if progress != nil {
-		opts.ProgressNotificationHandler = func(_ context.Context, req *mcp.ProgressNotificationClientRequest) { progress(req.Params) }
-	}
-	client := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "v1"}, opts)
-	session, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: "http://" + e.addr + "/mcp/direct"}, nil)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = session.Close() })
-	return session
-}
-
-// callJSON calls tool and decodes its one text item as JSON.
-func callJSON(ctx context.Context, t *testing.T, s *mcp.ClientSession, tool string, args map[string]any) (map[string]any, bool) {
-	t.Helper()
-	res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
-	require.NoError(t, err)
-	require.NotEmpty(t, res.Content)
-	text := res.Content[0].(*mcp.TextContent).Text
-	var doc map[string]any
-	require.NoError(t, json.Unmarshal([]byte(text), &doc), "%s answered %q", tool, text)
-	return doc, res.IsError
-}
-
-// callText calls tool and returns its one text item.
-func callText(t *testing.T, s *mcp.ClientSession, tool string, args map[string]any) (string, bool) {
-	t.Helper()
-	res, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: tool, Arguments: args})
-	require.NoError(t, err)
-	require.NotEmpty(t, res.Content)
-	return res.Content[0].(*mcp.TextContent).Text, res.IsError
-}
-
-// hasTool reports whether the daemon lists tool on /mcp/direct.
-func hasTool(t *testing.T, s *mcp.ClientSession, tool string) bool {
-	t.Helper()
-	for tl, err := range s.Tools(context.Background(), nil) {
-		require.NoError(t, err)
-		if tl.Name == tool {
-			return true
-		}
-	}
-	return false
-}
-
 // waitTool waits until the daemon lists (or, with present false, no
 // longer lists) tool.
 func waitTool(t *testing.T, s *mcp.ClientSession, tool string, present bool) {
@@ -269,19 +220,18 @@ spec:
 	for _, wf := range []string{"deploy", "loop", "fan", "tolerant", "rollback", "outer", "inner", "slow"} {
 		waitTool(t, s, "workflow_"+wf, true)
 	}
-	ctx := context.Background()
 
 	t.Run("input with defaults, a result as JSON and through jsonPath, a condition both ways, an output template", func(t *testing.T) {
-		doc, isError := callJSON(ctx, t, s, "workflow_deploy", nil)
+		doc, isError := callJSON(t, s, "workflow_deploy", nil)
 		require.False(t, isError, "%v", doc)
 		assert.Equal(t, map[string]any{"env": "staging", "applied": "web", "count": 2.0}, doc)
 
-		doc, isError = callJSON(ctx, t, s, "workflow_deploy", map[string]any{"env": "prod", "_debug": true})
+		doc, isError = callJSON(t, s, "workflow_deploy", map[string]any{"env": "prod", "_debug": true})
 		require.False(t, isError, "%v", doc)
 		assert.Equal(t, map[string]string{"plan": "completed", "prodOnly": "completed", "apply": "completed"}, stepStatuses(doc))
 		assert.Equal(t, map[string]any{"env": "prod", "replicas": 2.0}, doc["input"])
 
-		doc, _ = callJSON(ctx, t, s, "workflow_deploy", map[string]any{"_debug": true})
+		doc, _ = callJSON(t, s, "workflow_deploy", map[string]any{"_debug": true})
 		assert.Equal(t, "skipped", stepStatuses(doc)["prodOnly"], "the template condition held for prod only")
 	})
 
@@ -295,26 +245,26 @@ spec:
 	})
 
 	t.Run("forEach with its indexed results", func(t *testing.T) {
-		doc, isError := callJSON(ctx, t, s, "workflow_loop", map[string]any{"hosts": []any{"a", "b"}})
+		doc, isError := callJSON(t, s, "workflow_loop", map[string]any{"hosts": []any{"a", "b"}})
 		require.False(t, isError, "%v", doc)
 		assert.Equal(t, map[string]any{"first": "a", "second": 1.0}, doc)
 	})
 
 	t.Run("parallel", func(t *testing.T) {
-		doc, isError := callJSON(ctx, t, s, "workflow_fan", nil)
+		doc, isError := callJSON(t, s, "workflow_fan", nil)
 		require.False(t, isError, "%v", doc)
 		assert.Equal(t, "100/b", doc["got"])
 	})
 
 	t.Run("allowFailure", func(t *testing.T) {
-		doc, isError := callJSON(ctx, t, s, "workflow_tolerant", nil)
+		doc, isError := callJSON(t, s, "workflow_tolerant", nil)
 		require.False(t, isError, "%v", doc)
 		assert.Equal(t, true, doc["flakyFailed"])
 		assert.Equal(t, "failed", stepStatuses(doc)["flaky"])
 	})
 
 	t.Run("onFailure cleanup", func(t *testing.T) {
-		doc, isError := callJSON(ctx, t, s, "workflow_rollback", nil)
+		doc, isError := callJSON(t, s, "workflow_rollback", nil)
 		require.True(t, isError)
 		assert.Equal(t, "failed", doc["status"])
 		assert.Equal(t, "workflow rollback, step boom: x_fake_fail returned an error: failed as asked: {}", doc["error"])
@@ -322,7 +272,7 @@ spec:
 	})
 
 	t.Run("a workflow calling another", func(t *testing.T) {
-		doc, isError := callJSON(ctx, t, s, "workflow_outer", nil)
+		doc, isError := callJSON(t, s, "workflow_outer", nil)
 		require.False(t, isError, "%v", doc)
 		assert.Equal(t, 42.0, doc["y"])
 	})
@@ -362,7 +312,7 @@ spec:
 			t.Skip("npm's server-everything is not installed (make npm-servers) or node is missing")
 		}
 		waitTool(t, s, "workflow_weather", true)
-		doc, isError := callJSON(ctx, t, s, "workflow_weather", nil)
+		doc, isError := callJSON(t, s, "workflow_weather", nil)
 		require.False(t, isError, "%v", doc)
 		assert.Equal(t, map[string]any{"said": "Echo: Light rain / drizzle; The sum of 36 and 82 is 118."}, doc)
 	})
@@ -371,7 +321,7 @@ spec:
 		progressed := make(chan struct{})
 		var once sync.Once
 		ps := e.directClient(t, func(*mcp.ProgressNotificationParams) { once.Do(func() { close(progressed) }) })
-		callCtx, cancel := context.WithCancel(ctx)
+		callCtx, cancel := context.WithTimeout(context.Background(), callDeadline)
 		done := make(chan error, 1)
 		go func() {
 			params := &mcp.CallToolParams{Name: "workflow_slow"}
@@ -387,11 +337,11 @@ spec:
 		cancel()
 		require.Error(t, <-done)
 		eventually(t, "the server saw its call cancelled", func() bool {
-			text, _ := callText(t, s, "x_fake_sleeps", nil)
+			text, _ := callTool(t, s, "x_fake_sleeps", nil)
 			return strings.Contains(text, `"cancelled":1`)
 		})
 		eventually(t, "the execution failed, cancelled", func() bool {
-			list, _ := callJSON(ctx, t, s, workflowrun.ToolExecutionList, map[string]any{"workflow_name": "slow"})
+			list, _ := callJSON(t, s, workflowrun.ToolExecutionList, map[string]any{"workflow_name": "slow"})
 			execs, _ := list["executions"].([]any)
 			if len(execs) != 1 {
 				return false
@@ -403,14 +353,14 @@ spec:
 
 	t.Run("execution list and get, and the events and metrics of runs", func(t *testing.T) {
 		var list types.ExecutionList
-		text, isError := callText(t, s, workflowrun.ToolExecutionList, map[string]any{"workflow_name": "deploy", "limit": 2})
+		text, isError := callTool(t, s, workflowrun.ToolExecutionList, map[string]any{"workflow_name": "deploy", "limit": 2})
 		require.False(t, isError, text)
 		require.NoError(t, json.Unmarshal([]byte(text), &list))
 		assert.Equal(t, 4, list.Total)
 		assert.True(t, list.HasMore)
 		id := list.Executions[0].ExecutionID
 		var exec types.Execution
-		text, isError = callText(t, s, workflowrun.ToolExecutionGet, map[string]any{"execution_id": id, "step_id": "prodOnly"})
+		text, isError = callTool(t, s, workflowrun.ToolExecutionGet, map[string]any{"execution_id": id, "step_id": "prodOnly"})
 		require.False(t, isError, text)
 		require.NoError(t, json.Unmarshal([]byte(text), &exec))
 		require.Len(t, exec.Steps, 1)
@@ -461,7 +411,7 @@ func TestE2EEventsShowEachExecutionsStartAndEnd(t *testing.T) {
 	var got []string
 	for len(got) < 2 {
 		require.True(t, time.Now().Before(deadline), "no start and end lines of one execution")
-		doc, isError := callJSON(context.Background(), t, s, "workflow_hello", nil)
+		doc, isError := callJSON(t, s, "workflow_hello", nil)
 		require.False(t, isError)
 		id := doc["execution_id"].(string)
 		got = nil
@@ -510,7 +460,7 @@ func TestE2EAServerKilledMidRunFailsTheRunClearly(t *testing.T) {
 		done <- doc
 	}()
 	eventually(t, "the workflow's call is running on the server", func() bool {
-		text, _ := callText(t, s, "x_victim_sleeps", nil)
+		text, _ := callTool(t, s, "x_victim_sleeps", nil)
 		return strings.Contains(text, `"running":1`)
 	})
 	require.NoError(t, syscall.Kill(first.pid, syscall.SIGKILL))
@@ -544,12 +494,17 @@ func TestE2EExecutionsSurviveARestart(t *testing.T) {
 	s := e.directClient(t, nil)
 	waitTool(t, s, "workflow_quick", true)
 	waitTool(t, s, "workflow_slow", true)
-	doc, isError := callJSON(context.Background(), t, s, "workflow_quick", nil)
+	doc, isError := callJSON(t, s, "workflow_quick", nil)
 	require.False(t, isError)
 	quickID := doc["execution_id"].(string)
-	go func() { _, _ = s.CallTool(context.Background(), &mcp.CallToolParams{Name: "workflow_slow"}) }()
+	go func() {
+		// Ended by the kill of musterd below; bounded all the same.
+		ctx, cancel := context.WithTimeout(context.Background(), callDeadline)
+		defer cancel()
+		_, _ = s.CallTool(ctx, &mcp.CallToolParams{Name: "workflow_slow"})
+	}()
 	eventually(t, "the slow run is on the server", func() bool {
-		text, _ := callText(t, s, "x_fake_sleeps", nil)
+		text, _ := callTool(t, s, "x_fake_sleeps", nil)
 		return strings.Contains(text, `"running":1`)
 	})
 	out, code := e.cli(t, "get", "executions", "--status", "inprogress", "-o", "json")
@@ -583,7 +538,7 @@ func TestE2EExecutionsSurviveARestart(t *testing.T) {
 
 	s = e.directClient(t, nil)
 	var got types.Execution
-	text, isError := callText(t, s, workflowrun.ToolExecutionGet, map[string]any{"execution_id": quickID, "include_steps": false})
+	text, isError := callTool(t, s, workflowrun.ToolExecutionGet, map[string]any{"execution_id": quickID, "include_steps": false})
 	require.False(t, isError, text)
 	require.NoError(t, json.Unmarshal([]byte(text), &got))
 	assert.Equal(t, "completed", got.Status)
@@ -615,7 +570,7 @@ func TestE2EASpecChangeMidRunDrainsAndTheRunFinishes(t *testing.T) {
 		done <- doc
 	}()
 	eventually(t, "the workflow's first call is running on the server", func() bool {
-		text, _ := callText(t, s, "x_svc_sleeps", nil)
+		text, _ := callTool(t, s, "x_svc_sleeps", nil)
 		return strings.Contains(text, `"running":1`)
 	})
 	e.write(t, "mcpservers/svc.yaml", mcpServerYAML("svc", append(stdioSpec("-tools", "json,sleep,sleeps,"+marker), "env: {CHANGED: \"1\"}")...))
@@ -639,12 +594,9 @@ func TestE2EAWorkflowTurningValidOrInvalidIsAnnounced(t *testing.T) {
 	e := startFS(t)
 	e.write(t, "workflows/needy.yaml", "apiVersion: muster.giantswarm.io/v1alpha1\nkind: Workflow\nmetadata:\n  name: needy\nspec:\n  steps:\n    - {id: s, tool: x_late_json}\n")
 	changed := make(chan struct{}, 16)
-	c := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "v1"}, &mcp.ClientOptions{
+	s := e.mcpClient(t, "/mcp/direct", "", &mcp.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
 	})
-	s, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: "http://" + e.addr + "/mcp/direct"}, nil)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = s.Close() })
 	e.waitWorkflow(t, "needy", "Synced", "")
 	require.False(t, hasTool(t, s, "workflow_needy"))
 	text, isError := musterCall(t, e.mcpClient(t, "/mcp", "2024-11-05", nil), "workflow_needy", nil)
@@ -660,7 +612,7 @@ func TestE2EAWorkflowTurningValidOrInvalidIsAnnounced(t *testing.T) {
 		}
 		return hasTool(t, s, "workflow_needy")
 	})
-	doc, isError := callJSON(context.Background(), t, s, "workflow_needy", nil)
+	doc, isError := callJSON(t, s, "workflow_needy", nil)
 	require.False(t, isError, "%v", doc)
 
 	e.remove(t, "mcpservers/late.yaml")
@@ -683,7 +635,7 @@ func TestE2EAWorkflowTurningValidOrInvalidIsAnnounced(t *testing.T) {
 	})
 	e.write(t, "workflows/callee.yaml", "apiVersion: muster.giantswarm.io/v1alpha1\nkind: Workflow\nmetadata:\n  name: callee\nspec:\n  steps:\n    - {id: s, tool: x_late_json, args: {from: callee}}\n")
 	waitTool(t, s, "workflow_caller", true)
-	doc, isError = callJSON(context.Background(), t, s, "workflow_caller", nil)
+	doc, isError = callJSON(t, s, "workflow_caller", nil)
 	require.False(t, isError, "%v", doc)
 	e.remove(t, "workflows/callee.yaml")
 	waitTool(t, s, "workflow_caller", false)
