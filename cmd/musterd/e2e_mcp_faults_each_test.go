@@ -7,7 +7,8 @@ package main
 // in flight (every call drained on the old server, by its pid), a call to
 // a server that is restarting (made while it is, seen through /proc). A
 // client cancelling or ending its session mid-call is
-// TestE2EFaultsThroughTheEndpoint's. No call may hang: each runs under
+// TestE2EMCPClientCancellingOrEndingItsSessionCancelsTheCallAtTheServer's
+// (e2e_mcp_faults_test.go). No call may hang: each runs under
 // callDeadline, and reaching it fails the test.
 
 import (
