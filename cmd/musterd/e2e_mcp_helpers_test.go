@@ -148,3 +148,25 @@ func callCtx(t *testing.T) context.Context {
 	t.Cleanup(cancel)
 	return ctx
 }
+
+// notify sends on ch without blocking: a notification handler's way to
+// say "at least one since the last drain", whatever the buffer holds.
+func notify[T any](ch chan<- T, v T) {
+	select {
+	case ch <- v:
+	default:
+	}
+}
+
+// drainSignals empties ch of what it holds, so that a wait that follows
+// sees only what is sent from now on: a list_changed left over from an
+// earlier change must not stand in for the one a test waits for.
+func drainSignals[T any](ch <-chan T) {
+	for {
+		select {
+		case <-ch:
+		default:
+			return
+		}
+	}
+}

@@ -176,13 +176,14 @@ func TestE2EDirectViewFollowsRealFiles(t *testing.T) {
 	e := startFS(t)
 	changed := make(chan time.Time, 64)
 	cs := e.mcpClient(t, "/mcp/direct", "2025-06-18", &mcp.ClientOptions{
-		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- time.Now() },
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { notify(changed, time.Now()) },
 	})
 	marker := newMarker()
 	tool := "x_fresh_" + marker
 	require.NotContains(t, toolNames(t, cs), tool)
 
 	// A new server file: the client hears of it and lists the new tool.
+	drainSignals(changed)
 	written := time.Now()
 	e.write(t, "mcpservers/fresh.yaml", mcpServerYAML("fresh", stdioSpec("-tools", "echo,"+marker)...))
 	eventually(t, "list_changed brings "+tool, func() bool {
@@ -199,6 +200,7 @@ func TestE2EDirectViewFollowsRealFiles(t *testing.T) {
 	assert.Equal(t, marker+` {"n":1}`, res.Content[0].(*mcp.TextContent).Text, "called natively")
 
 	// A managed server that adds a tool of its own.
+	drainSignals(changed)
 	e.write(t, "mcpservers/grow.yaml", mcpServerYAML("grow", stdioSpec("-tools", "echo", "-add-tool-after", "1s")...))
 	eventually(t, "the server's own new tool is listed", func() bool {
 		select {
@@ -210,6 +212,7 @@ func TestE2EDirectViewFollowsRealFiles(t *testing.T) {
 	})
 
 	// Deleting the file removes the tool the same way.
+	drainSignals(changed)
 	removed := time.Now()
 	e.remove(t, "mcpservers/fresh.yaml")
 	eventually(t, "list_changed takes "+tool+" away", func() bool {

@@ -595,7 +595,7 @@ func TestE2EAWorkflowTurningValidOrInvalidIsAnnounced(t *testing.T) {
 	e.write(t, "workflows/needy.yaml", "apiVersion: muster.giantswarm.io/v1alpha1\nkind: Workflow\nmetadata:\n  name: needy\nspec:\n  steps:\n    - {id: s, tool: x_late_json}\n")
 	changed := make(chan struct{}, 16)
 	s := e.mcpClient(t, "/mcp/direct", "", &mcp.ClientOptions{
-		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { notify(changed, struct{}{}) },
 	})
 	e.waitWorkflow(t, "needy", "Synced", "")
 	require.False(t, hasTool(t, s, "workflow_needy"))
@@ -603,6 +603,7 @@ func TestE2EAWorkflowTurningValidOrInvalidIsAnnounced(t *testing.T) {
 	assert.True(t, isError)
 	assert.Equal(t, "workflow needy is not available (missing required tools: x_late_json)", text)
 
+	drainSignals(changed)
 	e.write(t, "mcpservers/late.yaml", mcpServerYAML("late", stdioSpec("-tools", "json")...))
 	eventually(t, "list_changed, and workflow_needy listed", func() bool {
 		select {
@@ -615,6 +616,8 @@ func TestE2EAWorkflowTurningValidOrInvalidIsAnnounced(t *testing.T) {
 	doc, isError := callJSON(t, s, "workflow_needy", nil)
 	require.False(t, isError, "%v", doc)
 
+	// Only a list_changed sent from now on may count for the removal.
+	drainSignals(changed)
 	e.remove(t, "mcpservers/late.yaml")
 	eventually(t, "list_changed, and workflow_needy gone", func() bool {
 		select {
