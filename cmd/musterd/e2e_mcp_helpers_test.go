@@ -122,6 +122,56 @@ func musterCall(t *testing.T, cs *mcp.ClientSession, tool string, args map[strin
 	return env.Content[0].Text, env.IsError
 }
 
+// asyncRun is a call started in the background: its result's first text
+// decoded as a JSON object, or a "call error" entry saying why there is
+// none.
+type asyncRun chan map[string]any
+
+// callAsync starts calling tool in the background, within callDeadline.
+func callAsync(cs *mcp.ClientSession, tool string, args map[string]any) asyncRun {
+	done := make(asyncRun, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), callDeadline)
+		defer cancel()
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+		if err != nil || len(res.Content) == 0 {
+			done <- map[string]any{"call error": "no result: " + errText(err)}
+			return
+		}
+		text := ""
+		if tc, ok := res.Content[0].(*mcp.TextContent); ok {
+			text = tc.Text
+		}
+		var doc map[string]any
+		if err := json.Unmarshal([]byte(text), &doc); err != nil {
+			done <- map[string]any{"call error": "not a JSON object: " + text}
+			return
+		}
+		done <- doc
+	}()
+	return done
+}
+
+// wait is the call's result, failing the test if it has none within
+// e2eDeadline.
+func (r asyncRun) wait(t *testing.T, what string) map[string]any {
+	t.Helper()
+	select {
+	case doc := <-r:
+		return doc
+	case <-time.After(e2eDeadline):
+		t.Fatalf("%s: no result within %s", what, e2eDeadline)
+		return nil
+	}
+}
+
+func errText(err error) string {
+	if err == nil {
+		return "empty content"
+	}
+	return err.Error()
+}
+
 // toolNames lists cs's native tools, within callDeadline.
 func toolNames(t *testing.T, cs *mcp.ClientSession) []string {
 	t.Helper()

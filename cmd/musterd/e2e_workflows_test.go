@@ -448,28 +448,13 @@ func TestE2EAServerKilledMidRunFailsTheRunClearly(t *testing.T) {
 	waitTool(t, s, "workflow_doomed", true)
 	first := theServerProc(t, marker)
 
-	done := make(chan map[string]any, 1)
-	go func() {
-		res, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: "workflow_doomed"})
-		if err != nil || len(res.Content) == 0 {
-			done <- map[string]any{"call error": fmt.Sprint(err)}
-			return
-		}
-		var doc map[string]any
-		_ = json.Unmarshal([]byte(res.Content[0].(*mcp.TextContent).Text), &doc)
-		done <- doc
-	}()
+	run := callAsync(s, "workflow_doomed", nil)
 	eventually(t, "the workflow's call is running on the server", func() bool {
 		text, _ := callTool(t, s, "x_victim_sleeps", nil)
 		return strings.Contains(text, `"running":1`)
 	})
 	require.NoError(t, syscall.Kill(first.pid, syscall.SIGKILL))
-	var doc map[string]any
-	select {
-	case doc = <-done:
-	case <-time.After(e2eDeadline):
-		t.Fatal("the run did not end after its server was killed")
-	}
+	doc := run.wait(t, "the run did not end after its server was killed")
 	assert.Equal(t, "failed", doc["status"], "%v", doc)
 	assert.Contains(t, doc["error"], "workflow doomed, step nap: calling x_victim_sleep: ")
 	e.waitServer(t, "victim", "is Running again", func(s serverObject) bool { return s.Status.RestartCount >= 1 })
@@ -558,28 +543,13 @@ func TestE2EASpecChangeMidRunDrainsAndTheRunFinishes(t *testing.T) {
 	waitTool(t, s, "workflow_steady", true)
 	first := theServerProc(t, marker)
 
-	done := make(chan map[string]any, 1)
-	go func() {
-		res, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: "workflow_steady"})
-		if err != nil || len(res.Content) == 0 {
-			done <- map[string]any{"call error": fmt.Sprint(err)}
-			return
-		}
-		var doc map[string]any
-		_ = json.Unmarshal([]byte(res.Content[0].(*mcp.TextContent).Text), &doc)
-		done <- doc
-	}()
+	run := callAsync(s, "workflow_steady", nil)
 	eventually(t, "the workflow's first call is running on the server", func() bool {
 		text, _ := callTool(t, s, "x_svc_sleeps", nil)
 		return strings.Contains(text, `"running":1`)
 	})
 	e.write(t, "mcpservers/svc.yaml", mcpServerYAML("svc", append(stdioSpec("-tools", "json,sleep,sleeps,"+marker), "env: {CHANGED: \"1\"}")...))
-	var doc map[string]any
-	select {
-	case doc = <-done:
-	case <-time.After(e2eDeadline):
-		t.Fatal("the run did not end")
-	}
+	doc := run.wait(t, "the run did not end")
 	require.Equal(t, "completed", doc["status"], "%v", doc)
 	assert.Equal(t, 1500.0, doc["slept"])
 	eventually(t, "the server was restarted for its new spec", func() bool {
