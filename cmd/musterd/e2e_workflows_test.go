@@ -532,30 +532,52 @@ func TestE2EExecutionsSurviveARestart(t *testing.T) {
 
 // A server restarted by a spec change while a workflow's call runs on it
 // drains: the call finishes on the old instance, the next step's call
-// waits for the new one, and the run completes.
+// waits for the new one, and the run completes. The restart certainly
+// lands while the first step runs: the file changes once the server
+// counts the step's call running, and musterd's log says its restart
+// drains one call (the test calls nothing else on the server by then);
+// the first step completes (a call cut off would fail it), and the next
+// step's result names the new server's pid.
 func TestE2EASpecChangeMidRunDrainsAndTheRunFinishes(t *testing.T) {
 	e := startFS(t)
 	marker := newMarker()
-	e.write(t, "mcpservers/svc.yaml", mcpServerYAML("svc", stdioSpec("-tools", "json,sleep,sleeps,"+marker)...))
+	spec := func(extra ...string) string {
+		return mcpServerYAML("svc", append(stdioSpec("-tools", "sleep,sleeps,"+marker, "-slow-tool", "work"), extra...)...)
+	}
+	e.write(t, "mcpservers/svc.yaml", spec())
+	// nap sleeps 6 s: time enough for the restart to begin on a loaded
+	// machine, and well inside the 10 s drain. after's result (mcp-fake's
+	// slow tool) names the pid of the server that ran it.
 	e.write(t, "workflows/steady.yaml", "apiVersion: muster.giantswarm.io/v1alpha1\nkind: Workflow\nmetadata:\n  name: steady\nspec:\n  steps:\n"+
-		"    - {id: nap, tool: x_svc_sleep, args: {ms: 1500}}\n    - {id: after, tool: x_svc_json, args: {slept: \"{{ .results.nap.slept }}\"}}\n")
+		"    - {id: nap, tool: x_svc_sleep, args: {ms: 6000}}\n"+
+		"    - {id: after, tool: x_svc_work, args: {steps: 1, interval: 1ms}}\n"+
+		"  output:\n    slept: \"{{ .results.nap.slept }}\"\n    afterPid: \"{{ .results.after.pid }}\"\n")
 	s := e.directClient(t, nil)
 	waitTool(t, s, "workflow_steady", true)
 	first := theServerProc(t, marker)
 
-	run := callAsync(s, "workflow_steady", nil)
+	run := callAsync(s, "workflow_steady", map[string]any{"_debug": true})
 	eventually(t, "the workflow's first call is running on the server", func() bool {
 		text, _ := callTool(t, s, "x_svc_sleeps", nil)
 		return strings.Contains(text, `"running":1`)
 	})
-	e.write(t, "mcpservers/svc.yaml", mcpServerYAML("svc", append(stdioSpec("-tools", "json,sleep,sleeps,"+marker), "env: {CHANGED: \"1\"}")...))
+	// From here on the test calls nothing on svc: the one call in flight
+	// is nap's.
+	e.write(t, "mcpservers/svc.yaml", spec(`env: {CHANGED: "1"}`))
+	draining := regexp.MustCompile(`msg="mcp server: draining its calls before a restart" [^\n]*key=\S*default/svc calls=1 `)
+	// The restart found nap's call in flight on the old server: it drains
+	// it rather than stopping the server under it.
+	eventually(t, "musterd drains the old server's one call", func() bool { return draining.MatchString(e.stderr.String()) })
+
 	doc := run.wait(t, "the run did not end")
 	require.Equal(t, "completed", doc["status"], "%v", doc)
-	assert.Equal(t, 1500.0, doc["slept"])
-	eventually(t, "the server was restarted for its new spec", func() bool {
-		second := serverProcs(marker)
-		return len(second) == 1 && !second[0].same(first)
-	})
+	assert.Equal(t, map[string]string{"nap": "completed", "after": "completed"}, stepStatuses(doc))
+	out, _ := doc["output"].(map[string]any)
+	assert.Equal(t, 6000.0, out["slept"], "nap finished on the old server, drained: %v", doc)
+	second := theServerProc(t, marker, first)
+	assert.Equal(t, float64(second.pid), out["afterPid"], "after ran on the new server: %v", doc)
+	assert.NotEqual(t, float64(first.pid), out["afterPid"])
+	assert.False(t, first.alive(), "the old server is stopped after its drain")
 }
 
 // A workflow becoming valid or invalid is a tool appearing or going on
