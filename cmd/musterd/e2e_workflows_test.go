@@ -335,7 +335,12 @@ spec:
 			t.Fatal("no progress came through the workflow")
 		}
 		cancel()
-		require.Error(t, <-done)
+		select {
+		case err := <-done:
+			require.Error(t, err)
+		case <-time.After(e2eDeadline):
+			t.Fatal("a workflow call the client cancelled does not return")
+		}
 		eventually(t, "the server saw its call cancelled", func() bool {
 			text, _ := callTool(t, s, "x_fake_sleeps", nil)
 			return strings.Contains(text, `"cancelled":1`)
@@ -397,7 +402,7 @@ func TestE2EEventsShowEachExecutionsStartAndEnd(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	lines := make(chan string, 10)
+	lines := make(chan string, 64)
 	go func() {
 		sc := bufio.NewScanner(stdout)
 		for sc.Scan() {
@@ -405,34 +410,39 @@ func TestE2EEventsShowEachExecutionsStartAndEnd(t *testing.T) {
 		}
 		close(lines)
 	}()
-	// The stream may not be subscribed yet when the first run starts: run
-	// until one run's start and end both show, in that order.
-	deadline := time.Now().Add(e2eDeadline)
-	var got []string
-	for len(got) < 2 {
-		require.True(t, time.Now().Before(deadline), "no start and end lines of one execution")
-		doc, isError := callJSON(t, s, "workflow_hello", nil)
-		require.False(t, isError)
-		id := doc["execution_id"].(string)
-		got = nil
-	collect:
-		for len(got) < 2 {
-			select {
-			case l, ok := <-lines:
-				require.True(t, ok, "musterd events ended")
-				if strings.Contains(l, "execution="+id) && (len(got) == 1 || strings.Contains(l, "WorkflowExecutionStarted")) {
-					got = append(got, l)
-				}
-			case <-time.After(2 * time.Second):
-				break collect // this run's lines are not coming: run again
-			}
+	// Subscribed: the command prints nothing until an event comes, so
+	// probe runs until the line of one shows (each run's lines come after
+	// it returns, once the stream is subscribed); the runs' lines that
+	// follow are skipped below by execution id.
+	eventually(t, "musterd events -f prints a probe run's line", func() bool {
+		select {
+		case l, ok := <-lines:
+			require.True(t, ok, "musterd events ended")
+			return strings.Contains(l, "WorkflowExecution")
+		default:
 		}
-		if len(got) == 2 {
-			require.Regexp(t, "execution="+id, got[1])
-			t.Logf("execution %s", id)
+		_, isError := callJSON(t, s, "workflow_hello", nil)
+		require.False(t, isError)
+		return false
+	})
+
+	// The run under test: its start, then its end.
+	doc, isError := callJSON(t, s, "workflow_hello", nil)
+	require.False(t, isError)
+	id := doc["execution_id"].(string)
+	var got []string
+	deadline := time.After(e2eDeadline)
+	for len(got) < 2 {
+		select {
+		case l, ok := <-lines:
+			require.True(t, ok, "musterd events ended")
+			if strings.Contains(l, "execution="+id) {
+				got = append(got, l)
+			}
+		case <-deadline:
+			t.Fatalf("execution %s: %d of its start and end lines within %s: %q", id, len(got), e2eDeadline, got)
 		}
 	}
-	id := strings.TrimPrefix(regexp.MustCompile(`execution=\S+`).FindString(got[0]), "execution=")
 	assert.Regexp(t, `WorkflowExecutionStarted\s+workflows/default/hello\s+execution=`+id+`$`, got[0])
 	assert.Regexp(t, `WorkflowExecutionFinished\s+workflows/default/hello\s+execution=`+id+` status=completed duration=\S+$`, got[1])
 }
