@@ -16,24 +16,10 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/musterd/musterd/internal/npmtest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
-
-// inspectorBin returns the MCP Inspector's CLI as `make npm-clients`
-// installs it, or skips the test.
-func inspectorBin(t *testing.T) string {
-	t.Helper()
-	if _, err := exec.LookPath("node"); err != nil {
-		t.Skip("node is not installed: skipping the test with @modelcontextprotocol/inspector")
-	}
-	bin, err := filepath.Abs("../../.cache/npm/node_modules/.bin/mcp-inspector")
-	require.NoError(t, err)
-	if _, err := os.Stat(bin); err != nil {
-		t.Skipf("@modelcontextprotocol/inspector is not installed at %s: run `make npm-clients`", bin)
-	}
-	return bin
-}
 
 // inspector runs the Inspector's CLI against url with args and returns its
 // output (stdout and stderr together: it prints a failure to stderr) and
@@ -65,8 +51,8 @@ func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 func TestE2EInspectorListsAndCallsToolsOnTheDirectView(t *testing.T) {
-	bin := inspectorBin(t)
-	everything := serverEverythingBin(t)
+	bin := npmtest.Inspector(t)
+	everything := npmtest.ServerEverything(t)
 	// With a token, as a remote or shared daemon runs: the Inspector sends
 	// it as a header, and without it gets nothing.
 	const token = "inspector-e2e-token"

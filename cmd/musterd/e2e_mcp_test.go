@@ -9,14 +9,12 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/musterd/musterd/internal/npmtest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -92,23 +90,8 @@ func TestE2EMustersCLIViewOfTheCoreTools(t *testing.T) {
 	assert.Contains(t, out, `Tool execution failed: unknown tool "x_nobody_home"`)
 }
 
-// serverEverythingBin returns npm's server-everything as `make
-// npm-servers` installs it, or skips the test.
-func serverEverythingBin(t *testing.T) string {
-	t.Helper()
-	if _, err := exec.LookPath("node"); err != nil {
-		t.Skip("node is not installed: skipping the test against @modelcontextprotocol/server-everything")
-	}
-	bin, err := filepath.Abs("../../.cache/npm/node_modules/.bin/mcp-server-everything")
-	require.NoError(t, err)
-	if _, err := os.Stat(bin); err != nil {
-		t.Skipf("@modelcontextprotocol/server-everything is not installed at %s: run `make npm-servers`", bin)
-	}
-	return bin
-}
-
 func TestE2EMustersCLIViewCallsRealServers(t *testing.T) {
-	everything := serverEverythingBin(t)
+	everything := npmtest.ServerEverything(t)
 	e := startFS(t)
 	marker := newMarker()
 	e.write(t, "mcpservers/fake.yaml", mcpServerYAML("fake", append(stdioSpec("-tools", "echo,"+marker, "-slow-tool", "slow"), "toolPrefix: fk")...))
