@@ -328,17 +328,3 @@ func TestCallsThroughTheRouterDuringASpecChangeRestart(t *testing.T) {
 	assert.Contains(t, g.names(), "x_drain_added")
 	assert.Equal(t, float64(calls), counter(t, g.reg, "drain", "x_drain_slow", "success"))
 }
-
-// backend mirrors the endpoint's Backend interface (pkg/mcpserve, branch
-// mcp-endpoint at 4780be2), which this package must satisfy without
-// importing it.
-type backend interface {
-	Tools() []*mcp.Tool
-	CallTool(ctx context.Context, name string, args map[string]any, progress func(*mcp.ProgressNotificationParams)) (*mcp.CallToolResult, error)
-	Resources() []*mcp.Resource
-	ReadResource(ctx context.Context, uri string) (*mcp.ReadResourceResult, error)
-	Prompts() []*mcp.Prompt
-	GetPrompt(ctx context.Context, name string, args map[string]string) (*mcp.GetPromptResult, error)
-}
-
-var _ backend = (*router.Router)(nil)
