@@ -364,6 +364,7 @@ func (s *Supervisor) call(ctx context.Context, key events.Key, what string, do f
 	defer stop()
 	err = do(callCtx, inst)
 	if err == nil {
+		s.touch(e, inst) // the server answered: lastConnected is now (#16)
 		return nil
 	}
 	return s.callError(ctx, e, inst, what, err)
