@@ -27,11 +27,15 @@ vet:
 	$(GO) vet ./...
 
 # The suite runs with the race detector on this 2-core machine well inside
-# CI's limit; -count=1 so a cached pass never hides a flaky one.
+# CI's limit; -count=1 so a cached pass never hides a flaky one. Where node
+# and npm are, npm-servers and npm-clients install the pinned packages, and
+# MUSTERD_REQUIRE_NPM=1 makes a missing one fail the tests that need it
+# (internal/npmtest) instead of skipping them.
 test: vet npm-servers npm-clients envtest-assets
 	@unformatted="$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))"; \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
-	MUSTERD_REQUIRE_ENVTEST=1 $(GO) test -race -count=1 ./...
+	MUSTERD_REQUIRE_ENVTEST=1 MUSTERD_REQUIRE_NPM=$$(command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 && echo 1) \
+		$(GO) test -race -count=1 ./...
 
 # controller-gen (pinned in pkg/apis/muster/v1alpha1/generate.go) writes the
 # DeepCopy methods and the CRDs in config/crd/bases from the Go types.

@@ -16,7 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -336,8 +335,10 @@ func TestE2EControlsNeedTheToken(t *testing.T) {
 	}
 	// MCP: without the token no session, so no core_*_create, no
 	// core_service_stop.
-	c := mcp.NewClient(&mcp.Implementation{Name: "muster", Version: "e2e"}, nil)
-	_, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: "http://" + e.addr + "/mcp"}, &mcp.ClientSessionOptions{ProtocolVersion: "2024-11-05"})
+	cs, err := dialMCP("http://"+e.addr+"/mcp", mcpDial{version: "2024-11-05"})
+	if cs != nil {
+		_ = cs.Close()
+	}
 	require.Error(t, err, "an MCP session without the token")
 	assert.Contains(t, err.Error(), "Unauthorized")
 

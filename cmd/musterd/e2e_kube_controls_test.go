@@ -1,12 +1,10 @@
 package main
 
 import (
-	"context"
 	"strings"
 	"syscall"
 	"testing"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
@@ -14,16 +12,6 @@ import (
 	"github.com/musterd/musterd/pkg/apis/muster/v1alpha1"
 	"github.com/musterd/musterd/pkg/reconcilers/mcpserver"
 )
-
-// mcpSession connects muster's CLI's way (protocol 2024-11-05) to d's /mcp.
-func (d *runningDaemon) mcpSession(t *testing.T) *mcp.ClientSession {
-	t.Helper()
-	c := mcp.NewClient(&mcp.Implementation{Name: "muster", Version: "e2e"}, nil)
-	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: "http://" + d.addr + "/mcp"}, &mcp.ClientSessionOptions{ProtocolVersion: "2024-11-05"})
-	require.NoError(t, err, "connect\n%s", d.stderr)
-	t.Cleanup(func() { _ = cs.Close() })
-	return cs
-}
 
 // The Done-when item "Kubernetes mode": create, update and delete through
 // MCP act on the custom resources, a stale resourceVersion is a conflict
@@ -33,7 +21,7 @@ func TestE2EKubeDefinitionsAndStopThroughMCP(t *testing.T) {
 	k := startKube(t)
 	d := k.musterd(t)
 	d.waitReady(t)
-	cs := d.mcpSession(t)
+	cs := d.mcpClient(t, "/mcp", "2024-11-05", nil)
 	marker := newMarker()
 
 	out, isErr := musterCall(t, cs, "core_mcpserver_create", map[string]any{"name": "kube-life", "type": "stdio", "autoStart": true,
@@ -77,7 +65,7 @@ func TestE2EKubeDefinitionsAndStopThroughMCP(t *testing.T) {
 	<-d.exited
 	d = k.musterd(t)
 	d.waitReady(t)
-	cs = d.mcpSession(t)
+	cs = d.mcpClient(t, "/mcp", "2024-11-05", nil)
 	out, isErr = musterCall(t, cs, "core_service_status", map[string]any{"name": "kube-life"})
 	require.False(t, isErr, out)
 	k.waitStatus(t, "kube-life", "is still stopped after musterd's restart", func(s *v1alpha1.MCPServer) bool {

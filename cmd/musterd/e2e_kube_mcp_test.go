@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -93,11 +92,7 @@ func TestE2EKubeMCPIsRoutedToTheLeader(t *testing.T) {
 
 	// The leader serves the server's tool on its MCP listener.
 	connect := func(d *runningDaemon) *mcp.ClientSession {
-		c := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "0"}, nil)
-		cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: "http://" + d.mcpAddr(t) + "/mcp/direct"}, nil)
-		require.NoError(t, err)
-		t.Cleanup(func() { _ = cs.Close() })
-		return cs
+		return connectMCP(t, "http://"+d.mcpAddr(t)+"/mcp/direct", mcpDial{})
 	}
 	eventually(t, "the leader lists "+tool, func() bool { return slices.Contains(toolNames(t, connect(leader)), tool) })
 

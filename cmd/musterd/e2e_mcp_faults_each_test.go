@@ -7,7 +7,8 @@ package main
 // in flight (every call drained on the old server, by its pid), a call to
 // a server that is restarting (made while it is, seen through /proc). A
 // client cancelling or ending its session mid-call is
-// TestE2EFaultsThroughTheEndpoint's. No call may hang: each runs under
+// TestE2EMCPClientCancellingOrEndingItsSessionCancelsTheCallAtTheServer's
+// (e2e_mcp_faults_test.go). No call may hang: each runs under
 // callDeadline, and reaching it fails the test.
 
 import (
@@ -26,11 +27,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
-
-// callDeadline bounds one call in these tests: far above any bound musterd
-// promises (a dead server's call fails within a second, a restart waits
-// up to 30 s), so that only a hang reaches it.
-const callDeadline = 50 * time.Second
 
 // progressSeen collects, per progress token, that a call's server has
 // started working on it: its first progress notification.

@@ -16,25 +16,10 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/musterd/musterd/internal/npmtest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
-
-// inspectorBin returns the MCP Inspector's CLI as `make npm-clients`
-// installs it, or skips the test.
-func inspectorBin(t *testing.T) string {
-	t.Helper()
-	if _, err := exec.LookPath("node"); err != nil {
-		t.Skip("node is not installed: skipping the test with @modelcontextprotocol/inspector")
-	}
-	bin, err := filepath.Abs("../../.cache/npm/node_modules/.bin/mcp-inspector")
-	require.NoError(t, err)
-	if _, err := os.Stat(bin); err != nil {
-		t.Skipf("@modelcontextprotocol/inspector is not installed at %s: run `make npm-clients`", bin)
-	}
-	return bin
-}
 
 // inspector runs the Inspector's CLI against url with args and returns its
 // output (stdout and stderr together: it prints a failure to stderr) and
@@ -66,8 +51,8 @@ func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 func TestE2EInspectorListsAndCallsToolsOnTheDirectView(t *testing.T) {
-	bin := inspectorBin(t)
-	everything := serverEverythingBin(t)
+	bin := npmtest.Inspector(t)
+	everything := npmtest.ServerEverything(t)
 	// With a token, as a remote or shared daemon runs: the Inspector sends
 	// it as a header, and without it gets nothing.
 	const token = "inspector-e2e-token"
@@ -80,11 +65,7 @@ func TestE2EInspectorListsAndCallsToolsOnTheDirectView(t *testing.T) {
 
 	// The go-sdk client only waits for the set to be served; the checks
 	// below are the Inspector's.
-	c := mcp.NewClient(&mcp.Implementation{Name: "wait", Version: "e2e"}, nil)
-	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{
-		Endpoint: "http://" + e.addr + "/mcp/direct", HTTPClient: &http.Client{Transport: bearerTransport{token}}}, nil)
-	require.NoError(t, err, e.stderr)
-	defer cs.Close()
+	cs := connectMCP(t, "http://"+e.addr+"/mcp/direct", mcpDial{httpClient: &http.Client{Transport: bearerTransport{token}}})
 	eventually(t, "/mcp/direct serves both servers' tools", func() bool {
 		names := toolNames(t, cs)
 		return slices.Contains(names, "x_fk_"+marker) && slices.Contains(names, "x_everything_get-sum")

@@ -9,56 +9,15 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/musterd/musterd/internal/npmtest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
-
-// mcpClient connects the go-sdk client to the daemon's path at protocol
-// version, as muster's CLI connects to `muster serve`.
-func (e *fsEnv) mcpClient(t *testing.T, path, version string, opts *mcp.ClientOptions) *mcp.ClientSession {
-	t.Helper()
-	c := mcp.NewClient(&mcp.Implementation{Name: "muster", Version: "e2e"}, opts)
-	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: "http://" + e.addr + path}, &mcp.ClientSessionOptions{ProtocolVersion: version})
-	require.NoError(t, err, "connect to %s\n%s", path, e.stderr)
-	t.Cleanup(func() { _ = cs.Close() })
-	return cs
-}
-
-// callTool calls tool and returns its first text.
-func callTool(t *testing.T, cs *mcp.ClientSession, tool string, args map[string]any) (string, bool) {
-	t.Helper()
-	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tool, Arguments: args})
-	require.NoError(t, err, tool)
-	require.NotEmpty(t, res.Content, tool)
-	tc, ok := res.Content[0].(*mcp.TextContent)
-	require.True(t, ok, "%s: content %T", tool, res.Content[0])
-	return tc.Text, res.IsError
-}
-
-// musterCall calls tool through call_tool and unwraps muster's envelope, as
-// muster's CLI does: the inner result's first text, and its isError.
-func musterCall(t *testing.T, cs *mcp.ClientSession, tool string, args map[string]any) (string, bool) {
-	t.Helper()
-	outer, outerErr := callTool(t, cs, "call_tool", map[string]any{"name": tool, "arguments": args})
-	var env struct {
-		IsError bool `json:"isError"`
-		Content []struct {
-			Type, Text string
-		} `json:"content"`
-	}
-	require.NoError(t, json.Unmarshal([]byte(outer), &env), "%s: not an envelope: %s", tool, outer)
-	require.Equal(t, env.IsError, outerErr, "the outer isError mirrors the inner")
-	require.NotEmpty(t, env.Content)
-	return env.Content[0].Text, env.IsError
-}
 
 func TestE2EMustersCLIViewOfTheCoreTools(t *testing.T) {
 	e := startFS(t)
@@ -76,11 +35,7 @@ func TestE2EMustersCLIViewOfTheCoreTools(t *testing.T) {
 
 	cs := e.mcpClient(t, "/mcp", "2024-11-05", nil)
 	assert.Equal(t, "muster-aggregator", cs.InitializeResult().ServerInfo.Name)
-	var names []string
-	for tool, err := range cs.Tools(context.Background(), nil) {
-		require.NoError(t, err)
-		names = append(names, tool.Name)
-	}
+	names := toolNames(t, cs)
 	assert.Equal(t, []string{"call_tool", "describe_prompt", "describe_resource", "describe_tool", "filter_tools", "get_prompt", "get_resource",
 		"list_core_tools", "list_prompts", "list_resources", "list_tools"}, names)
 
@@ -135,34 +90,8 @@ func TestE2EMustersCLIViewOfTheCoreTools(t *testing.T) {
 	assert.Contains(t, out, `Tool execution failed: unknown tool "x_nobody_home"`)
 }
 
-// serverEverythingBin returns npm's server-everything as `make
-// npm-servers` installs it, or skips the test.
-func serverEverythingBin(t *testing.T) string {
-	t.Helper()
-	if _, err := exec.LookPath("node"); err != nil {
-		t.Skip("node is not installed: skipping the test against @modelcontextprotocol/server-everything")
-	}
-	bin, err := filepath.Abs("../../.cache/npm/node_modules/.bin/mcp-server-everything")
-	require.NoError(t, err)
-	if _, err := os.Stat(bin); err != nil {
-		t.Skipf("@modelcontextprotocol/server-everything is not installed at %s: run `make npm-servers`", bin)
-	}
-	return bin
-}
-
-// toolNames lists cs's native tools.
-func toolNames(t *testing.T, cs *mcp.ClientSession) []string {
-	t.Helper()
-	var names []string
-	for tool, err := range cs.Tools(context.Background(), nil) {
-		require.NoError(t, err)
-		names = append(names, tool.Name)
-	}
-	return names
-}
-
 func TestE2EMustersCLIViewCallsRealServers(t *testing.T) {
-	everything := serverEverythingBin(t)
+	everything := npmtest.ServerEverything(t)
 	e := startFS(t)
 	marker := newMarker()
 	e.write(t, "mcpservers/fake.yaml", mcpServerYAML("fake", append(stdioSpec("-tools", "echo,"+marker, "-slow-tool", "slow"), "toolPrefix: fk")...))
@@ -200,7 +129,7 @@ func TestE2EMustersCLIViewCallsRealServers(t *testing.T) {
 	assert.Contains(t, out, "5")
 
 	// structuredContent is mirrored outside and kept inside the envelope.
-	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "call_tool", Arguments: map[string]any{
+	res, err := cs.CallTool(callCtx(t), &mcp.CallToolParams{Name: "call_tool", Arguments: map[string]any{
 		"name": "x_fk_slow", "arguments": map[string]any{"steps": 2, "interval": "10ms"}}})
 	require.NoError(t, err)
 	require.False(t, res.IsError)
@@ -230,13 +159,14 @@ func TestE2EDirectViewFollowsRealFiles(t *testing.T) {
 	e := startFS(t)
 	changed := make(chan time.Time, 64)
 	cs := e.mcpClient(t, "/mcp/direct", "2025-06-18", &mcp.ClientOptions{
-		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- time.Now() },
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { notify(changed, time.Now()) },
 	})
 	marker := newMarker()
 	tool := "x_fresh_" + marker
 	require.NotContains(t, toolNames(t, cs), tool)
 
 	// A new server file: the client hears of it and lists the new tool.
+	drainSignals(changed)
 	written := time.Now()
 	e.write(t, "mcpservers/fresh.yaml", mcpServerYAML("fresh", stdioSpec("-tools", "echo,"+marker)...))
 	eventually(t, "list_changed brings "+tool, func() bool {
@@ -248,11 +178,12 @@ func TestE2EDirectViewFollowsRealFiles(t *testing.T) {
 		}
 	})
 	t.Logf("new server file to its tool listed after list_changed: %s", time.Since(written).Round(time.Millisecond))
-	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tool, Arguments: map[string]any{"n": 1}})
+	res, err := cs.CallTool(callCtx(t), &mcp.CallToolParams{Name: tool, Arguments: map[string]any{"n": 1}})
 	require.NoError(t, err)
 	assert.Equal(t, marker+` {"n":1}`, res.Content[0].(*mcp.TextContent).Text, "called natively")
 
 	// A managed server that adds a tool of its own.
+	drainSignals(changed)
 	e.write(t, "mcpservers/grow.yaml", mcpServerYAML("grow", stdioSpec("-tools", "echo", "-add-tool-after", "1s")...))
 	eventually(t, "the server's own new tool is listed", func() bool {
 		select {
@@ -264,6 +195,7 @@ func TestE2EDirectViewFollowsRealFiles(t *testing.T) {
 	})
 
 	// Deleting the file removes the tool the same way.
+	drainSignals(changed)
 	removed := time.Now()
 	e.remove(t, "mcpservers/fresh.yaml")
 	eventually(t, "list_changed takes "+tool+" away", func() bool {
@@ -275,7 +207,7 @@ func TestE2EDirectViewFollowsRealFiles(t *testing.T) {
 		}
 	})
 	t.Logf("server file deleted to its tool gone after list_changed: %s", time.Since(removed).Round(time.Millisecond))
-	_, err = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tool})
+	_, err = cs.CallTool(callCtx(t), &mcp.CallToolParams{Name: tool})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "unknown tool")
 }

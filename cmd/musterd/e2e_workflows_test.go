@@ -25,79 +25,16 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/musterd/musterd/internal/npmtest"
 	"github.com/musterd/musterd/pkg/api/types"
 	"github.com/musterd/musterd/pkg/workflowrun"
 )
-
-// directClient connects a Go SDK client to the daemon's /mcp/direct, where
-// every tool is served natively. progress, if set, receives the
-// notifications of every call.
-func (e *fsEnv) directClient(t *testing.T, progress func(*mcp.ProgressNotificationParams)) *mcp.ClientSession {
-	t.Helper()
-	opts := &mcp.ClientOptions{}
-	if progress != nil {
-		opts.ProgressNotificationHandler = func(_ context.Context, req *mcp.ProgressNotificationClientRequest) { progress(req.Params) }
-	}
-	client := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "v1"}, opts)
-	session, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: "http://" + e.addr + "/mcp/direct"}, nil)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = session.Close() })
-	return session
-}
-
-// callJSON calls tool and decodes its one text item as JSON.
-func callJSON(ctx context.Context, t *testing.T, s *mcp.ClientSession, tool string, args map[string]any) (map[string]any, bool) {
-	t.Helper()
-	res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
-	require.NoError(t, err)
-	require.NotEmpty(t, res.Content)
-	text := res.Content[0].(*mcp.TextContent).Text
-	var doc map[string]any
-	require.NoError(t, json.Unmarshal([]byte(text), &doc), "%s answered %q", tool, text)
-	return doc, res.IsError
-}
-
-// callText calls tool and returns its one text item.
-func callText(t *testing.T, s *mcp.ClientSession, tool string, args map[string]any) (string, bool) {
-	t.Helper()
-	res, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: tool, Arguments: args})
-	require.NoError(t, err)
-	require.NotEmpty(t, res.Content)
-	return res.Content[0].(*mcp.TextContent).Text, res.IsError
-}
-
-// hasTool reports whether the daemon lists tool on /mcp/direct.
-func hasTool(t *testing.T, s *mcp.ClientSession, tool string) bool {
-	t.Helper()
-	for tl, err := range s.Tools(context.Background(), nil) {
-		require.NoError(t, err)
-		if tl.Name == tool {
-			return true
-		}
-	}
-	return false
-}
 
 // waitTool waits until the daemon lists (or, with present false, no
 // longer lists) tool.
 func waitTool(t *testing.T, s *mcp.ClientSession, tool string, present bool) {
 	t.Helper()
 	eventually(t, fmt.Sprintf("tool %s listed: %v", tool, present), func() bool { return hasTool(t, s, tool) == present })
-}
-
-// everythingOrNone is npm's server-everything as `make npm-servers`
-// installs it, or "" (the test then skips what needs it).
-func everythingOrNone(t *testing.T) string {
-	t.Helper()
-	if _, err := exec.LookPath("node"); err != nil {
-		return ""
-	}
-	bin, err := filepath.Abs("../../.cache/npm/node_modules/.bin/mcp-server-everything")
-	require.NoError(t, err)
-	if _, err := os.Stat(bin); err != nil {
-		return ""
-	}
-	return bin
 }
 
 func stepStatuses(doc map[string]any) map[string]string {
@@ -240,8 +177,10 @@ func TestE2EWorkflowsRun(t *testing.T) {
 	e := startFS(t)
 	e.write(t, "mcpservers/fake.yaml", mcpServerYAML("fake", stdioSpec("-tools", "json,fail,sleep,sleeps")...))
 	e.write(t, "workflows/all.yaml", e2eWorkflows)
-	everything := everythingOrNone(t)
-	if everything != "" {
+	// Without server-everything (or node) the run goes on; only the subtest
+	// that needs it skips (under make test, MUSTERD_REQUIRE_NPM=1 fails it).
+	everything, npmErr := npmtest.Lookup(t, npmtest.ServerEverythingPackage)
+	if npmErr == nil {
 		e.write(t, "mcpservers/everything.yaml", mcpServerYAML("everything", "type: stdio", "autoStart: true",
 			"command: "+yamlValue(everything), `args: ["stdio"]`))
 		e.write(t, "workflows/weather.yaml", `apiVersion: muster.giantswarm.io/v1alpha1
@@ -269,19 +208,18 @@ spec:
 	for _, wf := range []string{"deploy", "loop", "fan", "tolerant", "rollback", "outer", "inner", "slow"} {
 		waitTool(t, s, "workflow_"+wf, true)
 	}
-	ctx := context.Background()
 
 	t.Run("input with defaults, a result as JSON and through jsonPath, a condition both ways, an output template", func(t *testing.T) {
-		doc, isError := callJSON(ctx, t, s, "workflow_deploy", nil)
+		doc, isError := callJSON(t, s, "workflow_deploy", nil)
 		require.False(t, isError, "%v", doc)
 		assert.Equal(t, map[string]any{"env": "staging", "applied": "web", "count": 2.0}, doc)
 
-		doc, isError = callJSON(ctx, t, s, "workflow_deploy", map[string]any{"env": "prod", "_debug": true})
+		doc, isError = callJSON(t, s, "workflow_deploy", map[string]any{"env": "prod", "_debug": true})
 		require.False(t, isError, "%v", doc)
 		assert.Equal(t, map[string]string{"plan": "completed", "prodOnly": "completed", "apply": "completed"}, stepStatuses(doc))
 		assert.Equal(t, map[string]any{"env": "prod", "replicas": 2.0}, doc["input"])
 
-		doc, _ = callJSON(ctx, t, s, "workflow_deploy", map[string]any{"_debug": true})
+		doc, _ = callJSON(t, s, "workflow_deploy", map[string]any{"_debug": true})
 		assert.Equal(t, "skipped", stepStatuses(doc)["prodOnly"], "the template condition held for prod only")
 	})
 
@@ -295,26 +233,26 @@ spec:
 	})
 
 	t.Run("forEach with its indexed results", func(t *testing.T) {
-		doc, isError := callJSON(ctx, t, s, "workflow_loop", map[string]any{"hosts": []any{"a", "b"}})
+		doc, isError := callJSON(t, s, "workflow_loop", map[string]any{"hosts": []any{"a", "b"}})
 		require.False(t, isError, "%v", doc)
 		assert.Equal(t, map[string]any{"first": "a", "second": 1.0}, doc)
 	})
 
 	t.Run("parallel", func(t *testing.T) {
-		doc, isError := callJSON(ctx, t, s, "workflow_fan", nil)
+		doc, isError := callJSON(t, s, "workflow_fan", nil)
 		require.False(t, isError, "%v", doc)
 		assert.Equal(t, "100/b", doc["got"])
 	})
 
 	t.Run("allowFailure", func(t *testing.T) {
-		doc, isError := callJSON(ctx, t, s, "workflow_tolerant", nil)
+		doc, isError := callJSON(t, s, "workflow_tolerant", nil)
 		require.False(t, isError, "%v", doc)
 		assert.Equal(t, true, doc["flakyFailed"])
 		assert.Equal(t, "failed", stepStatuses(doc)["flaky"])
 	})
 
 	t.Run("onFailure cleanup", func(t *testing.T) {
-		doc, isError := callJSON(ctx, t, s, "workflow_rollback", nil)
+		doc, isError := callJSON(t, s, "workflow_rollback", nil)
 		require.True(t, isError)
 		assert.Equal(t, "failed", doc["status"])
 		assert.Equal(t, "workflow rollback, step boom: x_fake_fail returned an error: failed as asked: {}", doc["error"])
@@ -322,7 +260,7 @@ spec:
 	})
 
 	t.Run("a workflow calling another", func(t *testing.T) {
-		doc, isError := callJSON(ctx, t, s, "workflow_outer", nil)
+		doc, isError := callJSON(t, s, "workflow_outer", nil)
 		require.False(t, isError, "%v", doc)
 		assert.Equal(t, 42.0, doc["y"])
 	})
@@ -358,11 +296,11 @@ spec:
 	})
 
 	t.Run("server-everything", func(t *testing.T) {
-		if everything == "" {
-			t.Skip("npm's server-everything is not installed (make npm-servers) or node is missing")
+		if npmErr != nil {
+			t.Skip(npmErr.Error())
 		}
 		waitTool(t, s, "workflow_weather", true)
-		doc, isError := callJSON(ctx, t, s, "workflow_weather", nil)
+		doc, isError := callJSON(t, s, "workflow_weather", nil)
 		require.False(t, isError, "%v", doc)
 		assert.Equal(t, map[string]any{"said": "Echo: Light rain / drizzle; The sum of 36 and 82 is 118."}, doc)
 	})
@@ -371,7 +309,7 @@ spec:
 		progressed := make(chan struct{})
 		var once sync.Once
 		ps := e.directClient(t, func(*mcp.ProgressNotificationParams) { once.Do(func() { close(progressed) }) })
-		callCtx, cancel := context.WithCancel(ctx)
+		callCtx, cancel := context.WithTimeout(context.Background(), callDeadline)
 		done := make(chan error, 1)
 		go func() {
 			params := &mcp.CallToolParams{Name: "workflow_slow"}
@@ -385,13 +323,18 @@ spec:
 			t.Fatal("no progress came through the workflow")
 		}
 		cancel()
-		require.Error(t, <-done)
+		select {
+		case err := <-done:
+			require.Error(t, err)
+		case <-time.After(e2eDeadline):
+			t.Fatal("a workflow call the client cancelled does not return")
+		}
 		eventually(t, "the server saw its call cancelled", func() bool {
-			text, _ := callText(t, s, "x_fake_sleeps", nil)
+			text, _ := callTool(t, s, "x_fake_sleeps", nil)
 			return strings.Contains(text, `"cancelled":1`)
 		})
 		eventually(t, "the execution failed, cancelled", func() bool {
-			list, _ := callJSON(ctx, t, s, workflowrun.ToolExecutionList, map[string]any{"workflow_name": "slow"})
+			list, _ := callJSON(t, s, workflowrun.ToolExecutionList, map[string]any{"workflow_name": "slow"})
 			execs, _ := list["executions"].([]any)
 			if len(execs) != 1 {
 				return false
@@ -403,14 +346,14 @@ spec:
 
 	t.Run("execution list and get, and the events and metrics of runs", func(t *testing.T) {
 		var list types.ExecutionList
-		text, isError := callText(t, s, workflowrun.ToolExecutionList, map[string]any{"workflow_name": "deploy", "limit": 2})
+		text, isError := callTool(t, s, workflowrun.ToolExecutionList, map[string]any{"workflow_name": "deploy", "limit": 2})
 		require.False(t, isError, text)
 		require.NoError(t, json.Unmarshal([]byte(text), &list))
 		assert.Equal(t, 4, list.Total)
 		assert.True(t, list.HasMore)
 		id := list.Executions[0].ExecutionID
 		var exec types.Execution
-		text, isError = callText(t, s, workflowrun.ToolExecutionGet, map[string]any{"execution_id": id, "step_id": "prodOnly"})
+		text, isError = callTool(t, s, workflowrun.ToolExecutionGet, map[string]any{"execution_id": id, "step_id": "prodOnly"})
 		require.False(t, isError, text)
 		require.NoError(t, json.Unmarshal([]byte(text), &exec))
 		require.Len(t, exec.Steps, 1)
@@ -447,7 +390,7 @@ func TestE2EEventsShowEachExecutionsStartAndEnd(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	lines := make(chan string, 10)
+	lines := make(chan string, 64)
 	go func() {
 		sc := bufio.NewScanner(stdout)
 		for sc.Scan() {
@@ -455,34 +398,39 @@ func TestE2EEventsShowEachExecutionsStartAndEnd(t *testing.T) {
 		}
 		close(lines)
 	}()
-	// The stream may not be subscribed yet when the first run starts: run
-	// until one run's start and end both show, in that order.
-	deadline := time.Now().Add(e2eDeadline)
-	var got []string
-	for len(got) < 2 {
-		require.True(t, time.Now().Before(deadline), "no start and end lines of one execution")
-		doc, isError := callJSON(context.Background(), t, s, "workflow_hello", nil)
-		require.False(t, isError)
-		id := doc["execution_id"].(string)
-		got = nil
-	collect:
-		for len(got) < 2 {
-			select {
-			case l, ok := <-lines:
-				require.True(t, ok, "musterd events ended")
-				if strings.Contains(l, "execution="+id) && (len(got) == 1 || strings.Contains(l, "WorkflowExecutionStarted")) {
-					got = append(got, l)
-				}
-			case <-time.After(2 * time.Second):
-				break collect // this run's lines are not coming: run again
-			}
+	// Subscribed: the command prints nothing until an event comes, so
+	// probe runs until the line of one shows (each run's lines come after
+	// it returns, once the stream is subscribed); the runs' lines that
+	// follow are skipped below by execution id.
+	eventually(t, "musterd events -f prints a probe run's line", func() bool {
+		select {
+		case l, ok := <-lines:
+			require.True(t, ok, "musterd events ended")
+			return strings.Contains(l, "WorkflowExecution")
+		default:
 		}
-		if len(got) == 2 {
-			require.Regexp(t, "execution="+id, got[1])
-			t.Logf("execution %s", id)
+		_, isError := callJSON(t, s, "workflow_hello", nil)
+		require.False(t, isError)
+		return false
+	})
+
+	// The run under test: its start, then its end.
+	doc, isError := callJSON(t, s, "workflow_hello", nil)
+	require.False(t, isError)
+	id := doc["execution_id"].(string)
+	var got []string
+	deadline := time.After(e2eDeadline)
+	for len(got) < 2 {
+		select {
+		case l, ok := <-lines:
+			require.True(t, ok, "musterd events ended")
+			if strings.Contains(l, "execution="+id) {
+				got = append(got, l)
+			}
+		case <-deadline:
+			t.Fatalf("execution %s: %d of its start and end lines within %s: %q", id, len(got), e2eDeadline, got)
 		}
 	}
-	id := strings.TrimPrefix(regexp.MustCompile(`execution=\S+`).FindString(got[0]), "execution=")
 	assert.Regexp(t, `WorkflowExecutionStarted\s+workflows/default/hello\s+execution=`+id+`$`, got[0])
 	assert.Regexp(t, `WorkflowExecutionFinished\s+workflows/default/hello\s+execution=`+id+` status=completed duration=\S+$`, got[1])
 }
@@ -498,28 +446,13 @@ func TestE2EAServerKilledMidRunFailsTheRunClearly(t *testing.T) {
 	waitTool(t, s, "workflow_doomed", true)
 	first := theServerProc(t, marker)
 
-	done := make(chan map[string]any, 1)
-	go func() {
-		res, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: "workflow_doomed"})
-		if err != nil || len(res.Content) == 0 {
-			done <- map[string]any{"call error": fmt.Sprint(err)}
-			return
-		}
-		var doc map[string]any
-		_ = json.Unmarshal([]byte(res.Content[0].(*mcp.TextContent).Text), &doc)
-		done <- doc
-	}()
+	run := callAsync(s, "workflow_doomed", nil)
 	eventually(t, "the workflow's call is running on the server", func() bool {
-		text, _ := callText(t, s, "x_victim_sleeps", nil)
+		text, _ := callTool(t, s, "x_victim_sleeps", nil)
 		return strings.Contains(text, `"running":1`)
 	})
 	require.NoError(t, syscall.Kill(first.pid, syscall.SIGKILL))
-	var doc map[string]any
-	select {
-	case doc = <-done:
-	case <-time.After(e2eDeadline):
-		t.Fatal("the run did not end after its server was killed")
-	}
+	doc := run.wait(t, "the run did not end after its server was killed")
 	assert.Equal(t, "failed", doc["status"], "%v", doc)
 	assert.Contains(t, doc["error"], "workflow doomed, step nap: calling x_victim_sleep: ")
 	e.waitServer(t, "victim", "is Running again", func(s serverObject) bool { return s.Status.RestartCount >= 1 })
@@ -544,12 +477,17 @@ func TestE2EExecutionsSurviveARestart(t *testing.T) {
 	s := e.directClient(t, nil)
 	waitTool(t, s, "workflow_quick", true)
 	waitTool(t, s, "workflow_slow", true)
-	doc, isError := callJSON(context.Background(), t, s, "workflow_quick", nil)
+	doc, isError := callJSON(t, s, "workflow_quick", nil)
 	require.False(t, isError)
 	quickID := doc["execution_id"].(string)
-	go func() { _, _ = s.CallTool(context.Background(), &mcp.CallToolParams{Name: "workflow_slow"}) }()
+	go func() {
+		// Ended by the kill of musterd below; bounded all the same.
+		ctx, cancel := context.WithTimeout(context.Background(), callDeadline)
+		defer cancel()
+		_, _ = s.CallTool(ctx, &mcp.CallToolParams{Name: "workflow_slow"})
+	}()
 	eventually(t, "the slow run is on the server", func() bool {
-		text, _ := callText(t, s, "x_fake_sleeps", nil)
+		text, _ := callTool(t, s, "x_fake_sleeps", nil)
 		return strings.Contains(text, `"running":1`)
 	})
 	out, code := e.cli(t, "get", "executions", "--status", "inprogress", "-o", "json")
@@ -583,7 +521,7 @@ func TestE2EExecutionsSurviveARestart(t *testing.T) {
 
 	s = e.directClient(t, nil)
 	var got types.Execution
-	text, isError := callText(t, s, workflowrun.ToolExecutionGet, map[string]any{"execution_id": quickID, "include_steps": false})
+	text, isError := callTool(t, s, workflowrun.ToolExecutionGet, map[string]any{"execution_id": quickID, "include_steps": false})
 	require.False(t, isError, text)
 	require.NoError(t, json.Unmarshal([]byte(text), &got))
 	assert.Equal(t, "completed", got.Status)
@@ -592,45 +530,52 @@ func TestE2EExecutionsSurviveARestart(t *testing.T) {
 
 // A server restarted by a spec change while a workflow's call runs on it
 // drains: the call finishes on the old instance, the next step's call
-// waits for the new one, and the run completes.
+// waits for the new one, and the run completes. The restart certainly
+// lands while the first step runs: the file changes once the server
+// counts the step's call running, and musterd's log says its restart
+// drains one call (the test calls nothing else on the server by then);
+// the first step completes (a call cut off would fail it), and the next
+// step's result names the new server's pid.
 func TestE2EASpecChangeMidRunDrainsAndTheRunFinishes(t *testing.T) {
 	e := startFS(t)
 	marker := newMarker()
-	e.write(t, "mcpservers/svc.yaml", mcpServerYAML("svc", stdioSpec("-tools", "json,sleep,sleeps,"+marker)...))
+	spec := func(extra ...string) string {
+		return mcpServerYAML("svc", append(stdioSpec("-tools", "sleep,sleeps,"+marker, "-slow-tool", "work"), extra...)...)
+	}
+	e.write(t, "mcpservers/svc.yaml", spec())
+	// nap sleeps 6 s: time enough for the restart to begin on a loaded
+	// machine, and well inside the 10 s drain. after's result (mcp-fake's
+	// slow tool) names the pid of the server that ran it.
 	e.write(t, "workflows/steady.yaml", "apiVersion: muster.giantswarm.io/v1alpha1\nkind: Workflow\nmetadata:\n  name: steady\nspec:\n  steps:\n"+
-		"    - {id: nap, tool: x_svc_sleep, args: {ms: 1500}}\n    - {id: after, tool: x_svc_json, args: {slept: \"{{ .results.nap.slept }}\"}}\n")
+		"    - {id: nap, tool: x_svc_sleep, args: {ms: 6000}}\n"+
+		"    - {id: after, tool: x_svc_work, args: {steps: 1, interval: 1ms}}\n"+
+		"  output:\n    slept: \"{{ .results.nap.slept }}\"\n    afterPid: \"{{ .results.after.pid }}\"\n")
 	s := e.directClient(t, nil)
 	waitTool(t, s, "workflow_steady", true)
 	first := theServerProc(t, marker)
 
-	done := make(chan map[string]any, 1)
-	go func() {
-		res, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: "workflow_steady"})
-		if err != nil || len(res.Content) == 0 {
-			done <- map[string]any{"call error": fmt.Sprint(err)}
-			return
-		}
-		var doc map[string]any
-		_ = json.Unmarshal([]byte(res.Content[0].(*mcp.TextContent).Text), &doc)
-		done <- doc
-	}()
+	run := callAsync(s, "workflow_steady", map[string]any{"_debug": true})
 	eventually(t, "the workflow's first call is running on the server", func() bool {
-		text, _ := callText(t, s, "x_svc_sleeps", nil)
+		text, _ := callTool(t, s, "x_svc_sleeps", nil)
 		return strings.Contains(text, `"running":1`)
 	})
-	e.write(t, "mcpservers/svc.yaml", mcpServerYAML("svc", append(stdioSpec("-tools", "json,sleep,sleeps,"+marker), "env: {CHANGED: \"1\"}")...))
-	var doc map[string]any
-	select {
-	case doc = <-done:
-	case <-time.After(e2eDeadline):
-		t.Fatal("the run did not end")
-	}
+	// From here on the test calls nothing on svc: the one call in flight
+	// is nap's.
+	e.write(t, "mcpservers/svc.yaml", spec(`env: {CHANGED: "1"}`))
+	draining := regexp.MustCompile(`msg="mcp server: draining its calls before a restart" [^\n]*key=\S*default/svc calls=1 `)
+	// The restart found nap's call in flight on the old server: it drains
+	// it rather than stopping the server under it.
+	eventually(t, "musterd drains the old server's one call", func() bool { return draining.MatchString(e.stderr.String()) })
+
+	doc := run.wait(t, "the run did not end")
 	require.Equal(t, "completed", doc["status"], "%v", doc)
-	assert.Equal(t, 1500.0, doc["slept"])
-	eventually(t, "the server was restarted for its new spec", func() bool {
-		second := serverProcs(marker)
-		return len(second) == 1 && !second[0].same(first)
-	})
+	assert.Equal(t, map[string]string{"nap": "completed", "after": "completed"}, stepStatuses(doc))
+	out, _ := doc["output"].(map[string]any)
+	assert.Equal(t, 6000.0, out["slept"], "nap finished on the old server, drained: %v", doc)
+	second := theServerProc(t, marker, first)
+	assert.Equal(t, float64(second.pid), out["afterPid"], "after ran on the new server: %v", doc)
+	assert.NotEqual(t, float64(first.pid), out["afterPid"])
+	assert.False(t, first.alive(), "the old server is stopped after its drain")
 }
 
 // A workflow becoming valid or invalid is a tool appearing or going on
@@ -639,18 +584,16 @@ func TestE2EAWorkflowTurningValidOrInvalidIsAnnounced(t *testing.T) {
 	e := startFS(t)
 	e.write(t, "workflows/needy.yaml", "apiVersion: muster.giantswarm.io/v1alpha1\nkind: Workflow\nmetadata:\n  name: needy\nspec:\n  steps:\n    - {id: s, tool: x_late_json}\n")
 	changed := make(chan struct{}, 16)
-	c := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "v1"}, &mcp.ClientOptions{
-		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
+	s := e.mcpClient(t, "/mcp/direct", "", &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { notify(changed, struct{}{}) },
 	})
-	s, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: "http://" + e.addr + "/mcp/direct"}, nil)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = s.Close() })
 	e.waitWorkflow(t, "needy", "Synced", "")
 	require.False(t, hasTool(t, s, "workflow_needy"))
 	text, isError := musterCall(t, e.mcpClient(t, "/mcp", "2024-11-05", nil), "workflow_needy", nil)
 	assert.True(t, isError)
 	assert.Equal(t, "workflow needy is not available (missing required tools: x_late_json)", text)
 
+	drainSignals(changed)
 	e.write(t, "mcpservers/late.yaml", mcpServerYAML("late", stdioSpec("-tools", "json")...))
 	eventually(t, "list_changed, and workflow_needy listed", func() bool {
 		select {
@@ -660,9 +603,11 @@ func TestE2EAWorkflowTurningValidOrInvalidIsAnnounced(t *testing.T) {
 		}
 		return hasTool(t, s, "workflow_needy")
 	})
-	doc, isError := callJSON(context.Background(), t, s, "workflow_needy", nil)
+	doc, isError := callJSON(t, s, "workflow_needy", nil)
 	require.False(t, isError, "%v", doc)
 
+	// Only a list_changed sent from now on may count for the removal.
+	drainSignals(changed)
 	e.remove(t, "mcpservers/late.yaml")
 	eventually(t, "list_changed, and workflow_needy gone", func() bool {
 		select {
@@ -686,9 +631,9 @@ func TestE2EAWorkflowTurningValidOrInvalidIsAnnounced(t *testing.T) {
 	// caller's verdict needs callee declared, not runnable: callee runs once
 	// late, started side by side (#17), offers x_late_json.
 	waitTool(t, s, "workflow_callee", true)
-	doc, isError = callJSON(context.Background(), t, s, "workflow_callee", nil)
+	doc, isError = callJSON(t, s, "workflow_callee", nil)
 	require.False(t, isError, "%v", doc)
-	doc, isError = callJSON(context.Background(), t, s, "workflow_caller", nil)
+	doc, isError = callJSON(t, s, "workflow_caller", nil)
 	require.False(t, isError, "%v", doc)
 	e.remove(t, "workflows/callee.yaml")
 	waitTool(t, s, "workflow_caller", false)

@@ -261,6 +261,17 @@ func versionOf(data []byte) string { return declareVersion(data) }
 func TestWaitAnswersOnceReconciled(t *testing.T) {
 	h := newHarness(t)
 	key := events.NewKey(v1alpha1.KindWorkflow, "", "flow")
+	// The reconciles below poll until the call has written; they end with
+	// the test should a call return without writing.
+	ctx := t.Context()
+	poll := func() bool {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(time.Millisecond):
+			return true
+		}
+	}
 	go func() {
 		// The reconcile: once the definition is in force, it is Synced.
 		for {
@@ -268,7 +279,9 @@ func TestWaitAnswersOnceReconciled(t *testing.T) {
 				h.statuses.set(statusync.Status{Key: key, State: statusync.StateSynced, ObservedHash: hash})
 				return
 			}
-			time.Sleep(time.Millisecond)
+			if !poll() {
+				return
+			}
 		}
 	}()
 	msg, isErr := h.call(t, "core_workflow_create", map[string]any{"name": "flow", "wait": true,
@@ -283,7 +296,9 @@ func TestWaitAnswersOnceReconciled(t *testing.T) {
 	hash := h.index.Hash(key)
 	go func() {
 		for h.index.Hash(key) == hash {
-			time.Sleep(time.Millisecond)
+			if !poll() {
+				return
+			}
 		}
 		h.statuses.set(statusync.Status{Key: key, State: statusync.StateFailed, LastError: "tool x_git_status is missing", LastReconcileTime: time.Now()})
 	}()

@@ -4,9 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -20,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/musterd/musterd/internal/mcpfake"
+	"github.com/musterd/musterd/internal/npmtest"
 	"github.com/musterd/musterd/pkg/apis/muster/v1alpha1"
 	"github.com/musterd/musterd/pkg/bus"
 	"github.com/musterd/musterd/pkg/catalogue"
@@ -228,7 +227,7 @@ func TestWatchersAreToldOfEveryChangeOfTheTools(t *testing.T) {
 // image, resource links, embedded resources, structuredContent, isError.
 func TestContentPassesThroughUnchanged(t *testing.T) {
 	t.Parallel()
-	bin := serverEverything(t)
+	bin := npmtest.ServerEverything(t)
 	g := newRig(t, supervisor.Options{})
 	g.ensure(t, key("everything"), v1alpha1.MCPServerSpec{Type: v1alpha1.MCPServerTypeStdio, Command: bin, Args: []string{"stdio"}, Timeout: 30})
 
@@ -260,7 +259,7 @@ func TestContentPassesThroughUnchanged(t *testing.T) {
 
 func TestResourcesAndPromptsOfRealServers(t *testing.T) {
 	t.Parallel()
-	bin := serverEverything(t)
+	bin := npmtest.ServerEverything(t)
 	g := newRig(t, supervisor.Options{})
 	g.ensure(t, key("everything"), v1alpha1.MCPServerSpec{Type: v1alpha1.MCPServerTypeStdio, Command: bin, Args: []string{"stdio"}, Timeout: 30})
 	g.ensure(t, key("plain"), fake())
@@ -331,32 +330,3 @@ func TestCallsThroughTheRouterDuringASpecChangeRestart(t *testing.T) {
 	assert.Contains(t, g.names(), "x_drain_added")
 	assert.Equal(t, float64(calls), counter(t, g.reg, "drain", "x_drain_slow", "success"))
 }
-
-// serverEverything returns the path of @modelcontextprotocol/server-everything
-// as `make npm-servers` installs it, or skips the test.
-func serverEverything(t *testing.T) string {
-	t.Helper()
-	if _, err := exec.LookPath("node"); err != nil {
-		t.Skip("node is not installed: skipping the test against the npm server @modelcontextprotocol/server-everything")
-	}
-	bin, err := filepath.Abs("../../.cache/npm/node_modules/.bin/mcp-server-everything")
-	require.NoError(t, err)
-	if _, err := os.Stat(bin); err != nil {
-		t.Skipf("@modelcontextprotocol/server-everything is not installed at %s: run `make npm-servers`", bin)
-	}
-	return bin
-}
-
-// backend mirrors the endpoint's Backend interface (pkg/mcpserve, branch
-// mcp-endpoint at 4780be2), which this package must satisfy without
-// importing it.
-type backend interface {
-	Tools() []*mcp.Tool
-	CallTool(ctx context.Context, name string, args map[string]any, progress func(*mcp.ProgressNotificationParams)) (*mcp.CallToolResult, error)
-	Resources() []*mcp.Resource
-	ReadResource(ctx context.Context, uri string) (*mcp.ReadResourceResult, error)
-	Prompts() []*mcp.Prompt
-	GetPrompt(ctx context.Context, name string, args map[string]string) (*mcp.GetPromptResult, error)
-}
-
-var _ backend = (*router.Router)(nil)

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/musterd/musterd/internal/npmtest"
 	"github.com/musterd/musterd/pkg/apis/muster/v1alpha1"
 	"github.com/musterd/musterd/pkg/supervisor"
 )
@@ -385,7 +386,7 @@ func TestToolChangesOfTheServersOwnReachObservedWithDefinitions(t *testing.T) {
 
 func TestResourcesAndPromptsOfTheNpmServerEverything(t *testing.T) {
 	t.Parallel()
-	bin := serverEverything(t)
+	bin := npmtest.ServerEverything(t)
 	h := newHarness(t, supervisor.Options{})
 	k := key("everything")
 	h.ensure(t, k, v1alpha1.MCPServerSpec{Type: v1alpha1.MCPServerTypeStdio, Command: bin, Args: []string{"stdio"}, Timeout: 30})

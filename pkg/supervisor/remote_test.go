@@ -11,7 +11,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -23,6 +22,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/musterd/musterd/internal/mcpfake"
+	"github.com/musterd/musterd/internal/npmtest"
 	"github.com/musterd/musterd/pkg/apis/muster/v1alpha1"
 	"github.com/musterd/musterd/pkg/events"
 	"github.com/musterd/musterd/pkg/supervisor"
@@ -171,24 +171,9 @@ func TestRemoteHeadersAreSentAndNeverLeak(t *testing.T) {
 	}
 }
 
-// serverEverything returns the path of @modelcontextprotocol/server-everything
-// as `make npm-servers` installs it, or skips the test.
-func serverEverything(t *testing.T) string {
-	t.Helper()
-	if _, err := exec.LookPath("node"); err != nil {
-		t.Skip("node is not installed: skipping the test against the npm server @modelcontextprotocol/server-everything")
-	}
-	bin, err := filepath.Abs("../../.cache/npm/node_modules/.bin/mcp-server-everything")
-	require.NoError(t, err)
-	if _, err := os.Stat(bin); err != nil {
-		t.Skipf("@modelcontextprotocol/server-everything is not installed at %s: run `make npm-servers`", bin)
-	}
-	return bin
-}
-
 func TestTheNpmServerEverythingRunsOverStdio(t *testing.T) {
 	t.Parallel()
-	bin := serverEverything(t)
+	bin := npmtest.ServerEverything(t)
 	h := newHarness(t, supervisor.Options{})
 	k := key("everything")
 	obs := h.ensure(t, k, v1alpha1.MCPServerSpec{Type: v1alpha1.MCPServerTypeStdio, Command: bin, Args: []string{"stdio"}, Timeout: 30})
@@ -203,7 +188,7 @@ func TestTheNpmServerEverythingRunsOverStdio(t *testing.T) {
 
 func TestTheNpmServerEverythingConnectsOverStreamableHTTP(t *testing.T) {
 	t.Parallel()
-	bin := serverEverything(t)
+	bin := npmtest.ServerEverything(t)
 	listener, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	port := listener.Addr().(*net.TCPAddr).Port

@@ -1,39 +1,22 @@
 package workflowrun_test
 
 import (
-	"os"
 	"os/exec"
-	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/musterd/musterd/internal/npmtest"
 	"github.com/musterd/musterd/pkg/workflowrun"
 )
-
-// serverEverything returns the command of npm's
-// @modelcontextprotocol/server-everything as `make npm-servers` installs
-// it, or skips the test.
-func serverEverything(t *testing.T) *exec.Cmd {
-	t.Helper()
-	if _, err := exec.LookPath("node"); err != nil {
-		t.Skip("node is not installed: skipping the test against the npm server @modelcontextprotocol/server-everything")
-	}
-	bin, err := filepath.Abs("../../.cache/npm/node_modules/.bin/mcp-server-everything")
-	require.NoError(t, err)
-	if _, err := os.Stat(bin); err != nil {
-		t.Skipf("@modelcontextprotocol/server-everything is not installed at %s: run `make npm-servers`", bin)
-	}
-	return exec.Command(bin, "stdio")
-}
 
 // A third-party server's results feed a workflow: a structured result read
 // by jsonPath and by template, a sum computed from the input, an echo of
 // both.
 func TestAWorkflowOverServerEverything(t *testing.T) {
 	h := newHarness(t, workflowrun.Options{})
-	h.serve("everything", serverEverything(t))
+	h.serve("everything", exec.Command(npmtest.ServerEverything(t), "stdio"))
 	h.declare(wf("weather", `  args:
     city: {type: string, default: Chicago}
   steps:

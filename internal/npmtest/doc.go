@@ -1,0 +1,26 @@
+// Package npmtest finds the npm packages the tests run against, as the
+// Makefile installs them under .cache/npm at the module's root: the MCP
+// server @modelcontextprotocol/server-everything (`make npm-servers`) and
+// the MCP Inspector's CLI (`make npm-clients`).
+//
+// Place: test support only, beside the pipeline; it imports nothing of
+// musterd's.
+//
+// Guarantees:
+//
+//   - The path is found from the module's root (the nearest go.mod above
+//     the test's working directory), so any package's tests may use it.
+//   - When node or the package is missing the test is skipped with a
+//     message that says which `make` target installs it, unless
+//     MUSTERD_REQUIRE_NPM=1 (set by `make test` where node is installed),
+//     where it fails instead: a suite that must run the tests against real
+//     npm servers never passes by skipping them.
+//   - [Lookup] reports the same verdict to a test that runs without the
+//     package (a subtest skips), failing it all the same under
+//     MUSTERD_REQUIRE_NPM=1.
+//
+// Use:
+//
+//	bin := npmtest.ServerEverything(t) // run as: bin stdio
+//	cli := npmtest.Inspector(t)
+package npmtest
