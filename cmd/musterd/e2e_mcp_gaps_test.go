@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/musterd/musterd/internal/npmtest"
 	"github.com/musterd/musterd/pkg/controls"
 )
 
@@ -64,7 +65,7 @@ func TestE2EDirectCallOfAnUnavailableWorkflowAndTheMCPOverview(t *testing.T) {
 // updates: musterd subscribes at the server (npm's server-everything) and
 // forwards its notifications/resources/updated under the exposed URI.
 func TestE2EMCPResourceUpdatesReachSubscribedSessions(t *testing.T) {
-	everything := serverEverythingBin(t)
+	everything := npmtest.ServerEverything(t)
 	e := startFS(t)
 	e.write(t, "mcpservers/everything.yaml", mcpServerYAML("everything", "type: stdio", "autoStart: true", "command: "+yamlValue(everything), `args: ["stdio"]`, "timeout: 60"))
 	e.waitServer(t, "everything", "running", func(s serverObject) bool { return s.Status.State == "Running" })
