@@ -23,13 +23,14 @@ var allowed = map[string][]string{
 	"pkg/events":            {},
 	"pkg/events/eventstest": {"pkg/events"},
 	"pkg/redact":            {},             // a leaf beside events, for every stage
+	"pkg/tmplfuncs":         {},             // the template functions, a leaf shared by the workflow reconciler and engine
 	"pkg/apis":              {"pkg/events"}, // the resource types
 	"pkg/resources":         {"pkg/events"},
 	"pkg/bus":               {"pkg/events"},
 	// The work queue of handles, below the stages that queue keys.
 	"pkg/keyqueue":    {"pkg/events"},
-	"pkg/catalogue":   {"pkg/events"},                                                                               // the tools of running servers, beside the index
-	"pkg/reconcilers": {"pkg/events", "pkg/apis", "pkg/resources", "pkg/redact", "pkg/supervisor", "pkg/catalogue"}, // plain code over state: never the bus
+	"pkg/catalogue":   {"pkg/events"},                                                                                                // the tools of running servers, beside the index
+	"pkg/reconcilers": {"pkg/events", "pkg/apis", "pkg/resources", "pkg/redact", "pkg/supervisor", "pkg/catalogue", "pkg/tmplfuncs"}, // plain code over state: never the bus
 	"pkg/debouncer":   {"pkg/events", "pkg/bus", "pkg/redact"},
 	"pkg/coordinator": {"pkg/events", "pkg/bus", "pkg/reconcilers", "pkg/redact", "pkg/keyqueue"},
 	"pkg/statusync":   {"pkg/events", "pkg/bus", "pkg/redact", "pkg/apis", "pkg/keyqueue"},
@@ -72,7 +73,7 @@ var allowed = map[string][]string{
 	// calling tools through a router the wiring gives it, and serves their
 	// executions. Beside the reconcilers, never the bus: its execution
 	// events go out through a function the wiring puts on the bus.
-	"pkg/workflowrun": {"pkg/events", "pkg/apis", "pkg/resources", "pkg/redact", "pkg/reconcilers", "pkg/api/types"},
+	"pkg/workflowrun": {"pkg/events", "pkg/apis", "pkg/resources", "pkg/redact", "pkg/reconcilers", "pkg/api/types", "pkg/tmplfuncs"},
 	// Replay wires stages on buses of its own, like the pipeline.
 	"pkg/trace/replay": {"pkg/events", "pkg/bus", "pkg/trace", "pkg/debouncer", "pkg/coordinator", "pkg/statusync", "pkg/reconcilers", "pkg/lifecycle"},
 	// Golden is test support: only test binaries import it.

@@ -8,13 +8,12 @@ import (
 	"text/template"
 	"text/template/parse"
 
-	"github.com/Masterminds/sprig/v3"
+	"github.com/musterd/musterd/pkg/tmplfuncs"
 )
 
-// funcs is sprig's text function library, the one muster and Helm use,
-// built once: sprig.TxtFuncMap allocates a fresh map of ~200 entries each
-// call.
-var funcs = sprig.TxtFuncMap()
+// funcs are the functions templates may call, the same the reconciler
+// validates them against (package tmplfuncs).
+var funcs = tmplfuncs.Funcs()
 
 // captureFunc is the name of the function render appends to a single
 // expression's pipeline to receive its value. The leading underscores keep

@@ -8,14 +8,13 @@ import (
 	"strings"
 	"text/template"
 
-	"github.com/Masterminds/sprig/v3"
-
 	"github.com/musterd/musterd/pkg/apis/muster/v1alpha1"
+	"github.com/musterd/musterd/pkg/tmplfuncs"
 )
 
-// templateFuncs are the functions workflow templates may call: sprig's,
-// as the workflow engine gives them.
-var templateFuncs = sprig.TxtFuncMap()
+// templateFuncs are the functions workflow templates may call, the same the
+// workflow engine gives them (package tmplfuncs).
+var templateFuncs = tmplfuncs.Funcs()
 
 // templateErrors parses every template wf holds (step and condition
 // arguments, condition templates, expected jsonPath values and paths,
