@@ -21,6 +21,7 @@ var funcs = func() template.FuncMap {
 	for name := range removed {
 		delete(m, name)
 	}
+	bound(m)
 	return m
 }()
 

@@ -44,3 +44,22 @@ func TestATemplateCannotReadTheDaemonsEnvironment(t *testing.T) {
 		assert.Contains(t, text, "not defined")
 	}
 }
+
+// A template that would build more than the bounds allow fails the run
+// with an error naming the workflow, the step and the field, at once.
+func TestATemplatePastItsBoundsFailsNamingWorkflowStepAndField(t *testing.T) {
+	for tmpl, want := range map[string]string{
+		`{{ repeat 1000000000 \"x\" }}`:                                 "result over 1048576 bytes",
+		`{{ range until 10000 }}{{ range until 10 }}{{ end }}{{ end }}`: "more than 10000 range iterations",
+		`{{ range until 2000 }}{{ repeat 1000 \"x\" }}{{ end }}`:        "output over 1048576 bytes",
+		`{{ genPrivateKey \"rsa\" }}`:                                   "genPrivateKey\\\" not defined",
+	} {
+		text, isErr := echoed(t, wf("w", "  steps:\n    - id: s\n      tool: x_t\n      args: {big: \""+tmpl+"\"}\n"))
+		require.True(t, isErr, tmpl)
+		assert.Contains(t, text, "workflow w", tmpl)
+		assert.Contains(t, text, "step s", tmpl)
+		assert.Contains(t, text, "args.big", tmpl)
+		assert.Contains(t, text, want, tmpl)
+		assert.Less(t, len(text), 10_000, tmpl)
+	}
+}
