@@ -55,6 +55,10 @@
 //     error makes the monitor ping at once, and its failure cancels them).
 //     Progress notifications go back to the caller under its own token;
 //     a caller's cancellation reaches the server as notifications/cancelled.
+//     Every call is bounded by the server's spec.timeout (default
+//     v1alpha1.DefaultMCPServerTimeout), whoever made it: one the server
+//     does not answer in time is cancelled on the server and fails naming
+//     the server, the method and tool, and the timeout.
 //   - A spec-change restart drains: calls in flight on the old instance
 //     finish there, for up to DrainTimeout (10s; at most half of what is
 //     left of Ensure's deadline), before it is stopped;

@@ -55,8 +55,9 @@
 //     together by tmplfuncs.MaxIterations; {{define}}/{{template}} and the
 //     expensive crypto (genPrivateKey, bcrypt, derivePassword…) are not
 //     available. A bound exceeded fails the run naming the workflow, step
-//     and field. A call times out after its server's timeout
-//     (Options.StepTimeout); a run has an overall deadline (Options.Timeout,
+//     and field. A call to a server times out after its server's
+//     spec.timeout (the supervisor's bound on every call; Options.StepTimeout
+//     may add one); a run has an overall deadline (Options.Timeout,
 //     or _timeout per call, at most Options.MaxTimeout); a caller's
 //     cancellation cancels the calls in flight, and onFailure then runs on
 //     a context of its own bounded by Options.CleanupTimeout; parallel
