@@ -74,7 +74,8 @@ func ReconcileOf(st statusync.Status, found bool) types.Reconcile {
 }
 
 // RedactMCPServer hides the values of spec's env and headers, which hold
-// API keys and tokens, and credentials in its URL: what every client of
+// API keys and tokens, credentials in its URL, and secrets in its args
+// (redact.Argv: "--token=X", the value after "--api-key"): what every client of
 // musterd (the API, the MCP endpoint's core tools) is shown of a spec.
 func RedactMCPServer(spec v1alpha1.MCPServerSpec) v1alpha1.MCPServerSpec {
 	hide := func(m map[string]string) map[string]string {
@@ -89,6 +90,7 @@ func RedactMCPServer(spec v1alpha1.MCPServerSpec) v1alpha1.MCPServerSpec {
 	}
 	spec.Env, spec.Headers = hide(spec.Env), hide(spec.Headers)
 	spec.URL = redact.String(spec.URL)
+	spec.Args = redact.Argv(spec.Args) // --token=X, --api-key X
 	return spec
 }
 
