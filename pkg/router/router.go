@@ -152,7 +152,7 @@ func (r *Router) CallTool(ctx context.Context, name string, args map[string]any,
 	progress func(*mcp.ProgressNotificationParams)) (*mcp.CallToolResult, error) {
 	target, err := r.cat.Resolve(name, args)
 	if err != nil {
-		r.log.Debug("mcp tool call refused", "tool", name, "error", err)
+		r.log.Debug("mcp tool call refused", "tool", name, "error", redact.String(err.Error()))
 		return nil, err
 	}
 	start := time.Now()
@@ -176,7 +176,7 @@ func (r *Router) CallTool(ctx context.Context, name string, args map[string]any,
 		attrs := []any{"tool", name, "server", target.Server.String(), "serverTool", target.Tool,
 			"arguments", redactedArgs(target.Arguments), "result", result, "duration", took}
 		if err != nil {
-			attrs = append(attrs, "error", err.Error())
+			attrs = append(attrs, "error", redact.String(err.Error())) // a server's error may quote a secret
 		}
 		r.log.DebugContext(ctx, "mcp tool call", attrs...)
 	}
