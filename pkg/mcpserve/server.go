@@ -358,7 +358,7 @@ func (s *Server) CallTool(ctx context.Context, name string, args map[string]any,
 	start := time.Now()
 	if debug {
 		s.log.DebugContext(ctx, "MCP tool call", "tool", name, "source", r.source, "view", info.view, "session", info.session,
-			"correlation_id", info.correlationID, "arguments", redactedArgs(args))
+			"correlation_id", info.correlationID, "arguments", redact.ArgsJSON(args))
 	}
 	var (
 		res *mcp.CallToolResult
@@ -397,20 +397,6 @@ func (s *Server) callBuiltin(ctx context.Context, b *builtin, raw map[string]any
 	return b.call(ctx, a)
 }
 
-// redactedArgs spells args for a log: JSON, with secret-looking values
-// redacted.
-func redactedArgs(args map[string]any) string {
-	data, err := json.Marshal(args)
-	if err != nil {
-		return "(not encodable)"
-	}
-	const max = 2048
-	if len(data) > max {
-		data = append(data[:max:max], "…"...)
-	}
-	return redact.String(string(data))
-}
-
 // builtinHandler serves a meta-tool or core tool on view.
 func (s *Server) builtinHandler(view string, b *builtin) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -426,7 +412,7 @@ func (s *Server) builtinHandler(view string, b *builtin) mcp.ToolHandler {
 		if b.isMeta {
 			// Meta-tools are not exposed tools: they are logged, not routed.
 			if s.log.Enabled(ctx, slog.LevelDebug) {
-				s.log.DebugContext(ctx, "MCP meta-tool call", "tool", b.name, "session", req.Session.ID(), "correlation_id", callInfoFrom(ctx).correlationID, "arguments", redactedArgs(args))
+				s.log.DebugContext(ctx, "MCP meta-tool call", "tool", b.name, "session", req.Session.ID(), "correlation_id", callInfoFrom(ctx).correlationID, "arguments", redact.ArgsJSON(args))
 			}
 			return s.callBuiltin(ctx, b, args)
 		}
