@@ -17,7 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/musterd/musterd/pkg/api"
+	"github.com/musterd/musterd/pkg/api/shared"
 	"github.com/musterd/musterd/pkg/bus"
 	"github.com/musterd/musterd/pkg/events"
 	"github.com/musterd/musterd/pkg/redact"
@@ -75,7 +75,7 @@ type Options struct {
 	// this replica always leads.
 	Leader func() (identity string, leading bool)
 	// Token, when not empty, is the bearer token every MCP request must
-	// carry (api.Bearer checks it, as it does the API's).
+	// carry (shared.Bearer checks it, as it does the API's).
 	Token string
 	// Kubernetes says the resources come from custom resources: the "mode"
 	// core_mcpserver_list reports. Default false: "filesystem".
@@ -101,7 +101,7 @@ type Options struct {
 type Server struct {
 	opts   Options
 	log    *slog.Logger
-	bearer api.Bearer
+	bearer shared.Bearer
 
 	// meta is muster's view (/mcp, /sse): the eleven meta-tools.
 	meta *mcp.Server
@@ -172,7 +172,7 @@ func New(opts Options) (*Server, error) {
 	s := &Server{
 		opts:      opts,
 		log:       cmp.Or(opts.Logger, slog.Default()).With("component", "mcp"),
-		bearer:    api.NewBearer(opts.Token),
+		bearer:    shared.NewBearer(opts.Token),
 		resources: map[string]string{},
 		prompts:   map[string]string{},
 		templates: map[string]string{},
