@@ -51,9 +51,9 @@ ONLY ?=
 bench: build
 	@mkdir -p bench/out
 ifeq ($(ONLY),)
-	$(GO) run ./internal/benchharness -musterd $(BIN)/musterd -out bench/results.json | tee bench/out/table.md
+	$(GO) run ./internal/benchharness -musterd $(BIN)/musterd -mcp-fake $(BIN)/mcp-fake -out bench/results.json | tee bench/out/table.md
 else
-	$(GO) run ./internal/benchharness -musterd $(BIN)/musterd -only $(ONLY) -out bench/out/results-only.json | tee bench/out/table-only.md
+	$(GO) run ./internal/benchharness -musterd $(BIN)/musterd -mcp-fake $(BIN)/mcp-fake -only $(ONLY) -out bench/out/results-only.json | tee bench/out/table-only.md
 endif
 
 # The Go benchmarks of single stages, for profiling one of them:

@@ -73,6 +73,7 @@ func parseFlags(args []string) (config, error) {
 	fs.StringVar(&cfg.stderrEnv, "stderr-env", "", "write the value of this environment variable to stderr at start")
 	fs.BoolVar(&cfg.ignoreSIGTERM, "ignore-sigterm", false, "ignore SIGTERM and SIGPIPE, and keep running after stdin closes")
 	fs.DurationVar(&cfg.addToolAfter, "add-tool-after", 0, `add a tool named "late" after this long, notifying clients that the tool list changed`)
+	supervision.register(fs)
 	fs.StringVar(&cfg.slowTool, "slow-tool", "", `add a tool of this name that works for "steps" (default 10) times "interval" (default "100ms"), `+
 		`reporting progress after each step, and a tool NAME_cancelled that says how many of its calls were cancelled`)
 	if err := fs.Parse(args); err != nil {
@@ -101,6 +102,9 @@ func run(cfg config) int {
 	if cfg.stderrEnv != "" {
 		logf("%s", os.Getenv(cfg.stderrEnv))
 	}
+	if code := supervision.apply(); code != 0 {
+		return code
+	}
 	if cfg.exitAtOnce {
 		logf("exiting at once as asked, exit code %d", exitAtOnce)
 		return exitAtOnce
@@ -122,6 +126,7 @@ func run(cfg config) int {
 	}
 
 	server := newServer(cfg.tools)
+	supervision.instrument(server)
 	if cfg.slowTool != "" {
 		addSlowTool(server, cfg.slowTool)
 	}

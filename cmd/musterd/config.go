@@ -35,6 +35,10 @@ type configFile struct {
 	TokenFile        *string   `yaml:"tokenFile"`
 	ToolPrefix       *string   `yaml:"toolPrefix"`
 	Record           *string   `yaml:"record"`
+	StartConcurrency *int      `yaml:"startConcurrency"`
+	StartTimeout     *duration `yaml:"startTimeout"`
+	PingInterval     *duration `yaml:"pingInterval"`
+	PingTimeout      *duration `yaml:"pingTimeout"`
 	// DisabledKinds are the kinds not reconciled at start (-disable-kinds).
 	DisabledKinds *[]string `yaml:"disabledKinds"`
 	// Kubernetes mode.
@@ -98,6 +102,7 @@ func applyConfigFile(cfg *daemonConfig, path string, setOnCommandLine map[string
 	}
 	known := map[string]bool{}
 	for _, k := range []string{"stateDir", "listen", "healthListen", "mcpListen", "logLevel", "logFormat", "debounce", "workers", "reconcileTimeout", "resync", "rescan", "stopTimeout", "tokenFile", "toolPrefix", "record", "disabledKinds",
+		"startConcurrency", "startTimeout", "pingInterval", "pingTimeout",
 		"kubernetes", "namespace", "kubeconfig", "kubeConnectTimeout", "leaderElect", "leaderElectionID", "leaderElectionNamespace",
 		"leaderElectionLeaseDuration", "leaderElectionRenewDeadline", "leaderElectionRetryPeriod", "aggregator"} {
 		known[k] = true
@@ -183,6 +188,12 @@ func applyConfigFile(cfg *daemonConfig, path string, setOnCommandLine map[string
 	if file.Workers != nil && !setOnCommandLine["workers"] {
 		cfg.workers = *file.Workers
 	}
+	if file.StartConcurrency != nil && !setOnCommandLine["start-concurrency"] {
+		cfg.startConcurrency = *file.StartConcurrency
+	}
+	setDuration("start-timeout", file.StartTimeout, &cfg.startTimeout)
+	setDuration("ping-interval", file.PingInterval, &cfg.pingInterval)
+	setDuration("ping-timeout", file.PingTimeout, &cfg.pingTimeout)
 	if file.LogLevel != nil && !setOnCommandLine["log-level"] {
 		var level slog.Level
 		if err := level.UnmarshalText([]byte(*file.LogLevel)); err != nil {

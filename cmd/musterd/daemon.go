@@ -75,6 +75,12 @@ type daemonConfig struct {
 	// inheritEnv gives stdio servers all of musterd's environment, not only
 	// PATH and HOME (their spec's env on top, either way).
 	inheritEnv bool
+	// supervisor's options: starts at once, a start's bound when a spec
+	// sets no timeout, the health ping's period and bound.
+	startConcurrency int
+	startTimeout     time.Duration
+	pingInterval     time.Duration
+	pingTimeout      time.Duration
 	// kube is Kubernetes mode (kubernetes.go).
 	kube kubeConfig
 	// disabledKinds are the kinds not reconciled at start (their kind
@@ -100,9 +106,14 @@ func defaultDaemonConfig() daemonConfig {
 		logFormat: "text",
 		debounce:  100 * time.Millisecond,
 		workers:   2,
-		// An MCPServer's start may take its whole timeout (at most 300 s)
-		// and its stop the supervisor's grace period.
+		// A reconcile no longer waits for an MCPServer's start (the
+		// supervisor runs it), only for a stop: the supervisor's grace
+		// period. The bound stays generous.
 		reconcileTimeout: 5*time.Minute + 30*time.Second,
+		startConcurrency: supervisor.DefaultStartConcurrency,
+		startTimeout:     supervisor.DefaultStartTimeout,
+		pingInterval:     supervisor.DefaultPingInterval,
+		pingTimeout:      supervisor.DefaultPingTimeout,
 		resync:           10 * time.Minute,
 		rescan:           fs.DefaultRescanInterval,
 		// Above the supervisor's shutdown (its SIGTERM grace, then SIGKILL).
@@ -125,6 +136,10 @@ func parseDaemonFlags(args []string, stderr io.Writer) (cfg daemonConfig, notes 
 	fset.StringVar(&cfg.healthListen, "health-listen", "", "address of a listener serving only /healthz, /readyz and /metrics, for probes and scrapes (default: none)")
 	fset.StringVar(&cfg.mcpListen, "mcp-listen", "", "address of a listener serving only the MCP endpoint (/mcp, /mcp/direct, /sse, /message, /health), as in a pod behind a Service; a non-loopback address needs a token (default: none; the endpoint is on -listen either way)")
 	fset.BoolVar(&cfg.inheritEnv, "inherit-env", false, "give stdio servers all of musterd's environment (default: their spec's env plus PATH and HOME)")
+	fset.IntVar(&cfg.startConcurrency, "start-concurrency", cfg.startConcurrency, "MCP server starts under way at once; a start holds no reconcile worker")
+	fset.DurationVar(&cfg.startTimeout, "start-timeout", cfg.startTimeout, "bound of an MCP server's start when its spec sets no timeout")
+	fset.DurationVar(&cfg.pingInterval, "ping-interval", cfg.pingInterval, "period of each running MCP server's health ping")
+	fset.DurationVar(&cfg.pingTimeout, "ping-timeout", cfg.pingTimeout, "how long a health ping may take before the server counts as failed")
 	fset.TextVar(&cfg.logLevel, "log-level", cfg.logLevel, "debug, info, warn or error")
 	fset.StringVar(&cfg.logFormat, "log-format", cfg.logFormat, "text or json")
 	fset.DurationVar(&cfg.debounce, "debounce", cfg.debounce, "refractory period per resource: the first change reconciles at once, a burst once more at its end")
@@ -163,6 +178,14 @@ func parseDaemonFlags(args []string, stderr io.Writer) (cfg daemonConfig, notes 
 	}
 	if cfg.workers < 1 {
 		return cfg, nil, fmt.Errorf("-workers must be at least 1, not %d", cfg.workers)
+	}
+	if cfg.startConcurrency < 1 {
+		return cfg, nil, fmt.Errorf("-start-concurrency must be at least 1, not %d", cfg.startConcurrency)
+	}
+	for name, d := range map[string]time.Duration{"start-timeout": cfg.startTimeout, "ping-interval": cfg.pingInterval, "ping-timeout": cfg.pingTimeout} {
+		if d <= 0 {
+			return cfg, nil, fmt.Errorf("-%s must be positive, not %v", name, d)
+		}
 	}
 	if cfg.token, err = readToken(cfg.token, cfg.tokenFile); err != nil {
 		return cfg, nil, err
@@ -289,6 +312,7 @@ func runDaemon(args []string, stderr io.Writer) int {
 	for _, note := range notes {
 		log.Info(note)
 	}
+	startGCFloor() // gcfloor.go: the go-sdk's garbage, collected less often
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
@@ -362,7 +386,8 @@ func newDaemon(cfg daemonConfig, log *slog.Logger, record io.Writer) (*daemon, e
 	if err != nil {
 		return nil, err
 	}
-	d.Supervisor = supervisor.New(supervisor.Options{Logger: log, OnChangeSync: bridge.OnChange, InheritEnv: cfg.inheritEnv})
+	d.Supervisor = supervisor.New(supervisor.Options{Logger: log, OnChangeSync: bridge.OnChange, InheritEnv: cfg.inheritEnv,
+		StartConcurrency: cfg.startConcurrency, StartTimeout: cfg.startTimeout, PingInterval: cfg.pingInterval, PingTimeout: cfg.pingTimeout})
 	var (
 		statusWriter statusync.StatusWriter
 		kubeParts    *kubeStages

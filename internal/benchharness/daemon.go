@@ -50,6 +50,21 @@ type daemon struct {
 // startDaemon writes files workflow files, then starts the binary on them
 // and returns once it listens.
 func startDaemon(cfg config, files int) (*daemon, error) {
+	return startDaemonWith(cfg, func(configDir string) error {
+		for i := range files {
+			name := fmt.Sprintf("wf%05d", i)
+			if err := os.WriteFile(filepath.Join(configDir, "workflows", name+".yaml"), workflowFile(name, "initial"), 0o644); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// startDaemonWith lets write fill the config dir (whose workflows
+// directory exists), then starts the binary on it and returns once it
+// listens.
+func startDaemonWith(cfg config, write func(configDir string) error) (*daemon, error) {
 	root, err := os.MkdirTemp("", "musterd-bench-daemon-")
 	if err != nil {
 		return nil, err
@@ -58,11 +73,8 @@ func startDaemon(cfg config, files int) (*daemon, error) {
 	if err := os.MkdirAll(filepath.Join(d.config, "workflows"), 0o755); err != nil {
 		return nil, err
 	}
-	for i := range files {
-		name := fmt.Sprintf("wf%05d", i)
-		if err := os.WriteFile(filepath.Join(d.config, "workflows", name+".yaml"), workflowFile(name, "initial"), 0o644); err != nil {
-			return nil, err
-		}
+	if err := write(d.config); err != nil {
+		return nil, err
 	}
 	d.cmd = exec.Command(cfg.musterd, "run", "-listen", "127.0.0.1:0", "-config-dir", d.config, "-state-dir", d.state)
 	stderr, err := d.cmd.StderrPipe()

@@ -11,7 +11,9 @@ package main
 //     them, sdk_proxy_call_p50_us and _p99_us: the least gateway the same
 //     SDK makes, in the harness's own process, a streamable HTTP server
 //     whose one tool calls a stdio mcp-fake through a client session; the
-//     floor of two hops, against which musterd's own cost shows.
+//     floor of two hops, against which musterd's own cost shows; and
+//     sdk_proxy_process_call_p50_us and _p99_us, the same gateway run as a
+//     process of its own, as musterd is (mcp_floor.go).
 //   - tool_appears_ms: a new server file (written whole, by rename) until
 //     a client connected to /mcp/direct receives list_changed and lists the
 //     new tool, less server_initialize_ms, the median time the same server
@@ -229,7 +231,17 @@ func measureMCPCalls(cfg config, res *results) error {
 	if _, err := timeCalls(proxy, "echo", 50); err != nil {
 		return err
 	}
-	var through, beside, floor []time.Duration
+	// The same bare gateway as a process of its own, as musterd is: a
+	// third process to wake on the machine's cores (mcp_floor.go).
+	proc, stopProc, err := startSDKProxyProcess()
+	if err != nil {
+		return err
+	}
+	defer stopProc()
+	if _, err := timeCalls(proc, "echo", 50); err != nil {
+		return err
+	}
+	var through, beside, floor, procFloor []time.Duration
 	for round := range *mcpCallRounds {
 		t, err := timeCalls(m.session, "x_bench_echo", *mcpCallsPerRound)
 		if err != nil {
@@ -243,21 +255,29 @@ func measureMCPCalls(cfg config, res *results) error {
 		if err != nil {
 			return fmt.Errorf("round %d through the bare SDK proxy: %w", round, err)
 		}
-		through, beside, floor = append(through, t...), append(beside, d...), append(floor, p...)
+		q, err := timeCalls(proc, "echo", *mcpCallsPerRound)
+		if err != nil {
+			return fmt.Errorf("round %d through the bare SDK proxy process: %w", round, err)
+		}
+		through, beside, floor, procFloor = append(through, t...), append(beside, d...), append(floor, p...), append(procFloor, q...)
 	}
 	sortDurations(through)
 	sortDurations(beside)
 	sortDurations(floor)
+	sortDurations(procFloor)
 	res.set("mcp_call_p50_us", microseconds(through, 0.50))
 	res.set("mcp_call_p99_us", microseconds(through, 0.99))
 	res.set("direct_stdio_call_p50_us", microseconds(beside, 0.50))
 	res.set("direct_stdio_call_p99_us", microseconds(beside, 0.99))
 	res.set("sdk_proxy_call_p50_us", microseconds(floor, 0.50))
 	res.set("sdk_proxy_call_p99_us", microseconds(floor, 0.99))
-	fmt.Fprintf(cfg.log, "bench: %d calls each way, through musterd p50 %.0f µs p99 %.0f µs, direct p50 %.0f µs p99 %.0f µs, bare SDK proxy p50 %.0f µs p99 %.0f µs (load %s)\n",
+	res.set("sdk_proxy_process_call_p50_us", microseconds(procFloor, 0.50))
+	res.set("sdk_proxy_process_call_p99_us", microseconds(procFloor, 0.99))
+	fmt.Fprintf(cfg.log, "bench: %d calls each way, through musterd p50 %.0f µs p99 %.0f µs, direct p50 %.0f µs p99 %.0f µs, bare SDK proxy p50 %.0f µs p99 %.0f µs, the same as its own process p50 %.0f µs p99 %.0f µs (load %s)\n",
 		len(through), res.values["mcp_call_p50_us"], res.values["mcp_call_p99_us"],
 		res.values["direct_stdio_call_p50_us"], res.values["direct_stdio_call_p99_us"],
-		res.values["sdk_proxy_call_p50_us"], res.values["sdk_proxy_call_p99_us"], procLoad())
+		res.values["sdk_proxy_call_p50_us"], res.values["sdk_proxy_call_p99_us"],
+		res.values["sdk_proxy_process_call_p50_us"], res.values["sdk_proxy_process_call_p99_us"], procLoad())
 	return nil
 }
 
@@ -269,16 +289,11 @@ func startSDKProxy() (*mcp.ClientSession, func(), error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	server := mcp.NewServer(&mcp.Implementation{Name: "bare-proxy", Version: "v1"}, nil)
-	server.AddTool(&mcp.Tool{Name: "echo", InputSchema: map[string]any{"type": "object"}},
-		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			return backend.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: req.Params.Arguments})
-		})
 	listener, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, nil, errors.Join(err, backend.Close())
 	}
-	srv := &http.Server{Handler: mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, nil), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: sdkProxyHandler(backend), ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(listener) }()
 	client := mcp.NewClient(&mcp.Implementation{Name: "benchharness", Version: "v1"}, nil)
 	cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: "http://" + listener.Addr().String(), HTTPClient: &http.Client{}}, nil)
@@ -286,6 +301,17 @@ func startSDKProxy() (*mcp.ClientSession, func(), error) {
 		return nil, nil, errors.Join(err, srv.Close(), backend.Close())
 	}
 	return cs, func() { _ = cs.Close(); _ = srv.Close(); _ = backend.Close() }, nil
+}
+
+// sdkProxyHandler is the least gateway the go-sdk makes: a streamable HTTP
+// handler with the SDK's defaults, whose one tool echo calls backend's.
+func sdkProxyHandler(backend *mcp.ClientSession) http.Handler {
+	server := mcp.NewServer(&mcp.Implementation{Name: "bare-proxy", Version: "v1"}, nil)
+	server.AddTool(&mcp.Tool{Name: "echo", InputSchema: map[string]any{"type": "object"}},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return backend.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: req.Params.Arguments})
+		})
+	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, nil)
 }
 
 func measureToolAppears(cfg config, res *results) error {

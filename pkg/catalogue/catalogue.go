@@ -84,11 +84,12 @@ type Catalogue struct {
 	// mu.
 	write sync.Mutex
 
-	mu      sync.RWMutex
-	servers map[events.Key]*offer
-	names   map[string]*exposed
-	subs    map[int]func(Change)
-	nextSub int
+	mu       sync.RWMutex
+	servers  map[events.Key]*offer
+	names    map[string]*exposed
+	subs     map[int]func(Change)
+	nextSub  int
+	starting map[events.Key]string // server starting → the prefix of the names it will expose
 }
 
 // offer is what one running server offers.
@@ -115,6 +116,8 @@ func New(opts Options) *Catalogue {
 		servers: map[events.Key]*offer{},
 		names:   map[string]*exposed{},
 		subs:    map[int]func(Change){},
+
+		starting: map[events.Key]string{},
 	}
 }
 
@@ -142,6 +145,47 @@ func (c *Catalogue) ExposedNames(server events.Key, naming Naming, tools []strin
 	}
 	slices.Sort(names)
 	return slices.Compact(names)
+}
+
+// NamePrefix returns what every exposed name of server's tools begins with:
+// {global prefix}_{family, toolPrefix or server name}_.
+func (c *Catalogue) NamePrefix(server events.Key, naming Naming) string {
+	return c.prefix + "_" + naming.prefix(server) + "_"
+}
+
+// SetStarting records whether server is starting, with naming: its tools
+// are not known yet, but their exposed names will begin with NamePrefix.
+// It returns that prefix, or the one recorded before, if the answer of
+// StartingFor changed for names beginning with it, and "" otherwise.
+func (c *Catalogue) SetStarting(server events.Key, naming Naming, starting bool) (changed string) {
+	server = server.Canonical()
+	prefix := c.NamePrefix(server, naming)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	old, was := c.starting[server]
+	switch {
+	case starting && (!was || old != prefix):
+		c.starting[server] = prefix
+		return prefix
+	case !starting && was:
+		delete(c.starting, server)
+		return old
+	}
+	return ""
+}
+
+// StartingFor returns a server that is starting and whose tools' exposed
+// names begin as tool does, so that it may come to offer tool: of several,
+// the one whose key sorts first.
+func (c *Catalogue) StartingFor(tool string) (server events.Key, ok bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	for key, prefix := range c.starting {
+		if strings.HasPrefix(tool, prefix) && (!ok || compareKeys(key, server) < 0) {
+			server, ok = key, true
+		}
+	}
+	return server, ok
 }
 
 // Exposed is ExposedNames with only a toolPrefix.

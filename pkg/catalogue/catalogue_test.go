@@ -106,3 +106,23 @@ func TestConcurrentUse(t *testing.T) {
 		assert.Equal(t, server(fmt.Sprint("s", i)), got)
 	}
 }
+
+func TestStartingServersAreFoundByTheirNamePrefix(t *testing.T) {
+	c := catalogue.New(catalogue.Options{})
+	assert.Equal(t, "x_git_", c.SetStarting(server("git"), catalogue.Naming{}, true), "began")
+	assert.Empty(t, c.SetStarting(server("git"), catalogue.Naming{}, true), "no change")
+	assert.Equal(t, "x_kube_", c.SetStarting(server("k8s"), catalogue.Naming{ToolPrefix: "kube"}, true))
+	got, ok := c.StartingFor("x_git_status")
+	assert.True(t, ok)
+	assert.Equal(t, server("git"), got)
+	got, ok = c.StartingFor("x_kube_get")
+	assert.True(t, ok)
+	assert.Equal(t, server("k8s"), got)
+	assert.Equal(t, "x_tools_", c.SetStarting(server("one"), catalogue.Naming{ToolPrefix: "ignored", Family: "tools"}, true), "a family's name")
+	_, ok = c.StartingFor("x_gitlab_status")
+	assert.False(t, ok, "a prefix ends at its underscore")
+	assert.Equal(t, "x_git_", c.SetStarting(server("git"), catalogue.Naming{}, false), "ended")
+	assert.Empty(t, c.SetStarting(server("git"), catalogue.Naming{}, false))
+	_, ok = c.StartingFor("x_git_status")
+	assert.False(t, ok)
+}

@@ -39,6 +39,9 @@
 //     order of calls.
 //   - Each running server's last listing time is kept (Servers), for the
 //     catalogue-age metric.
+//   - It also knows which servers are starting (SetStarting) and the name
+//     prefix their tools will have, so that StartingFor tells a tool that
+//     may yet come from one that is missing.
 //   - Safe for concurrent use; every slice returned is the caller's own;
 //     definitions are shared and never changed.
 package catalogue

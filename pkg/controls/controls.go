@@ -206,16 +206,35 @@ func (c *Controller) service(ctx context.Context, key events.Key, action, reason
 		c.opts.Overrides.Restart(key, corr)
 	}
 	c.log.Info("service request", "key", key.String(), "action", action, "correlationId", corr)
-	outcome := c.awaitOutcome(key, corr)
+	outcome := c.awaitOutcome(key, corr, false)
 	defer outcome.stop()
+	// A start runs on the supervisor's own goroutines: the request's
+	// reconcile asks for it and records Starting, and the start's outcome
+	// is the reconcile that follows it, under a correlation of its own.
+	later := c.awaitOutcome(key, corr, true)
+	defer later.stop()
 	c.opts.Bus.Publish(ServiceRequested{Meta: events.NewMeta(corr), Key: key, Action: action, Reason: reason})
 	c.trigger(corr, events.ReasonManual, key)
+	deadline := time.After(c.opts.WaitTimeout)
 	select {
 	case o := <-outcome.ch:
 		res.Reconciled = true
 		res.Error = o
 	case <-ctx.Done():
-	case <-time.After(c.opts.WaitTimeout):
+	case <-deadline:
+	}
+	for waiting := res.Reconciled && res.Error == "" && c.starting(key); waiting; waiting = c.starting(key) {
+		select {
+		case o := <-later.ch:
+			res.Error = o
+		case <-ctx.Done():
+			waiting = false
+		case <-deadline:
+			waiting = false
+		}
+		if !waiting || res.Error != "" {
+			break
+		}
 	}
 	if st, ok := c.opts.ServerStatus(key); ok {
 		res.State, res.ConsecutiveFailures = string(st.State), st.ConsecutiveFailures
@@ -223,15 +242,26 @@ func (c *Controller) service(ctx context.Context, key events.Key, action, reason
 	return res, nil
 }
 
+// starting reports whether key's server is starting or connecting.
+func (c *Controller) starting(key events.Key) bool {
+	st, _ := c.opts.ServerStatus(key)
+	return st.State == v1alpha1.MCPServerStateStarting || st.State == v1alpha1.MCPServerStateConnecting
+}
+
 // outcome delivers the error ("" for none) of the first reconcile outcome
-// of one key and correlation ID.
+// of one key and correlation ID; with anyCorrelation, of every reconcile
+// of the key, as they come (up to 64 unread).
 type outcome struct {
 	ch   chan string
 	stop func()
 }
 
-func (c *Controller) awaitOutcome(key events.Key, corr string) outcome {
+func (c *Controller) awaitOutcome(key events.Key, corr string, anyCorrelation bool) outcome {
 	ch := make(chan string, 1)
+	name := "controls-" + corr
+	if anyCorrelation {
+		ch, name = make(chan string, 64), name+"-later"
+	}
 	deliver := func(msg string) {
 		select {
 		case ch <- msg:
@@ -239,16 +269,16 @@ func (c *Controller) awaitOutcome(key events.Key, corr string) outcome {
 		}
 	}
 	sub, err := c.opts.Bus.Subscribe(bus.SubscriberOptions{
-		Name:     "controls-" + corr,
+		Name:     name,
 		Delivery: bus.Lossy(64),
 		Handlers: []bus.Handler{
 			bus.On(func(e events.ResourceSynced) {
-				if e.Key.Canonical() == key && e.CorrelationID == corr {
+				if e.Key.Canonical() == key && (anyCorrelation || e.CorrelationID == corr) {
 					deliver("")
 				}
 			}),
 			bus.On(func(e events.ResourceFailed) {
-				if e.Key.Canonical() == key && e.CorrelationID == corr {
+				if e.Key.Canonical() == key && (anyCorrelation || e.CorrelationID == corr) {
 					deliver(redact.String(e.Error))
 				}
 			}),

@@ -21,9 +21,11 @@
 //     reconcile it causes carries, so `musterd describe` and `musterd
 //     events` show the request and its outcome as one chain.
 //   - A service request is persisted before it is answered, and answered
-//     with the outcome of the reconcile it caused (the server's state), or,
-//     past Options.WaitTimeout, with the request accepted and the state so
-//     far. It never hangs.
+//     with the outcome of the reconcile it caused (the server's state) and,
+//     when that reconcile started the server, of the start (which runs on
+//     the supervisor's goroutines and is reconciled after it), or, past
+//     Options.WaitTimeout, with the request accepted and the state so far.
+//     It never hangs.
 //   - Only declared MCP servers are services: a request for anything else
 //     fails with a not-found error, and changes nothing.
 //   - Errors and reasons are redacted before they are published or

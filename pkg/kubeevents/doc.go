@@ -32,6 +32,12 @@
 //     Running and it was not when this recorder last looked (a new leader
 //     starts its servers itself); ServerRestarted instead when its restart
 //     count grew since.
+//   - Normal ServerConnected when a remote server is Connected, Warning
+//     ServerDisconnected when its connection dropped (or a reconnect was
+//     refused), Warning ServerFailed when a server failed (a crash, a
+//     failed start, a ping unanswered), with the error's first line: one
+//     Event per transition, whether or not the reconcile succeeded (a
+//     server in its backoff fails its reconcile).
 //   - No secret in an Event: every note passes pkg/redact, and is cut to
 //     the API's 1 KiB.
 //   - Best effort, never in the way: an Event whose object cannot be read

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -32,6 +33,11 @@ const (
 	ReasonInvalidDefinition = "InvalidDefinition"
 	ReasonServerStarted     = "ServerStarted"
 	ReasonServerRestarted   = "ServerRestarted"
+	// A remote server's session is up, down or refused: issue #16's
+	// transitions, each an Event.
+	ReasonServerConnected    = "ServerConnected"
+	ReasonServerDisconnected = "ServerDisconnected"
+	ReasonServerFailed       = "ServerFailed"
 )
 
 // Actions of the Events recorded (events.k8s.io/v1 requires one).
@@ -83,6 +89,8 @@ type seen struct {
 	running  bool
 	restarts int
 	invalid  string // the InvalidDefinition error recorded, while it holds
+	// state is the MCPServer state last recorded by a transition Event.
+	state v1alpha1.MCPServerState
 }
 
 // Recorder is the component that records Events. Make it with New.
@@ -232,6 +240,11 @@ func (r *Recorder) outcome(ctx context.Context, key events.Key, deleted bool, fa
 		pending = append(pending, note{corev1.EventTypeWarning, ReasonReconcileFailed, ActionReconcile, failure})
 	}
 	status, ok := r.opts.ResourceStatus(key)
+	if ok {
+		// A server down is a reconcile that fails (its backoff), and still
+		// a transition to tell.
+		pending = append(pending, transition(s, status)...)
+	}
 	if failure == "" && ok {
 		pending = append(pending, r.observed(s, status)...)
 	}
@@ -263,6 +276,30 @@ func cut(msg string) string {
 
 // note is one Event to record.
 type note struct{ eventType, reason, action, message string }
+
+// transition returns the Event of an MCPServer that became Connected,
+// Disconnected or Failed since s was recorded (Running is ServerStarted's),
+// and updates s. Starting and Connecting pass unrecorded.
+func transition(s *seen, status any) []note {
+	st, ok := status.(v1alpha1.MCPServerStatus)
+	if !ok || st.State == s.state || st.State == v1alpha1.MCPServerStateStarting || st.State == v1alpha1.MCPServerStateConnecting {
+		return nil
+	}
+	s.state = st.State
+	why, _, _ := strings.Cut(st.LastError, "\n")
+	switch st.State {
+	case v1alpha1.MCPServerStateConnected:
+		return []note{{corev1.EventTypeNormal, ReasonServerConnected, ActionStart, fmt.Sprintf("server connected, serving %d tools", st.ToolCount)}}
+	case v1alpha1.MCPServerStateDisconnected:
+		if why == "" {
+			return nil // stopped, as asked
+		}
+		return []note{{corev1.EventTypeWarning, ReasonServerDisconnected, ActionStart, "server disconnected, reconnecting on the backoff: " + why}}
+	case v1alpha1.MCPServerStateFailed:
+		return []note{{corev1.EventTypeWarning, ReasonServerFailed, ActionStart, "server failed: " + why}}
+	}
+	return nil
+}
 
 // observed compares what the reconciler observed now with s, updates s,
 // and returns the Events the difference calls for.

@@ -97,15 +97,37 @@ func TestSyncedOncePerGenerationAndServerStartsAndRestarts(t *testing.T) {
 	f.r.outcome(ctx, key, false, "")
 	assert.Equal(t, []string{"Normal ServerRestarted server restarted (1 restarts), serving 2 tools"}, f.recorded())
 
-	f.statuses[key] = v1alpha1.MCPServerStatus{State: v1alpha1.MCPServerStateFailed, ObservedGeneration: 1, RestartCount: 1}
+	f.statuses[key] = v1alpha1.MCPServerStatus{State: v1alpha1.MCPServerStateFailed, ObservedGeneration: 1, RestartCount: 1,
+		LastError: "exited with exit code 1; stderr:\nthe tail"}
 	f.r.outcome(ctx, key, false, "")
-	assert.Empty(t, f.recorded(), "a server found down is the failure's to report, not a Synced")
+	assert.Equal(t, []string{"Warning ServerFailed server failed: exited with exit code 1; stderr:"}, f.recorded(),
+		"a server found down: its transition, not a Synced")
+	f.r.outcome(ctx, key, false, "backing off")
+	assert.Equal(t, []string{"Warning ReconcileFailed backing off"}, f.recorded(), "the transition once")
 	f.statuses[key] = running(2, 1)
 	f.r.outcome(ctx, key, false, "")
 	assert.Equal(t, []string{
 		"Normal Synced generation 2 reconciled",
 		"Normal ServerStarted server started, serving 2 tools",
 	}, f.recorded(), "a new generation, and the server up again")
+
+	// A remote: connected, dropped, refused again (no new transition),
+	// connected.
+	for _, st := range []v1alpha1.MCPServerStatus{
+		{State: v1alpha1.MCPServerStateConnected, ObservedGeneration: 2, ToolCount: 1},
+		{State: v1alpha1.MCPServerStateDisconnected, ObservedGeneration: 2, LastError: "closed its MCP connection"},
+		{State: v1alpha1.MCPServerStateConnecting, ObservedGeneration: 2},
+		{State: v1alpha1.MCPServerStateDisconnected, ObservedGeneration: 2, LastError: "connect to http://x: refused"},
+		{State: v1alpha1.MCPServerStateConnected, ObservedGeneration: 2, ToolCount: 1},
+	} {
+		f.statuses[key] = st
+		f.r.outcome(ctx, key, false, "")
+	}
+	assert.Equal(t, []string{
+		"Normal ServerConnected server connected, serving 1 tools",
+		"Warning ServerDisconnected server disconnected, reconnecting on the backoff: closed its MCP connection",
+		"Normal ServerConnected server connected, serving 1 tools",
+	}, f.recorded(), "one Event per transition: a Connecting in between is none")
 
 	f.r.outcome(ctx, key, true, "")
 	assert.Empty(t, f.recorded(), "a deletion records nothing: the Events go with the object")

@@ -450,38 +450,36 @@ var ErrSessionClosed = errors.New("the client's MCP session closed")
 func (s *Server) enter(ctx context.Context, view string, req *mcp.CallToolRequest) (_ context.Context, done func()) {
 	info := callInfo{view: view, correlationID: events.NewCorrelationID()}
 	ctx, cancel := context.WithCancelCause(ctx)
+	stop := func() bool { return false }
 	if req.Session != nil {
 		info.session = req.Session.ID()
 		info.serverSession = req.Session
-		closed := s.sessionClosed(req.Session)
-		go func() {
-			select {
-			case <-closed:
-				cancel(ErrSessionClosed)
-			case <-ctx.Done():
-			}
-		}()
+		// Registered on the session's context, not a goroutine per call:
+		// the call path stays on the go-sdk's goroutines.
+		stop = context.AfterFunc(s.sessionClosed(req.Session), func() { cancel(ErrSessionClosed) })
 	}
-	return withCallInfo(ctx, info), func() { cancel(nil) }
+	return withCallInfo(ctx, info), func() { stop(); cancel(nil) }
 }
 
-// watch is closed when its session closes, or is being closed.
+// watch is a context cancelled when its session closes, or is being
+// closed.
 type watch struct {
-	ch   chan struct{}
-	once sync.Once
+	ctx   context.Context
+	close context.CancelFunc
 }
 
-func (w *watch) close() { w.once.Do(func() { close(w.ch) }) }
-
-// sessionClosed returns a channel closed once ss closes or a client asks
-// to close it; one watch per session that has had a call.
-func (s *Server) sessionClosed(ss *mcp.ServerSession) <-chan struct{} {
+// sessionClosed returns a context cancelled once ss closes or a client
+// asks to close it; one watch per session that has had a call.
+func (s *Server) sessionClosed(ss *mcp.ServerSession) context.Context {
 	if w, ok := s.watches.Load(ss); ok {
-		return w.(*watch).ch
+		return w.(*watch).ctx
 	}
-	nw := &watch{ch: make(chan struct{})}
+	ctx, cancel := context.WithCancel(context.Background())
+	nw := &watch{ctx: ctx, close: cancel}
 	w, loaded := s.watches.LoadOrStore(ss, nw)
-	if !loaded {
+	if loaded {
+		cancel()
+	} else {
 		id := ss.ID() // "" for SSE sessions, which a DELETE cannot name
 		if id != "" {
 			s.watchIDs.Store(id, nw)
@@ -495,7 +493,7 @@ func (s *Server) sessionClosed(ss *mcp.ServerSession) <-chan struct{} {
 			}
 		}()
 	}
-	return w.(*watch).ch
+	return w.(*watch).ctx
 }
 
 // closing cancels the calls of the streamable session id, which a client

@@ -63,6 +63,7 @@ type daemon struct {
 
 	mu      sync.Mutex
 	changes map[events.Key][]supervisor.Observed // every OnChange, in order
+	order   []string                             // every OnChangeSync, across servers, in order: "name state"
 	changed chan struct{}                        // capacity 1: a change was recorded
 	procs   map[int]int                          // pid → pidfd of every server process, or -1: reaped before it was seen
 }
@@ -103,6 +104,7 @@ func startDaemon(t testing.TB, backoff supervisor.Backoff, files map[string]stri
 		},
 		OnChangeSync: func(k events.Key, o supervisor.Observed) {
 			d.track(o.PID)
+			d.note(k, o)
 			bridge.OnChange(k, o)
 		},
 	})
@@ -123,6 +125,25 @@ func startDaemon(t testing.TB, backoff supervisor.Backoff, files map[string]stri
 		}
 	})
 	return d
+}
+
+// note records a change in the order of all changes: "launched" for the
+// start of a start (Starting with its LastAttempt), else its state.
+func (d *daemon) note(k events.Key, o supervisor.Observed) {
+	what := string(o.State)
+	if o.State == v1alpha1.MCPServerStateStarting && !o.LastAttempt.IsZero() {
+		what = "launched"
+	}
+	d.mu.Lock()
+	d.order = append(d.order, k.Name+" "+what)
+	d.mu.Unlock()
+}
+
+// orderOf returns every change noted so far, in order.
+func (d *daemon) orderOf() []string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return slices.Clone(d.order)
 }
 
 // shutdown stops the pipeline and checks that no server it started
@@ -362,7 +383,9 @@ func TestServersAndWorkflowsFollowTheFilesAndWhatRuns(t *testing.T) {
 		return running(st) && st.RestartCount == 2
 	})
 	assert.Equal(t, 1, st.ConsecutiveFailures, "the kill counts until the server proves stable")
-	assert.Contains(t, st.LastError, "was killed by signal 9")
+	assert.Empty(t, st.LastError, "running: nothing wrong now")
+	assert.Contains(t, st.LastFailure, "was killed by signal 9", "the past failure is kept")
+	require.NotNil(t, st.LastFailureTime)
 	third := d.pid(echo)
 	assert.NotEqual(t, second, third)
 	var sawFailed bool
@@ -391,7 +414,9 @@ func TestACrashingServerFailsWithItsStderrAndRestartsNoFasterThanItsBackoff(t *t
 	require.Eventually(t, func() bool {
 		attempts = attempts[:0]
 		for _, o := range d.changesOf(crashy) {
-			if o.State == v1alpha1.MCPServerStateStarting {
+			// Starting is reported when a start is asked for (with the
+			// last attempt's time) and when it begins (with its own).
+			if o.State == v1alpha1.MCPServerStateStarting && !o.LastAttempt.IsZero() && !slices.Contains(attempts, o.LastAttempt) {
 				attempts = append(attempts, o.LastAttempt)
 			}
 		}

@@ -1,6 +1,7 @@
 package router
 
 import (
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -26,6 +27,22 @@ const (
 type metrics struct {
 	calls    *prometheus.CounterVec
 	duration *prometheus.HistogramVec
+	// observers caches each (server, tool, result)'s counter and
+	// histogram: WithLabelValues hashes and looks up its labels on every
+	// call, on the call's path. Keys are callKeys; children are never
+	// deleted from the vectors, so a cached one stays theirs.
+	observers sync.Map
+}
+
+type callKey struct {
+	server events.Key
+	tool   string
+	result string
+}
+
+type callObservers struct {
+	calls    prometheus.Counter
+	duration prometheus.Observer
 }
 
 func newMetrics(reg prometheus.Registerer, cat *catalogue.Catalogue, now func() time.Time) (*metrics, error) {
@@ -52,9 +69,18 @@ func newMetrics(reg prometheus.Registerer, cat *catalogue.Catalogue, now func() 
 }
 
 func (m *metrics) observeCall(server events.Key, tool, result string, took time.Duration) {
-	label := serverLabel(server)
-	m.calls.WithLabelValues(label, tool, result).Inc()
-	m.duration.WithLabelValues(label, tool).Observe(took.Seconds())
+	key := callKey{server, tool, result}
+	o, ok := m.observers.Load(key)
+	if !ok {
+		label := serverLabel(server)
+		o, _ = m.observers.LoadOrStore(key, &callObservers{
+			calls:    m.calls.WithLabelValues(label, tool, result),
+			duration: m.duration.WithLabelValues(label, tool),
+		})
+	}
+	obs := o.(*callObservers)
+	obs.calls.Inc()
+	obs.duration.Observe(took.Seconds())
 }
 
 // serverLabel names a server in a metric: its name, with its namespace

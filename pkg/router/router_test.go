@@ -87,7 +87,9 @@ func (g *rig) ensure(t *testing.T, k events.Key, spec v1alpha1.MCPServerSpec) su
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), deadline)
 	defer cancel()
-	obs, err := g.sup.Ensure(ctx, k, spec)
+	_, err := g.sup.Ensure(ctx, k, spec)
+	require.NoError(t, err)
+	obs, _, err := g.sup.Wait(ctx, k) // the start runs on the supervisor's goroutine (#17)
 	require.NoError(t, err)
 	return obs
 }

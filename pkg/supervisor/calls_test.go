@@ -204,7 +204,9 @@ func TestACallDuringARestartWaitsForTheNewInstance(t *testing.T) {
 
 	restarted := make(chan supervisor.Observed, 1)
 	go func() {
-		obs, err := h.sup.Ensure(t.Context(), k, fake("-tools", "echo", "-slow-start", "300ms"))
+		_, err := h.sup.Ensure(t.Context(), k, fake("-tools", "echo", "-slow-start", "300ms"))
+		assert.NoError(t, err)
+		obs, _, err := h.sup.Wait(t.Context(), k) // the restart runs on the supervisor's goroutine
 		assert.NoError(t, err)
 		restarted <- obs
 	}()
@@ -319,7 +321,9 @@ func TestASpecChangeRestartDrainsTheCallsInFlight(t *testing.T) {
 
 	restarted := make(chan supervisor.Observed, 1)
 	go func() {
-		obs, err := h.sup.Ensure(t.Context(), k, fake("-slow-tool", "slow", "-tools", "echo,added"))
+		_, err := h.sup.Ensure(t.Context(), k, fake("-slow-tool", "slow", "-tools", "echo,added"))
+		assert.NoError(t, err)
+		obs, _, err := h.sup.Wait(t.Context(), k) // the restart runs on the supervisor's goroutine
 		assert.NoError(t, err)
 		restarted <- obs
 	}()

@@ -6,7 +6,8 @@
 // the pipeline rather than in it. It knows nothing of the bus; it reports
 // every change of a server's observed state through Options.OnChange, which
 // the wiring bridges to ServiceStateChanged, and the reconcile that follows
-// calls Ensure again.
+// calls Ensure again. Ensure never waits for a start: the outcome of a
+// start reaches the reconciler that way too, like a crash.
 //
 // Guarantees:
 //
@@ -14,7 +15,19 @@
 //     given spec, starting it if it is not running, restarting it if a
 //     field that matters changed (type, command, args, env, url, headers,
 //     timeout, toolPrefix; not description), and leaving it alone
-//     otherwise. Calls for one key are serialised.
+//     otherwise.
+//   - Ensure returns at once (Starting or Connecting): a start, and the
+//     retiring of what ran before, runs on a goroutine of the supervisor's
+//     own per server, at most StartConcurrency starts at a time (default
+//     16), so slow servers start side by side and hold none of the
+//     caller's goroutines. Wait waits for the outcome, for those who must.
+//   - Never two operations on one server at once: one goroutine applies
+//     Ensure's specs to a server, one after the other, and Stop waits for
+//     it; a new process starts only once the last one is reaped.
+//   - A spec changed during a start cancels it (no failure: no backoff) and
+//     the new spec starts next. Stop during a start, running or waiting
+//     for a slot, cancels it and returns once its process is reaped; no
+//     start follows.
 //   - A stdio server is exec'd directly, without a shell, with its args and
 //     its env on top of only PATH and HOME of musterd's (all of musterd's
 //     environment but MUSTERD_TOKEN with Options.InheritEnv), as the leader of its own process
@@ -22,17 +35,33 @@
 //     stdin, sends SIGTERM to the group and, after StopGrace, SIGKILL; when
 //     its main process dies, whatever is left of its group is killed too.
 //     Stop and Shutdown return only once the process is reaped, so no
-//     process they stopped outlives them. (A process that leaves the group
+//     process they stopped outlives them; Shutdown also waits for every
+//     goroutine that could start one, so none starts after it. (A process that leaves the group
 //     with setsid escapes this; on Linux the server's main process also
 //     gets SIGKILL if musterd dies without stopping it.)
-//   - A start waits for initialize and tools/list within the spec's timeout;
-//     a server that hangs is killed and Failed with a timeout error.
-//   - Health: each connected server is pinged every PingInterval. A crash,
-//     a failed ping or a closed connection makes it Failed (stdio) or
-//     Disconnected (remote) and is reported through OnChange at once.
+//   - A start waits for initialize and tools/list within the spec's timeout
+//     (Options.StartTimeout, default 2m, if it sets none; separate from
+//     PingTimeout); a server that hangs is killed and Failed with a timeout
+//     error naming it. Waiting for a start slot does not count.
+//   - Health: each connected server is pinged every PingInterval (and at
+//     once when CallDone reports a call that failed in the transport). A
+//     crash is Failed at once. A remote whose connection drops (its event
+//     stream closes, a call fails in the transport) is Disconnected at
+//     once: the SDK's own reconnects are off, and the supervisor
+//     reconnects on the backoff instead (Connecting, Disconnected while
+//     refused, then Connected). A remote that answers its session with 404
+//     (it restarted) gets a new session at once, with no failure. A server
+//     that does not answer a ping within PingTimeout (hung, stdio or
+//     remote) is Failed. Each is reported through OnChange at once.
+//   - Status fields: LastError is set only while the server is down;
+//     LastFailure and LastFailureTime keep the last failure after it
+//     recovered; RestartCount counts restarts of a process that ran, not
+//     failed starts or reconnects (ConsecutiveFailures); LastConnected is
+//     the last successful initialize, ping or call, refreshed quietly.
 //   - Backoff: a failed server is not started again before its
-//     NextRetryAfter, however often and by whomever Ensure is called;
-//     Ensure returns a *RetryLaterError instead. Each consecutive failure
+//     NextRetryAfter, however often and by whomever Ensure is called, and
+//     whatever other spec was asked for meanwhile; Ensure returns a
+//     *RetryLaterError instead. Each consecutive failure
 //     doubles the delay (Backoff: 1s to 5m, plus up to 10% jitter); a
 //     server that runs for StableAfter clears its streak. A server that
 //     crashes at once therefore starts at most 6 times in its first minute.
@@ -60,16 +89,18 @@
 //     does not answer in time is cancelled on the server and fails naming
 //     the server, the method and tool, and the timeout.
 //   - A spec-change restart drains: calls in flight on the old instance
-//     finish there, for up to DrainTimeout (10s; at most half of what is
-//     left of Ensure's deadline), before it is stopped;
+//     finish there, for up to DrainTimeout (10s), before it is stopped
+//     (on the supervisor's goroutine for the server: no caller waits);
 //     new calls meanwhile wait for the new instance. Calls still running
 //     then fail with ErrStopped. Stop (a delete) and Shutdown do not
 //     drain: the server is going, and its calls fail at once with
 //     ErrStopped, since waiting would only delay the delete.
 //   - OnChange is called one change at a time, in order, with no lock held.
-//     OnChangeSync gets the same changes, in the same order, before the
-//     call that made each returns: when Ensure returns a server Running, it
-//     has seen that observation already.
+//     OnChangeSync gets the same changes, in the same order, under the
+//     supervisor's lock, before the call that made each returns: when Ensure
+//     or Wait returns a server Running, it has seen that observation
+//     already. A start reports Starting (or Connecting) when asked for,
+//     again with its LastAttempt when it begins, then its outcome.
 //
 // The package is for Unix: it relies on process groups and signals.
 package supervisor

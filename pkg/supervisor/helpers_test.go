@@ -3,7 +3,11 @@ package supervisor_test
 import (
 	"context"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -38,12 +42,21 @@ func key(name string) events.Key { return events.NewKey("MCPServer", "", name) }
 type recorder struct {
 	mu      sync.Mutex
 	changes map[events.Key][]supervisor.Observed
+	order   []change // every change of every key, in order
 }
+
+type change struct {
+	key events.Key
+	obs supervisor.Observed
+}
+
+func (c change) String() string { return c.key.Name + ":" + string(c.obs.State) }
 
 func (r *recorder) onChange(k events.Key, o supervisor.Observed) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.changes[k] = append(r.changes[k], o)
+	r.order = append(r.order, change{k, o})
 }
 
 func (r *recorder) of(k events.Key) []supervisor.Observed {
@@ -98,13 +111,50 @@ func newHarness(t *testing.T, opts supervisor.Options) *harness {
 	return h
 }
 
+// ensure asks for spec and waits for the outcome of the start it may need.
 func (h *harness) ensure(t *testing.T, k events.Key, spec v1alpha1.MCPServerSpec) supervisor.Observed {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), deadline)
 	defer cancel()
-	obs, err := h.sup.Ensure(ctx, k, spec)
+	_, err := h.sup.Ensure(ctx, k, spec)
 	require.NoError(t, err)
+	return h.settle(t, k)
+}
+
+// settle waits until no start of k is under way or asked for, and returns
+// the outcome.
+func (h *harness) settle(t *testing.T, k events.Key) supervisor.Observed {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), deadline)
+	defer cancel()
+	obs, ok, err := h.sup.Wait(ctx, k)
+	require.NoError(t, err)
+	require.True(t, ok, "%s is known", k)
 	return obs
+}
+
+// processesWith returns the pids of the processes (zombies included: not
+// reaped is not gone) one of whose arguments is arg: a marker a test gives its servers, to find every
+// process they left, whatever the supervisor reports.
+func processesWith(t *testing.T, arg string) []int {
+	t.Helper()
+	dirs, err := os.ReadDir("/proc")
+	require.NoError(t, err)
+	var pids []int
+	for _, d := range dirs {
+		pid, err := strconv.Atoi(d.Name())
+		if err != nil {
+			continue
+		}
+		cmdline, err := os.ReadFile(filepath.Join("/proc", d.Name(), "cmdline"))
+		if err != nil {
+			continue // gone meanwhile
+		}
+		if slices.Contains(strings.Split(string(cmdline), "\x00"), arg) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
 }
 
 // processExists reports whether pid names a process (a zombie included).

@@ -61,6 +61,7 @@ type instance struct {
 	stderrTail    int
 	inheritEnv    bool
 
+	sessionErr   error         // why the session ended; set before sessionEnded is closed
 	calls        *callState    // in-flight calls, drain and progress routing (calls.go)
 	toolsChanged chan struct{} // the server said its tools changed
 	stopOnce     sync.Once
@@ -104,6 +105,15 @@ func (inst *instance) timedOut() bool {
 	return errors.As(context.Cause(inst.ctx), &timedOut)
 }
 
+// timeout is the start timeout that cancelled the start, if one did.
+func (inst *instance) timeout() time.Duration {
+	var timedOut *startTimeoutError
+	if errors.As(context.Cause(inst.ctx), &timedOut) {
+		return timedOut.timeout
+	}
+	return 0
+}
+
 // launch starts the server, initializes the session and lists the tools.
 // When it fails it has released everything, and its error is scrubbed.
 func (inst *instance) launch() error {
@@ -139,7 +149,7 @@ func (inst *instance) launchStdio() error {
 	case exited:
 		msg = describeExit(p.state) + " before it finished starting"
 	case inst.timedOut():
-		msg = fmt.Sprintf("did not answer initialize and tools/list within %s", specTimeout(inst.spec))
+		msg = fmt.Sprintf("did not answer initialize and tools/list within %s", inst.timeout())
 	case cancelled:
 		msg = "start cancelled: " + context.Cause(inst.ctx).Error()
 	default:
@@ -160,7 +170,11 @@ func (inst *instance) launchRemote() error {
 		header.Set(name, value)
 	}
 	client := &http.Client{Transport: &headerTransport{base: inst.httpTransport, header: header}}
-	var transport mcp.Transport = &mcp.StreamableClientTransport{Endpoint: inst.spec.URL, HTTPClient: client}
+	// No reconnects of the SDK's own: a dropped stream ends the session at
+	// once, so that the server shows Disconnected when it goes, not after
+	// the SDK's retries (seconds to tens of seconds), and the supervisor
+	// reconnects on its backoff, in states the status can show.
+	var transport mcp.Transport = &mcp.StreamableClientTransport{Endpoint: inst.spec.URL, HTTPClient: client, MaxRetries: -1}
 	if inst.spec.Type == v1alpha1.MCPServerTypeSSE {
 		transport = &mcp.SSEClientTransport{Endpoint: inst.spec.URL, HTTPClient: client}
 	}
@@ -172,7 +186,7 @@ func (inst *instance) launchRemote() error {
 	inst.teardown(0)
 	switch {
 	case inst.timedOut():
-		return inst.failure(fmt.Sprintf("%s did not connect, initialize and list tools within %s", inst.spec.URL, specTimeout(inst.spec)))
+		return inst.failure(fmt.Sprintf("%s did not connect, initialize and list tools within %s", inst.spec.URL, inst.timeout()))
 	case cancelled:
 		return inst.failure(fmt.Sprintf("connect to %s: start cancelled: %v", inst.spec.URL, context.Cause(inst.ctx)))
 	default:
@@ -199,7 +213,7 @@ func (inst *instance) connect(transport mcp.Transport) error {
 	}
 	inst.session = session
 	go func() {
-		_ = session.Wait()
+		inst.sessionErr = session.Wait()
 		close(inst.sessionEnded)
 	}()
 	tools, err := listTools(inst.ctx, session)
@@ -229,12 +243,16 @@ func listTools(ctx context.Context, session *mcp.ClientSession) ([]*mcp.Tool, er
 	return slices.CompactFunc(tools, func(a, b *mcp.Tool) bool { return a.Name == b.Name }), nil
 }
 
+// errNoAnswer is a ping that timed out: the server is there (or its
+// connection is) but does not answer. Hung, not dropped.
+var errNoAnswer = errors.New("no answer")
+
 func (inst *instance) ping(timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(inst.ctx, timeout)
 	defer cancel()
 	err := inst.session.Ping(ctx, nil)
 	if err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return fmt.Errorf("no answer within %s", timeout)
+		return fmt.Errorf("%w within %s", errNoAnswer, timeout)
 	}
 	return err
 }
@@ -314,11 +332,10 @@ func (s *Supervisor) monitor(e *entry, inst *instance) {
 			s.crashed(e, inst)
 			return
 		case <-inst.sessionEnded:
-			s.disconnected(e, inst, "closed its MCP connection", true)
+			s.disconnected(e, inst, "closed its MCP connection", inst.sessionErr, true)
 			return
 		case <-ping.C:
-			if err := inst.ping(s.opts.PingTimeout); err != nil {
-				s.disconnected(e, inst, "health ping failed: "+err.Error(), false)
+			if !s.healthy(e, inst) {
 				return
 			}
 		case <-stable.C:
@@ -330,11 +347,25 @@ func (s *Supervisor) monitor(e *entry, inst *instance) {
 			// rather than at the next tick. A stdio process that is
 			// exiting is given exitSettle to, so that its exit explains it.
 			if err := inst.ping(s.opts.PingTimeout); err != nil {
-				s.disconnected(e, inst, "health ping after a failed call failed: "+err.Error(), true)
+				s.disconnected(e, inst, "health ping after a failed call failed: "+err.Error(), err, true)
 				return
 			}
+			s.touch(e, inst)
+			ping.Reset(s.opts.PingInterval)
 		}
 	}
+}
+
+// healthy pings inst and records the answer; a failed ping is handled as
+// disconnected does, and reported false.
+func (s *Supervisor) healthy(e *entry, inst *instance) bool {
+	err := inst.ping(s.opts.PingTimeout)
+	if err == nil {
+		s.touch(e, inst)
+		return true
+	}
+	s.disconnected(e, inst, "health ping failed: "+err.Error(), err, false)
+	return false
 }
 
 // crashed handles a stdio server whose process exited by itself.
@@ -347,19 +378,26 @@ func (s *Supervisor) crashed(e *entry, inst *instance) {
 	inst.teardown(0)
 }
 
-// disconnected handles a session that ended or a failed ping. A stdio
-// process that exits meanwhile (waited for when settle is set) crashed.
-func (s *Supervisor) disconnected(e *entry, inst *instance, reason string, settle bool) {
+// disconnected handles a session that ended or a failed ping, cause the
+// error that said so. A stdio process that exits meanwhile (waited for
+// when settle is set) crashed. A remote whose session expired (404: it
+// restarted) gets a new one at once; one whose connection dropped is
+// Disconnected, and reconnects on the backoff; a server that does not
+// answer (a hang, stdio or remote) is Failed.
+func (s *Supervisor) disconnected(e *entry, inst *instance, reason string, cause error, settle bool) {
 	if inst.proc != nil && (inst.proc.hasExited() || settle && inst.proc.awaitExit(exitSettle)) {
 		s.crashed(e, inst)
 		return
 	}
 	if !inst.stopRequested() {
-		state := v1alpha1.MCPServerStateFailed
-		if inst.remote {
-			state = v1alpha1.MCPServerStateDisconnected
+		switch {
+		case inst.remote && errors.Is(cause, mcp.ErrSessionMissing) && s.renew(e, inst):
+			s.log.Info("mcp server: its session expired (the server restarted?); initializing a new one", "key", inst.key.String())
+		case inst.remote && !errors.Is(cause, errNoAnswer):
+			s.fail(e, inst, inst.scrub.clean(reason), v1alpha1.MCPServerStateDisconnected)
+		default:
+			s.fail(e, inst, inst.scrub.clean(reason), v1alpha1.MCPServerStateFailed)
 		}
-		s.fail(e, inst, inst.scrub.clean(reason), state)
 	}
 	inst.teardown(s.opts.StopGrace)
 }

@@ -75,7 +75,8 @@ func remote(typ v1alpha1.MCPServerType, url string) v1alpha1.MCPServerSpec {
 
 func TestRemoteServersConnectAndAreDisconnectedWhenTheyGoAway(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, supervisor.Options{PingInterval: 100 * time.Millisecond, PingTimeout: time.Second,
+	// Pings an hour apart: only the dropped connections can tell.
+	h := newHarness(t, supervisor.Options{PingInterval: time.Hour, PingTimeout: time.Second,
 		RestartBackoff: supervisor.Backoff{Base: 50 * time.Millisecond}})
 	url, server := startHTTPFake(t, "-tools", "far,away")
 	streamable, sse := key("streamable"), key("sse")
@@ -98,9 +99,9 @@ func TestRemoteServersConnectAndAreDisconnectedWhenTheyGoAway(t *testing.T) {
 
 	gone, _ := h.sup.Get(streamable)
 	time.Sleep(time.Until(gone.NextRetryAfter))
-	obs, err := h.sup.Ensure(t.Context(), streamable, remote(v1alpha1.MCPServerTypeStreamableHTTP, url))
-	require.Error(t, err, "nothing listens any more")
-	assert.Equal(t, v1alpha1.MCPServerStateFailed, obs.State)
+	obs = h.ensure(t, streamable, remote(v1alpha1.MCPServerTypeStreamableHTTP, url))
+	assert.Equal(t, disconnected, obs.State, "nothing listens any more: a reconnect refused, still Disconnected")
+	assert.Equal(t, 2, obs.ConsecutiveFailures)
 	assert.Contains(t, obs.LastError, "connect to "+url)
 }
 
@@ -149,9 +150,10 @@ func TestRemoteHeadersAreSentAndNeverLeak(t *testing.T) {
 
 	spec.Headers = map[string]string{"x-api-key": wrongKey}
 	refused := key("refused")
-	bad, err := h.sup.Ensure(t.Context(), refused, spec)
-	require.Error(t, err)
+	bad := h.ensure(t, refused, spec)
 	assert.Equal(t, v1alpha1.MCPServerStateFailed, bad.State)
+	_, err := h.sup.Ensure(t.Context(), refused, spec)
+	require.Error(t, err, "backing off")
 	assert.Contains(t, bad.LastError, "X-Api-Key [redacted] may not list tools", "the server echoed it; the supervisor scrubbed it")
 
 	// Pings carry the header too.

@@ -17,12 +17,13 @@ import (
 )
 
 // specHash identifies the fields of spec that change what runs: type,
-// command, args, env, url, headers, timeout (defaulted), toolPrefix and
-// family (both name what the tools are exposed as), not description or
-// autoStart. It is an HMAC under a key of this supervisor's
+// command, args, env, url, headers, timeout (as it applies:
+// Options.StartTimeout when unset), toolPrefix and family (both name what
+// the tools are exposed as), not description or autoStart. It is an HMAC
+// under a key of this supervisor's
 // own, so that the hash of an env value or header, which travels in
 // Observed and status, is no oracle for guessing it.
-func specHash(key []byte, spec v1alpha1.MCPServerSpec) string {
+func specHash(key []byte, spec v1alpha1.MCPServerSpec, startTimeout time.Duration) string {
 	relevant := struct {
 		Type       v1alpha1.MCPServerType
 		Command    string
@@ -40,7 +41,7 @@ func specHash(key []byte, spec v1alpha1.MCPServerSpec) string {
 		Env:        nilIfEmptyMap(spec.Env),
 		URL:        spec.URL,
 		Headers:    nilIfEmptyMap(spec.Headers),
-		Timeout:    specTimeout(spec),
+		Timeout:    startTimeout,
 		ToolPrefix: spec.ToolPrefix,
 		Family:     spec.Family,
 	}
@@ -65,15 +66,6 @@ func nilIfEmptyMap(m map[string]string) map[string]string {
 		return nil
 	}
 	return m
-}
-
-// specTimeout is the spec's timeout, or the CRD's default when unset.
-func specTimeout(spec v1alpha1.MCPServerSpec) time.Duration {
-	seconds := spec.Timeout
-	if seconds <= 0 {
-		seconds = v1alpha1.DefaultMCPServerTimeout
-	}
-	return time.Duration(seconds) * time.Second
 }
 
 // inheritedEnv names the variables of musterd's own environment that a

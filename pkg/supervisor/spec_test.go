@@ -1,6 +1,8 @@
 package supervisor
 
 import (
+	"time"
+
 	"strings"
 	"testing"
 
@@ -11,6 +13,9 @@ import (
 
 func TestSpecHashChangesWithEveryFieldThatMattersAndNoOther(t *testing.T) {
 	key := []byte("key")
+	specHash := func(key []byte, spec v1alpha1.MCPServerSpec) string {
+		return specHash(key, spec, startTimeout(spec, DefaultStartTimeout))
+	}
 	base := v1alpha1.MCPServerSpec{
 		Type: v1alpha1.MCPServerTypeStdio, Command: "srv", Args: []string{"-a"},
 		Env: map[string]string{"A": "1"}, Timeout: 10, ToolPrefix: "p", Description: "d",
@@ -45,8 +50,8 @@ func TestSpecHashChangesWithEveryFieldThatMattersAndNoOther(t *testing.T) {
 	}
 
 	unset, defaulted := base, base
-	unset.Timeout, defaulted.Timeout = 0, v1alpha1.DefaultMCPServerTimeout
-	assert.Equal(t, specHash(key, unset), specHash(key, defaulted), "an unset timeout is the default")
+	unset.Timeout, defaulted.Timeout = 0, int(DefaultStartTimeout/time.Second)
+	assert.Equal(t, specHash(key, unset), specHash(key, defaulted), "an unset timeout is the start timeout")
 	empty, nilled := base, base
 	empty.Args, empty.Env, nilled.Args, nilled.Env = []string{}, map[string]string{}, nil, nil
 	assert.Equal(t, specHash(key, empty), specHash(key, nilled), "empty is unset")

@@ -25,6 +25,14 @@ const (
 	DefaultStopGrace    = 5 * time.Second
 	DefaultStableAfter  = 60 * time.Second
 	DefaultStderrTail   = 4096
+	// DefaultStartConcurrency is sized for many slow servers starting at
+	// once: muster's users declare 5 to 20, many launched by npx or uvx with
+	// seconds of cold start each, and a start mostly waits.
+	DefaultStartConcurrency = 16
+	// DefaultStartTimeout bounds a start whose spec sets no timeout. It is
+	// generous because an npx or uvx cold start downloads packages first:
+	// slow, but healthy.
+	DefaultStartTimeout = 2 * time.Minute
 	DefaultCallWait     = 30 * time.Second
 	DefaultDrainTimeout = 10 * time.Second
 )
@@ -53,6 +61,17 @@ type Options struct {
 	// StderrTail is how many bytes of each stdio server's stderr are kept
 	// for LastError. Default 4096.
 	StderrTail int
+	// StartConcurrency bounds the starts (process start, initialize,
+	// tools/list; or connect for a remote server) under way at once, over
+	// all servers; others wait for a slot, in the state Starting or
+	// Connecting. Starts run on the supervisor's own goroutines, never on
+	// the caller's. Default 16.
+	StartConcurrency int
+	// StartTimeout bounds a start whose spec sets no timeout; a spec's
+	// timeout wins. It is separate from PingTimeout: a server may be slow to
+	// start and quick to answer once it runs. The time a start waits for a
+	// slot does not count. Default 2m.
+	StartTimeout time.Duration
 	// InheritEnv gives each stdio server all of musterd's environment but
 	// MUSTERD_TOKEN, under its spec's env. Default false: a server gets its spec's env plus PATH
 	// and HOME, and nothing else of musterd's (its API token, cloud
@@ -65,10 +84,10 @@ type Options struct {
 	CallWait time.Duration
 	// DrainTimeout bounds how long a server being restarted for a changed
 	// spec keeps running so that its in-flight calls can finish; calls
-	// still running then are cancelled and fail saying so. A drain also
-	// takes at most half of what is left of Ensure's deadline, so that the
-	// start keeps time. Default 10s: a third of the coordinator's default
-	// 30s reconcile timeout. Stop (a delete) and Shutdown do not drain.
+	// still running then are cancelled and fail saying so. The drain runs
+	// on the supervisor's goroutine for the server, as the restart does,
+	// holding no caller. Default 10s. Stop (a delete) and Shutdown do not
+	// drain.
 	DrainTimeout time.Duration
 	// OnChange, if set, is called whenever a server's observed state
 	// changes: starting, started, failed (crash, ping, start), tools
@@ -106,6 +125,12 @@ func (o Options) withDefaults() Options {
 	if o.StderrTail <= 0 {
 		o.StderrTail = DefaultStderrTail
 	}
+	if o.StartConcurrency <= 0 {
+		o.StartConcurrency = DefaultStartConcurrency
+	}
+	if o.StartTimeout <= 0 {
+		o.StartTimeout = DefaultStartTimeout
+	}
 	if o.CallWait <= 0 {
 		o.CallWait = DefaultCallWait
 	}
@@ -140,16 +165,27 @@ type Observed struct {
 	// Family is the family of the spec that runs (or last tried to), if
 	// any: its tools are exposed under the family's name.
 	Family *v1alpha1.MCPServerFamily
-	// RestartCount counts starts of this server after its first, since this
-	// supervisor began or since it was last stopped.
+	// RestartCount counts restarts of a stdio server's process that had
+	// been running (after a crash, a failed ping, a changed spec), since
+	// this supervisor began or the server was last stopped. Failed starts
+	// and the reconnects of a remote server are ConsecutiveFailures.
 	RestartCount int
-	// ConsecutiveFailures counts failures since the server last ran for
+	// ConsecutiveFailures counts failures (crashes, failed starts, failed
+	// pings, dropped or refused connections) since the server last ran for
 	// StableAfter; it drives the backoff.
 	ConsecutiveFailures int
-	// LastError is the last failure, redacted: for a crash the exit code
-	// and the stderr tail. Cleared with the failure streak.
+	// LastError is why the server is down, redacted (for a crash the exit
+	// code and the stderr tail): set while it is Failed or Disconnected,
+	// empty while it starts or runs.
 	LastError string
-	// LastConnected is when the server last finished initialize.
+	// LastFailure is the last failure, as LastError said it, and
+	// LastFailureTime when it happened; both kept after the server
+	// recovered.
+	LastFailure     string
+	LastFailureTime time.Time
+	// LastConnected is when the server last answered: initialize, a health
+	// ping, or a call (calls.go, or one reported with CallDone). Pings and calls refresh it
+	// quietly (no OnChange): Get has it.
 	LastConnected time.Time
 	// LastAttempt is when its last start began.
 	LastAttempt time.Time
@@ -160,9 +196,10 @@ type Observed struct {
 	// comparable within one Supervisor.
 	SpecHash string
 	// Replacing marks, in the observations passed to OnChange and
-	// OnChangeSync, those in between while Ensure replaces the server's
-	// running instance for a changed spec: the old instance Stopped (or
-	// Disconnected) and the new one Starting (or Connecting). Calls made
+	// OnChangeSync, those in between while the server's running instance
+	// is replaced for a changed spec (or a remote's expired session is
+	// renewed): the old instance Stopped (or Disconnected) and the new one
+	// Starting (or Connecting). Calls made
 	// meanwhile wait for the new instance (calls.go): such an observation
 	// is a restart under way, not a server gone. The new instance's
 	// Running or Failed, and what Get and Ensure return, never carry it.
@@ -197,15 +234,24 @@ var ErrShutdown = errors.New("supervisor is shut down")
 // wants the server gone.
 var errStopping = errors.New("server is being stopped")
 
+// errSuperseded is the cause that cancels a start when Ensure asks for
+// another spec: no failure of the server's, and the new spec starts next.
+var errSuperseded = errors.New("spec changed during the start")
+
 // Supervisor runs stdio MCP servers and connects to remote ones, watches
 // their health and restarts them, within a per-server backoff, when asked
 // to by Ensure. It knows nothing of the bus: changes go out through
-// Options.OnChange. Its methods are safe for concurrent use; calls for one
-// key are serialised, calls for different keys run in parallel.
+// Options.OnChange. Its methods are safe for concurrent use; operations on
+// one key are serialised, operations on different keys run in parallel.
 type Supervisor struct {
 	opts    Options
 	log     *slog.Logger
 	hashKey []byte
+
+	// startSlots holds a token per start under way: StartConcurrency.
+	startSlots chan struct{}
+	// workers counts the goroutines that apply Ensure's specs.
+	workers sync.WaitGroup
 
 	mu         sync.Mutex
 	entries    map[events.Key]*entry
@@ -219,18 +265,34 @@ type Supervisor struct {
 // entry is the supervisor's record of one key.
 type entry struct {
 	key events.Key
-	op  chan struct{} // one slot: held by the Ensure or Stop working on this key
+	// op is one slot, held by whoever operates on the server: the worker
+	// applying Ensure's spec (for a whole retire and start) or Stop. So no
+	// two operations on one server ever overlap.
+	op chan struct{}
 
 	// Guarded by Supervisor.mu.
 	obs         Observed
 	remote      bool // the last spec tried is remote
 	inst        *instance
 	gate        restartGate
-	attempted   bool                    // a start was tried: the next one is a restart
+	ran         bool                    // the last instance ran: the next start is a restart
+	dropped     bool                    // a remote whose connection dropped: Disconnected until it connects
+	renewed     bool                    // an expired session was renewed since the server was last stable
 	cancelStart context.CancelCauseFunc // cancels the start in progress
 	stopping    int                     // Stop calls under way: no new start
+	stopsDone   chan struct{}           // closed (and replaced) when stopping drops to 0
 	removed     bool                    // Stop forgot this entry: whoever waited for it must look again
-	replacing   bool                    // Ensure is replacing a running instance: calls wait for the new one
+	want        *desired                // the spec Ensure asked for, not yet taken up by the worker
+	target      string                  // hash of the spec the worker applies now; "" if none
+	busy        bool                    // a worker goroutine runs for this entry
+	settled     chan struct{}           // closed when the worker ends; replaced when one begins
+	replacing   bool                    // a running instance is being replaced: calls wait for the new one
+}
+
+// desired is a spec Ensure asked for.
+type desired struct {
+	spec v1alpha1.MCPServerSpec
+	hash string
 }
 
 type change struct {
@@ -244,79 +306,140 @@ func New(opts Options) *Supervisor {
 	hashKey := make([]byte, 32)
 	_, _ = crand.Read(hashKey) // never fails on supported platforms
 	return &Supervisor{
-		opts:    opts,
-		log:     opts.Logger.With("component", "supervisor"),
-		hashKey: hashKey,
-		entries: make(map[events.Key]*entry),
+		opts:       opts,
+		log:        opts.Logger.With("component", "supervisor"),
+		hashKey:    hashKey,
+		startSlots: make(chan struct{}, opts.StartConcurrency),
+		entries:    make(map[events.Key]*entry),
 	}
 }
 
 // Ensure makes the server of key run spec, and returns what it observes
-// then. It is idempotent: a server already running spec is left alone. It
-// starts a server that is not running, or failed; it restarts one running
-// another spec (one that differs in type, command, args, env, url,
-// headers, timeout or toolPrefix). A start waits for initialize and
-// tools/list, within the spec's timeout.
+// then, without waiting for a start: a start (or the restart for a changed
+// spec) runs on the supervisor's own goroutines, and its outcome, Running
+// or Connected or Failed, is reported through OnChange like any change.
+// Ensure returns in microseconds whatever the servers do, but for waiting
+// out a Stop of the same key under way.
+//
+// It is idempotent and level-triggered: a server already running spec, or
+// starting it, is left alone. It starts a server that is not running, or
+// failed; it restarts one running another spec (one that differs in type,
+// command, args, env, url, headers, timeout or toolPrefix). A start under
+// way of another spec is cancelled (no failure of the server's) and spec
+// starts after it. The observation returned is then Starting or Connecting
+// (or still Running the old spec while it is retired).
 //
 // A server that failed (crashed, failed to start, failed a ping) is not
 // started again before its NextRetryAfter, however often Ensure is called:
 // Ensure returns a *RetryLaterError then, saying until when. A changed spec
 // is not held back.
-//
-// A start that fails returns an error and leaves the server Failed; so
-// does one that ctx cancels, since its process had to be killed all the
-// same. Only a start that Stop cancels is no failure.
 func (s *Supervisor) Ensure(ctx context.Context, key events.Key, spec v1alpha1.MCPServerSpec) (Observed, error) {
 	key = key.Canonical()
-	hash := specHash(s.hashKey, spec)
-	e, err := s.lock(ctx, key, true)
-	if err != nil {
-		return Observed{}, err
-	}
-	defer e.unlock()
-	defer s.replaced(e) // calls waiting for a replacement look again (calls.go)
-
+	hash := s.specHash(spec)
 	s.mu.Lock()
-	current := e.inst
-	if current != nil && e.obs.Running() && current.hash == hash {
-		obs := e.obs
-		s.mu.Unlock()
-		return obs, nil
-	}
-	if current == nil || !e.obs.Running() {
-		if until, blocked := e.gate.blocked(time.Now(), hash); blocked {
-			obs := e.obs
-			s.mu.Unlock()
-			return obs, &RetryLaterError{Key: key, Until: until, ConsecutiveFailures: e.gate.failures, LastError: obs.LastError}
+	defer s.mu.Unlock()
+	var e *entry
+	for {
+		if s.shutdown {
+			return Observed{}, ErrShutdown
 		}
-	}
-	s.mu.Unlock()
-
-	if current != nil {
-		s.drain(ctx, e, current)      // its calls finish first, within DrainTimeout (calls.go)
-		err := s.retire(ctx, current) // gone, even when err says it was killed
+		e = s.entries[key]
+		if e == nil || e.stopping == 0 {
+			break
+		}
+		// A Stop under way ends with the entry forgotten; this spec goes to
+		// the entry after it.
+		wait := e.stopsDone
+		s.mu.Unlock()
+		select {
+		case <-wait:
+		case <-ctx.Done():
+			s.mu.Lock()
+			return Observed{}, fmt.Errorf("mcp server %s: waiting for its stop: %w", key, context.Cause(ctx))
+		}
 		s.mu.Lock()
-		e.inst = nil
-		if e.obs.Running() {
-			e.obs.State = stoppedState(e.remote)
-			e.obs.PID = 0
-			e.obs.Tools, e.obs.ToolDefs, e.obs.ListedAt = nil, nil, time.Time{}
-			s.changedLocked(e)
-		}
-		obs := e.obs
-		s.mu.Unlock()
-		if err != nil {
-			return obs, err
+	}
+	if e == nil {
+		e = &entry{key: key, op: make(chan struct{}, 1), stopsDone: make(chan struct{}), settled: closedChan()}
+		s.entries[key] = e
+	}
+
+	running := e.inst != nil && e.obs.Running()
+	inFlight := e.busy && e.target != ""
+	switch {
+	case e.want != nil && e.want.hash == hash:
+		return e.obs, nil // asked for already
+	case e.want == nil && inFlight && e.target == hash:
+		return e.obs, nil // under way
+	case e.want == nil && !inFlight && running && e.inst.hash == hash:
+		return e.obs, nil // runs
+	}
+	if !running {
+		if until, blocked := e.gate.blocked(time.Now(), hash); blocked {
+			return e.obs, &RetryLaterError{Key: key, Until: until, ConsecutiveFailures: e.gate.failures, LastError: e.obs.LastError}
 		}
 	}
-	return s.start(ctx, e, spec, hash)
+	e.want = &desired{spec: spec, hash: hash}
+	if inFlight && e.target != hash && e.cancelStart != nil {
+		e.cancelStart(errSuperseded)
+	}
+	if !running {
+		// Starting from the call on: the status says so at once.
+		e.remote = spec.Type.IsRemote()
+		e.obs.State = startingState(e.remote)
+		e.obs.PID = 0
+		e.obs.Tools, e.obs.ToolDefs, e.obs.ListedAt = nil, nil, time.Time{}
+		e.obs.LastError = ""
+		e.obs.ToolPrefix = spec.ToolPrefix
+		e.obs.Family = spec.Family.DeepCopy()
+		e.obs.NextRetryAfter = time.Time{}
+		e.obs.SpecHash = hash
+		s.changedLocked(e)
+	}
+	if !e.busy {
+		e.busy = true
+		e.settled = make(chan struct{})
+		s.workers.Add(1)
+		go s.work(e)
+	}
+	return e.obs, nil
 }
 
-// Stop stops the server of key and forgets it: its MCP session is closed,
-// its process group gets SIGTERM and, after StopGrace, SIGKILL. It returns
-// once the process is reaped. A start in progress is cancelled. If ctx ends
-// first, the group is killed at once and Stop still waits for it. Stopping
-// an unknown key does nothing.
+// Wait returns once no operation Ensure asked for on key is under way or
+// queued, with what the supervisor observes then: the outcome of the last
+// start (Running, Connected, Failed), or the last state if none was
+// needed. It returns false if the supervisor knows of no such server.
+// Nothing in the pipeline waits for a start; Wait is for callers that run
+// one server at a time (tests, tools).
+func (s *Supervisor) Wait(ctx context.Context, key events.Key) (Observed, bool, error) {
+	key = key.Canonical()
+	for {
+		s.mu.Lock()
+		e := s.entries[key]
+		if e == nil || e.obs.State == "" {
+			s.mu.Unlock()
+			return Observed{}, false, nil
+		}
+		if !e.busy {
+			obs := e.obs
+			s.mu.Unlock()
+			return obs, true, nil
+		}
+		settled := e.settled
+		s.mu.Unlock()
+		select {
+		case <-settled:
+		case <-ctx.Done():
+			return Observed{}, false, fmt.Errorf("mcp server %s: waiting for its start: %w", key, context.Cause(ctx))
+		}
+	}
+}
+
+// Stop stops the server of key and forgets it: a start in progress or
+// asked for is cancelled, its MCP session is closed, its process group gets
+// SIGTERM and, after StopGrace, SIGKILL. It returns once the process is
+// reaped. If ctx ends first, the group is killed at once and Stop still
+// waits for it. Stopping an unknown key does nothing.
 func (s *Supervisor) Stop(ctx context.Context, key events.Key) error {
 	key = key.Canonical()
 	s.mu.Lock()
@@ -326,6 +449,7 @@ func (s *Supervisor) Stop(ctx context.Context, key events.Key) error {
 		return nil
 	}
 	e.stopping++
+	e.want = nil
 	if e.cancelStart != nil {
 		e.cancelStart(errStopping)
 	}
@@ -333,10 +457,14 @@ func (s *Supervisor) Stop(ctx context.Context, key events.Key) error {
 	defer func() {
 		s.mu.Lock()
 		e.stopping--
+		if e.stopping == 0 {
+			close(e.stopsDone)
+			e.stopsDone = make(chan struct{})
+		}
 		s.mu.Unlock()
 	}()
 
-	locked, err := s.lock(ctx, key, false)
+	locked, err := s.lock(ctx, key)
 	if err != nil || locked == nil {
 		return err
 	}
@@ -400,10 +528,11 @@ func (s *Supervisor) Keys() []events.Key {
 	return keys
 }
 
-// Shutdown stops every server, in parallel, and refuses later Ensure calls.
-// It returns once every process is reaped and every OnChange call made. If
-// ctx ends first, the remaining process groups are killed at once; Shutdown
-// still waits for them to be reaped, so no process outlives it.
+// Shutdown stops every server, in parallel, cancels every start, and
+// refuses later Ensure calls. It returns once every process is reaped,
+// every goroutine that started servers has ended and every OnChange call is
+// made. If ctx ends first, the remaining process groups are killed at once;
+// Shutdown still waits for them to be reaped, so no process outlives it.
 func (s *Supervisor) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
 	s.shutdown = true
@@ -428,10 +557,12 @@ func (s *Supervisor) Shutdown(ctx context.Context) error {
 		})
 	}
 	// Stop gets no deadline of ctx's: it must not give up on a key it has
-	// yet to lock. Past ctx, every process group is killed instead.
+	// yet to lock. Past ctx, every process group is killed instead. The
+	// workers end once they see the shutdown, their starts cancelled.
 	stopped := make(chan struct{})
 	go func() {
 		wg.Wait()
+		s.workers.Wait()
 		close(stopped)
 	}()
 	select {
@@ -470,31 +601,20 @@ func (s *Supervisor) killAll() {
 	}
 }
 
-// lock takes the op slot of key's entry, creating the entry if create is
-// set (and the supervisor not shut down). Without create it returns nil for
-// an unknown key.
-func (s *Supervisor) lock(ctx context.Context, key events.Key, create bool) (*entry, error) {
+// lock takes the op slot of key's entry, for Stop. It returns nil for an
+// unknown key, or one that another Stop forgot while this one waited.
+func (s *Supervisor) lock(ctx context.Context, key events.Key) (*entry, error) {
 	for {
 		s.mu.Lock()
-		if create && s.shutdown {
-			s.mu.Unlock()
-			return nil, ErrShutdown
-		}
 		e := s.entries[key]
-		if e == nil {
-			if !create {
-				s.mu.Unlock()
-				return nil, nil
-			}
-			e = &entry{key: key, op: make(chan struct{}, 1)}
-			s.entries[key] = e
-		}
 		s.mu.Unlock()
-
+		if e == nil {
+			return nil, nil
+		}
 		select {
 		case e.op <- struct{}{}:
 		case <-ctx.Done():
-			return nil, fmt.Errorf("mcp server %s: waiting for another call on it: %w", key, context.Cause(ctx))
+			return nil, fmt.Errorf("mcp server %s: waiting for another operation on it: %w", key, context.Cause(ctx))
 		}
 		s.mu.Lock()
 		removed := e.removed
@@ -507,6 +627,12 @@ func (s *Supervisor) lock(ctx context.Context, key events.Key, create bool) (*en
 }
 
 func (e *entry) unlock() { <-e.op }
+
+func closedChan() chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
+}
 
 // retire stops inst and waits until its process is reaped; if ctx ends
 // first it kills it and still waits.
@@ -522,92 +648,6 @@ func (s *Supervisor) retire(ctx context.Context, inst *instance) error {
 	}
 }
 
-// start starts spec for e, whose op slot the caller holds.
-func (s *Supervisor) start(ctx context.Context, e *entry, spec v1alpha1.MCPServerSpec, hash string) (Observed, error) {
-	inst := s.newInstance(e.key, spec, hash)
-	timeout := specTimeout(spec)
-	expire := time.AfterFunc(timeout, func() { inst.cancel(&startTimeoutError{timeout: timeout}) })
-	unlink := context.AfterFunc(ctx, func() { inst.cancel(context.Cause(ctx)) })
-
-	s.mu.Lock()
-	if e.stopping > 0 || s.shutdown {
-		s.mu.Unlock()
-		expire.Stop()
-		unlink()
-		inst.cancel(errStopping)
-		obs := e.obs
-		return obs, fmt.Errorf("mcp server %s: not started: %w", e.key, errStopping)
-	}
-	e.cancelStart = inst.cancel
-	if e.attempted {
-		e.obs.RestartCount++
-	}
-	e.attempted = true
-	e.remote = spec.Type.IsRemote()
-	e.obs.State = startingState(e.remote)
-	e.obs.PID = 0
-	e.obs.Tools = nil
-	e.obs.ToolDefs = nil
-	e.obs.ListedAt = time.Time{}
-	e.obs.ToolPrefix = spec.ToolPrefix
-	e.obs.Family = spec.Family.DeepCopy()
-	e.obs.LastAttempt = time.Now()
-	e.obs.NextRetryAfter = time.Time{}
-	e.obs.SpecHash = hash
-	s.changedLocked(e)
-	s.mu.Unlock()
-
-	launchErr := inst.launch()
-	expire.Stop()
-	unlink()
-	if launchErr == nil && inst.ctx.Err() != nil {
-		// Cancelled between a successful launch and here.
-		inst.teardown(0)
-		launchErr = context.Cause(inst.ctx)
-	}
-
-	s.mu.Lock()
-	e.cancelStart = nil
-	if launchErr == nil {
-		now := time.Now()
-		e.inst = inst
-		e.obs.State = runningState(e.remote)
-		e.obs.PID = inst.pid()
-		e.obs.Tools, e.obs.ToolDefs = toolNames(inst.tools), inst.tools
-		e.obs.ListedAt = now
-		e.obs.LastConnected = now
-		s.changedLocked(e)
-		obs := e.obs
-		s.mu.Unlock()
-		s.log.Info("mcp server started", "key", e.key.String(), "type", spec.Type, "pid", obs.PID,
-			"tools", len(obs.Tools), "restartCount", obs.RestartCount)
-		go s.monitor(e, inst)
-		return obs, nil
-	}
-
-	cause := context.Cause(inst.ctx)
-	if errors.Is(cause, errStopping) {
-		// Stop wants the server gone: no failure of the server's.
-		e.obs.State = stoppedState(e.remote)
-		e.obs.PID = 0
-		s.changedLocked(e)
-		obs := e.obs
-		s.mu.Unlock()
-		return obs, fmt.Errorf("mcp server %s: start cancelled: %w", e.key, cause)
-	}
-	// Anything else is a failed start, a caller that gave up included: a
-	// process was started and had to be killed, and a caller with a short
-	// deadline must not restart a hanging server faster than the backoff.
-	msg := launchErr.Error() // made by launch, scrubbed
-	obs := s.failLocked(e, hash, msg, v1alpha1.MCPServerStateFailed)
-	s.mu.Unlock()
-	s.logFailure(e.key, obs)
-	if cause != nil && !errors.Is(cause, errReleased) && !errors.As(cause, new(*startTimeoutError)) {
-		return obs, fmt.Errorf("mcp server %s: start cancelled: %w", e.key, cause)
-	}
-	return obs, fmt.Errorf("mcp server %s: %s", e.key, msg)
-}
-
 // fail records a failure of a running instance, unless it was replaced.
 func (s *Supervisor) fail(e *entry, inst *instance, msg string, state v1alpha1.MCPServerState) {
 	s.mu.Lock()
@@ -621,11 +661,15 @@ func (s *Supervisor) fail(e *entry, inst *instance, msg string, state v1alpha1.M
 }
 
 func (s *Supervisor) failLocked(e *entry, hash, msg string, state v1alpha1.MCPServerState) Observed {
-	e.gate.fail(time.Now(), hash, s.opts.RestartBackoff, rand.Float64())
+	now := time.Now()
+	e.gate.fail(now, hash, s.opts.RestartBackoff, rand.Float64())
+	e.dropped = state == v1alpha1.MCPServerStateDisconnected
 	e.obs.State = state
 	e.obs.PID = 0
 	e.obs.Tools, e.obs.ToolDefs, e.obs.ListedAt = nil, nil, time.Time{}
 	e.obs.LastError = msg
+	e.obs.LastFailure = msg
+	e.obs.LastFailureTime = now
 	e.obs.ConsecutiveFailures = e.gate.failures
 	e.obs.NextRetryAfter = e.gate.retryAfter
 	s.changedLocked(e)
@@ -642,13 +686,71 @@ func (s *Supervisor) logFailure(key events.Key, obs Observed) {
 func (s *Supervisor) markStable(e *entry, inst *instance) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if e.inst != inst || !e.obs.Running() || (e.gate.failures == 0 && e.obs.LastError == "") {
+	if e.inst != inst || !e.obs.Running() {
 		return
 	}
 	e.gate = restartGate{}
-	e.obs.ConsecutiveFailures = 0
-	e.obs.LastError = ""
+	e.renewed = false
+	if e.obs.ConsecutiveFailures != 0 {
+		e.obs.ConsecutiveFailures = 0
+		s.changedLocked(e)
+	}
+}
+
+// touch records that a running instance answered, quietly.
+func (s *Supervisor) touch(e *entry, inst *instance) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if e.inst == inst && e.obs.Running() {
+		e.obs.LastConnected = time.Now()
+	}
+}
+
+// CallDone tells the supervisor how a call made outside calls.go (whose
+// calls report themselves) on key's server ended. nil: the server answered, so LastConnected is now. An
+// error of the transport (not a tool's own error result): the server may
+// be gone, so it is pinged at once rather than at its next PingInterval,
+// and a dead one is noticed within PingTimeout. It never blocks.
+func (s *Supervisor) CallDone(key events.Key, err error) {
+	s.mu.Lock()
+	e := s.entries[key.Canonical()]
+	var inst *instance
+	if e != nil && e.obs.Running() {
+		inst = e.inst
+	}
+	if inst != nil && err == nil {
+		e.obs.LastConnected = time.Now()
+	}
+	s.mu.Unlock()
+	if inst != nil && err != nil {
+		s.suspectDead(inst, err)
+	}
+}
+
+// renew replaces a remote instance whose session the server no longer
+// knows (it restarted, and answers the old session ID with 404) with a new
+// session of the same spec: Connecting, then Connected, with no failure
+// and no backoff. Once per stable run: a server that keeps losing its
+// sessions fails as a dropped connection does. It reports whether it did.
+func (s *Supervisor) renew(e *entry, inst *instance) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if e.inst != inst || !e.obs.Running() || s.shutdown || e.stopping > 0 || e.renewed || e.want != nil {
+		return false
+	}
+	e.renewed = true
+	e.replacing = true // its tools stay offered, and calls wait for the new session
+	e.obs.State = v1alpha1.MCPServerStateConnecting
+	e.obs.Tools, e.obs.ToolDefs, e.obs.ListedAt = nil, nil, time.Time{}
 	s.changedLocked(e)
+	e.want = &desired{spec: inst.spec, hash: inst.hash}
+	if !e.busy {
+		e.busy = true
+		e.settled = make(chan struct{})
+		s.workers.Add(1)
+		go s.work(e)
+	}
+	return true
 }
 
 // setTools records a running instance's new tool list. A listing that

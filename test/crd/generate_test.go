@@ -96,6 +96,10 @@ var allowedDifferences = map[string][]string{
 		// Status fields musterd adds; status is written only by the
 		// controller, so no user's document is affected. The generation the
 		// status describes, which the issue asks for.
+		// The last failure and its time, kept after the server recovered,
+		// while lastError says only why it is down now (issue #16).
+		`added /spec/versions/0/schema/openAPIV3Schema/properties/status/properties/lastFailure: {"type":"string"}`,
+		`added /spec/versions/0/schema/openAPIV3Schema/properties/status/properties/lastFailureTime: {"format":"date-time","type":"string"}`,
 		`added /spec/versions/0/schema/openAPIV3Schema/properties/status/properties/observedGeneration: {"format":"int64","type":"integer"}`,
 		// An operator's stop or start (musterd stop NAME), kept in the
 		// status in Kubernetes mode so that it outlives musterd's restarts.

@@ -15,6 +15,12 @@
 //     field that matters changed (type, command, args, env, url, headers,
 //     timeout, toolPrefix), left alone otherwise (a new description
 //     restarts nothing).
+//   - A reconcile never waits for a start: it asks the supervisor, which
+//     starts the server on its own goroutines, and records Starting or
+//     Connecting. The outcome (Running or Connected, or Failed) comes back
+//     as a ServiceStateChanged through the runtime bridge, whose reconcile
+//     records it, as a crash does. So a reconcile takes milliseconds
+//     whatever the servers do, and slow starts hold no coordinator worker.
 //   - Declared with autoStart false: nothing runs; the status is Stopped
 //     (Disconnected for a remote server).
 //   - An operator's override (SetOverrides; package services keeps them)
@@ -41,10 +47,15 @@
 //     does not give up on it after MaxRetries.
 //   - Status (v1alpha1.MCPServerStatus, through Status) is the supervisor's
 //     observation at the last reconcile: state, the exposed names of the
-//     tools and their count, restartCount, consecutiveFailures, lastError
-//     (for a crash the exit code and stderr tail), lastConnected,
-//     lastAttempt, nextRetryAfter, observedGeneration and a Ready
-//     condition. It never holds an env value or a header: the spec's
+//     tools and their count, restartCount (restarts of a process that
+//     ran), consecutiveFailures (failed starts, crashes, failed pings,
+//     dropped or refused connections), lastError (why it is down now, for
+//     a crash the exit code and stderr tail; empty while Running or
+//     Connected), lastFailure and lastFailureTime (the last failure, kept
+//     after recovery), lastAttempt, nextRetryAfter, observedGeneration and
+//     a Ready condition; and lastConnected, the last successful
+//     initialize, ping or call, read from the supervisor when Status is
+//     asked, as pings refresh it without a reconcile. It never holds an env value or a header: the spec's
 //     secrets are not copied into it, and the supervisor scrubs every
 //     message of them.
 package mcpserver

@@ -4,6 +4,10 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -78,13 +82,28 @@ func fakeSpec(autoStart bool, args ...string) []string {
 		"args: [" + strings.Join(quoted, ", ") + "]", "timeout: 20"}
 }
 
+// reconcile reconciles k and, if that asked for a start, waits for its
+// outcome and reconciles again, as the ServiceStateChanged that the runtime
+// bridge publishes for the outcome would; it returns the last result.
 func (h *harness) reconcile(t *testing.T, k events.Key) reconcilers.Result {
+	t.Helper()
+	res := h.reconcileOnce(t, k)
+	ctx, cancel := context.WithTimeout(t.Context(), deadline)
+	defer cancel()
+	if _, known, err := h.sup.Wait(ctx, k); err != nil || !known {
+		require.NoError(t, err)
+		return res
+	}
+	return h.reconcileOnce(t, k)
+}
+
+// reconcileOnce is one reconcile of k.
+func (h *harness) reconcileOnce(t *testing.T, k events.Key) reconcilers.Result {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), deadline)
 	defer cancel()
 	return h.r.Reconcile(ctx, reconcilers.Request{Key: k, Attempt: 1})
 }
-
 func (h *harness) status(t *testing.T, k events.Key) v1alpha1.MCPServerStatus {
 	t.Helper()
 	st, ok := h.r.Status(k)
@@ -102,3 +121,23 @@ func (h *harness) pid(t *testing.T, k events.Key) int {
 
 // processGone reports whether pid is neither running nor a zombie.
 func processGone(pid int) bool { return syscall.Kill(pid, 0) != nil }
+
+// processesWith returns the pids of the processes (zombies included) one of
+// whose arguments is arg.
+func processesWith(t *testing.T, arg string) []int {
+	t.Helper()
+	dirs, err := os.ReadDir("/proc")
+	require.NoError(t, err)
+	var pids []int
+	for _, d := range dirs {
+		pid, err := strconv.Atoi(d.Name())
+		if err != nil {
+			continue
+		}
+		cmdline, err := os.ReadFile(filepath.Join("/proc", d.Name(), "cmdline"))
+		if err == nil && slices.Contains(strings.Split(string(cmdline), "\x00"), arg) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}

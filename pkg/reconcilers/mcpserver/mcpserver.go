@@ -184,6 +184,8 @@ func (r *Reconciler) status(key events.Key, server *v1alpha1.MCPServer, obs supe
 	st := v1alpha1.MCPServerStatus{
 		State:               obs.State,
 		LastError:           obs.LastError,
+		LastFailure:         obs.LastFailure,
+		LastFailureTime:     timeOf(obs.LastFailureTime),
 		LastConnected:       timeOf(obs.LastConnected),
 		RestartCount:        obs.RestartCount,
 		ConsecutiveFailures: obs.ConsecutiveFailures,
@@ -216,6 +218,12 @@ func (r *Reconciler) status(key events.Key, server *v1alpha1.MCPServer, obs supe
 	case backingOff:
 		ready.Reason = ReasonBackingOff
 		ready.Message = later.Error()
+	case obs.State == v1alpha1.MCPServerStateStarting:
+		ready.Message = "starting: the process, initialize and tools/list are under way"
+	case obs.State == v1alpha1.MCPServerStateConnecting:
+		ready.Message = "connecting: initialize and tools/list are under way"
+	case obs.State == v1alpha1.MCPServerStateDisconnected && obs.LastError != "":
+		ready.Message = "disconnected, reconnecting on the backoff: " + firstLine(obs.LastError)
 	case obs.LastError != "":
 		ready.Message = firstLine(obs.LastError)
 	case err != nil:
@@ -240,13 +248,20 @@ func (r *Reconciler) List(context.Context) ([]events.Key, error) {
 }
 
 // Status returns the status recorded at key's last reconcile, as a
-// v1alpha1.MCPServerStatus the caller may keep.
+// v1alpha1.MCPServerStatus the caller may keep, with lastConnected as the
+// supervisor knows it now: health pings and calls refresh it without a
+// reconcile, so that readers can tell a fresh status from a stale one.
 func (r *Reconciler) Status(key events.Key) (any, bool) {
 	st, ok := r.observed.Get(key)
 	if !ok {
 		return nil, false
 	}
-	return *st.DeepCopy(), true
+	out := *st.DeepCopy()
+	if obs, known := r.sup.Get(key); known && obs.Running() && obs.State == out.State &&
+		(out.LastConnected == nil || obs.LastConnected.After(out.LastConnected.Time)) {
+		out.LastConnected = timeOf(obs.LastConnected)
+	}
+	return out, true
 }
 
 func stoppedState(t v1alpha1.MCPServerType) v1alpha1.MCPServerState {

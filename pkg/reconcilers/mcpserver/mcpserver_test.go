@@ -122,7 +122,9 @@ func TestListReachesAnOrphanTheSupervisorRunsAndItsReconcilePrunesIt(t *testing.
 	t.Parallel()
 	h := newHarness(t, supervisor.Options{})
 	k := serverKey("orphan")
-	obs, err := h.sup.Ensure(t.Context(), k, v1alpha1.MCPServerSpec{Type: v1alpha1.MCPServerTypeStdio, Command: fakeBin, Timeout: 20})
+	_, err := h.sup.Ensure(t.Context(), k, v1alpha1.MCPServerSpec{Type: v1alpha1.MCPServerTypeStdio, Command: fakeBin, Timeout: 20})
+	require.NoError(t, err)
+	obs, _, err := h.sup.Wait(t.Context(), k)
 	require.NoError(t, err)
 
 	keys, err := h.r.List(t.Context())
@@ -173,7 +175,7 @@ func TestAServerThatExitsAtOnceIsRetriedExactlyWhenItsBackoffEnds(t *testing.T) 
 	obs, _ := h.sup.Get(k)
 	assert.Equal(t, obs.NextRetryAfter, at, "exactly when the supervisor allows the next start")
 	assert.Equal(t, metav1.ConditionFalse, st.Conditions[0].Status)
-	assert.Equal(t, "Failed", st.Conditions[0].Reason)
+	assert.Equal(t, mcpserver.ReasonBackingOff, st.Conditions[0].Reason)
 
 	// Reconciled again before then: no start, the same retry time.
 	res = h.reconcile(t, k)
@@ -203,4 +205,47 @@ func TestAFileThatNeverParsedIsAPermanentErrorWithNoStatus(t *testing.T) {
 	assert.True(t, reconcilers.IsPermanent(res.Err))
 	_, ok := h.r.Status(k)
 	assert.False(t, ok)
+}
+
+// A reconcile asks for a start and returns: the status says Starting while
+// the server starts, and the reconcile that its outcome brings records it.
+func TestAReconcileDoesNotWaitForASlowStart(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, supervisor.Options{})
+	k := serverKey("slow")
+	h.declare(t, "slow", fakeSpec(true, "-slow-start", "2s")...)
+
+	require.NoError(t, h.reconcileOnce(t, k).Err)
+	obs, _ := h.sup.Get(k)
+	assert.Equal(t, v1alpha1.MCPServerStateStarting, obs.State, "the start goes on after the reconcile returned")
+	st := h.status(t, k)
+	assert.Equal(t, v1alpha1.MCPServerStateStarting, st.State)
+	assert.Equal(t, metav1.ConditionFalse, st.Conditions[0].Status)
+	assert.Equal(t, "Starting", st.Conditions[0].Reason)
+	assert.Contains(t, st.Conditions[0].Message, "starting")
+	assert.Empty(t, st.Tools)
+
+	require.NoError(t, h.reconcile(t, k).Err)
+	assert.Equal(t, v1alpha1.MCPServerStateRunning, h.status(t, k).State)
+}
+
+// A server deleted during its start leaves no process: the reconcile of the
+// deletion cancels the start and returns once it is reaped.
+func TestADeleteDuringAStartLeavesNoProcess(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, supervisor.Options{})
+	k := serverKey("gone-while-starting")
+	const marker = "marker-gone-while-starting"
+	h.declare(t, "gone-while-starting", fakeSpec(true, "-hang-on-initialize", "-tools", marker)...)
+	require.NoError(t, h.reconcileOnce(t, k).Err)
+	require.Eventually(t, func() bool { return len(processesWith(t, marker)) == 1 }, deadline, 5*time.Millisecond, "the start is under way")
+
+	h.ix.RemoveFile("mcpservers/gone-while-starting.yaml")
+	res := h.reconcileOnce(t, k)
+	require.NoError(t, res.Err)
+	assert.True(t, res.Deleted)
+	assert.Empty(t, h.sup.Keys())
+	_, ok := h.r.Status(k)
+	assert.False(t, ok)
+	assert.Empty(t, processesWith(t, marker), "reaped before the reconcile returned")
 }

@@ -91,3 +91,28 @@ func TestARestartResetsTheFailureStreak(t *testing.T) {
 	assert.Equal(t, 1, st.ConsecutiveFailures, "the restart's crash starts a new streak")
 	assert.Equal(t, 0, st.RestartCount)
 }
+
+// An operator's stop made while the server starts wins: the start is
+// cancelled, no process is left, and nothing starts it after (#17).
+func TestAStopOverrideDuringAStartWins(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, supervisor.Options{})
+	ov, err := services.New(nil)
+	require.NoError(t, err)
+	h.r.SetOverrides(ov)
+	k := serverKey("stopped-while-starting")
+	const marker = "marker-stopped-while-starting"
+	h.declare(t, "stopped-while-starting", append(fakeSpec(true, "-hang-on-initialize", "-tools", marker)[:4], "timeout: 300")...)
+	require.NoError(t, h.reconcileOnce(t, k).Err)
+	require.Eventually(t, func() bool { return len(processesWith(t, marker)) == 1 }, deadline, 5*time.Millisecond, "the start is under way")
+
+	require.NoError(t, ov.Set(services.Record{Key: k, State: services.StateStopped, Reason: "maintenance", Hash: h.ix.Hash(k)}))
+	require.NoError(t, h.reconcileOnce(t, k).Err)
+	assert.Empty(t, processesWith(t, marker), "reaped before the reconcile returned")
+	st := h.status(t, k)
+	assert.Equal(t, v1alpha1.MCPServerStateStopped, st.State)
+	assert.Equal(t, mcpserver.ReasonStoppedByOperator, meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionReady).Reason)
+	_, known, err := h.sup.Wait(t.Context(), k)
+	require.NoError(t, err)
+	assert.False(t, known, "nothing starts after the stop")
+}

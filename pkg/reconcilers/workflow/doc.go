@@ -36,6 +36,14 @@
 //   - A workflow whose tools are missing reconciled successfully: the
 //     reconcile state is Synced, the status says valid: false. It turns
 //     valid, with no edit, when a server offering the tools runs.
+//   - A missing tool whose exposed name a server still starting would give
+//     it (catalogue.StartingFor) is no validation error: the workflow is
+//     reported waiting for that server (Ready False, reason
+//     WaitingForServer, the tool listed in missingTools, no validation
+//     error, valid false: it cannot run yet), and
+//     the runtime bridge brings it back the moment the start ends: valid
+//     when the server's tools arrive, invalid if the start failed or the
+//     server does not offer the tool after all.
 //   - Status: valid, validationErrors, referencedTools, missingTools,
 //     stepCount, observedGeneration and a Ready condition.
 //   - A resource no longer declared is forgotten, and reported Deleted;

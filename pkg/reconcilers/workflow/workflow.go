@@ -22,6 +22,9 @@ const (
 	ReasonValid        = "Valid"
 	ReasonInvalid      = "Invalid"
 	ReasonToolsMissing = "ToolsMissing"
+	// ReasonWaitingForServer: every tool it calls is offered or may be
+	// offered by a server still starting.
+	ReasonWaitingForServer = "WaitingForServer"
 )
 
 // Reconciler reconciles Workflows against the index and the catalogue.
@@ -59,16 +62,27 @@ func (r *Reconciler) Reconcile(_ context.Context, req reconcilers.Request) recon
 		return reconcilers.Result{Deleted: true}
 	}
 	st := v1alpha1.WorkflowStatus{ValidationErrors: messages(entry.Err)}
+	var waiting []string // servers starting that may offer a missing tool
 	if wf, ok := entry.Object.(*v1alpha1.Workflow); ok {
 		st.StepCount = len(wf.Spec.Steps)
 		st.ReferencedTools = Tools(wf)
 		st.ObservedGeneration = wf.Generation
 		for _, ref := range references(wf) {
-			if !r.offered(ref.tool) {
-				st.ValidationErrors = append(st.ValidationErrors,
-					fmt.Sprintf("%s: tool %s is not offered by any running server", ref.where, ref.tool))
-				st.MissingTools = append(st.MissingTools, ref.tool)
+			if r.offered(ref.tool) {
+				continue
 			}
+			if server, starting := r.tools.StartingFor(ref.tool); starting {
+				// Not invalid until the start failed: the bridge brings
+				// this workflow back when it ends, either way.
+				if !slices.Contains(waiting, server.Name) {
+					waiting = append(waiting, server.Name)
+				}
+				st.MissingTools = append(st.MissingTools, ref.tool)
+				continue
+			}
+			st.ValidationErrors = append(st.ValidationErrors,
+				fmt.Sprintf("%s: tool %s is not offered by any running server", ref.where, ref.tool))
+			st.MissingTools = append(st.MissingTools, ref.tool)
 		}
 		slices.Sort(st.MissingTools)
 		st.MissingTools = slices.Compact(st.MissingTools)
@@ -77,17 +91,25 @@ func (r *Reconciler) Reconcile(_ context.Context, req reconcilers.Request) recon
 			st.ValidationErrors = append(st.ValidationErrors, "calls itself: "+strings.Join(c, " → "))
 		}
 	}
-	st.Valid = len(st.ValidationErrors) == 0
+	// A workflow waiting for a server still starting has no validation
+	// error, and is not valid yet either: valid is what makes it a tool
+	// to run, and its tools are not there.
+	st.Valid = len(st.ValidationErrors) == 0 && len(waiting) == 0
 	ready := metav1.Condition{Type: v1alpha1.ConditionReady, Status: metav1.ConditionTrue, Reason: ReasonValid,
 		ObservedGeneration: st.ObservedGeneration, Message: "every tool it calls is offered"}
 	switch {
 	case entry.Err != nil:
 		ready.Status, ready.Reason, ready.Message = metav1.ConditionFalse, ReasonInvalid, st.ValidationErrors[0]
-	case !st.Valid && len(st.MissingTools) == 0:
+	case len(st.ValidationErrors) > 0 && len(st.MissingTools) == 0:
 		ready.Status, ready.Reason, ready.Message = metav1.ConditionFalse, ReasonInvalid, st.ValidationErrors[0]
-	case !st.Valid:
+	case len(st.ValidationErrors) > 0:
 		ready.Status, ready.Reason = metav1.ConditionFalse, ReasonToolsMissing
 		ready.Message = "tools not offered by any running server: " + strings.Join(st.MissingTools, ", ")
+	case len(waiting) > 0:
+		slices.Sort(waiting)
+		ready.Status, ready.Reason = metav1.ConditionFalse, ReasonWaitingForServer
+		ready.Message = "waiting for mcp servers still starting (" + strings.Join(waiting, ", ") + ") to offer: " +
+			strings.Join(st.MissingTools, ", ")
 	}
 	prev, _ := r.observed.Get(req.Key)
 	st.Conditions = append([]metav1.Condition(nil), prev.Conditions...)

@@ -188,3 +188,35 @@ func TestADeletedWorkflowIsForgotten(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, keys)
 }
+
+// A workflow naming tools of a server still starting waits for it: no
+// validation error, not invalid, until the start ends. Then it is valid if
+// the server offers the tools, and invalid if it failed.
+func TestAWorkflowWaitsForAServerStillStarting(t *testing.T) {
+	h := newHarness()
+	key := events.NewKey(v1alpha1.KindWorkflow, "", "deploy")
+	h.declare(t, "workflows/deploy.yaml", src, key)
+	h.cat.Set(docker, "", []string{"build"})
+	h.cat.SetStarting(k8s, catalogue.Naming{}, true)
+	h.cat.SetStarting(git, catalogue.Naming{}, true)
+
+	res, st := h.reconcile(t, key)
+	require.NoError(t, res.Err)
+	assert.False(t, st.Valid, "not runnable yet")
+	assert.Empty(t, st.ValidationErrors, "not invalid while the servers start")
+	assert.Equal(t, []string{"x_git_status", "x_k8s_apply", "x_k8s_delete", "x_k8s_get"}, st.MissingTools)
+	assert.Equal(t, metav1.ConditionFalse, st.Conditions[0].Status)
+	assert.Equal(t, workflow.ReasonWaitingForServer, st.Conditions[0].Reason)
+	assert.Equal(t, "waiting for mcp servers still starting (git, k8s) to offer: x_git_status, x_k8s_apply, x_k8s_delete, x_k8s_get",
+		st.Conditions[0].Message)
+
+	// k8s starts with its tools; git fails its start.
+	h.cat.SetStarting(k8s, catalogue.Naming{}, false)
+	h.cat.Set(k8s, "", []string{"apply", "delete", "get"})
+	h.cat.SetStarting(git, catalogue.Naming{}, false)
+	_, st = h.reconcile(t, key)
+	assert.False(t, st.Valid)
+	assert.Equal(t, []string{"x_git_status"}, st.MissingTools)
+	assert.Equal(t, []string{"step build condition: tool x_git_status is not offered by any running server"}, st.ValidationErrors)
+	assert.Equal(t, workflow.ReasonToolsMissing, st.Conditions[0].Reason)
+}

@@ -55,9 +55,10 @@ type Bridge struct {
 }
 
 type change struct {
-	key   events.Key
-	obs   supervisor.Observed
-	tools []string // the exposed names whose answer the change altered
+	key      events.Key
+	obs      supervisor.Observed
+	tools    []string // the exposed names whose answer the change altered
+	starting string   // the name prefix of a server that began or ended starting
 }
 
 // New returns a bridge publishing on b.
@@ -110,10 +111,14 @@ func (br *Bridge) OnChange(key events.Key, obs supervisor.Observed) {
 	default:
 		tools = br.cat.Remove(key)
 	}
+	// A server starting for the first time, or again after it went down,
+	// is what workflows naming its tools wait for; one being replaced
+	// keeps its tools offered meanwhile, and nobody waits.
+	starting := br.cat.SetStarting(key, naming(obs), transient(obs.State) && !restarting(obs))
 	if br.stopped {
 		return
 	}
-	br.queue = append(br.queue, change{key: key, obs: obs, tools: tools})
+	br.queue = append(br.queue, change{key: key, obs: obs, tools: tools, starting: starting})
 	select {
 	case br.wake <- struct{}{}:
 	default: // a wakeup is pending already
@@ -151,9 +156,9 @@ func (br *Bridge) Start(ctx context.Context) error {
 func (br *Bridge) apply(c change) {
 	key, obs, tools := c.key, c.obs, c.tools
 	prev := br.last[key]
-	if obs.Running() || failed(obs) {
+	if obs.Running() || failed(obs) || transient(obs.State) {
 		br.last[key] = obs
-	} else if !transient(obs.State) {
+	} else {
 		delete(br.last, key) // stopped: a later start begins afresh
 	}
 
@@ -167,7 +172,7 @@ func (br *Bridge) apply(c change) {
 			Error:         summary(obs.LastError),
 		})
 	}
-	workflows := br.naming(tools)
+	workflows := br.naming(tools, c.starting)
 	for _, wf := range workflows {
 		bus.Publish(br.bus, events.ResourceChanged{
 			Meta:      events.NewMeta(corr),
@@ -180,17 +185,22 @@ func (br *Bridge) apply(c change) {
 		"toolsChanged", tools, "workflows", len(workflows), "correlationId", corr)
 }
 
-// needsReconcile says whether the change from prev to obs is one nobody
-// asked for: the server went down by itself, or it runs on with other
-// tools or a cleared failure streak, which its status must show.
+// needsReconcile says whether the change from prev to obs is one the
+// MCPServer's status must show and no reconcile has seen: the outcome of a
+// start (which the reconcile that asked for it did not wait for), a server
+// that went down by itself, or one that runs on with other tools or a
+// cleared failure streak. A stop, or the transient Starting and Connecting
+// that the reconcile recorded itself, are not.
 func needsReconcile(prev, obs supervisor.Observed) bool {
-	if !prev.Running() {
-		return false // a start's outcome, or a change of a server that was down
+	switch {
+	case obs.Running():
+		return !prev.Running() || !slices.Equal(prev.Tools, obs.Tools) ||
+			prev.ConsecutiveFailures != obs.ConsecutiveFailures || prev.LastError != obs.LastError
+	case failed(obs):
+		return !failed(prev) || prev.State != obs.State || !prev.NextRetryAfter.Equal(obs.NextRetryAfter) ||
+			prev.LastError != obs.LastError
 	}
-	if !obs.Running() {
-		return failed(obs) // not a stop or a restart the reconciler asked for
-	}
-	return !slices.Equal(prev.Tools, obs.Tools) || prev.ConsecutiveFailures != obs.ConsecutiveFailures || prev.LastError != obs.LastError
+	return false
 }
 
 // failed reports whether obs records a failure of the server's own, which
@@ -211,9 +221,10 @@ func transient(state v1alpha1.MCPServerState) bool {
 }
 
 // naming returns the declared Workflows whose definition in force names
-// one of tools.
-func (br *Bridge) naming(tools []string) []events.Key {
-	if len(tools) == 0 {
+// one of tools, or a tool whose name begins with starting (the names of a
+// server that began or ended its start: the workflows waiting for it).
+func (br *Bridge) naming(tools []string, starting string) []events.Key {
+	if len(tools) == 0 && starting == "" {
 		return nil
 	}
 	var keys []events.Key
@@ -223,7 +234,7 @@ func (br *Bridge) naming(tools []string) []events.Key {
 			continue
 		}
 		for _, tool := range workflow.Tools(wf) {
-			if _, hit := slices.BinarySearch(tools, tool); hit {
+			if _, hit := slices.BinarySearch(tools, tool); hit || starting != "" && strings.HasPrefix(tool, starting) {
 				keys = append(keys, e.Key)
 				break
 			}

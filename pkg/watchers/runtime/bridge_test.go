@@ -158,9 +158,14 @@ func TestAStartedServersToolsEnterTheCatalogueAndRevalidateTheWorkflowsNamingThe
 		h := newHarness(t)
 		h.start()
 		h.change(echo, supervisor.Observed{State: starting})
+		got, _ := h.take()
+		assert.Equal(t, []events.Event{workflowChanged(greet)}, got, "the workflow naming a tool of the starting server now waits for it; no ServiceStateChanged for Starting")
 		h.change(echo, up("echo", "reverse"))
 		got, oneChain := h.take()
-		assert.Equal(t, []events.Event{workflowChanged(greet)}, got, "only the workflow naming a new tool; no ServiceStateChanged for a start")
+		assert.Equal(t, []events.Event{
+			events.ServiceStateChanged{Key: echo, State: "Running", PreviousState: "Starting"},
+			workflowChanged(greet),
+		}, got, "the start's outcome, which no reconcile waited for, and the workflow naming a new tool")
 		assert.True(t, oneChain)
 		assert.Equal(t, []string{"x_echo_echo", "x_echo_reverse"}, h.cat.Tools())
 
@@ -190,26 +195,39 @@ func TestACrashIsPublishedAndEmptiesTheCatalogue(t *testing.T) {
 		assert.True(t, oneChain, "the crash and the workflows it affects share a correlation ID")
 		assert.Empty(t, h.cat.Tools())
 
-		// The reconcile's restart, failing to start: its own answer, nothing
-		// published; then succeeding: the tools are back.
+		// The reconcile's restart, failing to start: the outcome is
+		// published, for the reconcile did not wait for it; then succeeding:
+		// the tools are back.
 		h.change(echo, supervisor.Observed{State: starting})
-		h.change(echo, crashed(time.Now()))
+		h.change(echo, crashed(time.Now().Add(time.Second)))
 		got, _ = h.take()
-		assert.Empty(t, got)
+		assert.Equal(t, []events.Event{
+			workflowChanged(greet),
+			events.ServiceStateChanged{Key: echo, State: "Failed", PreviousState: "Starting", Error: "exited with exit code 1"},
+			workflowChanged(greet),
+		}, got, "waiting for it, then its failure and the workflow, no longer waiting")
 		h.change(echo, supervisor.Observed{State: starting})
 		h.change(echo, up("echo"))
 		got, _ = h.take()
-		assert.Equal(t, []events.Event{workflowChanged(greet)}, got)
+		assert.Equal(t, []events.Event{
+			workflowChanged(greet),
+			events.ServiceStateChanged{Key: echo, State: "Running", PreviousState: "Starting"},
+			workflowChanged(greet),
+		}, got)
 		h.stop()
 	})
 }
 
-func TestAStopOrRestartAskedForIsNotPublished(t *testing.T) {
+func TestAStopAskedForIsNotPublishedButAStartsOutcomeIs(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness(t)
 		h.start()
 		h.change(echo, up("echo"))
-		h.take()
+		got, _ := h.take()
+		assert.Equal(t, []events.Event{
+			events.ServiceStateChanged{Key: echo, State: "Running"},
+			workflowChanged(greet),
+		}, got)
 
 		// A restart with a new spec: the old instance stops, the new one
 		// starts with other tools.
@@ -218,9 +236,13 @@ func TestAStopOrRestartAskedForIsNotPublished(t *testing.T) {
 		renamed := up("status", "log")
 		renamed.ToolPrefix = "git"
 		h.change(echo, renamed)
-		got, _ := h.take()
-		assert.Equal(t, []events.Event{workflowChanged(greet), workflowChanged(status)}, got,
-			"the workflows of the tools that went and came; no ServiceStateChanged")
+		got, _ = h.take()
+		assert.Equal(t, []events.Event{
+			workflowChanged(greet),  // its tool went with the stop, asked for: no ServiceStateChanged
+			workflowChanged(status), // it waits for the starting server
+			events.ServiceStateChanged{Key: echo, State: "Running", PreviousState: "Starting"},
+			workflowChanged(status), // its tool came
+		}, got)
 		assert.Equal(t, []string{"x_git_log", "x_git_status"}, h.cat.Tools())
 
 		h.change(echo, supervisor.Observed{State: stopped, ToolPrefix: "git"})
@@ -228,11 +250,12 @@ func TestAStopOrRestartAskedForIsNotPublished(t *testing.T) {
 		assert.Equal(t, []events.Event{workflowChanged(status)}, got)
 		assert.Empty(t, h.cat.Tools())
 
-		// A tool no workflow names comes and goes: nothing to publish.
+		// A tool no workflow names comes and goes: only the start's outcome
+		// is published.
 		h.change(echo, up("unnamed"))
 		h.change(echo, supervisor.Observed{State: stopped})
 		got, _ = h.take()
-		assert.Empty(t, got)
+		assert.Equal(t, []events.Event{events.ServiceStateChanged{Key: echo, State: "Running"}}, got)
 		h.stop()
 	})
 }
@@ -271,7 +294,11 @@ func TestARemoteServerThatDisconnectsIsPublishedUnlikeOneThatIsStopped(t *testin
 			h.change(remote, supervisor.Observed{State: connecting, ToolPrefix: "echo"})
 			h.change(remote, supervisor.Observed{State: connected, ToolPrefix: "echo", Tools: []string{"echo"}, ToolDefs: defs("echo")})
 			got, _ := h.take()
-			assert.Equal(t, []events.Event{workflowChanged(greet)}, got, "its toolPrefix names its tools")
+			assert.Equal(t, []events.Event{
+				workflowChanged(greet),
+				events.ServiceStateChanged{Key: remote, State: "Connected", PreviousState: "Connecting"},
+				workflowChanged(greet),
+			}, got, "its toolPrefix names its tools")
 
 			down := supervisor.Observed{State: disconnected, ToolPrefix: "echo"}
 			if !asked {
@@ -313,7 +340,7 @@ func TestTheCatalogueFollowsOnChangeAtOnceAndPublicationsWaitForStart(t *testing
 
 		h.start()
 		got, _ = h.take()
-		assert.Len(t, got, 2003, "every change published, in order: the tool came and went 1001 times and came back")
+		assert.Len(t, got, 3005, "every change published, in order: the server came (its outcome and the workflow) and went (the workflow) 1001 times and came back")
 		assert.Equal(t, []string{"x_echo_echo"}, h.cat.Tools())
 		h.stop()
 

@@ -31,14 +31,20 @@
 //     changes no tool. The new instance's listing replaces them; its
 //     failure removes them.
 //   - A change that needs the server reconciled is published as a
-//     ServiceStateChanged with its state, previous state and error: a
-//     server that went down by itself (a crash, a failed ping, a closed
-//     connection: the supervisor's failures, which arm its backoff), and a
-//     running server whose tools changed or whose failure streak cleared,
-//     so that its status catches up. The transient Starting and Connecting,
-//     and what follows from a call of the reconciler's own (a start that
-//     succeeded or failed, a stop, a restart), are not published: the
-//     reconcile that made the call has the answer.
+//     ServiceStateChanged with its state, previous state and error: the
+//     outcome of a start, Running or Connected or Failed (the reconcile
+//     that asked for it did not wait: a start runs on the supervisor's
+//     goroutines), a server that went down by itself (a crash, a failed
+//     ping, a closed connection: the supervisor's failures, which arm its
+//     backoff), and a running server whose tools changed or whose failure
+//     streak cleared, so that its status catches up. The transient
+//     Starting and Connecting, which the reconcile that asked for the start
+//     recorded itself, and a stop it asked for, are not published.
+//   - The catalogue knows which servers are starting (SetStarting), so a
+//     Workflow naming a tool of one is reported waiting for it rather than
+//     invalid. When a server begins or ends a start, every Workflow naming
+//     a tool under its name prefix is published as a ResourceChanged too:
+//     valid the moment its tools arrive, invalid once the start failed.
 //   - When the catalogue changes, every declared Workflow whose definition
 //     in force names an affected tool is published as a ResourceChanged
 //     (Source service-state, Operation update), so it is validated again

@@ -25,10 +25,14 @@ func TestMain(m *testing.M) { mcpfake.Main(m, &fakeBin) }
 func TestTheStopperShutsTheSupervisorDownWhenItsContextEnds(t *testing.T) {
 	sup := supervisor.New(supervisor.Options{Logger: slog.New(slog.DiscardHandler)})
 	spec := v1alpha1.MCPServerSpec{Type: v1alpha1.MCPServerTypeStdio, Command: fakeBin, Timeout: 20}
-	gentle, err := sup.Ensure(t.Context(), echo, spec)
+	_, err := sup.Ensure(t.Context(), echo, spec)
+	require.NoError(t, err)
+	gentle, _, err := sup.Wait(t.Context(), echo)
 	require.NoError(t, err)
 	spec.Args = []string{"-ignore-sigterm"}
-	stubborn, err := sup.Ensure(t.Context(), remote, spec)
+	_, err = sup.Ensure(t.Context(), remote, spec)
+	require.NoError(t, err)
+	stubborn, _, err := sup.Wait(t.Context(), remote)
 	require.NoError(t, err)
 
 	s := runtime.NewStopper(sup, runtime.StopperOptions{Timeout: 200 * time.Millisecond})

@@ -283,15 +283,29 @@ type MCPServerStatus struct {
 	// +optional
 	State MCPServerState `json:"state,omitempty"`
 
-	// LastError is the error of the most recent failed operation.
+	// LastError is why the server is not up now: set while it is Failed
+	// or Disconnected, empty while it is Running or Connected.
 	// +optional
 	LastError string `json:"lastError,omitempty"`
 
-	// LastConnected is when the server was last connected.
+	// LastFailure is the server's last failure, kept after it recovered,
+	// with LastFailureTime. A musterd addition, not in muster's CRD.
+	// +optional
+	LastFailure string `json:"lastFailure,omitempty"`
+
+	// LastFailureTime is when LastFailure happened. A musterd addition,
+	// not in muster's CRD.
+	// +optional
+	LastFailureTime *metav1.Time `json:"lastFailureTime,omitempty"`
+
+	// LastConnected is when the server last answered: its last successful
+	// initialize, health ping or tool call.
 	// +optional
 	LastConnected *metav1.Time `json:"lastConnected,omitempty"`
 
-	// RestartCount counts restarts of a stdio server.
+	// RestartCount counts restarts of a stdio server's process that was
+	// running; failed starts and remote reconnects are
+	// ConsecutiveFailures.
 	// +optional
 	RestartCount int `json:"restartCount,omitempty"`
 
