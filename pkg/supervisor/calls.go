@@ -364,7 +364,7 @@ func (s *Supervisor) call(ctx context.Context, key events.Key, what string, do f
 	defer stop()
 	// The server's spec.timeout bounds every call, however it came
 	// (/mcp, /mcp/direct, a workflow step).
-	timeout := specTimeout(inst.spec)
+	timeout := startTimeout(inst.spec, v1alpha1.DefaultMCPServerTimeout*time.Second)
 	callCtx, cancelTimeout := context.WithTimeoutCause(callCtx, timeout, errCallTimeout)
 	defer cancelTimeout()
 	err = do(callCtx, inst)
