@@ -4,7 +4,6 @@ import (
 	"context"
 	"log/slog"
 	"strings"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -17,31 +16,6 @@ import (
 	"github.com/musterd/musterd/pkg/resources"
 	"github.com/musterd/musterd/pkg/workflowrun"
 )
-
-// serverTimeout returns the timeout of the server that offers tool, as its
-// spec in force says (muster's default when unset): how long a workflow
-// step's call of it may take.
-func serverTimeout(ix *resources.Index, cat *catalogue.Catalogue) func(string) time.Duration {
-	return func(tool string) time.Duration {
-		key, ok := cat.Lookup(tool)
-		if !ok {
-			return 0
-		}
-		entry, ok := ix.Get(key)
-		if !ok {
-			return 0
-		}
-		srv, ok := entry.Object.(*v1alpha1.MCPServer)
-		if !ok || srv == nil {
-			return 0
-		}
-		secs := srv.Spec.Timeout
-		if secs <= 0 {
-			secs = v1alpha1.DefaultMCPServerTimeout
-		}
-		return time.Duration(secs) * time.Second
-	}
-}
 
 // workflowTools refreshes the workflow engine's tools whenever a workflow
 // was reconciled, its verdict possibly changed: the engine then tells the
@@ -175,7 +149,6 @@ func newWorkflowEngine(stateDir string, ix *resources.Index, cat *catalogue.Cata
 	b *bus.Bus, reg prometheus.Registerer, onToolsChanged func(), log *slog.Logger) (*workflowrun.Engine, *workflowTools, error) {
 	engine, err := workflowrun.New(workflowrun.Options{
 		Index: ix, Status: status, StateDir: stateDir,
-		StepTimeout:    serverTimeout(ix, cat),
 		Publish:        func(e events.Event) { b.Publish(e) },
 		OnToolsChanged: onToolsChanged,
 		Metrics:        reg,

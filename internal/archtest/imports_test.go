@@ -23,36 +23,40 @@ var allowed = map[string][]string{
 	"pkg/events":            {},
 	"pkg/events/eventstest": {"pkg/events"},
 	"pkg/redact":            {},             // a leaf beside events, for every stage
+	"pkg/tmplfuncs":         {},             // the template functions, a leaf shared by the workflow reconciler and engine
 	"pkg/apis":              {"pkg/events"}, // the resource types
 	"pkg/resources":         {"pkg/events"},
 	"pkg/bus":               {"pkg/events"},
 	// The work queue of handles, below the stages that queue keys.
 	"pkg/keyqueue":    {"pkg/events"},
-	"pkg/catalogue":   {"pkg/events"},                                                                               // the tools of running servers, beside the index
-	"pkg/reconcilers": {"pkg/events", "pkg/apis", "pkg/resources", "pkg/redact", "pkg/supervisor", "pkg/catalogue"}, // plain code over state: never the bus
-	"pkg/debouncer":   {"pkg/events", "pkg/bus", "pkg/redact"},
+	"pkg/catalogue":   {"pkg/events"},                                                                                  // the tools of running servers, beside the index
+	"pkg/reconcilers": {"pkg/events", "pkg/apis", "pkg/resources", "pkg/supervisor", "pkg/catalogue", "pkg/tmplfuncs"}, // plain code over state: never the bus
+	"pkg/debouncer":   {"pkg/events", "pkg/bus"},
 	"pkg/coordinator": {"pkg/events", "pkg/bus", "pkg/reconcilers", "pkg/redact", "pkg/keyqueue"},
 	"pkg/statusync":   {"pkg/events", "pkg/bus", "pkg/redact", "pkg/apis", "pkg/keyqueue"},
 	"pkg/watchers":    {"pkg/events", "pkg/bus", "pkg/redact", "pkg/apis", "pkg/resources"},
 	// The runtime watcher bridges the supervisor to the bus and the
 	// catalogue, and finds workflows by the tools they name.
 	"pkg/watchers/runtime": {"pkg/events", "pkg/bus", "pkg/redact", "pkg/apis", "pkg/resources", "pkg/supervisor", "pkg/catalogue", "pkg/reconcilers/workflow"},
-	"pkg/lifecycle":        {"pkg/events", "pkg/bus", "pkg/redact"},
+	"pkg/lifecycle":        {"pkg/bus", "pkg/redact"},
 	"pkg/election":         {"pkg/events", "pkg/bus"}, // a foundation gating the leader-only stages
 	// Kubernetes Events: an observer of the bus's outcomes, leader-only.
 	"pkg/kubeevents": {"pkg/events", "pkg/bus", "pkg/redact", "pkg/apis"},
 	"pkg/supervisor": {"pkg/events", "pkg/apis", "pkg/redact"}, // runs servers; knows nothing of the bus
 	// The router is the MCP endpoint's view of the running servers: the
 	// catalogue's tools and the supervisor's calls; never the bus.
-	"pkg/router": {"pkg/events", "pkg/apis", "pkg/redact", "pkg/catalogue", "pkg/supervisor"},
+	"pkg/router": {"pkg/events", "pkg/redact", "pkg/catalogue", "pkg/supervisor"},
 	// The API is an edge, like cmd: it reads the stages' state and serves it.
-	"pkg/api": {"pkg/events", "pkg/bus", "pkg/apis", "pkg/resources", "pkg/statusync", "pkg/lifecycle", "pkg/redact", "pkg/reconcilers", "pkg/trace", "pkg/controls"},
+	"pkg/api": {"pkg/events", "pkg/bus", "pkg/apis", "pkg/resources", "pkg/statusync", "pkg/lifecycle", "pkg/redact", "pkg/trace", "pkg/controls"},
 	// The MCP endpoint is an edge like the API: it reads the stages' state,
-	// shares the API's token check and redaction, and reaches the running
+	// shares the API's token check and redaction (package api/shared, not
+	// the API server itself) and wire types, and reaches the running
 	// servers only through its Backend interface (package router), never
 	// the supervisor or the catalogue. It shows the controls' overview
 	// (core_reconcile_status), as the API does: one source of it.
-	"pkg/mcpserve": {"pkg/events", "pkg/bus", "pkg/apis", "pkg/resources", "pkg/statusync", "pkg/redact", "pkg/api", "pkg/controls"},
+	"pkg/mcpserve": {"pkg/events", "pkg/bus", "pkg/apis", "pkg/resources", "pkg/statusync", "pkg/redact", "pkg/api/shared", "pkg/api/types", "pkg/controls"},
+	// What the API and the MCP endpoint must do alike: a leaf of the edges.
+	"pkg/api/shared": {"pkg/api/types", "pkg/apis", "pkg/redact", "pkg/statusync"},
 	// Declared state: writes definitions where the watchers read them, as
 	// an editor would; it knows nothing of the stages.
 	"pkg/declare": {"pkg/events", "pkg/apis", "pkg/redact"},
@@ -73,7 +77,7 @@ var allowed = map[string][]string{
 	// calling tools through a router the wiring gives it, and serves their
 	// executions. Beside the reconcilers, never the bus: its execution
 	// events go out through a function the wiring puts on the bus.
-	"pkg/workflowrun": {"pkg/events", "pkg/apis", "pkg/resources", "pkg/redact", "pkg/reconcilers", "pkg/api/types"},
+	"pkg/workflowrun": {"pkg/events", "pkg/apis", "pkg/resources", "pkg/redact", "pkg/api/types", "pkg/tmplfuncs"},
 	// Replay wires stages on buses of its own, like the pipeline.
 	"pkg/trace/replay": {"pkg/events", "pkg/bus", "pkg/trace", "pkg/debouncer", "pkg/coordinator", "pkg/statusync", "pkg/reconcilers", "pkg/lifecycle"},
 	// Golden is test support: only test binaries import it.
@@ -176,4 +180,70 @@ func TestTheCheckCatchesWrongWayImports(t *testing.T) {
 	assert.Len(t, violations("pkg/trace", []string{module + "/pkg/coordinator"}), 1, "the recorder knows no stage")
 	assert.Empty(t, violations("pkg/trace/replay", []string{module + "/pkg/trace", module + "/pkg/coordinator", module + "/pkg/lifecycle"}), "replay is wiring")
 	assert.Len(t, violations("pkg/trace/replay", []string{module + "/pkg/api"}), 1, "replay does not reach the edges")
+	assert.Len(t, violations("pkg/mcpserve", []string{module + "/pkg/api"}), 1, "the MCP endpoint shares api/shared, not the API server")
+	assert.Empty(t, violations("pkg/mcpserve", []string{module + "/pkg/api/shared", module + "/pkg/api/types"}))
+}
+
+// imports returns the module's packages (paths below it) and the module
+// packages each imports, tests left out.
+func imports(t *testing.T) map[string][]string {
+	t.Helper()
+	root, err := filepath.Abs("../..")
+	require.NoError(t, err)
+	out := map[string][]string{}
+	err = filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil || !d.IsDir() {
+			return err
+		}
+		name := d.Name()
+		if path != root && (strings.HasPrefix(name, ".") || name == "testdata" || name == "vendor" || name == "bin") {
+			return filepath.SkipDir
+		}
+		p, err := build.ImportDir(path, 0)
+		if err != nil {
+			return nil
+		}
+		rel, _ := filepath.Rel(root, path)
+		for _, imp := range p.Imports {
+			if strings.HasPrefix(imp, module+"/") {
+				out[filepath.ToSlash(rel)] = append(out[filepath.ToSlash(rel)], strings.TrimPrefix(imp, module+"/"))
+			}
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	return out
+}
+
+// An allowance no package uses is a door left open: a stage could start
+// depending on another without the decision this map records. Each must be
+// used by some package it governs.
+func TestEveryAllowanceIsUsed(t *testing.T) {
+	used := map[string]map[string]bool{}
+	for pkg, imps := range imports(t) {
+		prefix, ok := rule(pkg)
+		if !ok {
+			continue
+		}
+		for _, imp := range imps {
+			for _, a := range allowed[prefix] {
+				if imp == a || strings.HasPrefix(imp, a+"/") {
+					if used[prefix] == nil {
+						used[prefix] = map[string]bool{}
+					}
+					used[prefix][a] = true
+				}
+			}
+		}
+	}
+	var unused []string
+	for prefix, as := range allowed {
+		for _, a := range as {
+			if a != "*" && !used[prefix][a] {
+				unused = append(unused, prefix+" may import "+a+" but none of its packages does")
+			}
+		}
+	}
+	sort.Strings(unused)
+	assert.Empty(t, unused)
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/musterd/musterd/pkg/api/shared"
 	"github.com/musterd/musterd/pkg/api/types"
 	"github.com/musterd/musterd/pkg/bus"
 	"github.com/musterd/musterd/pkg/controls"
@@ -96,7 +97,7 @@ const (
 type server struct {
 	opts    Options
 	log     *slog.Logger
-	bearer  Bearer
+	bearer  shared.Bearer
 	streams atomic.Uint64 // numbers event streams, for unique subscription names
 }
 
@@ -119,7 +120,7 @@ func NewHandler(opts Options) (http.Handler, error) {
 	if s.opts.Metrics == nil {
 		s.opts.Metrics = prometheus.DefaultGatherer
 	}
-	s.bearer = NewBearer(opts.Token)
+	s.bearer = shared.NewBearer(opts.Token)
 
 	mux := s.probeMux()
 	mux.Handle("/api/v1/resources", allow(read, s.list))

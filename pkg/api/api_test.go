@@ -168,10 +168,18 @@ spec:
     Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.c2VjcmV0
     X-Tenant: acme
 `)
-		for _, path := range []string{"/api/v1/resources", "/api/v1/resources/mcps/default/git", "/api/v1/resources/mcps/default/remote"} {
+		f.Declare("mcpservers/cli.yaml", `apiVersion: muster.giantswarm.io/v1alpha1
+kind: MCPServer
+metadata: {name: cli}
+spec:
+  type: stdio
+  command: mcp-cli
+  args: ["--token", "sk-argtoken-1", "--api-key=argkey-2", "--port", "8080"]
+`)
+		for _, path := range []string{"/api/v1/resources", "/api/v1/resources/mcps/default/git", "/api/v1/resources/mcps/default/remote", "/api/v1/resources/mcps/default/cli"} {
 			code, body := get(t, f, path)
 			require.Equal(t, http.StatusOK, code, path)
-			for _, secret := range []string{"ghp_0123456789abcdef", "hunter2", "k3y", "eyJhbGciOiJIUzI1NiJ9", "acme"} {
+			for _, secret := range []string{"ghp_0123456789abcdef", "hunter2", "k3y", "eyJhbGciOiJIUzI1NiJ9", "acme", "sk-argtoken-1", "argkey-2"} {
 				assert.NotContains(t, body, secret, path)
 			}
 		}
@@ -186,6 +194,14 @@ spec:
       "GITHUB_TOKEN": "[redacted]"
     }`)
 		assert.Contains(t, body, `"command": "mcp-git"`, "what is not secret is shown")
+		_, body = get(t, f, "/api/v1/resources/mcps/default/cli")
+		assert.Contains(t, body, `"args": [
+      "--token",
+      "[redacted]",
+      "--api-key=[redacted]",
+      "--port",
+      "8080"
+    ]`)
 
 		entry, _ := f.Index.Get(gitKey)
 		assert.Equal(t, "ghp_0123456789abcdef", entry.Object.(*v1alpha1.MCPServer).Spec.Env["GITHUB_TOKEN"],

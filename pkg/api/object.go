@@ -3,18 +3,13 @@ package api
 import (
 	"encoding/json"
 	"fmt"
-	"maps"
-	"time"
 
+	"github.com/musterd/musterd/pkg/api/shared"
 	"github.com/musterd/musterd/pkg/api/types"
 	"github.com/musterd/musterd/pkg/apis/muster/v1alpha1"
 	"github.com/musterd/musterd/pkg/redact"
 	"github.com/musterd/musterd/pkg/resources"
-	"github.com/musterd/musterd/pkg/statusync"
 )
-
-// redacted replaces each secret value shown.
-const redacted = "[redacted]"
 
 // object shows the index entry e with its status and reconcile state.
 func (s *server) object(e resources.Entry) (types.Object, error) {
@@ -28,7 +23,7 @@ func (s *server) object(e resources.Entry) (types.Object, error) {
 	switch obj := e.Object.(type) {
 	case *v1alpha1.MCPServer:
 		o.Metadata.Labels, o.Metadata.Annotations, o.Metadata.Generation = obj.Labels, obj.Annotations, obj.Generation
-		spec = RedactMCPServer(obj.Spec)
+		spec = shared.RedactMCPServer(obj.Spec)
 	case *v1alpha1.Workflow:
 		o.Metadata.Labels, o.Metadata.Annotations, o.Metadata.Generation = obj.Labels, obj.Annotations, obj.Generation
 		spec = obj.Spec
@@ -46,55 +41,11 @@ func (s *server) object(e resources.Entry) (types.Object, error) {
 			}
 		}
 	}
-	o.Reconcile = ReconcileOf(s.opts.Statuses.Get(e.Key))
+	o.Reconcile = shared.ReconcileOf(s.opts.Statuses.Get(e.Key))
 	o.Reconcile.Note = s.kindNote(e.Key)
 	if o.Reconcile.LastError == "" && e.Err != nil {
 		// Not reconciled since its file went wrong: show what is wrong.
 		o.Reconcile.LastError = redact.String(e.Err.Error())
 	}
 	return o, nil
-}
-
-// ReconcileOf shows st, as the API and the MCP endpoint's
-// core_reconcile_status do; a resource the store has not seen yet (found
-// false) is Pending.
-func ReconcileOf(st statusync.Status, found bool) types.Reconcile {
-	if !found {
-		return types.Reconcile{State: string(statusync.StatePending)}
-	}
-	return types.Reconcile{
-		State:             string(st.State),
-		LastReconcileTime: timeOrNil(st.LastReconcileTime),
-		LastError:         st.LastError, // redacted by the store
-		RetryCount:        st.RetryCount,
-		NextRetry:         timeOrNil(st.NextRetry),
-		CorrelationID:     st.CorrelationID,
-		ObservedHash:      st.ObservedHash,
-	}
-}
-
-// RedactMCPServer hides the values of spec's env and headers, which hold
-// API keys and tokens, and credentials in its URL: what every client of
-// musterd (the API, the MCP endpoint's core tools) is shown of a spec.
-func RedactMCPServer(spec v1alpha1.MCPServerSpec) v1alpha1.MCPServerSpec {
-	hide := func(m map[string]string) map[string]string {
-		if m == nil {
-			return nil
-		}
-		out := maps.Clone(m)
-		for k := range out {
-			out[k] = redacted
-		}
-		return out
-	}
-	spec.Env, spec.Headers = hide(spec.Env), hide(spec.Headers)
-	spec.URL = redact.String(spec.URL)
-	return spec
-}
-
-func timeOrNil(t time.Time) *time.Time {
-	if t.IsZero() {
-		return nil
-	}
-	return &t
 }

@@ -27,6 +27,10 @@
 //   - Arguments a tool does not know are put where the file decoder sees
 //     them, so that it names them ("spec.foo: unknown field"); values of
 //     the wrong type are named the same way.
+//   - Every call of the Store is bounded by Options.StoreTimeout (30s): an
+//     API server or disk that hangs fails the tool ("Failed to create MCP
+//     server: create mcpserver/default/x: the kubernetes store did not
+//     answer within 30s") rather than holding it.
 //   - Env values and headers are never echoed: every error text is scrubbed
 //     of them (declare.Scrub).
 package coretools

@@ -22,6 +22,10 @@ import (
 type Options struct {
 	// Store changes the definitions. Required.
 	Store declare.Store
+	// StoreTimeout bounds each call of Store (a Kubernetes API server or
+	// a disk that hangs fails the tool call, naming the store, rather
+	// than holding it). Default DefaultStoreTimeout (30s).
+	StoreTimeout time.Duration
 	// Index is what the watchers read: a change is in force once it holds
 	// it. Required.
 	Index *resources.Index
@@ -63,6 +67,8 @@ func New(opts Options) (*Provider, error) {
 	opts.InForceTimeout = cmp.Or(opts.InForceTimeout, 30*time.Second)
 	opts.WaitTimeout = cmp.Or(opts.WaitTimeout, 5*time.Minute+30*time.Second)
 	opts.Poll = cmp.Or(opts.Poll, 20*time.Millisecond)
+	opts.StoreTimeout = cmp.Or(opts.StoreTimeout, DefaultStoreTimeout)
+	opts.Store = boundedStore{Store: opts.Store, timeout: opts.StoreTimeout}
 	p := &Provider{opts: opts, log: cmp.Or(opts.Logger, slog.Default()).With("component", "coretools"),
 		calls: map[string]func(context.Context, map[string]any) *mcp.CallToolResult{}}
 	add := func(name, description string, schema map[string]any, call func(context.Context, map[string]any) *mcp.CallToolResult) {

@@ -307,3 +307,60 @@ func TestWaitAnswersOnceReconciled(t *testing.T) {
 	assert.True(t, isErr)
 	assert.Equal(t, "Workflow 'flow' updated successfully, but its reconcile failed: tool x_git_status is missing", msg)
 }
+
+// hungStore is a Store whose every call waits for its context: an API
+// server that never answers.
+type hungStore struct{ declare.Store }
+
+func (hungStore) Mode() string { return declare.ModeKubernetes }
+func (hungStore) Get(ctx context.Context, _ events.Key) (declare.Definition, error) {
+	<-ctx.Done()
+	return declare.Definition{}, ctx.Err()
+}
+func (hungStore) Create(ctx context.Context, _ events.Key, _ map[string]any) (declare.Definition, error) {
+	<-ctx.Done()
+	return declare.Definition{}, ctx.Err()
+}
+func (hungStore) Update(ctx context.Context, _ events.Key, _ map[string]any, _ string) (declare.Definition, error) {
+	<-ctx.Done()
+	return declare.Definition{}, ctx.Err()
+}
+func (hungStore) Delete(ctx context.Context, _ events.Key, _ string) error {
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+// Every write through a store that never answers fails after
+// StoreTimeout, naming the store, the operation and the timeout, though
+// the MCP call's context has no deadline.
+func TestAStoreThatNeverAnswersFailsTheToolAfterStoreTimeout(t *testing.T) {
+	h := newHarness(t)
+	p, err := New(Options{Store: hungStore{}, Index: h.index, Statuses: h.statuses, Controls: h.p.opts.Controls,
+		StoreTimeout: 50 * time.Millisecond})
+	require.NoError(t, err)
+	wf := map[string]any{"name": "w", "steps": []any{map[string]any{"id": "a", "tool": "x_t"}}}
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+		want string
+	}{
+		{"core_mcpserver_create", gitArgs(), "Failed to create MCP server: create MCPServer/default/git: the kubernetes store did not answer within 50ms"},
+		{"core_mcpserver_update", gitArgs(), "Failed to update MCP server: update MCPServer/default/git: the kubernetes store did not answer within 50ms"},
+		{"core_mcpserver_delete", map[string]any{"name": "git"}, "Failed to delete MCP server: get MCPServer/default/git: the kubernetes store did not answer within 50ms"},
+		{"core_workflow_create", wf, "Failed to create workflow: create Workflow/default/w: the kubernetes store did not answer within 50ms"},
+		{"core_workflow_update", wf, "Failed to update workflow: update Workflow/default/w: the kubernetes store did not answer within 50ms"},
+	} {
+		done := make(chan *mcp.CallToolResult, 1)
+		go func() {
+			res, _ := p.CallTool(context.Background(), c.tool, c.args, nil)
+			done <- res
+		}()
+		select {
+		case res := <-done:
+			require.True(t, res.IsError, c.tool)
+			assert.Equal(t, c.want, res.Content[0].(*mcp.TextContent).Text)
+		case <-time.After(20 * time.Second):
+			t.Fatalf("%s: the call outlived the store's timeout", c.tool)
+		}
+	}
+}

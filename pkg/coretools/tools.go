@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -30,64 +31,102 @@ func (p *Provider) mcpServerValidate(_ context.Context, m map[string]any) *mcp.C
 }
 
 func (p *Provider) mcpServerCreate(ctx context.Context, m map[string]any) *mcp.CallToolResult {
-	a := args{m}
-	name, bad := a.name()
-	if bad != nil {
-		return bad
-	}
-	if _, bad := a.flag("wait"); bad != nil {
-		return bad
-	}
-	key := p.key(v1alpha1.KindMCPServer, name)
-	spec := a.spec()
-	since := time.Now()
-	def, err := p.opts.Store.Create(ctx, key, spec)
-	var (
-		invalid *declare.InvalidError
-		exists  *declare.ExistsError
-	)
-	switch {
-	case errors.As(err, &invalid):
-		return fail("Invalid MCP server definition: " + declare.Scrub(spec, err.Error()))
-	case errors.As(err, &exists):
-		return fail(fmt.Sprintf("MCP server '%s' already exists", name))
-	case err != nil:
-		return fail("Failed to create MCP server: " + declare.Scrub(spec, err.Error()))
-	}
-	p.log.Info("mcp server created", "key", key.String(), "where", def.Where)
-	return p.settled(ctx, a, key, def, false, since, fmt.Sprintf("MCP server '%s' created successfully", name))
+	return p.write(ctx, m, mcpServerWrites, opCreate)
 }
 
 func (p *Provider) mcpServerUpdate(ctx context.Context, m map[string]any) *mcp.CallToolResult {
-	a := args{m}
-	name, bad := a.name()
-	if bad != nil {
-		return bad
-	}
-	version, bad := a.str("resourceVersion")
-	if bad != nil {
-		return bad
-	}
-	if _, bad := a.flag("wait"); bad != nil {
-		return bad
-	}
-	key := p.key(v1alpha1.KindMCPServer, name)
-	patch := a.spec()
-	since := time.Now()
-	def, err := p.opts.Store.Update(ctx, key, patch, version)
-	var invalid *declare.InvalidError
-	switch {
-	case errors.As(err, &invalid):
-		return fail("Invalid MCP server definition: " + declare.Scrub(patch, err.Error()))
-	case err != nil:
-		return fail("Failed to update MCP server: " + declare.Scrub(patch, err.Error()))
-	}
-	p.log.Info("mcp server updated", "key", key.String(), "where", def.Where)
-	return p.settled(ctx, a, key, def, false, since, fmt.Sprintf("MCP server '%s' updated successfully", name))
+	return p.write(ctx, m, mcpServerWrites, opUpdate)
 }
 
 func (p *Provider) mcpServerDelete(ctx context.Context, m map[string]any) *mcp.CallToolResult {
 	return p.delete(ctx, m, v1alpha1.KindMCPServer, "MCP server '%s' deleted successfully", "Failed to delete MCP server: ")
+}
+
+// The operations of write.
+const (
+	opCreate = "create"
+	opUpdate = "update"
+)
+
+// writes are what create and update of one kind say: muster's texts, which
+// differ between the kinds.
+type writes struct {
+	kind string
+	// spec is the definition's spec from the call's arguments.
+	spec func(args) map[string]any
+	// what names the kind in failures ("Failed to create MCP server: ")
+	// and in the log.
+	what, logWhat string
+	// invalid prefixes a definition declare finds invalid, exists is the
+	// text of a create of a name declared; "" for the failure's text.
+	invalid, exists string
+	// scrub removes env and header values from error texts.
+	scrub bool
+	// created and updated are the answers, with the name for a %s.
+	created, updated string
+}
+
+var mcpServerWrites = writes{kind: v1alpha1.KindMCPServer, spec: func(a args) map[string]any { return a.spec() }, what: "MCP server", logWhat: "mcp server",
+	invalid: "Invalid MCP server definition: ", exists: "MCP server '%s' already exists", scrub: true,
+	created: "MCP server '%s' created successfully", updated: "MCP server '%s' updated successfully"}
+
+var workflowWrites = writes{kind: v1alpha1.KindWorkflow, spec: workflowSpec, what: "workflow", logWhat: "workflow",
+	created: "Workflow created successfully", updated: "Workflow '%s' updated successfully"}
+
+// write creates or updates (op) a definition of w's kind, as delete deletes.
+func (p *Provider) write(ctx context.Context, m map[string]any, w writes, op string) *mcp.CallToolResult {
+	a := args{m}
+	name, bad := a.name()
+	if bad != nil {
+		return bad
+	}
+	var version string
+	if op == opUpdate {
+		if version, bad = a.str("resourceVersion"); bad != nil {
+			return bad
+		}
+	}
+	if _, bad := a.flag("wait"); bad != nil {
+		return bad
+	}
+	key := p.key(w.kind, name)
+	spec := w.spec(a)
+	since := time.Now()
+	var (
+		def declare.Definition
+		err error
+	)
+	if op == opCreate {
+		def, err = p.opts.Store.Create(ctx, key, spec)
+	} else {
+		def, err = p.opts.Store.Update(ctx, key, spec, version)
+	}
+	if err != nil {
+		msg := err.Error()
+		if w.scrub {
+			msg = declare.Scrub(spec, msg)
+		}
+		var (
+			invalid *declare.InvalidError
+			exists  *declare.ExistsError
+		)
+		switch {
+		case w.invalid != "" && errors.As(err, &invalid):
+			return fail(w.invalid + msg)
+		case w.exists != "" && errors.As(err, &exists):
+			return fail(fmt.Sprintf(w.exists, name))
+		}
+		return fail("Failed to " + op + " " + w.what + ": " + msg)
+	}
+	p.log.Info(w.logWhat+" "+op+"d", "key", key.String(), "where", def.Where)
+	ok := w.created
+	if op == opUpdate {
+		ok = w.updated
+	}
+	if strings.Contains(ok, "%s") {
+		ok = fmt.Sprintf(ok, name)
+	}
+	return p.settled(ctx, a, key, def, false, since, ok)
 }
 
 func (p *Provider) delete(ctx context.Context, m map[string]any, kind, ok, failed string) *mcp.CallToolResult {
@@ -175,45 +214,11 @@ func (p *Provider) workflowValidate(_ context.Context, m map[string]any) *mcp.Ca
 }
 
 func (p *Provider) workflowCreate(ctx context.Context, m map[string]any) *mcp.CallToolResult {
-	a := args{m}
-	name, bad := a.name()
-	if bad != nil {
-		return bad
-	}
-	if _, bad := a.flag("wait"); bad != nil {
-		return bad
-	}
-	key := p.key(v1alpha1.KindWorkflow, name)
-	since := time.Now()
-	def, err := p.opts.Store.Create(ctx, key, workflowSpec(a))
-	if err != nil {
-		return fail("Failed to create workflow: " + err.Error())
-	}
-	p.log.Info("workflow created", "key", key.String(), "where", def.Where)
-	return p.settled(ctx, a, key, def, false, since, "Workflow created successfully")
+	return p.write(ctx, m, workflowWrites, opCreate)
 }
 
 func (p *Provider) workflowUpdate(ctx context.Context, m map[string]any) *mcp.CallToolResult {
-	a := args{m}
-	name, bad := a.name()
-	if bad != nil {
-		return bad
-	}
-	version, bad := a.str("resourceVersion")
-	if bad != nil {
-		return bad
-	}
-	if _, bad := a.flag("wait"); bad != nil {
-		return bad
-	}
-	key := p.key(v1alpha1.KindWorkflow, name)
-	since := time.Now()
-	def, err := p.opts.Store.Update(ctx, key, workflowSpec(a), version)
-	if err != nil {
-		return fail("Failed to update workflow: " + err.Error())
-	}
-	p.log.Info("workflow updated", "key", key.String(), "where", def.Where)
-	return p.settled(ctx, a, key, def, false, since, fmt.Sprintf("Workflow '%s' updated successfully", name))
+	return p.write(ctx, m, workflowWrites, opUpdate)
 }
 
 func (p *Provider) workflowDelete(ctx context.Context, m map[string]any) *mcp.CallToolResult {

@@ -12,7 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"sigs.k8s.io/yaml"
 
-	"github.com/musterd/musterd/pkg/api"
+	"github.com/musterd/musterd/pkg/api/shared"
 	"github.com/musterd/musterd/pkg/api/types"
 	"github.com/musterd/musterd/pkg/apis/muster/v1alpha1"
 	"github.com/musterd/musterd/pkg/events"
@@ -141,7 +141,7 @@ type serverInfo struct {
 func (s *Server) serverInfoOf(e resources.Entry, verbose bool) serverInfo {
 	info := serverInfo{Name: e.Key.Name, Namespace: e.Key.Namespace}
 	if obj, ok := e.Object.(*v1alpha1.MCPServer); ok {
-		spec := api.RedactMCPServer(obj.Spec)
+		spec := shared.RedactMCPServer(obj.Spec)
 		info.Type, info.Description, info.AutoStart = string(spec.Type), spec.Description, spec.AutoStart
 		info.Command, info.Args, info.URL = spec.Command, spec.Args, spec.URL
 		info.Env, info.Headers, info.Auth, info.Timeout = spec.Env, spec.Headers, spec.Auth, spec.Timeout
@@ -405,7 +405,7 @@ func (s *Server) reconcileStatus(_ context.Context, a args) (*mcp.CallToolResult
 		kind = resolved.Name
 	}
 	of := func(e resources.Entry) reconcileEntry {
-		r := api.ReconcileOf(s.opts.Statuses.Get(e.Key))
+		r := shared.ReconcileOf(s.opts.Statuses.Get(e.Key))
 		if r.LastError == "" && e.Err != nil {
 			r.LastError = redact.String(e.Err.Error())
 		}

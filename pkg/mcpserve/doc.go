@@ -61,11 +61,11 @@
 //     of type object) is left off /mcp/direct with a warning, never a
 //     panic; it stays reachable through call_tool.
 //   - Secrets never reach a client or a log: env values and headers are
-//     redacted in the core tools' answers (api.RedactMCPServer), error texts
+//     redacted in the core tools' answers (api/shared.RedactMCPServer), error texts
 //     pass through redact.String, and each call is logged at debug with its
 //     correlation ID and its arguments redacted.
 //   - With a token configured, every path but /health needs
-//     "Authorization: Bearer <token>", checked by api.Bearer as the API
+//     "Authorization: Bearer <token>", checked by api/shared.Bearer as the API
 //     checks its own.
 //   - Resources are subscribable when the Backend is a ResourceSubscriber
 //     (package router is): resources/subscribe on either view subscribes

@@ -17,7 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/musterd/musterd/pkg/api"
+	"github.com/musterd/musterd/pkg/api/shared"
 	"github.com/musterd/musterd/pkg/bus"
 	"github.com/musterd/musterd/pkg/controls"
 	"github.com/musterd/musterd/pkg/events"
@@ -76,7 +76,7 @@ type Options struct {
 	// this replica always leads.
 	Leader func() (identity string, leading bool)
 	// Token, when not empty, is the bearer token every MCP request must
-	// carry (api.Bearer checks it, as it does the API's).
+	// carry (shared.Bearer checks it, as it does the API's).
 	Token string
 	// Overview returns the daemon at a glance (controls.Controller.Overview,
 	// what GET /api/v1/overview answers), which core_reconcile_status shows
@@ -107,7 +107,7 @@ type Options struct {
 type Server struct {
 	opts   Options
 	log    *slog.Logger
-	bearer api.Bearer
+	bearer shared.Bearer
 
 	// meta is muster's view (/mcp, /sse): the eleven meta-tools.
 	meta *mcp.Server
@@ -182,7 +182,7 @@ func New(opts Options) (*Server, error) {
 	s := &Server{
 		opts:      opts,
 		log:       cmp.Or(opts.Logger, slog.Default()).With("component", "mcp"),
-		bearer:    api.NewBearer(opts.Token),
+		bearer:    shared.NewBearer(opts.Token),
 		resources: map[string]string{},
 		prompts:   map[string]string{},
 		templates: map[string]string{},
@@ -377,7 +377,7 @@ func (s *Server) CallTool(ctx context.Context, name string, args map[string]any,
 	start := time.Now()
 	if debug {
 		s.log.DebugContext(ctx, "MCP tool call", "tool", name, "source", r.source, "view", info.view, "session", info.session,
-			"correlation_id", info.correlationID, "arguments", redactedArgs(args))
+			"correlation_id", info.correlationID, "arguments", redact.ArgsJSON(args))
 	}
 	var (
 		res *mcp.CallToolResult
@@ -416,20 +416,6 @@ func (s *Server) callBuiltin(ctx context.Context, b *builtin, raw map[string]any
 	return b.call(ctx, a)
 }
 
-// redactedArgs spells args for a log: JSON, with secret-looking values
-// redacted.
-func redactedArgs(args map[string]any) string {
-	data, err := json.Marshal(args)
-	if err != nil {
-		return "(not encodable)"
-	}
-	const max = 2048
-	if len(data) > max {
-		data = append(data[:max:max], "…"...)
-	}
-	return redact.String(string(data))
-}
-
 // builtinHandler serves a meta-tool or core tool on view.
 func (s *Server) builtinHandler(view string, b *builtin) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -445,7 +431,7 @@ func (s *Server) builtinHandler(view string, b *builtin) mcp.ToolHandler {
 		if b.isMeta {
 			// Meta-tools are not exposed tools: they are logged, not routed.
 			if s.log.Enabled(ctx, slog.LevelDebug) {
-				s.log.DebugContext(ctx, "MCP meta-tool call", "tool", b.name, "session", req.Session.ID(), "correlation_id", callInfoFrom(ctx).correlationID, "arguments", redactedArgs(args))
+				s.log.DebugContext(ctx, "MCP meta-tool call", "tool", b.name, "session", req.Session.ID(), "correlation_id", callInfoFrom(ctx).correlationID, "arguments", redact.ArgsJSON(args))
 			}
 			return s.callBuiltin(ctx, b, args)
 		}

@@ -1,7 +1,9 @@
 // Package redact removes secrets from text before it reaches logs, status,
 // events or the API: credentials in URLs, bearer tokens, secret-looking
 // key=value pairs, private keys, and absolute paths (only their base name
-// is kept).
+// is kept); and from command lines (Argv), the value after a
+// secret-looking flag; and from a tool call's arguments (Args, ArgsJSON),
+// the one argument redaction every stage uses.
 //
 // Place in the pipeline: a leaf beside events. Every stage may import it,
 // and redacts a message where the message is made, so an unredacted secret

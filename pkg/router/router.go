@@ -154,7 +154,7 @@ func (r *Router) CallTool(ctx context.Context, name string, args map[string]any,
 	progress func(*mcp.ProgressNotificationParams)) (*mcp.CallToolResult, error) {
 	target, err := r.cat.Resolve(name, args)
 	if err != nil {
-		r.log.Debug("mcp tool call refused", "tool", name, "error", err)
+		r.log.Debug("mcp tool call refused", "tool", name, "error", redact.String(err.Error()))
 		return nil, err
 	}
 	start := time.Now()
@@ -176,9 +176,9 @@ func (r *Router) CallTool(ctx context.Context, name string, args map[string]any,
 	}
 	if r.log.Enabled(ctx, slog.LevelDebug) {
 		attrs := []any{"tool", name, "server", target.Server.String(), "serverTool", target.Tool,
-			"arguments", redactedArgs(target.Arguments), "result", result, "duration", took}
+			"arguments", redact.ArgsJSON(target.Arguments), "result", result, "duration", took}
 		if err != nil {
-			attrs = append(attrs, "error", err.Error())
+			attrs = append(attrs, "error", redact.String(err.Error())) // a server's error may quote a secret
 		}
 		r.log.DebugContext(ctx, "mcp tool call", attrs...)
 	}
@@ -186,15 +186,6 @@ func (r *Router) CallTool(ctx context.Context, name string, args map[string]any,
 		return nil, err
 	}
 	return res, nil
-}
-
-// redactedArgs spells args as JSON through redact.String, for a log line.
-func redactedArgs(args map[string]any) string {
-	data, err := json.Marshal(args)
-	if err != nil {
-		return "(unencodable)"
-	}
-	return redact.String(string(data))
 }
 
 // OnChange registers fn to be called after Tools() changed (a tool

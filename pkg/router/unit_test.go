@@ -2,6 +2,7 @@ package router_test
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"strings"
 	"sync"
@@ -362,4 +363,40 @@ func TestAPromptNotYetListedIsFoundByListingAgain(t *testing.T) {
 		_, err = r.GetPrompt(t.Context(), "x_nobody_p", nil)
 		assert.ErrorIs(t, err, router.ErrUnknownPrompt)
 	})
+}
+
+// The router's debug line of a call redacts its arguments and its error,
+// as mcpserve's does: a server's error may quote what it was given.
+func TestTheDebugLogOfACallIsRedacted(t *testing.T) {
+	var buf strings.Builder
+	var mu sync.Mutex
+	log := slog.New(slog.NewTextHandler(lockedWriter{&mu, &buf}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	f := &fakeServers{err: errors.New(`upstream refused password=hunter2 at https://deploy:s3cret@example.com/x`)}
+	cat := catalogue.New(catalogue.Options{})
+	r, err := router.New(router.Options{Catalogue: cat, Servers: f, Registerer: prometheus.NewRegistry(), Logger: log})
+	require.NoError(t, err)
+	cat.Update(key("echo"), catalogue.Naming{}, defs("echo"), time.Time{})
+	_, err = r.CallTool(t.Context(), "x_echo_echo", map[string]any{"token": "sk-live-123", "q": "ok"}, nil)
+	require.Error(t, err)
+	_, err = r.CallTool(t.Context(), "x_nope", map[string]any{"api_key": "k-999"}, nil)
+	require.Error(t, err)
+	mu.Lock()
+	out := buf.String()
+	mu.Unlock()
+	assert.Contains(t, out, "mcp tool call")
+	for _, secret := range []string{"hunter2", "s3cret", "sk-live-123", "k-999"} {
+		assert.NotContains(t, out, secret)
+	}
+	assert.Contains(t, out, "password=[redacted]")
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  *strings.Builder
+}
+
+func (l lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }

@@ -367,16 +367,27 @@ func (s *Supervisor) call(ctx context.Context, key events.Key, what string, do f
 	// transport that may never answer.
 	stop := context.AfterFunc(inst.ctx, func() { cancel(errInstanceGone) })
 	defer stop()
+	// The server's spec.timeout bounds every call, however it came
+	// (/mcp, /mcp/direct, a workflow step).
+	timeout := startTimeout(inst.spec, v1alpha1.DefaultMCPServerTimeout*time.Second)
+	callCtx, cancelTimeout := context.WithTimeoutCause(callCtx, timeout, errCallTimeout)
+	defer cancelTimeout()
 	err = do(callCtx, inst)
 	if err == nil {
 		s.touch(e, inst) // the server answered: lastConnected is now (#16)
 		return nil
+	}
+	if ctx.Err() == nil && context.Cause(callCtx) == errCallTimeout {
+		return fmt.Errorf("mcp server %s: %s: no answer within %s (spec.timeout)", key, what, timeout)
 	}
 	return s.callError(ctx, e, inst, what, err)
 }
 
 // errInstanceGone cancels the calls of an instance that ended.
 var errInstanceGone = errors.New("server instance ended")
+
+// errCallTimeout cancels a call that outlived its server's spec.timeout.
+var errCallTimeout = errors.New("call timed out")
 
 // callError makes the error of a call that failed.
 func (s *Supervisor) callError(ctx context.Context, e *entry, inst *instance, what string, err error) error {

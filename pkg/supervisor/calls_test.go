@@ -423,3 +423,36 @@ func TestResourcesAndPromptsOfTheNpmServerEverything(t *testing.T) {
 	require.NoError(t, err, "a server without resources has none, no error")
 	assert.Empty(t, none)
 }
+
+// A call the server never answers ends after the server's spec.timeout,
+// whoever made it (the caller's context has no deadline), with an error
+// naming the server, the tool and the timeout, and is cancelled on the
+// server.
+func TestACallTheServerNeverAnswersEndsAfterItsSpecTimeout(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, supervisor.Options{})
+	k := key("mute")
+	spec := fake("-slow-tool", "slow")
+	spec.Timeout = 4 // seconds: room for the start on a loaded machine
+	h.ensure(t, k, spec)
+
+	done := make(chan error, 1)
+	go func() {
+		_, err := h.sup.CallTool(context.Background(), k, &mcp.CallToolParams{Name: "slow", Arguments: slowArgs(100000, 10*time.Millisecond)}, nil)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "mcp server MCPServer/default/mute")
+		assert.Contains(t, err.Error(), "tools/call slow")
+		assert.Contains(t, err.Error(), "no answer within 4s (spec.timeout)")
+	case <-time.After(deadline + 4*time.Second):
+		t.Fatal("the call outlived its server's timeout")
+	}
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		res, err := h.sup.CallTool(callCtx(t), k, &mcp.CallToolParams{Name: "slow_cancelled"}, nil)
+		require.NoError(c, err)
+		assert.Equal(c, "1", text(t, res))
+	}, deadline, 20*time.Millisecond)
+}

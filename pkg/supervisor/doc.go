@@ -89,6 +89,10 @@
 //     notifications/resources/updated a server sends goes to the
 //     WatchResourceUpdates watchers. A subscription lasts as long as the
 //     server's session: its caller subscribes a restarted server again.
+//     Every call is bounded by the server's spec.timeout (default
+//     v1alpha1.DefaultMCPServerTimeout), whoever made it: one the server
+//     does not answer in time is cancelled on the server and fails naming
+//     the server, the method and tool, and the timeout.
 //   - A spec-change restart drains: calls in flight on the old instance
 //     finish there, for up to DrainTimeout (10s), before it is stopped
 //     (on the supervisor's goroutine for the server: no caller waits);

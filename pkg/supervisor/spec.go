@@ -128,6 +128,13 @@ func newScrubber(spec v1alpha1.MCPServerSpec) scrubber {
 			}
 		}
 	}
+	// And what its args hold after a secret-looking flag: a server may
+	// print its command line.
+	for _, v := range redact.ArgvSecrets(spec.Args) {
+		if len(v) >= minScrubbedLength {
+			secrets = append(secrets, v)
+		}
+	}
 	if len(secrets) == 0 {
 		return scrubber{}
 	}

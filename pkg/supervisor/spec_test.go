@@ -68,6 +68,9 @@ func TestScrubberRemovesEnvAndHeaderValuesThenRedacts(t *testing.T) {
 	assert.Equal(t, "saw [redacted] and [redacted], [redacted]; exit code 1; password=[redacted] in …/log.txt", got,
 		"longest value first; values under 4 characters are left alone")
 	assert.Equal(t, "token: [redacted]", newScrubber(v1alpha1.MCPServerSpec{}).clean("token: abc"))
+	args := newScrubber(v1alpha1.MCPServerSpec{Args: []string{"--api-key", "argkey-1", "--secret=argsecret-2"}})
+	assert.Equal(t, "started with [redacted] and [redacted]", args.clean("started with argkey-1 and argsecret-2"),
+		"the values of secret-looking flags in args too")
 }
 
 func TestTailBufferKeepsTheLastBytesFromAWholeLine(t *testing.T) {

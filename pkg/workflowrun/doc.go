@@ -47,8 +47,17 @@
 //     is unavailable), a missing or mistyped argument, forEach items
 //     that are no array, a jsonPath that matches nothing, a result over
 //     Options.MaxResultBytes. It fails that run alone.
-//   - Bounds: a call times out after its server's timeout
-//     (Options.StepTimeout); a run has an overall deadline (Options.Timeout,
+//   - Bounds: a template render is bounded by what it may produce (text/
+//     template ignores the run's deadline): its output, and every string
+//     or list a function returns, by tmplfuncs.MaxBytes and MaxItems, the
+//     generators (repeat, until, untilStep, seq, rand*, indent, replace,
+//     join, printf…) refusing before they build; all its range iterations
+//     together by tmplfuncs.MaxIterations; {{define}}/{{template}} and the
+//     expensive crypto (genPrivateKey, bcrypt, derivePassword…) are not
+//     available. A bound exceeded fails the run naming the workflow, step
+//     and field. A call to a server times out after its server's
+//     spec.timeout (the supervisor's bound on every call; Options.StepTimeout
+//     may add one); a run has an overall deadline (Options.Timeout,
 //     or _timeout per call, at most Options.MaxTimeout); a caller's
 //     cancellation cancels the calls in flight, and onFailure then runs on
 //     a context of its own bounded by Options.CleanupTimeout; parallel

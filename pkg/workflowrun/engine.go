@@ -62,9 +62,9 @@ type Options struct {
 	// StateDir keeps executions in StateDir/executions, one file each.
 	// Empty keeps them in memory only.
 	StateDir string
-	// StepTimeout returns the timeout of a call of tool, the timeout of
-	// the server offering it; 0 for none beyond the run's deadline.
-	// Optional.
+	// StepTimeout returns a timeout of a call of tool; 0 for none beyond
+	// the run's deadline. Optional: the supervisor already bounds every
+	// call to a server by its spec.timeout.
 	StepTimeout func(tool string) time.Duration
 	// Timeout is a run's overall deadline when the call names none.
 	// Default DefaultTimeout.

@@ -102,7 +102,7 @@ func (e *Engine) run(ctx context.Context, name string, args map[string]any, prog
 		progress = func(p *mcp.ProgressNotificationParams) { mu.Lock(); defer mu.Unlock(); inner(p) }
 	}
 
-	exec := e.store.start(name, redactMap(args))
+	exec := e.store.start(name, redact.Args(args))
 	e.publish(events.WorkflowExecutionStarted{Meta: events.NewMeta(""), Key: w.key, ExecutionID: exec.ExecutionID})
 	r := &runner{e: e, wf: w.def, name: name, progress: progress}
 	doc, err := r.execute(ctx, args, exec.ExecutionID)
@@ -116,7 +116,7 @@ func (e *Engine) run(ctx context.Context, name string, args map[string]any, prog
 	exec.CompletedAt = &end
 	exec.DurationMs = end.Sub(exec.StartedAt).Milliseconds()
 	if r.input != nil {
-		exec.Input = redactMap(r.input)
+		exec.Input = redact.Args(r.input)
 	}
 	exec.Result = redactSecretKeys(doc)
 	if err != nil {
@@ -256,7 +256,7 @@ func (r *runner) document(execID, status string, allResults bool) map[string]any
 		input = map[string]any{}
 	}
 	return map[string]any{"execution_id": execID, "workflow": r.name, "status": status,
-		"input": redactMap(input), "steps": steps, "template_vars": templateVars(r.wf)}
+		"input": redact.Args(input), "steps": steps, "template_vars": templateVars(r.wf)}
 }
 
 // failure is the result of a failed run: the document with status failed
@@ -437,7 +437,7 @@ func (r *runner) executionSteps() []types.ExecutionStep {
 	for _, rec := range r.records {
 		end := rec.end
 		s := types.ExecutionStep{StepID: rec.id, Tool: rec.tool, Status: rec.status, StartedAt: rec.started,
-			CompletedAt: &end, DurationMs: end.Sub(rec.started).Milliseconds(), Input: redactMap(rec.input), Result: redactSecretKeys(rec.result)}
+			CompletedAt: &end, DurationMs: end.Sub(rec.started).Milliseconds(), Input: redact.Args(rec.input), Result: redactSecretKeys(rec.result)}
 		if s.Input == nil {
 			s.Input = map[string]any{}
 		}

@@ -8,13 +8,8 @@ import (
 	"text/template"
 	"text/template/parse"
 
-	"github.com/Masterminds/sprig/v3"
+	"github.com/musterd/musterd/pkg/tmplfuncs"
 )
-
-// funcs is sprig's text function library, the one muster and Helm use,
-// built once: sprig.TxtFuncMap allocates a fresh map of ~200 entries each
-// call.
-var funcs = sprig.TxtFuncMap()
 
 // captureFunc is the name of the function render appends to a single
 // expression's pipeline to receive its value. The leading underscores keep
@@ -34,7 +29,9 @@ func render(s string, data map[string]any) (any, error) {
 	if !isTemplate(s) {
 		return s, nil
 	}
-	tmpl, err := template.New("t").Funcs(funcs).Option("missingkey=error").Parse(s)
+	// The functions and bounds are package tmplfuncs's, the same the
+	// reconciler validates templates against.
+	tmpl, err := tmplfuncs.Parse(s)
 	if err != nil {
 		return nil, cleanTemplateError(err)
 	}
@@ -49,7 +46,7 @@ func render(s string, data map[string]any) (any, error) {
 		pipe.Cmds = append(pipe.Cmds, &parse.CommandNode{NodeType: parse.NodeCommand,
 			Args: []parse.Node{parse.NewIdentifier(captureFunc).SetTree(tmpl.Tree).SetPos(pipe.Pos)}})
 		tmpl.Funcs(template.FuncMap{captureFunc: func(v any) string { value, captured = v, true; return "" }})
-		if err := tmpl.Execute(discard{}, data); err != nil {
+		if err := tmplfuncs.Execute(tmpl, discard{}, data); err != nil {
 			return nil, cleanTemplateError(err)
 		}
 		if !captured {
@@ -58,7 +55,7 @@ func render(s string, data map[string]any) (any, error) {
 		return value, nil
 	}
 	var buf bytes.Buffer
-	if err := tmpl.Execute(&buf, data); err != nil {
+	if err := tmplfuncs.Execute(tmpl, &buf, data); err != nil {
 		return nil, cleanTemplateError(err)
 	}
 	return buf.String(), nil
@@ -98,6 +95,9 @@ func singleExpression(tmpl *template.Template) *parse.PipeNode {
 // user can act on.
 func cleanTemplateError(err error) error {
 	msg := err.Error()
+	if !strings.HasPrefix(msg, "template: ") { // the output's bound
+		return fmt.Errorf("template: %w", err)
+	}
 	msg = strings.TrimPrefix(msg, "template: ")
 	msg = strings.Replace(msg, `executing "t" at `, "at ", 1)
 	msg = strings.TrimPrefix(msg, "t:")

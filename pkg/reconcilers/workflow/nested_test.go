@@ -67,3 +67,21 @@ func TestATemplateThatDoesNotParseMakesTheWorkflowInvalid(t *testing.T) {
 		assert.False(t, strings.Contains(e, "t:"), e)
 	}
 }
+
+// The reconciler validates templates against the engine's functions: env,
+// expandenv and getHostByName are none of them.
+func TestATemplateReadingTheEnvironmentIsInvalid(t *testing.T) {
+	h := newHarness()
+	h.cat.Set(git, "", []string{"status"})
+	k := events.NewKey(v1alpha1.KindWorkflow, "", "env")
+	h.declare(t, "workflows/env.yaml", wfDoc("env", `    - id: a
+      tool: x_git_status
+      args: {t: "{{ env \"MUSTERD_TOKEN\" }}", h: "{{ getHostByName \"example.com\" }}"}
+`), k)
+	_, st := h.reconcile(t, k)
+	require.False(t, st.Valid)
+	assert.Equal(t, []string{
+		`step a: args.h: template: line 1: function "getHostByName" not defined`,
+		`step a: args.t: template: line 1: function "env" not defined`,
+	}, st.ValidationErrors)
+}

@@ -6,16 +6,10 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"text/template"
-
-	"github.com/Masterminds/sprig/v3"
 
 	"github.com/musterd/musterd/pkg/apis/muster/v1alpha1"
+	"github.com/musterd/musterd/pkg/tmplfuncs"
 )
-
-// templateFuncs are the functions workflow templates may call: sprig's,
-// as the workflow engine gives them.
-var templateFuncs = sprig.TxtFuncMap()
 
 // templateErrors parses every template wf holds (step and condition
 // arguments, condition templates, expected jsonPath values and paths,
@@ -29,7 +23,8 @@ func templateErrors(wf *v1alpha1.Workflow) []string {
 		if !strings.Contains(s, "{{") {
 			return
 		}
-		if _, err := template.New("t").Funcs(templateFuncs).Parse(s); err != nil {
+		// Parsed as the workflow engine parses them (package tmplfuncs).
+		if _, err := tmplfuncs.Parse(s); err != nil {
 			msg := strings.TrimPrefix(err.Error(), "template: t:")
 			errs = append(errs, fmt.Sprintf("%s: %s: template: line %s", where, field, msg))
 		}
