@@ -105,21 +105,30 @@ func (s *Files) Get(_ context.Context, key events.Key) (Definition, error) {
 	if err := checkKey(key); err != nil {
 		return Definition{}, err
 	}
-	rel, exists, err := s.path(key)
+	rel, data, err := s.readExisting(key)
 	if err != nil {
 		return Definition{}, err
 	}
-	if !exists {
-		return Definition{}, &NotFoundError{Key: key}
-	}
-	data, err := s.read(rel)
+	return decode(key, data, rel)
+}
+
+// readExisting finds and reads key's file: a *NotFoundError if there is
+// none, or it went between the look and the read.
+func (s *Files) readExisting(key events.Key) (rel string, data []byte, err error) {
+	rel, exists, err := s.path(key)
 	if err != nil {
-		return Definition{}, fmt.Errorf("read %s: %w", rel, err)
+		return "", nil, err
+	}
+	if !exists {
+		return "", nil, &NotFoundError{Key: key}
+	}
+	if data, err = s.read(rel); err != nil {
+		return "", nil, fmt.Errorf("read %s: %w", rel, err)
 	}
 	if data == nil {
-		return Definition{}, &NotFoundError{Key: key}
+		return "", nil, &NotFoundError{Key: key}
 	}
-	return decode(key, data, rel)
+	return rel, data, nil
 }
 
 // Create writes key's file; it fails if key is declared anywhere.
@@ -158,19 +167,9 @@ func (s *Files) Update(_ context.Context, key events.Key, patch map[string]any, 
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	rel, exists, err := s.path(key)
+	rel, old, err := s.readExisting(key)
 	if err != nil {
 		return Definition{}, err
-	}
-	if !exists {
-		return Definition{}, &NotFoundError{Key: key}
-	}
-	old, err := s.read(rel)
-	if err != nil {
-		return Definition{}, fmt.Errorf("read %s: %w", rel, err)
-	}
-	if old == nil {
-		return Definition{}, &NotFoundError{Key: key}
 	}
 	if expected != "" && expected != version(old) {
 		return Definition{}, &ConflictError{Key: key, Where: rel, Expected: expected, Found: version(old)}
@@ -207,19 +206,9 @@ func (s *Files) Delete(_ context.Context, key events.Key, expected string) error
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	rel, exists, err := s.path(key)
+	rel, old, err := s.readExisting(key)
 	if err != nil {
 		return err
-	}
-	if !exists {
-		return &NotFoundError{Key: key}
-	}
-	old, err := s.read(rel)
-	if err != nil {
-		return fmt.Errorf("read %s: %w", rel, err)
-	}
-	if old == nil {
-		return &NotFoundError{Key: key}
 	}
 	if expected != "" && expected != version(old) {
 		return &ConflictError{Key: key, Where: rel, Expected: expected, Found: version(old)}
