@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -29,6 +30,14 @@ type workflowTools struct {
 	b      *bus.Bus
 	index  *resources.Index
 	engine *workflowrun.Engine
+
+	// callers is, per workflow tool (workflow_<name>), the workflows whose
+	// definition in force calls it; calls is its inverse. Kept from each
+	// workflow's changes, on the subscription's goroutine only, so that a
+	// change finds its callers without a scan of every workflow: a scan
+	// per burst made a cold start with 10,000 workflows O(n²) (1 s → 5.6 s).
+	callers map[string]map[events.Key]bool
+	calls   map[events.Key][]string
 }
 
 var _ lifecycle.Component = (*workflowTools)(nil)
@@ -50,7 +59,11 @@ func (w *workflowTools) Start(ctx context.Context) error {
 	// workflows calling each other do not trigger each other for ever.
 	changed := map[string]bool{}
 	edited := func(e events.ResourceChanged) {
-		if e.Key.Kind == v1alpha1.KindWorkflow && e.Source != events.SourceDependency && e.Source != events.SourceServiceState {
+		if e.Key.Kind != v1alpha1.KindWorkflow {
+			return
+		}
+		w.track(e.Key.Canonical())
+		if e.Source != events.SourceDependency && e.Source != events.SourceServiceState {
 			changed[workflow.WorkflowToolPrefix+e.Key.Name] = true
 		}
 	}
@@ -84,22 +97,51 @@ func (w *workflowTools) Start(ctx context.Context) error {
 	return nil
 }
 
-// revalidateCallers publishes a change of every workflow that calls one of
-// the workflow tools in changed, other than the changed workflow itself.
-func (w *workflowTools) revalidateCallers(changed map[string]bool) {
-	corr := events.NewCorrelationID()
-	for _, e := range w.index.List(v1alpha1.KindWorkflow) {
-		wf, ok := e.Object.(*v1alpha1.Workflow)
-		if !ok || wf == nil {
+// track records which workflow tools key's definition in force calls.
+func (w *workflowTools) track(key events.Key) {
+	for _, tool := range w.calls[key] {
+		delete(w.callers[tool], key)
+		if len(w.callers[tool]) == 0 {
+			delete(w.callers, tool)
+		}
+	}
+	delete(w.calls, key)
+	entry, ok := w.index.Get(key)
+	wf, _ := entry.Object.(*v1alpha1.Workflow)
+	if !ok || wf == nil {
+		return
+	}
+	for _, tool := range workflow.Tools(wf) {
+		if !strings.HasPrefix(tool, workflow.WorkflowToolPrefix) {
 			continue
 		}
-		for _, tool := range workflow.Tools(wf) {
-			if changed[tool] && tool != workflow.WorkflowToolPrefix+e.Key.Name {
-				bus.Publish(w.b, events.ResourceChanged{Meta: events.NewMeta(corr), Key: e.Key,
-					Operation: events.OperationUpdate, Source: events.SourceDependency})
-				break
+		if w.callers[tool] == nil {
+			w.callers[tool] = map[events.Key]bool{}
+		}
+		w.callers[tool][key] = true
+		w.calls[key] = append(w.calls[key], tool)
+	}
+}
+
+// revalidateCallers publishes a change of every workflow that calls one of
+// the workflow tools in changed, other than the changed workflow itself,
+// in the order of their keys.
+func (w *workflowTools) revalidateCallers(changed map[string]bool) {
+	seen := map[events.Key]bool{}
+	var keys []events.Key
+	for tool := range changed {
+		for key := range w.callers[tool] {
+			if tool != workflow.WorkflowToolPrefix+key.Name && !seen[key] {
+				seen[key] = true
+				keys = append(keys, key)
 			}
 		}
+	}
+	slices.SortFunc(keys, func(a, b events.Key) int { return strings.Compare(a.String(), b.String()) })
+	corr := events.NewCorrelationID()
+	for _, key := range keys {
+		bus.Publish(w.b, events.ResourceChanged{Meta: events.NewMeta(corr), Key: key,
+			Operation: events.OperationUpdate, Source: events.SourceDependency})
 	}
 }
 
@@ -157,5 +199,6 @@ func newWorkflowEngine(stateDir string, ix *resources.Index, cat *catalogue.Cata
 	if err != nil {
 		return nil, nil, err
 	}
-	return engine, &workflowTools{b: b, index: ix, engine: engine}, nil
+	return engine, &workflowTools{b: b, index: ix, engine: engine,
+		callers: map[string]map[events.Key]bool{}, calls: map[events.Key][]string{}}, nil
 }
