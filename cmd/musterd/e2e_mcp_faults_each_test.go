@@ -130,15 +130,30 @@ func pidOf(text string) int {
 	return pid
 }
 
+// slowToolServer declares name, an mcp-fake with echo, a marker tool and
+// the slow tool "work", waits until a /mcp/direct session (its progress
+// told to seen, if set) is served x_<name>_work, and returns the marker,
+// the server's process and the session.
+func slowToolServer(t *testing.T, e *fsEnv, name string, seen *progressSeen) (string, proc, *mcp.ClientSession) {
+	t.Helper()
+	marker := newMarker()
+	e.write(t, "mcpservers/"+name+".yaml", mcpServerYAML(name, stdioSpec("-tools", "echo,"+marker, "-slow-tool", "work")...))
+	e.waitServer(t, name, "running", serving(name, "echo", marker, "work", "work_cancelled"))
+	server := theServerProc(t, marker)
+	opts := &mcp.ClientOptions{}
+	if seen != nil {
+		opts.ProgressNotificationHandler = seen.handler
+	}
+	cs := e.mcpClient(t, "/mcp/direct", "2025-06-18", opts)
+	tool := "x_" + name + "_work"
+	eventually(t, tool+" is served", func() bool { return slices.Contains(toolNames(t, cs), tool) })
+	return marker, server, cs
+}
+
 func TestE2EMCPServerKilledMidCallFailsTheCallSayingItDied(t *testing.T) {
 	e := startFS(t)
-	marker := newMarker()
-	e.write(t, "mcpservers/killme.yaml", mcpServerYAML("killme", stdioSpec("-tools", "echo,"+marker, "-slow-tool", "work")...))
-	e.waitServer(t, "killme", "running", serving("killme", "echo", marker, "work", "work_cancelled"))
-	victim := theServerProc(t, marker)
 	seen := newProgressSeen()
-	cs := e.mcpClient(t, "/mcp/direct", "2025-06-18", &mcp.ClientOptions{ProgressNotificationHandler: seen.handler})
-	eventually(t, "x_killme_work is served", func() bool { return slices.Contains(toolNames(t, cs), "x_killme_work") })
+	marker, victim, cs := slowToolServer(t, e, "killme", seen)
 
 	// A call that would work for 60 s, if its server lived.
 	outcome := make(chan callOutcome, 1)
@@ -167,13 +182,8 @@ func TestE2EMCPServerKilledMidCallFailsTheCallSayingItDied(t *testing.T) {
 
 func TestE2EMCPSpecChangeRestartUnderTwentyCallsInFlight(t *testing.T) {
 	e := startFS(t)
-	marker := newMarker()
-	e.write(t, "mcpservers/busy.yaml", mcpServerYAML("busy", stdioSpec("-tools", "echo,"+marker, "-slow-tool", "work")...))
-	e.waitServer(t, "busy", "running", serving("busy", "echo", marker, "work", "work_cancelled"))
-	old := theServerProc(t, marker)
 	seen := newProgressSeen()
-	cs := e.mcpClient(t, "/mcp/direct", "2025-06-18", &mcp.ClientOptions{ProgressNotificationHandler: seen.handler})
-	eventually(t, "x_busy_work is served", func() bool { return slices.Contains(toolNames(t, cs), "x_busy_work") })
+	marker, old, cs := slowToolServer(t, e, "busy", seen)
 
 	// 20 calls of 2 s each, all running on the old server when its file
 	// changes.
@@ -216,12 +226,7 @@ func TestE2EMCPSpecChangeRestartUnderTwentyCallsInFlight(t *testing.T) {
 
 func TestE2EMCPCallToARestartingServerWaitsForIt(t *testing.T) {
 	e := startFS(t)
-	marker := newMarker()
-	e.write(t, "mcpservers/lazy.yaml", mcpServerYAML("lazy", stdioSpec("-tools", "echo,"+marker, "-slow-tool", "work")...))
-	e.waitServer(t, "lazy", "running", serving("lazy", "echo", marker, "work", "work_cancelled"))
-	old := theServerProc(t, marker)
-	cs := e.mcpClient(t, "/mcp/direct", "2025-06-18", nil)
-	eventually(t, "x_lazy_work is served", func() bool { return slices.Contains(toolNames(t, cs), "x_lazy_work") })
+	marker, old, cs := slowToolServer(t, e, "lazy", nil)
 
 	// The new spec starts slowly: for 3 s the server is Starting.
 	e.write(t, "mcpservers/lazy.yaml", mcpServerYAML("lazy", stdioSpec("-tools", "echo,"+marker, "-slow-tool", "work", "-slow-start", "3s")...))
