@@ -3,11 +3,7 @@ package supervisor_test
 import (
 	"context"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"slices"
-	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -17,6 +13,7 @@ import (
 
 	"github.com/musterd/musterd/internal/logtest"
 	"github.com/musterd/musterd/internal/mcpfake"
+	"github.com/musterd/musterd/internal/proctest"
 
 	"github.com/musterd/musterd/pkg/apis/muster/v1alpha1"
 	"github.com/musterd/musterd/pkg/events"
@@ -133,29 +130,9 @@ func (h *harness) settle(t *testing.T, k events.Key) supervisor.Observed {
 	return obs
 }
 
-// processesWith returns the pids of the processes (zombies included: not
-// reaped is not gone) one of whose arguments is arg: a marker a test gives its servers, to find every
-// process they left, whatever the supervisor reports.
-func processesWith(t *testing.T, arg string) []int {
-	t.Helper()
-	dirs, err := os.ReadDir("/proc")
-	require.NoError(t, err)
-	var pids []int
-	for _, d := range dirs {
-		pid, err := strconv.Atoi(d.Name())
-		if err != nil {
-			continue
-		}
-		cmdline, err := os.ReadFile(filepath.Join("/proc", d.Name(), "cmdline"))
-		if err != nil {
-			continue // gone meanwhile
-		}
-		if slices.Contains(strings.Split(string(cmdline), "\x00"), arg) {
-			pids = append(pids, pid)
-		}
-	}
-	return pids
-}
+// processesWith returns the pids of the processes one of whose
+// arguments is arg (internal/proctest).
+func processesWith(t *testing.T, arg string) []int { return proctest.With(t, arg) }
 
 // processExists reports whether pid names a process (a zombie included).
 func processExists(pid int) bool { return syscall.Kill(pid, 0) == nil }

@@ -4,10 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"os"
-	"path/filepath"
-	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -16,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/musterd/musterd/internal/mcpfake"
+	"github.com/musterd/musterd/internal/proctest"
 
 	"github.com/musterd/musterd/pkg/apis/muster/v1alpha1"
 	"github.com/musterd/musterd/pkg/catalogue"
@@ -122,22 +119,6 @@ func (h *harness) pid(t *testing.T, k events.Key) int {
 // processGone reports whether pid is neither running nor a zombie.
 func processGone(pid int) bool { return syscall.Kill(pid, 0) != nil }
 
-// processesWith returns the pids of the processes (zombies included) one of
-// whose arguments is arg.
-func processesWith(t *testing.T, arg string) []int {
-	t.Helper()
-	dirs, err := os.ReadDir("/proc")
-	require.NoError(t, err)
-	var pids []int
-	for _, d := range dirs {
-		pid, err := strconv.Atoi(d.Name())
-		if err != nil {
-			continue
-		}
-		cmdline, err := os.ReadFile(filepath.Join("/proc", d.Name(), "cmdline"))
-		if err == nil && slices.Contains(strings.Split(string(cmdline), "\x00"), arg) {
-			pids = append(pids, pid)
-		}
-	}
-	return pids
-}
+// processesWith returns the pids of the processes one of whose
+// arguments is arg (internal/proctest).
+func processesWith(t *testing.T, arg string) []int { return proctest.With(t, arg) }
