@@ -9,10 +9,13 @@ import (
 // Delivery is how a subscription's mailbox holds events its goroutine has
 // not yet handled. Make one with [Coalescing], [Lossy] or [Unbounded].
 type Delivery struct {
-	capacity  int                               // Lossy: the bound.
-	unbounded bool                              // Unbounded.
-	key       func(events.Event) string         // Coalescing: the key.
-	merge     func(pending events.Event) Merger // Coalescing: optional.
+	capacity  int  // Lossy: the bound.
+	unbounded bool // Unbounded.
+	// coalescing makes a Coalescing mailbox, for the key's type, which
+	// Delivery cannot name without being generic itself.
+	coalescing func(merge func(pending events.Event) Merger) mailbox
+	noKey      bool                              // Coalescing(nil): refused.
+	merge      func(pending events.Event) Merger // Coalescing: optional.
 }
 
 // Coalescing delivers the newest pending event of each key, for state
@@ -23,8 +26,17 @@ type Delivery struct {
 // of other keys that were published between the two. Memory is bounded by
 // the number of distinct keys; no key's newest event is lost. key must not
 // be nil; see [ByResourceKey].
-func Coalescing(key func(events.Event) string) Delivery {
-	return Delivery{key: key}
+//
+// K is any comparable type. A struct of the fields that decide, such as
+// [CoalesceKey], is hashed as it is; a string spelled from them would be
+// built, allocated and hashed on the publisher's goroutine for every event.
+func Coalescing[K comparable](key func(events.Event) K) Delivery {
+	if key == nil {
+		return Delivery{noKey: true}
+	}
+	return Delivery{coalescing: func(merge func(events.Event) Merger) mailbox {
+		return &coalescingBox[K]{key: key, merge: merge, index: map[K]int{}}
+	}}
 }
 
 // Merger folds the events of one key that wait in a coalescing mailbox (see
@@ -82,21 +94,23 @@ func Unbounded() Delivery {
 
 func (d Delivery) validate() error {
 	switch {
-	case d.unbounded && (d.key != nil || d.capacity != 0):
+	case d.unbounded && (d.coalescing != nil || d.capacity != 0):
 		return errors.New("an unbounded delivery is neither coalescing nor lossy")
-	case d.key != nil && d.capacity != 0:
+	case d.coalescing != nil && d.capacity != 0:
 		return errors.New("a delivery is either coalescing or lossy")
-	case d.key == nil && d.capacity <= 0 && !d.unbounded:
+	case d.noKey:
+		return errors.New("a coalescing delivery needs a key function")
+	case d.coalescing == nil && d.capacity <= 0 && !d.unbounded:
 		return errors.New("delivery unset: use bus.Coalescing(key), bus.Lossy(capacity > 0) or bus.Unbounded()")
-	case d.key == nil && d.merge != nil:
+	case d.coalescing == nil && d.merge != nil:
 		return errors.New("WithMerge needs a coalescing delivery")
 	}
 	return nil
 }
 
 func (d Delivery) newMailbox() mailbox {
-	if d.key != nil {
-		return &coalescingBox{key: d.key, merge: d.merge, index: map[string]int{}}
+	if d.coalescing != nil {
+		return d.coalescing(d.merge)
 	}
 	if d.unbounded {
 		return &fifoBox{}
@@ -104,22 +118,38 @@ func (d Delivery) newMailbox() mailbox {
 	return &fifoBox{capacity: d.capacity}
 }
 
+// CoalesceKey is what [ByResourceKey] and [ByTypeAndResourceKey] coalesce
+// by. It is a plain comparable struct, so that a mailbox hashes its fields
+// as they are, building nothing per event.
+type CoalesceKey struct {
+	// Type is the event's type where it decides, "" where the resource
+	// alone does.
+	Type string
+	// Key is the resource's key, canonical; zero for an event about no one
+	// resource.
+	Key events.Key
+	// Tag tells apart events that the fields above do not: an
+	// IndexSynchronized's source. A subscriber may set it to keep one kind
+	// of event apart from the rest (the debouncer's manual changes).
+	Tag string
+}
+
 // ByResourceKey coalesces events about one resource (events.Keyed) by the
 // resource, whatever their type: a pending ReconciliationStarted is replaced
 // by the ResourceSynced that follows it. IndexSynchronized coalesces per
 // source; other events by type.
-func ByResourceKey(e events.Event) string {
+func ByResourceKey(e events.Event) CoalesceKey {
 	if k, ok := e.(events.Keyed); ok {
-		return k.ResourceKey().String()
+		return CoalesceKey{Key: k.ResourceKey().Canonical()}
 	}
 	return unkeyed(e)
 }
 
 // ByTypeAndResourceKey coalesces events of one type about one resource.
 // IndexSynchronized coalesces per source; other events by type.
-func ByTypeAndResourceKey(e events.Event) string {
+func ByTypeAndResourceKey(e events.Event) CoalesceKey {
 	if k, ok := e.(events.Keyed); ok {
-		return e.EventType() + "\x00" + k.ResourceKey().String()
+		return CoalesceKey{Type: e.EventType(), Key: k.ResourceKey().Canonical()}
 	}
 	return unkeyed(e)
 }
@@ -127,11 +157,11 @@ func ByTypeAndResourceKey(e events.Event) string {
 // unkeyed is the coalescing key of an event about no one resource. Each
 // watcher's IndexSynchronized must arrive: one source's must not replace
 // another's.
-func unkeyed(e events.Event) string {
+func unkeyed(e events.Event) CoalesceKey {
 	if s, ok := e.(events.IndexSynchronized); ok {
-		return e.EventType() + "\x00" + string(s.Source)
+		return CoalesceKey{Type: e.EventType(), Tag: string(s.Source)}
 	}
-	return e.EventType()
+	return CoalesceKey{Type: e.EventType()}
 }
 
 // item is one pending delivery: ev, or the Result of merger if it is set.
@@ -216,21 +246,21 @@ func (b *fifoBox) len() int { return len(b.items) }
 // coalescingBox is an ordered map from key to the newest pending item. A
 // replaced item leaves a tombstone that compaction reclaims, so the slice
 // stays within a constant factor of the number of live keys.
-type coalescingBox struct {
-	key   func(events.Event) string
+type coalescingBox[K comparable] struct {
+	key   func(events.Event) K
 	merge func(pending events.Event) Merger
-	slots []slot
-	index map[string]int // key → position in slots of its live item
+	slots []slot[K]
+	index map[K]int // key → position in slots of its live item
 	dead  int
 }
 
-type slot struct {
+type slot[K comparable] struct {
 	item
-	key  string
+	key  K
 	live bool
 }
 
-func (b *coalescingBox) put(it item) outcome {
+func (b *coalescingBox[K]) put(it item) outcome {
 	result := queued
 	k := b.key(it.ev)
 	if i, ok := b.index[k]; ok {
@@ -248,14 +278,14 @@ func (b *coalescingBox) put(it item) outcome {
 		b.dead++
 	}
 	b.index[k] = len(b.slots)
-	b.slots = append(b.slots, slot{item: it, key: k, live: true})
+	b.slots = append(b.slots, slot[K]{item: it, key: k, live: true})
 	if b.dead > 32 && b.dead > len(b.slots)/2 {
 		b.compact()
 	}
 	return result
 }
 
-func (b *coalescingBox) compact() {
+func (b *coalescingBox[K]) compact() {
 	live := b.slots[:0]
 	for _, s := range b.slots {
 		if s.live {
@@ -268,7 +298,7 @@ func (b *coalescingBox) compact() {
 	b.dead = 0
 }
 
-func (b *coalescingBox) drain(buf []item) []item {
+func (b *coalescingBox[K]) drain(buf []item) []item {
 	n := len(buf)
 	for _, s := range b.slots {
 		if s.live {
@@ -279,7 +309,7 @@ func (b *coalescingBox) drain(buf []item) []item {
 	if burstOver(len(buf)-n, cap(b.slots), 0) {
 		// Go maps never shrink: a fresh one, like a fresh slice, lets a
 		// burst's peak go.
-		b.slots, b.index = nil, make(map[string]int)
+		b.slots, b.index = nil, make(map[K]int)
 		return buf
 	}
 	clear(b.slots)
@@ -288,4 +318,4 @@ func (b *coalescingBox) drain(buf []item) []item {
 	return buf
 }
 
-func (b *coalescingBox) len() int { return len(b.index) }
+func (b *coalescingBox[K]) len() int { return len(b.index) }

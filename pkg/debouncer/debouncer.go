@@ -174,11 +174,12 @@ func (d *Debouncer) Start(ctx context.Context) error {
 // mailboxKey coalesces pending events of one type about one key (and
 // IndexSynchronized per source), keeping a manual change apart from other
 // changes so that a file change cannot swallow a manual request.
-func mailboxKey(e events.Event) string {
+func mailboxKey(e events.Event) bus.CoalesceKey {
+	k := bus.ByTypeAndResourceKey(e)
 	if c, ok := e.(events.ResourceChanged); ok && c.Source == events.SourceManual {
-		return bus.ByTypeAndResourceKey(e) + "\x00manual"
+		k.Tag = "manual"
 	}
-	return bus.ByTypeAndResourceKey(e)
+	return k
 }
 
 // heldUntilSynced says whether changes from source wait for its

@@ -58,9 +58,9 @@ func (r *Readiness) Start(ctx context.Context) error {
 		Name: r.Name(),
 		// Coalescing per type and key keeps every key's outcome and every
 		// trigger reason apart, in publish order.
-		Delivery: bus.Coalescing(func(e events.Event) string {
+		Delivery: bus.Coalescing(func(e events.Event) bus.CoalesceKey {
 			if t, ok := e.(events.ReconciliationTriggered); ok {
-				return t.EventType() + "\x00" + string(t.Reason) + "\x00" + t.CorrelationID
+				return bus.CoalesceKey{Type: t.EventType(), Tag: string(t.Reason) + "\x00" + t.CorrelationID}
 			}
 			return bus.ByTypeAndResourceKey(e)
 		}),
