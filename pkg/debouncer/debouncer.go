@@ -1,7 +1,6 @@
 package debouncer
 
 import (
-	"container/heap"
 	"context"
 	"errors"
 	"fmt"
@@ -61,8 +60,8 @@ type Debouncer struct {
 	// records, indexed by handle: a key's three strings are hashed once a
 	// change, and the heap moves 4-byte handles.
 	handles   events.Interner
-	recs      []keyState
-	deadlines deadlineHeap
+	recs      events.Records[keyState]
+	deadlines deadlineQueue
 	seq       uint64
 	timer     clock.Timer // fires at the earliest deadline; one for all keys
 	armedFor  time.Time   // the deadline the timer is set for; zero if stopped
@@ -97,7 +96,6 @@ func New(b *bus.Bus, opts Options) (*Debouncer, error) {
 		synced:   map[events.Source]bool{},
 		held:     map[events.Source]*keySet{},
 	}
-	d.deadlines.recs = &d.recs
 	return d, nil
 }
 
@@ -248,7 +246,7 @@ func (d *Debouncer) change(key events.Key, correlationID string, reason events.R
 		d.fireHandle(h, true, key, correlationID, reason, now)
 		return
 	}
-	s := &d.recs[h]
+	s := d.recs.At(h)
 	if s.pending {
 		d.coalesced.Add(1)
 	}
@@ -278,25 +276,46 @@ func (d *Debouncer) fire(key events.Key, correlationID string, reason events.Rea
 // fireHandle is fire for key's handle h, just given (added) or held since
 // the key's period began.
 func (d *Debouncer) fireHandle(h events.Handle, added bool, key events.Key, correlationID string, reason events.Reason, now time.Time) {
-	d.seq++
 	if added {
-		if int(h) >= len(d.recs) {
-			d.recs = append(d.recs, make([]keyState, int(h)+1-len(d.recs))...)
-		}
-		d.recs[h] = keyState{deadline: now.Add(d.interval), seq: d.seq}
-		heap.Push(&d.deadlines, h)
-	} else {
-		s := &d.recs[h]
-		if s.pending {
-			d.coalesced.Add(1)
-		}
-		s.pending, s.correlationID = false, ""
-		s.deadline, s.seq = now.Add(d.interval), d.seq
-		heap.Fix(&d.deadlines, s.index)
+		*d.recs.At(h) = keyState{}
+	} else if s := d.recs.At(h); s.pending {
+		d.coalesced.Add(1)
 	}
+	d.startPeriod(h, now)
 	b := d.batchFor(reason)
 	b.keys = append(b.keys, events.TriggeredKey{Key: key, CorrelationID: correlationID})
 	d.batched++
+}
+
+// startPeriod starts h's refractory period at now, with nothing pending;
+// an entry of a period it cut short goes stale.
+func (d *Debouncer) startPeriod(h events.Handle, now time.Time) {
+	d.seq++
+	s := d.recs.At(h)
+	s.seq, s.pending, s.runtimeOnly, s.correlationID = d.seq, false, false, ""
+	d.deadlines.push(deadline{at: now.Add(d.interval), seq: d.seq, h: h})
+	if d.deadlines.len() > 2*d.handles.Len()+64 {
+		d.deadlines.compact(d.live)
+	}
+}
+
+// live reports whether e is the end of its key's current period. seq is
+// never reused, so an entry of a handle since released, or given to
+// another key, is never live.
+func (d *Debouncer) live(e deadline) bool {
+	return d.handles.Held(e.h) && d.recs.At(e.h).seq == e.seq
+}
+
+// nextDeadline drops stale entries from the queue's front and returns the
+// earliest live one, if any.
+func (d *Debouncer) nextDeadline() (deadline, bool) {
+	for d.deadlines.len() > 0 {
+		if e := d.deadlines.front(); d.live(e) {
+			return e, true
+		}
+		d.deadlines.pop()
+	}
+	return deadline{}, false
 }
 
 func (d *Debouncer) batchFor(reason events.Reason) *batch {
@@ -340,17 +359,19 @@ func (d *Debouncer) fireDue() {
 	// Keys whose pending changes all came from running services end their
 	// period as a service-state trigger, the rest as refractory-end.
 	var changed, runtime []events.TriggeredKey
-	for d.deadlines.Len() > 0 {
-		h, s := d.deadlines.top()
-		if s.deadline.After(now) {
+	for {
+		e, ok := d.nextDeadline()
+		if !ok || e.at.After(now) {
 			break
 		}
+		d.deadlines.pop()
+		h, s := e.h, d.recs.At(e.h)
 		if !s.pending {
-			heap.Pop(&d.deadlines)
 			*s = keyState{}
 			if d.handles.Release(h) {
-				d.recs = nil
-				d.deadlines.items = nil // empty: it held only this key
+				// No key is held: every entry left is stale.
+				d.recs.Reset()
+				d.deadlines.reset()
 			}
 			continue
 		}
@@ -360,10 +381,7 @@ func (d *Debouncer) fireDue() {
 		} else {
 			changed = append(changed, tk)
 		}
-		d.seq++
-		s.pending, s.runtimeOnly, s.correlationID = false, false, ""
-		s.deadline, s.seq = now.Add(d.interval), d.seq
-		heap.Fix(&d.deadlines, 0)
+		d.startPeriod(h, now)
 	}
 	if len(changed) > 0 {
 		bus.Publish(d.bus, trigger(events.ReasonRefractoryEnd, changed, "", now))
@@ -377,15 +395,15 @@ func (d *Debouncer) fireDue() {
 // rearm sets the timer for the earliest deadline, or stops it when no key is
 // in its refractory period.
 func (d *Debouncer) rearm(now time.Time) {
-	if d.deadlines.Len() == 0 {
+	e, ok := d.nextDeadline()
+	if !ok {
 		if !d.armedFor.IsZero() {
 			d.timer.Stop()
 			d.armedFor = time.Time{}
 		}
 		return
 	}
-	_, top := d.deadlines.top()
-	next := top.deadline
+	next := e.at
 	if next.Equal(d.armedFor) {
 		return
 	}

@@ -698,3 +698,26 @@ func TestStopUnsubscribes(t *testing.T) {
 		assert.ErrorContains(t, h.deb.Start(context.Background()), "already started")
 	})
 }
+
+// A key whose period restarts again and again (here by manual changes, each
+// handled on its own) leaves a stale deadline per restart, behind the live
+// one of a key whose period began first; they are compacted away, so the
+// queue stays bounded by the keys in their period.
+func TestRestartedPeriodsKeepTheDeadlineQueueBounded(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := start(t)
+		h.change("b", "b0")
+		synctest.Wait()
+		for i := range 1000 {
+			h.manual("a", "m"+strconv.Itoa(i))
+			synctest.Wait() // handled one at a time: none coalesce in the mailbox
+		}
+		keys, deadlines, _ := h.deb.Tracked()
+		assert.Equal(t, 2, keys)
+		assert.LessOrEqual(t, deadlines, 2*2+64+1, "stale deadlines are compacted")
+		assert.Len(t, h.take(), 1001, "the change and each manual change fire")
+		h.at(interval)
+		keys, deadlines, _ = h.deb.Tracked()
+		assert.Equal(t, []int{0, 0}, []int{keys, deadlines})
+	})
+}

@@ -1,7 +1,7 @@
 package debouncer
 
 // Tracked reports what d remembers: keys in a refractory period, deadlines
-// in its heap, and changes held until their source syncs. All are zero once
+// in its queue (stale ones included), and changes held until their source syncs. All are zero once
 // every key has been quiet for an Interval.
 func (d *Debouncer) Tracked() (keys, deadlines, held int) {
 	d.mu.Lock()
@@ -9,7 +9,7 @@ func (d *Debouncer) Tracked() (keys, deadlines, held int) {
 	for _, set := range d.held {
 		held += len(set.list)
 	}
-	return d.handles.Len(), d.deadlines.Len(), held
+	return d.handles.Len(), d.deadlines.len(), held
 }
 
 // MaxBatchKeys is how many keys that fired at once wait for the mailbox to

@@ -8,16 +8,12 @@ import (
 
 // keyState is the record of a key in its refractory period, in a slice
 // indexed by the key's handle (events.Interner). A key holds a handle
-// exactly while it is in a period; it sits in the deadline heap for as
-// long.
+// exactly while it is in a period; the deadline queue has a live entry of
+// it for as long.
 type keyState struct {
-	// deadline ends the refractory period.
-	deadline time.Time
-	// seq orders keys whose deadlines are equal by when they entered the
-	// period, so that a trigger lists them in a reproducible order.
+	// seq is that of the key's last firing, which started its period: the
+	// deadline queue's entry with this seq is the period's end.
 	seq uint64
-	// index is the key's position in the heap.
-	index int
 	// pending says a change arrived inside the period and fires at its end;
 	// correlationID is that of the newest such change.
 	pending bool
@@ -27,48 +23,6 @@ type keyState struct {
 	// backoff as a change of its definition does.
 	runtimeOnly   bool
 	correlationID string
-}
-
-// deadlineHeap is a min-heap of the handles of keys in their refractory
-// period, by deadline, for container/heap. recs is the debouncer's record
-// slice, which the heap keeps each record's index in.
-type deadlineHeap struct {
-	items []events.Handle
-	recs  *[]keyState
-}
-
-func (h *deadlineHeap) Len() int { return len(h.items) }
-
-func (h *deadlineHeap) Less(i, j int) bool {
-	a, b := &(*h.recs)[h.items[i]], &(*h.recs)[h.items[j]]
-	if !a.deadline.Equal(b.deadline) {
-		return a.deadline.Before(b.deadline)
-	}
-	return a.seq < b.seq
-}
-
-func (h *deadlineHeap) Swap(i, j int) {
-	h.items[i], h.items[j] = h.items[j], h.items[i]
-	(*h.recs)[h.items[i]].index = i
-	(*h.recs)[h.items[j]].index = j
-}
-
-func (h *deadlineHeap) Push(x any) {
-	k := x.(events.Handle)
-	(*h.recs)[k].index = len(h.items)
-	h.items = append(h.items, k)
-}
-
-func (h *deadlineHeap) Pop() any {
-	k := h.items[len(h.items)-1]
-	h.items = h.items[:len(h.items)-1]
-	return k
-}
-
-// top is the record of the earliest deadline's key; the heap is not empty.
-func (h *deadlineHeap) top() (events.Handle, *keyState) {
-	k := h.items[0]
-	return k, &(*h.recs)[k]
 }
 
 // keySet is an insertion-ordered set of triggered keys, each with its
