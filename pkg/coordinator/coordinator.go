@@ -159,7 +159,7 @@ type Coordinator struct {
 	// handles and recs are the keys with pending work, a delay, a worker
 	// or a Failed tombstone, and their records, indexed by handle.
 	handles  events.Interner
-	recs     []keyState
+	recs     events.Records[keyState]
 	disabled map[string]bool
 	// For Quiescent: reconciles claimed and not settled; resync passes
 	// requested or running; until when a pass waits for its pacing, and
@@ -269,7 +269,7 @@ func (c *Coordinator) Start(ctx context.Context) error {
 		c.retries = c.opts.MetricsProvider.NewRetriesMetric(Name)
 	}
 	for h := range c.handles.All { // triggered before Start
-		if c.recs[h].pending != noTrigger {
+		if c.recs.At(h).pending != noTrigger {
 			c.addLocked(h)
 		}
 	}
@@ -346,7 +346,7 @@ func (c *Coordinator) work(ctx context.Context, id int) {
 		}
 		c.queue.Done(h)
 		if c.handles.Held(h) {
-			c.recs[h].held = false
+			c.recs.At(h).held = false
 			c.releaseIfIdle(h)
 		}
 		c.mu.Unlock()
@@ -365,7 +365,7 @@ func (c *Coordinator) process(ctx context.Context, id int, h events.Handle) (cla
 	if !ok {
 		c.settle(ctx, h, req, reconcilers.Result{Err: reconcilers.Permanent(fmt.Errorf("no reconciler registered for kind %q", key.Kind))}, 0, "")
 		c.mu.Lock()
-		c.recs[h].exists = false // no reconciler will say when it goes: keep nothing
+		c.recs.At(h).exists = false // no reconciler will say when it goes: keep nothing
 		c.mu.Unlock()
 		return true
 	}
@@ -416,7 +416,7 @@ func (c *Coordinator) claim(h events.Handle) (reconcilers.Request, bool) {
 	if !c.handles.Held(h) {
 		return reconcilers.Request{}, false
 	}
-	st := &c.recs[h]
+	st := c.recs.At(h)
 	st.queued, st.held = false, true
 	now := c.opts.Clock.Now()
 	if st.pending == noTrigger && (st.wakeAt.IsZero() || now.Before(st.wakeAt)) {

@@ -7,7 +7,7 @@ func (c *Coordinator) TrackedKeys() int {
 	defer c.mu.Unlock()
 	n := 0
 	for h := range c.handles.All {
-		if !c.recs[h].settled() {
+		if !c.recs.At(h).settled() {
 			n++
 		}
 	}

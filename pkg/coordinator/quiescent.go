@@ -27,7 +27,7 @@ func (c *Coordinator) Quiescent(now time.Time) (quiet bool, wake time.Time) {
 		}
 	}
 	for h := range c.handles.All {
-		st := &c.recs[h]
+		st := c.recs.At(h)
 		if st.pending != noTrigger {
 			quiet = false
 		}

@@ -52,13 +52,10 @@ type keyState struct {
 }
 
 // record returns key's handle and record, making them if need be; c.mu is
-// held. The pointer is valid until the next record or release.
+// held. The pointer is valid until the record is released.
 func (c *Coordinator) record(key events.Key) (events.Handle, *keyState) {
-	h, added := c.handles.Intern(key)
-	if added && int(h) >= len(c.recs) {
-		c.recs = append(c.recs, make([]keyState, int(h)+1-len(c.recs))...)
-	}
-	return h, &c.recs[h]
+	h, _ := c.handles.Intern(key)
+	return h, c.recs.At(h)
 }
 
 // lookup returns key's record, if it has one; c.mu is held.
@@ -67,7 +64,7 @@ func (c *Coordinator) lookup(key events.Key) (events.Handle, *keyState, bool) {
 	if !ok {
 		return 0, nil, false
 	}
-	return h, &c.recs[h], true
+	return h, c.recs.At(h), true
 }
 
 // settled reports whether st has nothing to do: nothing pending, due or
@@ -90,15 +87,15 @@ func (c *Coordinator) releaseIfIdle(h events.Handle) {
 	if !c.handles.Held(h) {
 		return
 	}
-	if st := &c.recs[h]; !st.idle() {
+	if st := c.recs.At(h); !st.idle() {
 		if st.settled() && !st.queued && !st.held {
 			st.corr = "" // kept for its resource: the chain it named is over
 		}
 		return
 	}
-	c.recs[h] = keyState{}
+	*c.recs.At(h) = keyState{}
 	if c.handles.Release(h) {
-		c.recs = nil
+		c.recs.Reset()
 	}
 }
 
@@ -108,6 +105,6 @@ func (c *Coordinator) addLocked(h events.Handle) {
 	if c.queue == nil {
 		return
 	}
-	c.recs[h].queued = true
+	c.recs.At(h).queued = true
 	c.queue.Add(h)
 }

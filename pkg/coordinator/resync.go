@@ -143,7 +143,7 @@ func (c *Coordinator) resyncPass(ctx context.Context, pace *rate.Limiter) {
 	}
 	c.mu.Lock()
 	for h, key := range c.handles.All {
-		st := &c.recs[h]
+		st := c.recs.At(h)
 		if _, known := c.reg.Get(key.Kind); st.failed && (!known || c.disabled[key.Kind] || listedKinds[key.Kind] && !listed[key]) {
 			st.failed, st.exists = false, false
 			c.releaseIfIdle(h) // a tombstone has nothing else to keep

@@ -19,11 +19,14 @@ func (c *Coordinator) settle(ctx context.Context, h events.Handle, req reconcile
 	var outcome events.Event
 	result := ResultError
 	c.mu.Lock()
-	st := &c.recs[h] // held by this worker, so still the key's
+	st := c.recs.At(h) // held by this worker, so still the key's
 	// A dependency that names its retry time (reconcilers.RetryAt) owns the
 	// schedule and its bound, such as the supervisor's restart backoff
 	// capped at minutes: MaxRetries would give up on it too soon.
-	_, timed := reconcilers.RetryTime(res.Err)
+	var timed bool
+	if res.Err != nil {
+		_, timed = reconcilers.RetryTime(res.Err)
+	}
 	st.exists = true // a failure says nothing of the resource's going; success says below
 	switch {
 	case res.Err == nil:
@@ -154,7 +157,7 @@ func (c *Coordinator) live(e wakeEntry) bool {
 	if !c.handles.Held(e.h) {
 		return false
 	}
-	st := &c.recs[e.h]
+	st := c.recs.At(e.h)
 	return st.wakeSeq == e.seq && st.wakeAt.Equal(e.at)
 }
 

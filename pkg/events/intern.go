@@ -16,11 +16,17 @@ type Handle uint32
 // it any more (no queue, heap or worker holds it): a handle reused while an
 // old holder still acts on it would act on another key.
 type Interner struct {
-	ids  map[Key]Handle
-	keys []Key // by handle
-	live []bool
-	free []Handle
-	peak int // the most keys held since ids was made
+	ids   map[Key]Handle
+	keys  Records[internedKey]
+	limit int // one past the largest handle given out
+	free  []Handle
+	peak  int // the most keys held since ids was made
+}
+
+// internedKey is the interner's record of a handle.
+type internedKey struct {
+	key  Key
+	live bool
 }
 
 // retainedHandles is the most keys whose map an emptied interner keeps; a
@@ -39,12 +45,11 @@ func (in *Interner) Intern(key Key) (h Handle, added bool) {
 	if n := len(in.free); n > 0 {
 		h = in.free[n-1]
 		in.free = in.free[:n-1]
-		in.keys[h], in.live[h] = key, true
 	} else {
-		h = Handle(len(in.keys))
-		in.keys = append(in.keys, key)
-		in.live = append(in.live, true)
+		h = Handle(in.limit)
+		in.limit++
 	}
+	*in.keys.At(h) = internedKey{key: key, live: true}
 	in.ids[key] = h
 	in.peak = max(in.peak, len(in.ids))
 	return h, true
@@ -57,17 +62,17 @@ func (in *Interner) Lookup(key Key) (Handle, bool) {
 }
 
 // Key returns the key of a handle that is held.
-func (in *Interner) Key(h Handle) Key { return in.keys[h] }
+func (in *Interner) Key(h Handle) Key { return in.keys.At(h).key }
 
 // Held reports whether h is the handle of a key now.
-func (in *Interner) Held(h Handle) bool { return int(h) < len(in.live) && in.live[h] }
+func (in *Interner) Held(h Handle) bool { return int(h) < in.limit && in.keys.At(h).live }
 
 // Len returns how many keys hold a handle.
 func (in *Interner) Len() int { return len(in.ids) }
 
 // Cap returns one past the largest handle given out: the length a slice
 // indexed by handle needs.
-func (in *Interner) Cap() int { return len(in.keys) }
+func (in *Interner) Cap() int { return in.limit }
 
 // Release gives h back; its key gets a new handle if it is interned again.
 // A table that a burst grew is dropped once emptied after a fill that
@@ -77,8 +82,9 @@ func (in *Interner) Release(h Handle) (reset bool) {
 	if !in.Held(h) {
 		return false
 	}
-	delete(in.ids, in.keys[h])
-	in.keys[h], in.live[h] = Key{}, false
+	rec := in.keys.At(h)
+	delete(in.ids, rec.key)
+	*rec = internedKey{}
 	in.free = append(in.free, h)
 	if len(in.ids) == 0 {
 		// Emptied: the table goes if it is large but the fill that just
@@ -87,7 +93,7 @@ func (in *Interner) Release(h Handle) (reset bool) {
 		// next fill of a long stream.
 		burst := in.peak > retainedHandles
 		in.peak = 0
-		if !burst && len(in.keys) > retainedHandles {
+		if !burst && in.limit > retainedHandles {
 			*in = Interner{}
 			return true
 		}
@@ -97,8 +103,8 @@ func (in *Interner) Release(h Handle) (reset bool) {
 
 // All yields every held handle, in handle order.
 func (in *Interner) All(yield func(Handle, Key) bool) {
-	for i, live := range in.live {
-		if live && !yield(Handle(i), in.keys[i]) {
+	for i := range in.limit {
+		if rec := in.keys.At(Handle(i)); rec.live && !yield(Handle(i), rec.key) {
 			return
 		}
 	}

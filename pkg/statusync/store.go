@@ -159,7 +159,7 @@ type Store struct {
 	// strings are hashed once per event, not in each of the queue's sets
 	// and metrics maps.
 	handles events.Interner
-	entries []entry
+	entries events.Records[entry]
 	version uint64 // bumped by every change, to tell a key's states apart
 	// For Quiescent: keys queued for a write, writes in progress, and
 	// when the keys whose write failed are retried.
@@ -282,10 +282,10 @@ func (s *Store) Get(key events.Key) (Status, bool) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	h, ok := s.handles.Lookup(key.Canonical())
-	if !ok || s.entries[h].deleted {
+	if !ok || s.entries.At(h).deleted {
 		return Status{}, false
 	}
-	return s.entries[h].status, true
+	return s.entries.At(h).status, true
 }
 
 // List returns every status, sorted by key.
@@ -293,7 +293,7 @@ func (s *Store) List() []Status {
 	s.mu.RLock()
 	out := make([]Status, 0, s.handles.Len())
 	for h := range s.handles.All {
-		if e := &s.entries[h]; !e.deleted {
+		if e := s.entries.At(h); !e.deleted {
 			out = append(out, e.status)
 		}
 	}
@@ -353,11 +353,8 @@ func (s *Store) update(key events.Key, correlationID string, change func(*Status
 	key = key.Canonical()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	h, added := s.handles.Intern(key)
-	if added && int(h) >= len(s.entries) {
-		s.entries = append(s.entries, make([]entry, int(h)+1-len(s.entries))...)
-	}
-	e := &s.entries[h]
+	h, _ := s.handles.Intern(key)
+	e := s.entries.At(h)
 	if e.deleted || change == nil {
 		e.status = Status{}
 	}
@@ -416,7 +413,7 @@ func (s *Store) sync(ctx context.Context, h events.Handle) {
 	var rec *entry
 	var key events.Key
 	if s.handles.Held(h) {
-		rec, key = &s.entries[h], s.handles.Key(h)
+		rec, key = s.entries.At(h), s.handles.Key(h)
 	}
 	delete(s.retryAt, h)
 	var e state
@@ -498,7 +495,7 @@ func (s *Store) succeeded(h events.Handle, key events.Key, e state, sum uint64, 
 	// key no longer being written and queued itself. Only this goroutine
 	// releases handles, so h is still key's.
 	s.mu.Lock()
-	rec := &s.entries[h]
+	rec := s.entries.At(h)
 	rec.writing = false
 	// A skipped write (a follower's) is not remembered as written, so the
 	// same status is written once this replica may write.
@@ -507,7 +504,7 @@ func (s *Store) succeeded(h events.Handle, key events.Key, e state, sum uint64, 
 	if !changed && e.deleted { // forget the key for good
 		*rec = entry{}
 		if s.handles.Release(h) {
-			s.entries = nil
+			s.entries.Reset()
 		}
 	} else if changed && !rec.queued {
 		rec.queued = true
