@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"time"
@@ -56,7 +57,19 @@ func main() {
 	flag.IntVar(&cfg.idleFiles, "idle-files", 1_000, "workflow files while idle")
 	flag.DurationVar(&cfg.idleFor, "idle", time.Minute, "how long the idle measure lasts")
 	only := flag.String("only", "", "comma-separated measures to run, of the names -help lists under measures (delivery, noop, change, trailing, burst, api, cold, cold100k, rssidle, idle, mcp, appears, starts, …); default all")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run here (for the in-process measures, such as noop)")
 	flag.Parse()
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "benchharness: -cpuprofile:", err)
+			os.Exit(2)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	if *only != "" {
 		cfg.only = map[string]bool{}
 		for _, name := range strings.Split(*only, ",") {
@@ -68,16 +81,21 @@ func main() {
 		}
 	}
 
+	if err := runAndWrite(cfg, *out); err != nil {
+		fmt.Fprintln(os.Stderr, "benchharness:", err)
+		pprof.StopCPUProfile()
+		os.Exit(1)
+	}
+}
+
+// runAndWrite runs the measures, prints their table and writes them to out.
+func runAndWrite(cfg config, out string) error {
 	res, err := run(cfg)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "benchharness:", err)
-		os.Exit(1)
+		return err
 	}
 	printTable(os.Stdout, res)
-	if err := writeJSON(*out, res); err != nil {
-		fmt.Fprintln(os.Stderr, "benchharness:", err)
-		os.Exit(1)
-	}
+	return writeJSON(out, res)
 }
 
 // results are one run's measures, in the order measured.
