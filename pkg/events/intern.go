@@ -1,5 +1,7 @@
 package events
 
+import "hash/maphash"
+
 // Handle is a small stand-in for a [Key] inside one stage, given by that
 // stage's [Interner]: an index into the stage's table of records, so that
 // the stage's queues, heaps and per-key state hold and compare 4 bytes, and
@@ -15,32 +17,70 @@ type Handle uint32
 // A stage releases a key's handle only once nothing of the stage refers to
 // it any more (no queue, heap or worker holds it): a handle reused while an
 // old holder still acts on it would act on another key.
+//
+// Its index is its own open-addressing table rather than a Go map, so that
+// a key is hashed once per Intern and never at Release: a map hashed a new
+// key twice (the lookup, then the insert) and again at its delete, and the
+// three interners of a reconcile's path were a fifth of the no-op
+// benchmark's CPU. Each slot holds a handle and part of its key's hash, so
+// a probe compares keys only where the hashes agree, and a delete shifts
+// the entries after it back (no tombstones) using the hashes kept with the
+// keys.
 type Interner struct {
-	ids   map[Key]Handle
+	seed  maphash.Seed
+	slots []slot // len is a power of two, or 0; at most half full
 	keys  Records[internedKey]
+	n     int // keys held
 	limit int // one past the largest handle given out
 	free  []Handle
-	peak  int // the most keys held since ids was made
+	peak  int // the most keys held since the table was made
 }
+
+// slot is one place of the index: 0 if empty, else the upper half of the
+// key's hash and its handle + 1.
+type slot uint64
+
+func slotOf(hash uint64, h Handle) slot { return slot(hash&^0xffffffff | uint64(h) + 1) }
+func (s slot) handle() Handle           { return Handle(uint32(s) - 1) }
+func (s slot) tag() uint64              { return uint64(s) &^ 0xffffffff }
 
 // internedKey is the interner's record of a handle.
 type internedKey struct {
 	key  Key
+	hash uint64
 	live bool
 }
 
-// retainedHandles is the most keys whose map an emptied interner keeps; a
-// larger one is made afresh, so that a burst's peak is not held for life.
+// retainedHandles is the most keys whose table an emptied interner keeps;
+// a larger one is made afresh, so that a burst's peak is not held for life.
 const retainedHandles = 1024
+
+// find returns the slot index holding key, or the empty slot where it
+// would go.
+func (in *Interner) find(key Key, hash uint64) (i int, found bool) {
+	mask := len(in.slots) - 1
+	for i = int(hash) & mask; ; i = (i + 1) & mask {
+		s := in.slots[i]
+		if s == 0 {
+			return i, false
+		}
+		if s.tag() == hash&^0xffffffff && in.keys.At(s.handle()).key == key {
+			return i, true
+		}
+	}
+}
 
 // Intern returns key's handle, giving it one if it has none. key must be
 // canonical.
 func (in *Interner) Intern(key Key) (h Handle, added bool) {
-	if h, ok := in.ids[key]; ok {
-		return h, false
+	if in.slots == nil {
+		in.seed = maphash.MakeSeed()
+		in.slots = make([]slot, 16)
 	}
-	if in.ids == nil {
-		in.ids = map[Key]Handle{}
+	hash := maphash.Comparable(in.seed, key)
+	i, found := in.find(key, hash)
+	if found {
+		return in.slots[i].handle(), false
 	}
 	if n := len(in.free); n > 0 {
 		h = in.free[n-1]
@@ -49,16 +89,43 @@ func (in *Interner) Intern(key Key) (h Handle, added bool) {
 		h = Handle(in.limit)
 		in.limit++
 	}
-	*in.keys.At(h) = internedKey{key: key, live: true}
-	in.ids[key] = h
-	in.peak = max(in.peak, len(in.ids))
+	*in.keys.At(h) = internedKey{key: key, hash: hash, live: true}
+	in.slots[i] = slotOf(hash, h)
+	in.n++
+	in.peak = max(in.peak, in.n)
+	if 2*in.n > len(in.slots) {
+		in.grow()
+	}
 	return h, true
+}
+
+// grow doubles the index, placing every handle again by its kept hash.
+func (in *Interner) grow() {
+	old := in.slots
+	in.slots = make([]slot, 2*len(old))
+	mask := len(in.slots) - 1
+	for _, s := range old {
+		if s == 0 {
+			continue
+		}
+		i := int(in.keys.At(s.handle()).hash) & mask
+		for in.slots[i] != 0 {
+			i = (i + 1) & mask
+		}
+		in.slots[i] = s
+	}
 }
 
 // Lookup returns key's handle, if it has one.
 func (in *Interner) Lookup(key Key) (Handle, bool) {
-	h, ok := in.ids[key]
-	return h, ok
+	if in.slots == nil {
+		return 0, false
+	}
+	i, found := in.find(key, maphash.Comparable(in.seed, key))
+	if !found {
+		return 0, false
+	}
+	return in.slots[i].handle(), true
 }
 
 // Key returns the key of a handle that is held.
@@ -68,7 +135,7 @@ func (in *Interner) Key(h Handle) Key { return in.keys.At(h).key }
 func (in *Interner) Held(h Handle) bool { return int(h) < in.limit && in.keys.At(h).live }
 
 // Len returns how many keys hold a handle.
-func (in *Interner) Len() int { return len(in.ids) }
+func (in *Interner) Len() int { return in.n }
 
 // Cap returns one past the largest handle given out: the length a slice
 // indexed by handle needs.
@@ -83,10 +150,11 @@ func (in *Interner) Release(h Handle) (reset bool) {
 		return false
 	}
 	rec := in.keys.At(h)
-	delete(in.ids, rec.key)
+	in.remove(rec.hash, h)
 	*rec = internedKey{}
+	in.n--
 	in.free = append(in.free, h)
-	if len(in.ids) == 0 {
+	if in.n == 0 {
 		// Emptied: the table goes if it is large but the fill that just
 		// ended was small, so the burst that grew it is over. Dropping it
 		// at the end of every large fill would grow it afresh for the
@@ -99,6 +167,26 @@ func (in *Interner) Release(h Handle) (reset bool) {
 		}
 	}
 	return false
+}
+
+// remove empties h's slot and shifts back the entries after it that
+// probed past it, so that every key stays reachable from its home slot.
+func (in *Interner) remove(hash uint64, h Handle) {
+	mask := len(in.slots) - 1
+	i := int(hash) & mask
+	for in.slots[i] == 0 || in.slots[i].handle() != h {
+		i = (i + 1) & mask
+	}
+	for j := (i + 1) & mask; in.slots[j] != 0; j = (j + 1) & mask {
+		home := int(in.keys.At(in.slots[j].handle()).hash) & mask
+		// The entry at j may move to the hole at i unless its home lies
+		// cyclically in (i, j]: then it was never past i.
+		if (j-home)&mask >= (j-i)&mask {
+			in.slots[i] = in.slots[j]
+			i = j
+		}
+	}
+	in.slots[i] = 0
 }
 
 // All yields every held handle, in handle order.

@@ -2,6 +2,7 @@ package events_test
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -52,4 +53,36 @@ func TestInternerHandlesAreReusedAndTheTableShrinks(t *testing.T) {
 	assert.Equal(t, 2000, burst.Cap(), "with its handles reused")
 	assert.True(t, fill(3), "a small fill after the burst drops it")
 	assert.Equal(t, 0, burst.Cap())
+}
+
+// The interner's own hash index against a Go map, through random interns
+// and releases over few keys (so that probes collide, wrap and shift back)
+// and many (so that it grows).
+func TestInternerAgreesWithAMap(t *testing.T) {
+	for _, keys := range []int{7, 3000} {
+		var in events.Interner
+		model := map[events.Key]events.Handle{}
+		rng := rand.New(rand.NewPCG(1, uint64(keys)))
+		for step := range 200_000 {
+			k := events.NewKey("Workflow", "", fmt.Sprint("k", rng.IntN(keys)))
+			if h, held := model[k]; held && rng.IntN(2) == 0 {
+				in.Release(h)
+				delete(model, k)
+			} else {
+				h, added := in.Intern(k)
+				require.Equal(t, !held, added, "step %d: %s", step, k)
+				if held {
+					require.Equal(t, model[k], h, "step %d: %s changed handle", step, k)
+				}
+				model[k] = h
+			}
+			require.Equal(t, len(model), in.Len())
+		}
+		for k, h := range model {
+			got, ok := in.Lookup(k)
+			require.True(t, ok, "%s lost", k)
+			require.Equal(t, h, got)
+			require.Equal(t, k, in.Key(h))
+		}
+	}
 }
