@@ -43,11 +43,12 @@ type Queue struct {
 	// ring holds the queued handles, oldest at head.
 	ring       []events.Handle
 	head, size int
-	// state, addedAt and startedAt are indexed by handle. The times are
-	// kept only with metrics.
-	state     []uint8
-	addedAt   []time.Time
-	startedAt []time.Time
+	// slots are indexed by handle, in pages that never move as the queue
+	// meets new handles (a slice grown to fit each new handle was copied
+	// over and over through a burst). The times are kept only with
+	// metrics. limit is one past the largest handle met.
+	slots events.Records[slot]
+	limit int
 	// busy lists the handles being processed: at most one per worker, so
 	// the unfinished-work scan is short.
 	busy []events.Handle
@@ -60,6 +61,12 @@ type Queue struct {
 
 	clock   clock.WithTicker
 	metrics *metrics // nil without a provider
+}
+
+// slot is the queue's record of one handle.
+type slot struct {
+	state              uint8
+	addedAt, startedAt time.Time
 }
 
 type metrics struct {
@@ -90,19 +97,6 @@ func New(cfg Config) *Queue {
 	return q
 }
 
-// grow makes the per-handle slices cover h; q.mu is held.
-func (q *Queue) grow(h events.Handle) {
-	if int(h) < len(q.state) {
-		return
-	}
-	n := max(int(h)+1, 2*len(q.state), 64)
-	q.state = append(q.state, make([]uint8, n-len(q.state))...)
-	if q.metrics != nil {
-		q.addedAt = append(q.addedAt, make([]time.Time, n-len(q.addedAt))...)
-		q.startedAt = append(q.startedAt, make([]time.Time, n-len(q.startedAt))...)
-	}
-}
-
 // Add queues h unless it is queued already; a handle being processed is
 // queued again once Done. After ShutDown, Add does nothing.
 func (q *Queue) Add(h events.Handle) {
@@ -111,21 +105,21 @@ func (q *Queue) Add(h events.Handle) {
 	if q.shutdown {
 		return
 	}
-	q.grow(h)
-	st := q.state[h]
-	if st&(queued|dirty) != 0 {
+	q.limit = max(q.limit, int(h)+1)
+	sl := q.slots.At(h)
+	if sl.state&(queued|dirty) != 0 {
 		return
 	}
 	if q.metrics != nil {
 		q.metrics.adds.Inc()
 		q.metrics.depth.Inc()
-		q.addedAt[h] = q.clock.Now()
+		sl.addedAt = q.clock.Now()
 	}
-	if st&processing != 0 {
-		q.state[h] = st | dirty
+	if sl.state&processing != 0 {
+		sl.state |= dirty
 		return
 	}
-	q.state[h] = st | queued
+	sl.state |= queued
 	q.push(h)
 	q.cond.Signal()
 }
@@ -157,14 +151,15 @@ func (q *Queue) Get() (h events.Handle, shutdown bool) {
 	h = q.ring[q.head]
 	q.head = (q.head + 1) % len(q.ring)
 	q.size--
-	q.state[h] = q.state[h]&^queued | processing
+	sl := q.slots.At(h)
+	sl.state = sl.state&^queued | processing
 	q.busy = append(q.busy, h)
 	if q.metrics != nil {
 		now := q.clock.Now()
 		q.metrics.depth.Dec()
-		q.startedAt[h] = now
-		q.metrics.latency.Observe(now.Sub(q.addedAt[h]).Seconds())
-		q.addedAt[h] = time.Time{}
+		sl.startedAt = now
+		q.metrics.latency.Observe(now.Sub(sl.addedAt).Seconds())
+		sl.addedAt = time.Time{}
 	}
 	return h, false
 }
@@ -174,7 +169,11 @@ func (q *Queue) Get() (h events.Handle, shutdown bool) {
 func (q *Queue) Done(h events.Handle) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if int(h) >= len(q.state) || q.state[h]&processing == 0 {
+	if int(h) >= q.limit {
+		return
+	}
+	sl := q.slots.At(h)
+	if sl.state&processing == 0 {
 		return
 	}
 	for i, b := range q.busy {
@@ -185,24 +184,25 @@ func (q *Queue) Done(h events.Handle) {
 		}
 	}
 	if q.metrics != nil {
-		q.metrics.workDuration.Observe(q.clock.Since(q.startedAt[h]).Seconds())
-		q.startedAt[h] = time.Time{}
+		q.metrics.workDuration.Observe(q.clock.Since(sl.startedAt).Seconds())
+		sl.startedAt = time.Time{}
 	}
-	if q.state[h]&dirty != 0 {
-		q.state[h] = queued
+	if sl.state&dirty != 0 {
+		sl.state = queued
 		q.push(h)
 		q.cond.Signal()
 		return
 	}
-	q.state[h] = 0
+	sl.state = 0
 	if q.size == 0 && len(q.busy) == 0 {
 		// Idle: the slices a burst grew go once a fill stays small again;
 		// dropping them after every large fill of a long stream would grow
 		// them afresh each time.
 		burst := q.peak > retainedHandles
 		q.peak = 0
-		if !burst && len(q.state) > retainedHandles {
-			q.state, q.addedAt, q.startedAt, q.ring, q.head = nil, nil, nil, nil, 0
+		if !burst && q.limit > retainedHandles {
+			q.slots.Reset()
+			q.limit, q.ring, q.head = 0, nil, 0
 		}
 	}
 }
@@ -240,7 +240,7 @@ func (q *Queue) unfinishedWorkLoop() {
 		q.mu.Lock()
 		var total, oldest float64
 		for _, h := range q.busy {
-			age := q.clock.Since(q.startedAt[h]).Seconds()
+			age := q.clock.Since(q.slots.At(h).startedAt).Seconds()
 			total += age
 			oldest = max(oldest, age)
 		}
