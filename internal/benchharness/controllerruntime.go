@@ -31,7 +31,7 @@ var crRuns atomic.Int64
 // whose handler enqueues the key's request, as a controller fed by an
 // external source is wired. Reconciles per second, from the first event
 // sent until the last key is reconciled.
-func noopControllerRuntime(keys []events.Key) (float64, error) {
+func noopControllerRuntime(keys []events.Key) (noopRun, error) {
 	var n atomic.Int64
 	target := int64(len(keys))
 	done := make(chan struct{})
@@ -49,7 +49,7 @@ func noopControllerRuntime(keys []events.Key) (float64, error) {
 		Logger:                  logr.Discard(),
 	})
 	if err != nil {
-		return 0, err
+		return noopRun{}, err
 	}
 	ch := make(chan event.TypedGenericEvent[events.Key], 1024)
 	enqueue := handler.TypedFuncs[events.Key, reconcile.Request]{
@@ -58,7 +58,7 @@ func noopControllerRuntime(keys []events.Key) (float64, error) {
 		},
 	}
 	if err := ctrl.Watch(source.TypedChannel[events.Key, reconcile.Request](ch, enqueue)); err != nil {
-		return 0, err
+		return noopRun{}, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -72,19 +72,19 @@ func noopControllerRuntime(keys []events.Key) (float64, error) {
 	for n.Load() == 0 {
 		select {
 		case err := <-stopped:
-			return 0, fmt.Errorf("controller-runtime controller stopped: %v", err)
+			return noopRun{}, fmt.Errorf("controller-runtime controller stopped: %v", err)
 		case <-time.After(time.Millisecond):
 		}
 	}
-	start := time.Now()
+	watch := startStopwatch()
 	for _, k := range keys {
 		ch <- event.TypedGenericEvent[events.Key]{Object: k}
 	}
 	<-done
-	elapsed := time.Since(start)
+	run := watch.stop(len(keys))
 	cancel()
 	if err := <-stopped; err != nil {
-		return 0, err
+		return noopRun{}, err
 	}
-	return float64(len(keys)) / elapsed.Seconds(), nil
+	return run, nil
 }

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	evbus "github.com/asaskevich/EventBus"
@@ -126,14 +127,17 @@ const noopWorkers = 2
 // that queue. Reconciles per second, the three taking turns so that all
 // see the same machine; the ratio of the pipeline to controller-runtime is
 // the median of each round's ratio, so that a load that changes between
-// rounds moves both sides of it.
+// rounds moves both sides of it. Beside the rates, the process's CPU time
+// per reconcile on either side: on a shared machine, where other work
+// takes turns on the cores, it tells what each side costs apart from how
+// much of the machine it got.
 func measureNoop(cfg config, res *results) error {
 	n := cfg.noopKeys
 	keys := make([]events.Key, n)
 	for i := range keys {
 		keys[i] = events.NewKey(noopKind, "", fmt.Sprint("k", i))
 	}
-	var pipe, cr, queue, ratio []float64
+	var pipe, cr, queue, ratio, pipeCPU, crCPU []float64
 	for range max(1, cfg.repeats) {
 		v, err := noopPipeline(keys)
 		if err != nil {
@@ -143,22 +147,52 @@ func measureNoop(cfg config, res *results) error {
 		if err != nil {
 			return err
 		}
-		pipe, cr, ratio = append(pipe, v), append(cr, w), append(ratio, v/w)
+		pipe, cr, ratio = append(pipe, v.perSec), append(cr, w.perSec), append(ratio, v.perSec/w.perSec)
+		pipeCPU, crCPU = append(pipeCPU, v.cpuMicros), append(crCPU, w.cpuMicros)
 		queue = append(queue, noopWorkqueue(keys))
 	}
 	res.set("noop_reconciles_per_sec", median(pipe))
 	res.set("controller_runtime_reconciles_per_sec", median(cr))
 	res.set("noop_per_controller_runtime", median(ratio))
+	res.set("noop_cpu_us_per_reconcile", median(pipeCPU))
+	res.set("controller_runtime_cpu_us_per_reconcile", median(crCPU))
 	res.set("workqueue_reconciles_per_sec", median(queue))
 	return nil
 }
 
-func noopPipeline(keys []events.Key) (float64, error) {
+// noopRun is one no-op run's rate, and the process's CPU time per
+// reconcile over it.
+type noopRun struct{ perSec, cpuMicros float64 }
+
+// stopwatch times a run by the wall clock and by the process's CPU time
+// (user and system, every thread: the collector's too).
+type stopwatch struct {
+	wall time.Time
+	cpu  time.Duration
+}
+
+func startStopwatch() stopwatch { return stopwatch{wall: time.Now(), cpu: processCPU()} }
+
+// stop ends a run of n reconciles.
+func (s stopwatch) stop(n int) noopRun {
+	wall, cpu := time.Since(s.wall), processCPU()-s.cpu
+	return noopRun{perSec: float64(n) / wall.Seconds(), cpuMicros: float64(cpu.Microseconds()) / float64(n)}
+}
+
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		panic(fmt.Sprint("getrusage: ", err))
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+func noopPipeline(keys []events.Key) (noopRun, error) {
 	rec := newNoop(len(keys))
 	p, err := pipeline.New(pipeline.Options{Logger: slog.New(slog.DiscardHandler), Reconcilers: []reconcilers.Reconciler{rec},
 		Coordinator: coordinator.Options{Workers: noopWorkers}})
 	if err != nil {
-		return 0, err
+		return noopRun{}, err
 	}
 	changes := make([]events.ResourceChanged, len(keys))
 	for i, k := range keys {
@@ -171,21 +205,21 @@ func noopPipeline(keys []events.Key) (float64, error) {
 	for !p.Components.Ready() {
 		select {
 		case err := <-stopped:
-			return 0, fmt.Errorf("pipeline: %w", err)
+			return noopRun{}, fmt.Errorf("pipeline: %w", err)
 		case <-time.After(time.Millisecond): // before the clock starts
 		}
 	}
-	start := time.Now()
+	watch := startStopwatch()
 	for i := range changes {
 		bus.Publish(p.Bus, changes[i])
 	}
 	<-rec.done
-	elapsed := time.Since(start)
+	run := watch.stop(len(keys))
 	cancel()
 	if err := <-stopped; err != nil {
-		return 0, err
+		return noopRun{}, err
 	}
-	return float64(len(keys)) / elapsed.Seconds(), nil
+	return run, nil
 }
 
 func noopWorkqueue(keys []events.Key) float64 {
