@@ -69,6 +69,7 @@ type Debouncer struct {
 	held      map[events.Source]*keySet // changes held until their source syncs
 	batches   []batch                   // keys fired at once, not yet published
 	batched   int                       // keys in batches
+	flushes   uint64                    // flushes so far, plus one: see keyState.batchFlush
 }
 
 // New returns a debouncer publishing on b. It subscribes only in Start.
@@ -95,6 +96,7 @@ func New(b *bus.Bus, opts Options) (*Debouncer, error) {
 		log:      opts.Logger.With("component", "debouncer"),
 		synced:   map[events.Source]bool{},
 		held:     map[events.Source]*keySet{},
+		flushes:  1,
 	}
 	return d, nil
 }
@@ -225,7 +227,7 @@ func (d *Debouncer) onIndexSynchronized(e events.IndexSynchronized) {
 		}
 	}
 	// The trigger is due even with no keys: it asks for a full pass.
-	if b := d.batchFor(events.ReasonIndexSynced); b.correlationID == "" {
+	if b := &d.batches[d.batchFor(events.ReasonIndexSynced)]; b.correlationID == "" {
 		b.correlationID = e.CorrelationID
 	}
 	d.log.Info("index synchronized; firing held changes", "source", e.Source, "keys", n)
@@ -282,7 +284,19 @@ func (d *Debouncer) fireHandle(h events.Handle, added bool, key events.Key, corr
 		d.coalesced.Add(1)
 	}
 	d.startPeriod(h, now)
-	b := d.batchFor(reason)
+	s := d.recs.At(h)
+	i := d.batchFor(reason)
+	b := &d.batches[i]
+	if s.batchFlush == d.flushes {
+		if int(s.batchIdx) == i {
+			// Fired twice before its batch went: one place, the newest
+			// chain, as a deduplicated list keeps it.
+			b.keys[s.batchPos].CorrelationID = correlationID
+			return
+		}
+		b.mixed = true
+	}
+	s.batchFlush, s.batchIdx, s.batchPos = d.flushes, int32(i), int32(len(b.keys))
 	b.keys = append(b.keys, events.TriggeredKey{Key: key, CorrelationID: correlationID})
 	d.batched++
 }
@@ -318,14 +332,15 @@ func (d *Debouncer) nextDeadline() (deadline, bool) {
 	return deadline{}, false
 }
 
-func (d *Debouncer) batchFor(reason events.Reason) *batch {
+// batchFor returns the index of reason's batch, making it if need be.
+func (d *Debouncer) batchFor(reason events.Reason) int {
 	for i := range d.batches {
 		if d.batches[i].reason == reason {
-			return &d.batches[i]
+			return i
 		}
 	}
 	d.batches = append(d.batches, batch{reason: reason})
-	return &d.batches[len(d.batches)-1]
+	return len(d.batches) - 1
 }
 
 // handled ends the handling of one event: the timer follows the earliest
@@ -340,11 +355,12 @@ func (d *Debouncer) handled(now time.Time) {
 // flush publishes the keys fired at once, one trigger per reason.
 func (d *Debouncer) flush(now time.Time) {
 	for i, b := range d.batches {
-		bus.Publish(d.bus, trigger(b.reason, b.keys, b.correlationID, now))
+		bus.Publish(d.bus, trigger(b.reason, b.keys, !b.mixed, b.correlationID, now))
 		d.batches[i] = batch{}
 	}
 	d.batches = d.batches[:0]
 	d.batched = 0
+	d.flushes++
 }
 
 // fireDue ends every refractory period that is due: a key with a pending
@@ -384,10 +400,10 @@ func (d *Debouncer) fireDue() {
 		d.startPeriod(h, now)
 	}
 	if len(changed) > 0 {
-		bus.Publish(d.bus, trigger(events.ReasonRefractoryEnd, changed, "", now))
+		bus.Publish(d.bus, trigger(events.ReasonRefractoryEnd, changed, true, "", now))
 	}
 	if len(runtime) > 0 {
-		bus.Publish(d.bus, trigger(events.ReasonServiceState, runtime, "", now))
+		bus.Publish(d.bus, trigger(events.ReasonServiceState, runtime, true, "", now))
 	}
 	d.rearm(now)
 }

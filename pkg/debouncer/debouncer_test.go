@@ -721,3 +721,31 @@ func TestRestartedPeriodsKeepTheDeadlineQueueBounded(t *testing.T) {
 		assert.Equal(t, []int{0, 0}, []int{keys, deadlines})
 	})
 }
+
+// A key fired twice with one reason before its batch is published (two
+// sources that both held it sync in one drain) takes one place in the
+// trigger, its first, with the newest correlation ID; fired with another
+// reason in between, it is still listed once per trigger.
+func TestAKeyFiredTwiceBeforeItsBatchGoesIsListedOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := startUnsynced(t, debouncer.Options{Interval: interval})
+		for _, src := range []events.Source{events.SourceFilesystem, events.SourceKubernetes} {
+			for _, name := range []string{"a", "b"} {
+				h.publish(events.ResourceChanged{Meta: meta(name + "-" + string(src)), Key: key(name),
+					Operation: events.OperationUpdate, Source: src})
+			}
+			synctest.Wait() // handled apart: one source's change does not replace the other's in the mailbox
+		}
+		resume := h.deb.Pause() // both syncs and a manual change land in one drain
+		h.publish(events.IndexSynchronized{Meta: meta("fs-sync"), Source: events.SourceFilesystem})
+		h.manual("b", "b-manual")
+		h.publish(events.IndexSynchronized{Meta: meta("kube-sync"), Source: events.SourceKubernetes})
+		resume()
+		synctest.Wait()
+		h.expect(
+			firing{at: 0, reason: events.ReasonIndexSynced, keys: []events.TriggeredKey{
+				tk("a", "a-"+string(events.SourceKubernetes)), tk("b", "b-"+string(events.SourceKubernetes))}},
+			firing{at: 0, reason: events.ReasonManual, keys: []events.TriggeredKey{tk("b", "b-manual")}},
+		)
+	})
+}

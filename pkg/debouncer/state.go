@@ -23,6 +23,12 @@ type keyState struct {
 	// backoff as a change of its definition does.
 	runtimeOnly   bool
 	correlationID string
+	// batchFlush, batchIdx and batchPos place the key in the batches
+	// waiting to be published: in batches[batchIdx].keys[batchPos], if
+	// batchFlush is the debouncer's flush count (a flush invalidates every
+	// place at once).
+	batchFlush         uint64
+	batchIdx, batchPos int32
 }
 
 // keySet is an insertion-ordered set of triggered keys, each with its
@@ -51,16 +57,27 @@ func (s *keySet) add(key events.Key, correlationID string) (had bool) {
 // published together.
 type batch struct {
 	reason events.Reason
-	keys   []events.TriggeredKey
+	// keys are canonical and distinct unless mixed: a key was fired with
+	// another reason before it came here, so its place tells nothing of
+	// this batch, which is then deduplicated as it is published.
+	keys  []events.TriggeredKey
+	mixed bool
 	// correlationID names the trigger when it has no keys: an index-synced
 	// trigger is published even then.
 	correlationID string
 }
 
-// trigger makes the event for keys. Its correlation ID is that of its first
-// key, so that the same input always makes the same event.
-func trigger(reason events.Reason, keys []events.TriggeredKey, correlationID string, at time.Time) events.ReconciliationTriggered {
-	list := events.NewTriggeredKeys(keys...)
+// trigger makes the event for keys, which it takes over. Its correlation
+// ID is that of its first key, so that the same input always makes the
+// same event. Unless distinct vouches that keys are canonical and
+// distinct, they are deduplicated.
+func trigger(reason events.Reason, keys []events.TriggeredKey, distinct bool, correlationID string, at time.Time) events.ReconciliationTriggered {
+	var list events.TriggeredKeys
+	if distinct {
+		list = events.DistinctTriggeredKeys(keys)
+	} else {
+		list = events.NewTriggeredKeys(keys...)
+	}
 	if list.Len() > 0 {
 		correlationID = list.At(0).CorrelationID
 	}

@@ -39,6 +39,18 @@ func NewTriggeredKeys(keys ...TriggeredKey) TriggeredKeys {
 	return TriggeredKeys{list: b.list}
 }
 
+// DistinctTriggeredKeys makes a list of keys that the caller vouches are
+// canonical and distinct, and takes keys over: the caller must not change
+// it afterwards. It spares the hash of every key that [NewTriggeredKeys]
+// spends on deduplicating, for a caller that knows each key's place
+// already (the debouncer's batches).
+func DistinctTriggeredKeys(keys []TriggeredKey) TriggeredKeys {
+	if len(keys) == 0 {
+		return TriggeredKeys{}
+	}
+	return TriggeredKeys{list: keys}
+}
+
 // Len returns the number of keys.
 func (t TriggeredKeys) Len() int { return len(t.list) }
 
