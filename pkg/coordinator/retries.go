@@ -11,10 +11,9 @@ import (
 	"github.com/musterd/musterd/pkg/redact"
 )
 
-// settle schedules what follows a reconcile, tells the observer and
-// publishes the outcome.
-func (c *Coordinator) settle(ctx context.Context, h events.Handle, req reconcilers.Request, res reconcilers.Result, took time.Duration, hash string) {
-	now := c.opts.Clock.Now()
+// settle schedules what follows a reconcile that ended at now and took
+// took, tells the observer and publishes the outcome.
+func (c *Coordinator) settle(ctx context.Context, h events.Handle, req reconcilers.Request, res reconcilers.Result, now time.Time, took time.Duration, hash string) {
 	meta := events.NewMetaAt(now, req.CorrelationID)
 	var outcome events.Event
 	result := ResultError
