@@ -481,6 +481,7 @@ func (s *Subscription) enqueue(e events.Event, h *handler) {
 func (s *Subscription) run() {
 	defer close(s.done)
 	var batch []item
+	var batchBurst burst
 	for {
 		select {
 		case <-s.wake:
@@ -509,7 +510,7 @@ func (s *Subscription) run() {
 				return
 			}
 		}
-		if burstOver(delivered, cap(batch), 0) {
+		if batchBurst.over(delivered, cap(batch), 0) {
 			batch = nil // a burst does not pin its peak memory
 		}
 		// A wake left over from events this loop already drained finds

@@ -205,6 +205,7 @@ type mailbox interface {
 type fifoBox struct {
 	capacity int
 	items    []item
+	burst    burst
 }
 
 // retainedItems is the most a drained mailbox keeps allocated once the
@@ -221,18 +222,28 @@ func (b *fifoBox) put(it item) outcome {
 	return queued
 }
 
-// burstOver reports whether a mailbox whose allocation has room for
-// capacity items may let it go, having just drained n: only once a drain
-// is small again. Dropping it at every drain of a long burst made every
-// fill grow it afresh, doublings and all, which cost the no-op benchmark a
-// tenth of its CPU (issue #15).
-func burstOver(n, capacity, bound int) bool {
-	return capacity > max(bound, retainedItems) && n <= retainedItems
+// burst tells when a mailbox may let go of the allocation a burst grew.
+// It follows the recent drains with a peak that decays by an eighth a
+// drain: the allocation goes once it has room for more than
+// retainedItems and for more than four times that peak, which after a
+// burst takes about a dozen small drains. Letting it go at the first
+// small drain made a long burst, whose drains are large and small in
+// turn, grow its mailbox afresh, doublings and all, again and again: 172
+// times in the no-op benchmark's 300,000 keys, a third of its
+// allocations (issue #15).
+type burst struct{ peak int }
+
+// over records a drain of n from an allocation with room for capacity
+// items, and reports whether to let the allocation go. bound is a lossy
+// mailbox's capacity, which it may keep.
+func (g *burst) over(n, capacity, bound int) bool {
+	g.peak = max(n, g.peak-g.peak/8)
+	return capacity > max(bound, retainedItems, 4*g.peak)
 }
 
 func (b *fifoBox) drain(buf []item) []item {
 	buf = append(buf, b.items...)
-	if burstOver(len(b.items), cap(b.items), b.capacity) {
+	if b.burst.over(len(b.items), cap(b.items), b.capacity) {
 		b.items = nil
 		return buf
 	}
@@ -255,6 +266,7 @@ type coalescingBox[K comparable] struct {
 	slots []slot
 	index map[K]int32 // key → position in slots of its live item
 	dead  int
+	burst burst
 }
 
 type slot struct {
@@ -314,7 +326,7 @@ func (b *coalescingBox[K]) drain(buf []item) []item {
 		}
 	}
 	b.dead = 0
-	if burstOver(len(buf)-n, cap(b.slots), 0) {
+	if b.burst.over(len(buf)-n, cap(b.slots), 0) {
 		// Go maps never shrink: a fresh one, like a fresh slice, lets a
 		// burst's peak go.
 		b.slots, b.index = nil, make(map[K]int32)
