@@ -35,7 +35,7 @@ func Coalescing[K comparable](key func(events.Event) K) Delivery {
 		return Delivery{noKey: true}
 	}
 	return Delivery{coalescing: func(merge func(events.Event) Merger) mailbox {
-		return &coalescingBox[K]{key: key, merge: merge, index: map[K]int32{}}
+		return &coalescingBox[K]{key: key, merge: merge}
 	}}
 }
 
@@ -256,30 +256,37 @@ func (b *fifoBox) len() int { return len(b.items) }
 
 // coalescingBox is an ordered map from key to the newest pending item. A
 // replaced item leaves a tombstone that compaction reclaims, so the slice
-// stays within a constant factor of the number of live keys. The key is
-// kept in the index alone, not beside each item too: a key of the bus's
-// own is 80 bytes, and the no-op benchmark's mailboxes grew through bursts
-// of 100,000 items.
+// stays within a constant factor of the number of live keys.
+//
+// Its index is an events.InternerOf the pending keys, which hashes a key
+// once a put (a Go map hashed a new key twice, the lookup and the insert)
+// and is emptied at a drain by one clear; each item carries its key's
+// handle, and pos maps a handle to its item's place. The bus's own keys
+// are 80 bytes, and the no-op benchmark's mailboxes held up to 100,000 of
+// them.
 type coalescingBox[K comparable] struct {
 	key   func(events.Event) K
 	merge func(pending events.Event) Merger
 	slots []slot
-	index map[K]int32 // key → position in slots of its live item
+	keys  events.InternerOf[K]  // the pending keys
+	pos   events.Records[int32] // by handle: the place in slots of its live item
 	dead  int
 	burst burst
 }
 
 type slot struct {
 	item
+	key  events.Handle // the handle of the item's key in keys
 	live bool
 }
 
 func (b *coalescingBox[K]) put(it item) outcome {
 	result := queued
-	k := b.key(it.ev)
-	if i, ok := b.index[k]; ok {
+	h, added := b.keys.Intern(b.key(it.ev))
+	pos := b.pos.At(h)
+	if !added {
 		result = coalesced
-		old := &b.slots[i]
+		old := &b.slots[*pos]
 		if b.merge != nil && old.h == it.h {
 			m := old.merger
 			if m == nil {
@@ -291,8 +298,8 @@ func (b *coalescingBox[K]) put(it item) outcome {
 		old.live, old.item = false, item{}
 		b.dead++
 	}
-	b.index[k] = int32(len(b.slots))
-	b.slots = append(b.slots, slot{item: it, live: true})
+	*pos = int32(len(b.slots))
+	b.slots = append(b.slots, slot{item: it, key: h, live: true})
 	if b.dead > 32 && b.dead > len(b.slots)/2 {
 		b.compact()
 	}
@@ -300,22 +307,18 @@ func (b *coalescingBox[K]) put(it item) outcome {
 }
 
 // compact drops the tombstones, moving each live item down to its new
-// place, and then points the index at the new places.
+// place.
 func (b *coalescingBox[K]) compact() {
-	moved := make([]int32, len(b.slots)) // old position → new
 	live := b.slots[:0]
-	for i, s := range b.slots {
+	for _, s := range b.slots {
 		if s.live {
-			moved[i] = int32(len(live))
+			*b.pos.At(s.key) = int32(len(live))
 			live = append(live, s)
 		}
 	}
 	clear(b.slots[len(live):])
 	b.slots = live
 	b.dead = 0
-	for k, i := range b.index {
-		b.index[k] = moved[i]
-	}
 }
 
 func (b *coalescingBox[K]) drain(buf []item) []item {
@@ -327,15 +330,15 @@ func (b *coalescingBox[K]) drain(buf []item) []item {
 	}
 	b.dead = 0
 	if b.burst.over(len(buf)-n, cap(b.slots), 0) {
-		// Go maps never shrink: a fresh one, like a fresh slice, lets a
-		// burst's peak go.
-		b.slots, b.index = nil, make(map[K]int32)
+		// A burst's peak goes: the slots, the index and the places.
+		b.slots, b.keys = nil, events.InternerOf[K]{}
+		b.pos.Reset()
 		return buf
 	}
 	clear(b.slots)
 	b.slots = b.slots[:0]
-	clear(b.index)
+	b.keys.Clear()
 	return buf
 }
 
-func (b *coalescingBox[K]) len() int { return len(b.index) }
+func (b *coalescingBox[K]) len() int { return b.keys.Len() }

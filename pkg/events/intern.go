@@ -9,7 +9,10 @@ import "hash/maphash"
 // A handle means nothing outside the interner that gave it.
 type Handle uint32
 
-// Interner hands out a handle per key and keeps the table of keys behind
+// Interner is the interner of resource keys, the one every stage keeps.
+type Interner = InternerOf[Key]
+
+// InternerOf hands out a handle per key and keeps the table of keys behind
 // them. A released handle is given to the next new key, so the table stays
 // as large as the keys held at once, however many come and go. It is not
 // safe for concurrent use: its stage guards it with its own lock.
@@ -26,10 +29,14 @@ type Handle uint32
 // a probe compares keys only where the hashes agree, and a delete shifts
 // the entries after it back (no tombstones) using the hashes kept with the
 // keys.
-type Interner struct {
+//
+// Keys may be of any comparable type: besides the stages' resource keys
+// ([Interner]), a coalescing mailbox interns the keys of its pending
+// events, and empties it at every drain with Clear.
+type InternerOf[K comparable] struct {
 	seed  maphash.Seed
 	slots []slot // len is a power of two, or 0; at most half full
-	keys  Records[internedKey]
+	keys  Records[internedKey[K]]
 	n     int // keys held
 	limit int // one past the largest handle given out
 	free  []Handle
@@ -45,8 +52,8 @@ func (s slot) handle() Handle           { return Handle(uint32(s) - 1) }
 func (s slot) tag() uint64              { return uint64(s) &^ 0xffffffff }
 
 // internedKey is the interner's record of a handle.
-type internedKey struct {
-	key  Key
+type internedKey[K comparable] struct {
+	key  K
 	hash uint64
 	live bool
 }
@@ -57,7 +64,7 @@ const retainedHandles = 1024
 
 // find returns the slot index holding key, or the empty slot where it
 // would go.
-func (in *Interner) find(key Key, hash uint64) (i int, found bool) {
+func (in *InternerOf[K]) find(key K, hash uint64) (i int, found bool) {
 	mask := len(in.slots) - 1
 	for i = int(hash) & mask; ; i = (i + 1) & mask {
 		s := in.slots[i]
@@ -72,7 +79,7 @@ func (in *Interner) find(key Key, hash uint64) (i int, found bool) {
 
 // Intern returns key's handle, giving it one if it has none. key must be
 // canonical.
-func (in *Interner) Intern(key Key) (h Handle, added bool) {
+func (in *InternerOf[K]) Intern(key K) (h Handle, added bool) {
 	if in.slots == nil {
 		in.seed = maphash.MakeSeed()
 		in.slots = make([]slot, 16)
@@ -89,7 +96,7 @@ func (in *Interner) Intern(key Key) (h Handle, added bool) {
 		h = Handle(in.limit)
 		in.limit++
 	}
-	*in.keys.At(h) = internedKey{key: key, hash: hash, live: true}
+	*in.keys.At(h) = internedKey[K]{key: key, hash: hash, live: true}
 	in.slots[i] = slotOf(hash, h)
 	in.n++
 	in.peak = max(in.peak, in.n)
@@ -100,7 +107,7 @@ func (in *Interner) Intern(key Key) (h Handle, added bool) {
 }
 
 // grow doubles the index, placing every handle again by its kept hash.
-func (in *Interner) grow() {
+func (in *InternerOf[K]) grow() {
 	old := in.slots
 	in.slots = make([]slot, 2*len(old))
 	mask := len(in.slots) - 1
@@ -117,7 +124,7 @@ func (in *Interner) grow() {
 }
 
 // Lookup returns key's handle, if it has one.
-func (in *Interner) Lookup(key Key) (Handle, bool) {
+func (in *InternerOf[K]) Lookup(key K) (Handle, bool) {
 	if in.slots == nil {
 		return 0, false
 	}
@@ -129,29 +136,29 @@ func (in *Interner) Lookup(key Key) (Handle, bool) {
 }
 
 // Key returns the key of a handle that is held.
-func (in *Interner) Key(h Handle) Key { return in.keys.At(h).key }
+func (in *InternerOf[K]) Key(h Handle) K { return in.keys.At(h).key }
 
 // Held reports whether h is the handle of a key now.
-func (in *Interner) Held(h Handle) bool { return int(h) < in.limit && in.keys.At(h).live }
+func (in *InternerOf[K]) Held(h Handle) bool { return int(h) < in.limit && in.keys.At(h).live }
 
 // Len returns how many keys hold a handle.
-func (in *Interner) Len() int { return in.n }
+func (in *InternerOf[K]) Len() int { return in.n }
 
 // Cap returns one past the largest handle given out: the length a slice
 // indexed by handle needs.
-func (in *Interner) Cap() int { return in.limit }
+func (in *InternerOf[K]) Cap() int { return in.limit }
 
 // Release gives h back; its key gets a new handle if it is interned again.
 // A table that a burst grew is dropped once emptied after a fill that
 // stayed small (the burst is over), and reset reports it, so that the
 // stage drops its slices indexed by handle too.
-func (in *Interner) Release(h Handle) (reset bool) {
+func (in *InternerOf[K]) Release(h Handle) (reset bool) {
 	if !in.Held(h) {
 		return false
 	}
 	rec := in.keys.At(h)
 	in.remove(rec.hash, h)
-	*rec = internedKey{}
+	*rec = internedKey[K]{}
 	in.n--
 	in.free = append(in.free, h)
 	if in.n == 0 {
@@ -162,16 +169,28 @@ func (in *Interner) Release(h Handle) (reset bool) {
 		burst := in.peak > retainedHandles
 		in.peak = 0
 		if !burst && in.limit > retainedHandles {
-			*in = Interner{}
+			*in = InternerOf[K]{}
 			return true
 		}
 	}
 	return false
 }
 
+// Clear releases every handle at once, keeping the table's allocation for
+// the keys to come; handles are given from 0 again. It costs a clear of
+// the table, not a Release per key.
+func (in *InternerOf[K]) Clear() {
+	clear(in.slots)
+	for h := range in.limit {
+		*in.keys.At(Handle(h)) = internedKey[K]{} // lets the keys go
+	}
+	in.n, in.limit, in.peak = 0, 0, 0
+	in.free = in.free[:0]
+}
+
 // remove empties h's slot and shifts back the entries after it that
 // probed past it, so that every key stays reachable from its home slot.
-func (in *Interner) remove(hash uint64, h Handle) {
+func (in *InternerOf[K]) remove(hash uint64, h Handle) {
 	mask := len(in.slots) - 1
 	i := int(hash) & mask
 	for in.slots[i] == 0 || in.slots[i].handle() != h {
@@ -190,7 +209,7 @@ func (in *Interner) remove(hash uint64, h Handle) {
 }
 
 // All yields every held handle, in handle order.
-func (in *Interner) All(yield func(Handle, Key) bool) {
+func (in *InternerOf[K]) All(yield func(Handle, K) bool) {
 	for i := range in.limit {
 		if rec := in.keys.At(Handle(i)); rec.live && !yield(Handle(i), rec.key) {
 			return

@@ -86,3 +86,19 @@ func TestInternerAgreesWithAMap(t *testing.T) {
 		}
 	}
 }
+
+func TestInternerClearReleasesEveryHandleAtOnce(t *testing.T) {
+	var in events.InternerOf[string]
+	for i := range 100 {
+		in.Intern(fmt.Sprint("k", i))
+	}
+	in.Clear()
+	assert.Zero(t, in.Len())
+	assert.Zero(t, in.Cap())
+	_, ok := in.Lookup("k5")
+	assert.False(t, ok, "a cleared key is still found")
+	h, added := in.Intern("k7")
+	assert.True(t, added)
+	assert.Equal(t, events.Handle(0), h, "handles are given from 0 again")
+	assert.Equal(t, "k7", in.Key(h))
+}
