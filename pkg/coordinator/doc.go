@@ -10,7 +10,8 @@
 // trigger arrives (events.Interner): from then on the workqueue, the delay
 // heap and the workers pass its small handle, and everything the
 // coordinator knows of the key (triggers, queue membership, delay,
-// backoff streak, tombstone) is one record in a slice indexed by it. A
+// backoff streak, tombstone) is one record in a table indexed by it
+// (events.Records, pages that never move as the table grows). A
 // record is kept while its resource exists as far as its last reconcile
 // knows, so memory is bounded by the resources and the keys with work
 // pending; it and its handle go once a reconcile reports the resource
@@ -18,7 +19,7 @@
 // never while the workqueue or a worker holds the handle. Handles travel through a
 // keyqueue.Queue: client-go's workqueue rules (fair, stingy, one worker per
 // item, dirty requeue) and metrics, exported through
-// [Options].MetricsProvider, over slices indexed by handle instead of
+// [Options].MetricsProvider, over records indexed by handle instead of
 // client-go's maps keyed by item (see pkg/keyqueue for the profile that
 // made the change). Retries and requeues are timed by one
 // timer on the coordinator's clock, armed before the reconcile that asks

@@ -12,7 +12,8 @@
 // and Get probe maps of 100,000 entries, cache misses that the profile of
 // issue #15 put at a quarter of the pipeline's CPU once keys were handles,
 // in the coordinator's queue and the status store's. Here the same state
-// is a byte and two timestamps per handle, in slices indexed by it, and
+// is a byte and two timestamps per handle, in pages indexed by it
+// (events.Records: growing never copies them), and
 // the queue itself is a ring of handles.
 //
 // Guarantees, each the client-go queue's and each pinned by a test:
