@@ -312,7 +312,13 @@ func runDaemon(args []string, stderr io.Writer) int {
 	for _, note := range notes {
 		log.Info(note)
 	}
-	startGCFloor() // gcfloor.go: the go-sdk's garbage, collected less often
+	startGCFloor()                                 // gcfloor.go: the go-sdk's garbage, collected less often
+	stopProfiling, err := startDebugProfiling(log) // debugprof.go: off unless asked
+	defer stopProfiling()
+	if err != nil {
+		log.Error("musterd stopped", "error", err)
+		return 1
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
