@@ -177,17 +177,22 @@ func (ix *Index) List(kind string) []Entry {
 			out = append(out, e.clone())
 		}
 	}
-	slices.SortFunc(out, func(a, b Entry) int { return strings.Compare(a.Key.String(), b.Key.String()) })
+	slices.SortFunc(out, func(a, b Entry) int { return CompareKeys(a.Key, b.Key) })
 	return out
 }
 
-// Keys returns the keys of kind (every kind if empty), sorted.
+// Keys returns the keys of kind (every kind if empty), sorted. It copies
+// no entry: the workflow engine lists the keys after every burst.
 func (ix *Index) Keys(kind string) []events.Key {
-	entries := ix.List(kind)
-	keys := make([]events.Key, len(entries))
-	for i, e := range entries {
-		keys[i] = e.Key
+	ix.mu.RLock()
+	keys := make([]events.Key, 0, len(ix.entries))
+	for k := range ix.entries {
+		if kind == "" || k.Kind == kind {
+			keys = append(keys, k)
+		}
 	}
+	ix.mu.RUnlock()
+	slices.SortFunc(keys, CompareKeys)
 	return keys
 }
 
@@ -231,7 +236,7 @@ func (ix *Index) unclaim(k events.Key, path string) {
 // refresh recomputes the entries of keys from their claims and reports
 // those that changed. path is the file that prompted it, named in deletes.
 func (ix *Index) refresh(keys []events.Key, path string) []Change {
-	slices.SortFunc(keys, func(a, b events.Key) int { return strings.Compare(a.String(), b.String()) })
+	slices.SortFunc(keys, CompareKeys)
 	keys = slices.Compact(keys)
 	var changes []Change
 	for _, k := range keys {
