@@ -312,7 +312,6 @@ func runDaemon(args []string, stderr io.Writer) int {
 	for _, note := range notes {
 		log.Info(note)
 	}
-	startGCFloor()                                 // gcfloor.go: the go-sdk's garbage, collected less often
 	stopProfiling, err := startDebugProfiling(log) // debugprof.go: off unless asked
 	defer stopProfiling()
 	if err != nil {
@@ -574,7 +573,7 @@ func serve(ctx context.Context, cfg daemonConfig, log *slog.Logger) (err error) 
 			}
 			return fmt.Errorf("-mcp-listen on %s: %w", cfg.mcpListen, err)
 		}
-		servers = append(servers, &http.Server{Handler: d.MCP.Handler(), ReadHeaderTimeout: 5 * time.Second})
+		servers = append(servers, &http.Server{Handler: d.mcpHandler(), ReadHeaderTimeout: 5 * time.Second})
 		listeners = append(listeners, mcpLn)
 		mcpAddr = mcpLn.Addr().String()
 	}
@@ -609,6 +608,10 @@ func serve(ctx context.Context, cfg daemonConfig, log *slog.Logger) (err error) 
 		}
 	}()
 
+	go releaseAfterStart(ctx, func() bool { // release.go
+		quiet, _ := d.Store.Quiescent(time.Now())
+		return d.Ready() && quiet
+	})
 	runErr := d.Run(ctx)
 	if cause := context.Cause(ctx); errors.Is(cause, election.ErrLostLeadership) {
 		runErr = errors.Join(runErr, cause)
