@@ -368,6 +368,9 @@ type daemon struct {
 	// Workflows runs workflows: a provider of the MCP endpoint's tools,
 	// whose steps call tools through it (workflows.go).
 	Workflows *workflowrun.Engine
+	// workflowVerdicts is the Workflow reconciler, whose recorded statuses
+	// the engine reads without a copy.
+	workflowVerdicts *workflow.Reconciler
 }
 
 // newDaemon builds the daemon; if record is not nil, every bus event is
@@ -419,13 +422,14 @@ func newDaemon(cfg daemonConfig, log *slog.Logger, record io.Writer) (*daemon, e
 		return nil, err
 	}
 	servers := mcpserver.New(d.Index, d.Supervisor, d.Catalogue)
+	d.workflowVerdicts = workflow.New(d.Index, d.Catalogue, workflow.WithBuiltinTools(d.builtinTool))
 	servers.SetOverrides(d.Overrides)
 
 	d.Pipeline, err = pipeline.New(pipeline.Options{
 		Logger:      log,
 		Bus:         b,
 		Foundations: foundations,
-		Reconcilers: []reconcilers.Reconciler{servers, workflow.New(d.Index, d.Catalogue, workflow.WithBuiltinTools(d.builtinTool))},
+		Reconcilers: []reconcilers.Reconciler{servers, d.workflowVerdicts},
 		Debouncer:   debouncer.Options{Interval: cfg.debounce},
 		Coordinator: coordinator.Options{Workers: cfg.workers, ResyncPeriod: cfg.resync, ReconcileTimeout: cfg.reconcileTimeout,
 			BackoffBase: retryBackoffBase, BackoffMax: retryBackoffMax, Jitter: retryJitter, MaxRetries: retryMax,

@@ -154,13 +154,13 @@ func (d *daemon) addWorkflows(cfg daemonConfig, log *slog.Logger) error {
 			d.MCPRefresh.Kick()
 		}
 	}
-	engine, tools, err := newWorkflowEngine(cfg.stateDir, d.Index, d.Catalogue, d.Reconcilers.Status, d.Bus, d.Registry, kick, log)
+	engine, tools, err := newWorkflowEngine(cfg.stateDir, d.Index, d.Catalogue, d.workflowVerdicts.Recorded, d.Bus, d.Registry, kick, log)
 	if err != nil {
 		// A state dir musterd cannot write (a pod's read-only root, where
 		// the config dir is the default state dir) must not stop the
 		// daemon: executions are then kept in memory, and lost with it.
 		log.Warn("workflow executions are kept in memory only: the state dir is not writable", "error", err)
-		if engine, tools, err = newWorkflowEngine("", d.Index, d.Catalogue, d.Reconcilers.Status, d.Bus, d.Registry, kick, log); err != nil {
+		if engine, tools, err = newWorkflowEngine("", d.Index, d.Catalogue, d.workflowVerdicts.Recorded, d.Bus, d.Registry, kick, log); err != nil {
 			return err
 		}
 	}
