@@ -187,7 +187,7 @@ func (d *daemon) builtinTool(tool string) bool {
 // executions under the state dir, publishing its execution events on b,
 // and a component that refreshes its tools when workflows are reconciled.
 // onToolsChanged is told when the set of workflow tools changed.
-func newWorkflowEngine(stateDir string, ix *resources.Index, cat *catalogue.Catalogue, status func(events.Key) (any, bool),
+func newWorkflowEngine(stateDir string, ix *resources.Index, cat *catalogue.Catalogue, status func(events.Key) (v1alpha1.WorkflowStatus, bool),
 	b *bus.Bus, reg prometheus.Registerer, onToolsChanged func(), log *slog.Logger) (*workflowrun.Engine, *workflowTools, error) {
 	engine, err := workflowrun.New(workflowrun.Options{
 		Index: ix, Status: status, StateDir: stateDir,

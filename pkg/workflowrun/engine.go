@@ -55,11 +55,10 @@ const (
 type Options struct {
 	// Index holds the workflow definitions in force. Required.
 	Index *resources.Index
-	// Status returns the workflow reconciler's verdict on a workflow, a
-	// v1alpha1.WorkflowStatus (reconcilers.Registry.Status, or without a
-	// copy workflow.Reconciler.Recorded: the engine only reads it).
-	// Required: a workflow runs only when it says valid.
-	Status func(events.Key) (any, bool)
+	// Status returns the workflow reconciler's verdict on a workflow
+	// (workflow.Reconciler.Recorded, which copies nothing: the engine only
+	// reads it). Required: a workflow runs only when it says valid.
+	Status func(events.Key) (v1alpha1.WorkflowStatus, bool)
 	// StateDir keeps executions in StateDir/executions, one file each.
 	// Empty keeps them in memory only.
 	StateDir string
@@ -192,9 +191,7 @@ func (e *Engine) load(k events.Key) (workflow, bool) {
 		return workflow{}, false
 	}
 	w := workflow{key: k, def: def}
-	if st, ok := e.opts.Status(k); ok {
-		w.status, w.known = st.(v1alpha1.WorkflowStatus)
-	}
+	w.status, w.known = e.opts.Status(k)
 	return w, true
 }
 
