@@ -137,6 +137,9 @@ func encode(doc Document) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	if out, ok := blockYAML(raw); ok { // emit.go: the common case, quickly
+		return out, nil
+	}
 	var tree yaml.Node
 	if err := yaml.Unmarshal(raw, &tree); err != nil {
 		return nil, err
