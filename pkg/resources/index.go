@@ -51,7 +51,7 @@ type Change struct {
 
 // Index is the desired-state index. It is safe for concurrent use.
 type Index struct {
-	mu      sync.RWMutex
+	mu    sync.RWMutex
 	files map[string]*fileState
 	// entries holds a resource while a file declares it; its Files are the
 	// files that do, sorted. There is no other record of who declares a
