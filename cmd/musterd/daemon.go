@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
@@ -612,10 +613,10 @@ func serve(ctx context.Context, cfg daemonConfig, log *slog.Logger) (err error) 
 		}
 	}()
 
-	go releaseAfterStart(ctx, func() bool { // release.go
+	go releaseAfterStart(ctx, d.Ready, func() bool { // release.go
 		quiet, _ := d.Store.Quiescent(time.Now())
 		return d.Ready() && quiet
-	})
+	}, debug.FreeOSMemory)
 	runErr := d.Run(ctx)
 	if cause := context.Cause(ctx); errors.Is(cause, election.ErrLostLeadership) {
 		runErr = errors.Join(runErr, cause)

@@ -11,14 +11,15 @@ package main
 // 98 MB of anonymous resident memory.
 //
 // How: once /readyz is true (every key of the initial listing has an
-// outcome) and the status store has no write queued or in progress, one
-// collection returns the free heap to the system (debug.FreeOSMemory). It
-// runs once per process: later bursts are smaller, and the collector's own
-// pacing, with its default GOGC, governs them.
+// outcome), one collection returns the free heap to the system
+// (debug.FreeOSMemory); once the status store also has no write queued or
+// in progress, another. With 100,000 resources the status writes trail the
+// reconciles by minutes, and the start's garbage is gone long before they
+// end. Both happen once per process: later bursts are smaller, and the
+// collector's own pacing, with its default GOGC, governs them.
 
 import (
 	"context"
-	"runtime/debug"
 	"time"
 )
 
@@ -26,27 +27,27 @@ import (
 // settled; it stops looking once it has.
 const settlePoll = 500 * time.Millisecond
 
-// releaseAfterStart waits until settled reports true twice in a row, a
-// poll apart (the store may not have seen the last outcomes yet when
-// /readyz turns true), then gives the free heap back to the system, once.
-// It returns early when ctx is done.
-func releaseAfterStart(ctx context.Context, settled func() bool) {
+// releaseAfterStart calls release (debug.FreeOSMemory in the daemon) once
+// ready reports true, and again once written does too, each when it did
+// twice in a row, a poll apart (the store may not have seen the last
+// outcomes yet when /readyz turns true). It returns early when ctx is
+// done.
+func releaseAfterStart(ctx context.Context, ready, written func() bool, release func()) {
 	t := time.NewTicker(settlePoll)
 	defer t.Stop()
-	streak := 0
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if !settled() {
-				streak = 0
-				continue
-			}
-			if streak++; streak == 2 {
-				debug.FreeOSMemory()
+	for _, settled := range []func() bool{ready, written} {
+		for streak := 0; streak < 2; {
+			select {
+			case <-ctx.Done():
 				return
+			case <-t.C:
+				if settled() {
+					streak++
+				} else {
+					streak = 0
+				}
 			}
 		}
+		release()
 	}
 }
