@@ -200,24 +200,20 @@ func (ix *Index) List(kind string) []Entry {
 // lost: the workflow engine lists the keys after every burst.
 func (ix *Index) Keys(kind string) []events.Key {
 	ix.mu.RLock()
-	if !ix.sortedOK {
-		ix.mu.RUnlock()
-		ix.mu.Lock()
-		ix.sortKeys()
-		ix.mu.Unlock()
-		ix.mu.RLock()
+	if ix.sortedOK {
+		defer ix.mu.RUnlock()
+		return ix.sortedOf(kind)
 	}
-	defer ix.mu.RUnlock()
-	if !ix.sortedOK { // a write came between the two locks: sort a copy
-		keys := make([]events.Key, 0, len(ix.entries))
-		for k := range ix.entries {
-			if kind == "" || k.Kind == kind {
-				keys = append(keys, k)
-			}
-		}
-		slices.SortFunc(keys, CompareKeys)
-		return keys
-	}
+	ix.mu.RUnlock()
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	ix.sortKeys()
+	return ix.sortedOf(kind)
+}
+
+// sortedOf copies the keys of kind (every kind if empty) from sorted.
+// Called with mu held and sortedOK.
+func (ix *Index) sortedOf(kind string) []events.Key {
 	if kind == "" {
 		return append(make([]events.Key, 0, len(ix.sorted)), ix.sorted...)
 	}
