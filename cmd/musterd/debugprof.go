@@ -77,7 +77,8 @@ func startDebugProfiling(log *slog.Logger) (stop func(), err error) {
 
 // serveProfile writes /debug/pprof/NAME: a CPU profile of ?seconds=N (30
 // if not given) for "profile", else the named runtime profile, as of the
-// last collection for heap and allocs (?gc=1 collects first).
+// last collection for heap and allocs (?gc=1 collects first), in text with
+// ?debug=1.
 func serveProfile(w http.ResponseWriter, r *http.Request) {
 	name, ok := strings.CutPrefix(r.URL.Path, "/debug/pprof/")
 	if !ok {
@@ -109,6 +110,10 @@ func serveProfile(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Query().Get("gc") == "1" {
 		runtime.GC()
 	}
-	_ = p.WriteTo(w, 0) // an error here is the client gone
+	debug, _ := strconv.Atoi(r.URL.Query().Get("debug")) // 1: text, with the runtime's memory statistics
+	if debug > 0 {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	}
+	_ = p.WriteTo(w, debug) // an error here is the client gone
 
 }
