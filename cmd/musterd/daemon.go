@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
@@ -312,7 +313,12 @@ func runDaemon(args []string, stderr io.Writer) int {
 	for _, note := range notes {
 		log.Info(note)
 	}
-	startGCFloor() // gcfloor.go: the go-sdk's garbage, collected less often
+	stopProfiling, err := startDebugProfiling(log) // debugprof.go: off unless asked
+	defer stopProfiling()
+	if err != nil {
+		log.Error("musterd stopped", "error", err)
+		return 1
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
@@ -363,6 +369,9 @@ type daemon struct {
 	// Workflows runs workflows: a provider of the MCP endpoint's tools,
 	// whose steps call tools through it (workflows.go).
 	Workflows *workflowrun.Engine
+	// workflowVerdicts is the Workflow reconciler, whose recorded statuses
+	// the engine reads without a copy.
+	workflowVerdicts *workflow.Reconciler
 }
 
 // newDaemon builds the daemon; if record is not nil, every bus event is
@@ -414,13 +423,14 @@ func newDaemon(cfg daemonConfig, log *slog.Logger, record io.Writer) (*daemon, e
 		return nil, err
 	}
 	servers := mcpserver.New(d.Index, d.Supervisor, d.Catalogue)
+	d.workflowVerdicts = workflow.New(d.Index, d.Catalogue, workflow.WithBuiltinTools(d.builtinTool))
 	servers.SetOverrides(d.Overrides)
 
 	d.Pipeline, err = pipeline.New(pipeline.Options{
 		Logger:      log,
 		Bus:         b,
 		Foundations: foundations,
-		Reconcilers: []reconcilers.Reconciler{servers, workflow.New(d.Index, d.Catalogue, workflow.WithBuiltinTools(d.builtinTool))},
+		Reconcilers: []reconcilers.Reconciler{servers, d.workflowVerdicts},
 		Debouncer:   debouncer.Options{Interval: cfg.debounce},
 		Coordinator: coordinator.Options{Workers: cfg.workers, ResyncPeriod: cfg.resync, ReconcileTimeout: cfg.reconcileTimeout,
 			BackoffBase: retryBackoffBase, BackoffMax: retryBackoffMax, Jitter: retryJitter, MaxRetries: retryMax,
@@ -568,7 +578,7 @@ func serve(ctx context.Context, cfg daemonConfig, log *slog.Logger) (err error) 
 			}
 			return fmt.Errorf("-mcp-listen on %s: %w", cfg.mcpListen, err)
 		}
-		servers = append(servers, &http.Server{Handler: d.MCP.Handler(), ReadHeaderTimeout: 5 * time.Second})
+		servers = append(servers, &http.Server{Handler: d.mcpHandler(), ReadHeaderTimeout: 5 * time.Second})
 		listeners = append(listeners, mcpLn)
 		mcpAddr = mcpLn.Addr().String()
 	}
@@ -603,6 +613,10 @@ func serve(ctx context.Context, cfg daemonConfig, log *slog.Logger) (err error) 
 		}
 	}()
 
+	go releaseAfterStart(ctx, d.Ready, func() bool { // release.go
+		quiet, _ := d.Store.Quiescent(time.Now())
+		return d.Ready() && quiet
+	}, debug.FreeOSMemory)
 	runErr := d.Run(ctx)
 	if cause := context.Cause(ctx); errors.Is(cause, election.ErrLostLeadership) {
 		runErr = errors.Join(runErr, cause)

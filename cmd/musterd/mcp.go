@@ -59,10 +59,21 @@ func (d *daemon) addMCP(cfg daemonConfig, log *slog.Logger) error {
 	return d.Add(d.MCPRefresh)
 }
 
+// mcpHandler is the MCP endpoint's handler; its first request engages the
+// collector's heap floor (gcfloor.go), which exists for the go-sdk's
+// garbage and would otherwise cost every daemon its megabytes at idle.
+func (d *daemon) mcpHandler() http.Handler {
+	h := d.MCP.Handler()
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		engageGCFloor()
+		h.ServeHTTP(w, r)
+	})
+}
+
 // mux serves the MCP endpoint's paths beside the API, on one listener.
 func (d *daemon) mux(api http.Handler) http.Handler {
 	mux := http.NewServeMux()
-	mcp := d.MCP.Handler()
+	mcp := d.mcpHandler()
 	for _, path := range mcpserve.Paths() {
 		mux.Handle(path, mcp)
 	}

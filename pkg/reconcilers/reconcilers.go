@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"slices"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/musterd/musterd/pkg/events"
+	"github.com/musterd/musterd/pkg/resources"
 )
 
 // Reconciler makes what runs for one kind of resource match its definition.
@@ -229,6 +229,6 @@ func (o *Observed[S]) Union(keys []events.Key) []events.Key {
 	for i := range all {
 		all[i] = all[i].Canonical()
 	}
-	slices.SortFunc(all, func(a, b events.Key) int { return strings.Compare(a.String(), b.String()) })
+	slices.SortFunc(all, resources.CompareKeys)
 	return slices.Compact(all)
 }

@@ -53,7 +53,7 @@ func bounded(t *testing.T, g *gate, opts workflowrun.Options, src string) *workf
 	k := docs[0].Key()
 	ix.SetFile("workflows/w.yaml", []resources.Doc{{Key: k, Object: docs[0].Object, Hash: docs[0].Hash}}, nil, k)
 	opts.Index = ix
-	opts.Status = func(events.Key) (any, bool) { return v1alpha1.WorkflowStatus{Valid: true}, true }
+	opts.Status = func(events.Key) (v1alpha1.WorkflowStatus, bool) { return v1alpha1.WorkflowStatus{Valid: true}, true }
 	e, err := workflowrun.New(opts)
 	require.NoError(t, err)
 	e.SetCaller(g)

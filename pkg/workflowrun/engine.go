@@ -55,10 +55,10 @@ const (
 type Options struct {
 	// Index holds the workflow definitions in force. Required.
 	Index *resources.Index
-	// Status returns the workflow reconciler's verdict on a workflow, a
-	// v1alpha1.WorkflowStatus (reconcilers.Registry.Status). Required: a
-	// workflow runs only when it says valid.
-	Status func(events.Key) (any, bool)
+	// Status returns the workflow reconciler's verdict on a workflow
+	// (workflow.Reconciler.Recorded, which copies nothing: the engine only
+	// reads it). Required: a workflow runs only when it says valid.
+	Status func(events.Key) (v1alpha1.WorkflowStatus, bool)
 	// StateDir keeps executions in StateDir/executions, one file each.
 	// Empty keeps them in memory only.
 	StateDir string
@@ -182,18 +182,16 @@ func (e *Engine) lookup(name string) (workflow, bool) {
 // load reads the workflow k and its verdict. def is the index's: read it,
 // never change it.
 func (e *Engine) load(k events.Key) (workflow, bool) {
-	entry, ok := e.opts.Index.Get(k)
+	obj, ok := e.opts.Index.Object(k)
 	if !ok {
 		return workflow{}, false
 	}
-	def, ok := entry.Object.(*v1alpha1.Workflow)
+	def, ok := obj.(*v1alpha1.Workflow)
 	if !ok || def == nil {
 		return workflow{}, false
 	}
 	w := workflow{key: k, def: def}
-	if st, ok := e.opts.Status(k); ok {
-		w.status, w.known = st.(v1alpha1.WorkflowStatus)
-	}
+	w.status, w.known = e.opts.Status(k)
 	return w, true
 }
 
@@ -216,8 +214,16 @@ func (w workflow) available() error {
 // then the execution tools.
 func (e *Engine) Tools() []*mcp.Tool {
 	var tools []*mcp.Tool
-	seen := map[string]bool{}
-	for _, k := range e.opts.Index.Keys(v1alpha1.KindWorkflow) {
+	keys := e.opts.Index.Keys(v1alpha1.KindWorkflow)
+	// Workflows of one name in several namespaces offer one tool. The keys
+	// are sorted, so when the first and the last share a namespace, every
+	// key does (its spelling lies between theirs), and no name repeats:
+	// the set of names, 100,000 of them after every burst, is not needed.
+	var seen map[string]bool
+	if n := len(keys); n > 1 && keys[0].Canonical().Namespace != keys[n-1].Canonical().Namespace {
+		seen = map[string]bool{}
+	}
+	for _, k := range keys {
 		if seen[k.Name] {
 			continue
 		}
@@ -225,7 +231,9 @@ func (e *Engine) Tools() []*mcp.Tool {
 		if !ok {
 			continue
 		}
-		seen[k.Name] = true
+		if seen != nil {
+			seen[k.Name] = true
+		}
 		if w.available() != nil {
 			continue
 		}

@@ -67,7 +67,7 @@ func FuzzTemplatesAndArguments(f *testing.F) {
 	ix := resources.New()
 	key := events.NewKey(v1alpha1.KindWorkflow, "", "f")
 	e, err := workflowrun.New(workflowrun.Options{Index: ix, MaxExecutions: 10, Timeout: 5 * time.Second,
-		Status: func(events.Key) (any, bool) { return v1alpha1.WorkflowStatus{Valid: true}, true }})
+		Status: func(events.Key) (v1alpha1.WorkflowStatus, bool) { return v1alpha1.WorkflowStatus{Valid: true}, true }})
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -128,7 +128,7 @@ func newHarness(t *testing.T, opts workflowrun.Options) *harness {
 	h.router.session = session
 	h.cat.Set(events.NewKey(v1alpha1.KindMCPServer, "", "fake"), "", strings.Split(fakeTools, ","))
 
-	opts.Index, opts.Status = h.ix, h.rec.Status
+	opts.Index, opts.Status = h.ix, h.rec.Recorded
 	if opts.Publish == nil {
 		opts.Publish = func(e events.Event) { h.events <- e }
 	}

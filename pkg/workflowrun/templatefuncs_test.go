@@ -25,7 +25,7 @@ func echoed(t *testing.T, src string) (string, bool) {
 	k := docs[0].Key()
 	ix.SetFile("workflows/w.yaml", []resources.Doc{{Key: k, Object: docs[0].Object, Hash: docs[0].Hash}}, nil, k)
 	e, err := workflowrun.New(workflowrun.Options{Index: ix,
-		Status: func(events.Key) (any, bool) { return v1alpha1.WorkflowStatus{Valid: true}, true }})
+		Status: func(events.Key) (v1alpha1.WorkflowStatus, bool) { return v1alpha1.WorkflowStatus{Valid: true}, true }})
 	require.NoError(t, err)
 	e.SetCaller(echoCaller{})
 	res, err := e.CallTool(context.Background(), "workflow_w", nil, nil)

@@ -32,7 +32,7 @@ func TestClientReadsExecutionsWithTheToken(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ix := resources.New()
 		engine, err := workflowrun.New(workflowrun.Options{Index: ix,
-			Status: func(events.Key) (any, bool) { return v1alpha1.WorkflowStatus{Valid: true}, true }})
+			Status: func(events.Key) (v1alpha1.WorkflowStatus, bool) { return v1alpha1.WorkflowStatus{Valid: true}, true }})
 		require.NoError(t, err)
 		engine.SetCaller(echo{})
 		docs, err := v1alpha1.DecodeFile("workflows/greet.yaml", []byte(greetWorkflow))

@@ -9,9 +9,13 @@
 // Guarantees:
 //
 //   - A status file is replaced atomically: written to a temporary file in
-//     the same directory, synced, renamed over the old one, and the
-//     directory synced. A reader sees the old status or the new one, never
-//     a part of either; a crash leaves at most a stray temporary file per
+//     the same directory, synced, and renamed over the old one. A reader
+//     sees the old status or the new one, never a part of either, and so
+//     does a crash of the machine. The directory is not synced after the
+//     rename, so such a crash may bring back the status before the last
+//     writes (or no file, for a resource new since): the next start
+//     reconciles every resource and writes its status again. A crash
+//     leaves at most a stray temporary file per
 //     resource, which the next process removes at its first write into
 //     that directory (once per directory: a listing per write would cost
 //     O(resources) per write).

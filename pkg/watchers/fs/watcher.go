@@ -52,8 +52,9 @@ type Options struct {
 	Index *resources.Index
 	// Decode turns one file's bytes into its documents. path is relative
 	// to ConfigDir ("mcpservers/git.yaml") so errors name it that way. A
-	// returned error means the file as a whole could not be parsed.
-	// Default DecodeV1alpha1.
+	// returned error means the file as a whole could not be parsed. It is
+	// called for several files at once when a directory is listed, so it
+	// must be safe for concurrent use. Default DecodeV1alpha1.
 	Decode func(path string, data []byte) ([]resources.Doc, error)
 	// Kinds maps a subdirectory of ConfigDir to the kind of the documents it
 	// holds. Default {"mcpservers": "MCPServer", "workflows": "Workflow"}.
@@ -493,13 +494,15 @@ func (w *Watcher) scanDir(sub string, logIt bool) bool {
 		entries = nil // confirmed gone: it declares nothing
 	}
 	listed := map[string]bool{}
+	var files []string
 	for _, e := range entries {
 		if isDefinitionFile(e.Name()) {
 			rel := sub + "/" + e.Name()
 			listed[rel] = true
-			w.recheckFile(rel)
+			files = append(files, rel)
 		}
 	}
+	w.recheckFiles(files)
 	for _, rel := range w.index.Files() {
 		if path.Dir(rel) == sub && !listed[rel] {
 			w.publish(w.index.RemoveFile(rel))
@@ -517,23 +520,43 @@ func (w *Watcher) dirGone(sub string) bool {
 
 // recheckFile brings the index up to date with what rel holds now.
 func (w *Watcher) recheckFile(rel string) {
-	sub, name := path.Split(rel)
-	sub = strings.TrimSuffix(sub, "/")
-	fallback := events.NewKey(w.kinds[sub], "", strings.TrimSuffix(name, path.Ext(name)))
+	w.apply(rel, w.read(rel))
+}
+
+// readResult is what read found in a file: gone, or its documents, or the
+// error that makes it unusable as a whole.
+type readResult struct {
+	gone bool
+	docs []resources.Doc
+	err  error
+}
+
+// read reads and decodes rel. It touches no state of the watcher's but
+// its settings, so that several files can be read at once.
+func (w *Watcher) read(rel string) readResult {
 	data, err := w.readFile(rel)
-	if notExist(err) {
+	switch {
+	case notExist(err):
+		return readResult{gone: true}
+	case err != nil:
+		return readResult{err: fmt.Errorf("%s: cannot read: %w", rel, pathErrorCause(err))}
+	case len(data) == 0:
+		return readResult{err: fmt.Errorf("%s is empty; a definition file declares at least one document (delete the file to delete its resources)", rel)}
+	}
+	docs, err := w.decodeFile(rel, path.Dir(rel), data)
+	return readResult{docs: docs, err: err}
+}
+
+// apply brings the index up to date with what read found in rel.
+func (w *Watcher) apply(rel string, r readResult) {
+	if r.gone {
 		w.publish(w.index.RemoveFile(rel))
 		return
 	}
-	var docs []resources.Doc
-	switch {
-	case err != nil:
-		err = fmt.Errorf("%s: cannot read: %w", rel, pathErrorCause(err))
-	case len(data) == 0:
-		err = fmt.Errorf("%s is empty; a definition file declares at least one document (delete the file to delete its resources)", rel)
-	default:
-		docs, err = w.decodeFile(rel, sub, data)
-	}
+	sub, name := path.Split(rel)
+	sub = strings.TrimSuffix(sub, "/")
+	fallback := events.NewKey(w.kinds[sub], "", strings.TrimSuffix(name, path.Ext(name)))
+	docs, err := r.docs, r.err
 	changes := w.index.SetFile(rel, docs, err, fallback)
 	// Warn when an error is news, not on every rescan of a broken file.
 	if len(changes) > 0 {
