@@ -137,7 +137,7 @@ func (w *workflowTools) revalidateCallers(changed map[string]bool) {
 			}
 		}
 	}
-	slices.SortFunc(keys, resources.CompareKeys)
+	slices.SortFunc(keys, events.CompareKeys)
 	corr := events.NewCorrelationID()
 	for _, key := range keys {
 		bus.Publish(w.b, events.ResourceChanged{Meta: events.NewMeta(corr), Key: key,

@@ -181,7 +181,7 @@ func (c *Catalogue) StartingFor(tool string) (server events.Key, ok bool) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	for key, prefix := range c.starting {
-		if strings.HasPrefix(tool, prefix) && (!ok || compareKeys(key, server) < 0) {
+		if strings.HasPrefix(tool, prefix) && (!ok || events.CompareKeys(key, server) < 0) {
 			server, ok = key, true
 		}
 	}
@@ -269,10 +269,10 @@ func (c *Catalogue) apply(key events.Key, next *offer) []string {
 				x = &exposed{}
 				c.names[name] = x
 			}
-			i, _ := slices.BinarySearchFunc(x.owners, key, compareKeys)
+			i, _ := slices.BinarySearchFunc(x.owners, key, events.CompareKeys)
 			x.owners = slices.Insert(x.owners, i, key)
 		case had && !has:
-			if i, found := slices.BinarySearchFunc(x.owners, key, compareKeys); found {
+			if i, found := slices.BinarySearchFunc(x.owners, key, events.CompareKeys); found {
 				x.owners = slices.Delete(x.owners, i, i+1)
 			}
 		}
@@ -453,7 +453,7 @@ func (c *Catalogue) Servers() []Server {
 	for key, s := range c.servers {
 		out = append(out, Server{Key: key, Naming: s.naming, Tools: len(s.tools), ListedAt: s.listedAt})
 	}
-	slices.SortFunc(out, func(a, b Server) int { return compareKeys(a.Key, b.Key) })
+	slices.SortFunc(out, func(a, b Server) int { return events.CompareKeys(a.Key, b.Key) })
 	return out
 }
 
@@ -544,5 +544,3 @@ func (c *Catalogue) Resolve(name string, args map[string]any) (Target, error) {
 	return Target{}, fmt.Errorf("tool %q of family %q: argument %q names %q, which does not offer it: one of %s",
 		name, t.Family, t.InstanceArg, instance, offered)
 }
-
-func compareKeys(a, b events.Key) int { return strings.Compare(a.String(), b.String()) }

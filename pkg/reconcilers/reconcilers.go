@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/musterd/musterd/pkg/events"
-	"github.com/musterd/musterd/pkg/resources"
 )
 
 // Reconciler makes what runs for one kind of resource match its definition.
@@ -229,6 +228,6 @@ func (o *Observed[S]) Union(keys []events.Key) []events.Key {
 	for i := range all {
 		all[i] = all[i].Canonical()
 	}
-	slices.SortFunc(all, resources.CompareKeys)
+	slices.SortFunc(all, events.CompareKeys)
 	return slices.Compact(all)
 }

@@ -58,7 +58,7 @@ type Index struct {
 	// key: a map of claims beside the entries held the same lists again,
 	// 14 MB with 100,000 resources.
 	entries map[events.Key]*Entry
-	// sorted holds the keys of entries in CompareKeys order while
+	// sorted holds the keys of entries in events.CompareKeys order while
 	// sortedOK; a delete, or a create that does not sort last, clears it
 	// and the next Keys sorts again. A listing creates its keys in the
 	// order of its files, which is theirs, so a cold start never sorts:
@@ -191,7 +191,7 @@ func (ix *Index) List(kind string) []Entry {
 			out = append(out, e.clone())
 		}
 	}
-	slices.SortFunc(out, func(a, b Entry) int { return CompareKeys(a.Key, b.Key) })
+	slices.SortFunc(out, func(a, b Entry) int { return events.CompareKeys(a.Key, b.Key) })
 	return out
 }
 
@@ -248,7 +248,7 @@ func (ix *Index) sortKeys() {
 		return
 	}
 	ix.sorted = slices.AppendSeq(make([]events.Key, 0, len(ix.entries)), maps.Keys(ix.entries))
-	slices.SortFunc(ix.sorted, CompareKeys)
+	slices.SortFunc(ix.sorted, events.CompareKeys)
 	ix.sortedOK = true
 }
 
@@ -257,7 +257,7 @@ func (ix *Index) noteCreated(k events.Key) {
 	if !ix.sortedOK {
 		return
 	}
-	if n := len(ix.sorted); n > 0 && CompareKeys(ix.sorted[n-1], k) >= 0 {
+	if n := len(ix.sorted); n > 0 && events.CompareKeys(ix.sorted[n-1], k) >= 0 {
 		ix.sorted, ix.sortedOK = nil, false
 		return
 	}
@@ -324,7 +324,7 @@ func (c claims) drop(k events.Key, path string) {
 // refresh recomputes the entries of keys from their claims and reports
 // those that changed. path is the file that prompted it, named in deletes.
 func (ix *Index) refresh(keys []events.Key, path string, claims claims) []Change {
-	slices.SortFunc(keys, CompareKeys)
+	slices.SortFunc(keys, events.CompareKeys)
 	keys = slices.Compact(keys)
 	var changes []Change
 	for _, k := range keys {

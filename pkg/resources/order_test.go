@@ -1,7 +1,6 @@
 package resources_test
 
 import (
-	"cmp"
 	"fmt"
 	"testing"
 
@@ -11,25 +10,6 @@ import (
 	"github.com/musterd/musterd/pkg/events"
 	"github.com/musterd/musterd/pkg/resources"
 )
-
-func TestCompareKeysOrdersAsTheSpellingsCompare(t *testing.T) {
-	parts := []string{"", "a", "a-b", "a.b", "a/", "ab", "b", "A", "a0", "MCPServer", "MCPServerX", "Workflow", "default", "é"}
-	var keys []events.Key
-	for _, k := range parts {
-		for _, ns := range parts {
-			for _, n := range []string{"", "a", "a-b", "ab", "b"} {
-				keys = append(keys, events.NewKey(k, ns, n))
-			}
-		}
-	}
-	for _, a := range keys {
-		for _, b := range keys {
-			if got, want := resources.CompareKeys(a, b), cmp.Compare(a.String(), b.String()); got != want {
-				t.Fatalf("CompareKeys(%q, %q) = %d, want %d", a, b, got, want)
-			}
-		}
-	}
-}
 
 // Keys keeps its order through creates in order and out of it, deletes and
 // files of several kinds, and is what sorting List gives.

@@ -1,7 +1,6 @@
 package services
 
 import (
-	"cmp"
 	"fmt"
 	"slices"
 	"sync"
@@ -149,7 +148,7 @@ func (o *Overrides) List() []Record {
 	for _, r := range o.records {
 		out = append(out, r)
 	}
-	slices.SortFunc(out, func(a, b Record) int { return cmp.Compare(a.Key.String(), b.Key.String()) })
+	slices.SortFunc(out, func(a, b Record) int { return events.CompareKeys(a.Key, b.Key) })
 	return out
 }
 
@@ -197,7 +196,7 @@ func (o *Overrides) saveLocked() error {
 	for _, r := range o.records {
 		records = append(records, r)
 	}
-	slices.SortFunc(records, func(a, b Record) int { return cmp.Compare(a.Key.String(), b.Key.String()) })
+	slices.SortFunc(records, func(a, b Record) int { return events.CompareKeys(a.Key, b.Key) })
 	if err := o.persist.Save(records); err != nil {
 		return fmt.Errorf("services: persist overrides: %w", err)
 	}

@@ -298,7 +298,7 @@ func (s *Store) List() []Status {
 		}
 	}
 	s.mu.RUnlock()
-	slices.SortFunc(out, func(a, b Status) int { return cmp.Compare(a.Key.String(), b.Key.String()) })
+	slices.SortFunc(out, func(a, b Status) int { return events.CompareKeys(a.Key, b.Key) })
 	return out
 }
 

@@ -526,7 +526,7 @@ func (s *Supervisor) Keys() []events.Key {
 			keys = append(keys, key)
 		}
 	}
-	slices.SortFunc(keys, func(a, b events.Key) int { return strings.Compare(a.String(), b.String()) })
+	slices.SortFunc(keys, events.CompareKeys)
 	return keys
 }
 

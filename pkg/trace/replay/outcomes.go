@@ -141,6 +141,6 @@ func (d *declaredKeys) list(kind string) []events.Key {
 			out = append(out, k)
 		}
 	}
-	slices.SortFunc(out, func(a, b events.Key) int { return cmp.Compare(a.String(), b.String()) })
+	slices.SortFunc(out, events.CompareKeys)
 	return out
 }

@@ -1,10 +1,6 @@
-package resources
+package events
 
-import (
-	"strings"
-
-	"github.com/musterd/musterd/pkg/events"
-)
+import "strings"
 
 // CompareKeys orders keys as their spellings kind/namespace/name
 // (Key.String) compare, without spelling them: sorting 10,000 keys by
@@ -12,7 +8,7 @@ import (
 // time and a fifth of its garbage (issue #15's profile). The order is the
 // spelling's, not the fields' one after another: "a-b" sorts before "a/"
 // because '-' < '/', so a namespace "a-b" comes before "a".
-func CompareKeys(a, b events.Key) int {
+func CompareKeys(a, b Key) int {
 	a, b = a.Canonical(), b.Canonical()
 	if a.Kind == b.Kind {
 		if a.Namespace == b.Namespace {
