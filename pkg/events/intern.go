@@ -25,10 +25,13 @@ type Interner = InternerOf[Key]
 // a key is hashed once per Intern and never at Release: a map hashed a new
 // key twice (the lookup, then the insert) and again at its delete, and the
 // three interners of a reconcile's path were a fifth of the no-op
-// benchmark's CPU. Each slot holds a handle and part of its key's hash, so
-// a probe compares keys only where the hashes agree, and a delete shifts
-// the entries after it back (no tombstones) using the hashes kept with the
-// keys.
+// benchmark's CPU. Each slot holds a handle and the upper half of its key's
+// hash, so a probe compares keys only where the hashes agree; and a key's
+// home slot is its hash's top bits, which that half holds at every table
+// size, so growing the table and a delete's shifting back of the entries
+// after it (no tombstones) read the slots alone, never the keys' records:
+// reading each record as the table grew was a cache miss a key, 7% of the
+// no-op benchmark's CPU.
 //
 // Keys may be of any comparable type: besides the stages' resource keys
 // ([Interner]), a coalescing mailbox interns the keys of its pending
@@ -36,6 +39,7 @@ type Interner = InternerOf[Key]
 type InternerOf[K comparable] struct {
 	seed  maphash.Seed
 	slots []slot // len is a power of two, or 0; at most half full
+	shift uint   // 64 - log2(len(slots)): a hash's top bits are its home
 	keys  Records[internedKey[K]]
 	n     int // keys held
 	limit int // one past the largest handle given out
@@ -66,7 +70,7 @@ const retainedHandles = 1024
 // would go.
 func (in *InternerOf[K]) find(key K, hash uint64) (i int, found bool) {
 	mask := len(in.slots) - 1
-	for i = int(hash) & mask; ; i = (i + 1) & mask {
+	for i = in.home(hash); ; i = (i + 1) & mask {
 		s := in.slots[i]
 		if s == 0 {
 			return i, false
@@ -82,7 +86,7 @@ func (in *InternerOf[K]) find(key K, hash uint64) (i int, found bool) {
 func (in *InternerOf[K]) Intern(key K) (h Handle, added bool) {
 	if in.slots == nil {
 		in.seed = maphash.MakeSeed()
-		in.slots = make([]slot, 16)
+		in.slots, in.shift = make([]slot, 16), 64-4
 	}
 	hash := maphash.Comparable(in.seed, key)
 	i, found := in.find(key, hash)
@@ -106,16 +110,19 @@ func (in *InternerOf[K]) Intern(key K) (h Handle, added bool) {
 	return h, true
 }
 
-// grow doubles the index, placing every handle again by its kept hash.
+// home is the slot where a key of hash belongs: its hash's top bits.
+func (in *InternerOf[K]) home(hash uint64) int { return int(hash >> in.shift) }
+
+// grow doubles the index, placing every handle again by its slot's tag.
 func (in *InternerOf[K]) grow() {
 	old := in.slots
-	in.slots = make([]slot, 2*len(old))
+	in.slots, in.shift = make([]slot, 2*len(old)), in.shift-1
 	mask := len(in.slots) - 1
 	for _, s := range old {
 		if s == 0 {
 			continue
 		}
-		i := int(in.keys.At(s.handle()).hash) & mask
+		i := in.home(s.tag())
 		for in.slots[i] != 0 {
 			i = (i + 1) & mask
 		}
@@ -192,12 +199,12 @@ func (in *InternerOf[K]) Clear() {
 // probed past it, so that every key stays reachable from its home slot.
 func (in *InternerOf[K]) remove(hash uint64, h Handle) {
 	mask := len(in.slots) - 1
-	i := int(hash) & mask
+	i := in.home(hash)
 	for in.slots[i] == 0 || in.slots[i].handle() != h {
 		i = (i + 1) & mask
 	}
 	for j := (i + 1) & mask; in.slots[j] != 0; j = (j + 1) & mask {
-		home := int(in.keys.At(in.slots[j].handle()).hash) & mask
+		home := in.home(in.slots[j].tag())
 		// The entry at j may move to the hole at i unless its home lies
 		// cyclically in (i, j]: then it was never past i.
 		if (j-home)&mask >= (j-i)&mask {
