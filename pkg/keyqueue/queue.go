@@ -59,18 +59,18 @@ type Queue struct {
 	stop     chan struct{}
 	done     sync.WaitGroup
 
-	clock   clock.WithTicker
+	clock clock.WithTicker
 	// epoch is when the queue was made; a handle's times are kept as
 	// offsets from it, read with clock.Since, which on the real clock
 	// reads only the monotonic clock: half the cost of a Now, six times a
 	// reconcile across the pipeline's two queues.
-	epoch time.Time
+	epoch   time.Time
 	metrics *metrics // nil without a provider
 }
 
 // slot is the queue's record of one handle.
 type slot struct {
-	state              uint8
+	state uint8
 	// addedAt (while queued) and startedAt (while processing) are offsets
 	// from the queue's epoch.
 	addedAt, startedAt time.Duration
