@@ -210,8 +210,7 @@ type fifoBox struct {
 
 // retainedItems is the most a drained mailbox keeps allocated once the
 // burst that grew it is over, so that one burst does not pin its peak
-// memory for the life of the
-// subscription.
+// memory for the life of the subscription.
 const retainedItems = 1024
 
 func (b *fifoBox) put(it item) outcome {

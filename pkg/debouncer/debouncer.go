@@ -58,7 +58,7 @@ type Debouncer struct {
 	mu sync.Mutex
 	// handles and recs are the keys in their refractory period and their
 	// records, indexed by handle: a key's three strings are hashed once a
-	// change, and the heap moves 4-byte handles.
+	// change, and the deadline queue moves 4-byte handles.
 	handles   events.Interner
 	recs      events.Records[keyState]
 	deadlines deadlineQueue

@@ -45,10 +45,12 @@
 //     so a debouncer that never catches up still publishes. Keys whose
 //     refractory periods end at the same instant share one trigger.
 //   - Flat cost: there is no goroutine and no timer per key. One timer
-//     serves a min-heap of refractory deadlines, and a key is forgotten as
-//     soon as its refractory period ends with nothing pending, so idle keys
-//     cost no memory. A key in its period is a small handle
-//     (events.Interner) indexing one record; the heap moves handles.
+//     serves a queue of refractory deadlines, in the order the periods
+//     began (which, every period lasting one Interval, is the order they
+//     end), and a key is forgotten as soon as its refractory period ends
+//     with nothing pending, so idle keys cost no memory. A key in its
+//     period is a small handle (events.Interner) indexing one record; the
+//     queue moves handles.
 //   - Time comes from [Options].Clock (default the real clock), which a
 //     replay outside synctest steps; [Debouncer.Quiescent] says whether a
 //     refractory end is due and when the next one is.
