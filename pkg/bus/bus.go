@@ -457,9 +457,12 @@ func (s *Subscription) enqueue(e events.Event, h *handler) {
 	// uncounted; a put that adds no item takes it back.
 	s.unhandled.Add(1)
 	s.mu.Lock()
-	result := s.box.put(item{ev: e, h: h})
+	result, folded := s.box.put(item{ev: e, h: h})
 	s.mu.Unlock()
 	s.bus.progress.Add(1)
+	if folded > 0 { // pending items a lazy mailbox coalesced as it indexed them
+		s.unhandled.Add(int64(-folded))
+	}
 	switch result {
 	case dropped:
 		s.unhandled.Add(-1)

@@ -18,6 +18,12 @@ import (
 // DefaultInterval is the refractory period when Options.Interval is zero.
 const DefaultInterval = 500 * time.Millisecond
 
+// lagChanges is how many events wait for the debouncer before its mailbox
+// coalesces them by key (bus.Delivery.Lazy): a change folds into its key's
+// state idempotently, so while the debouncer keeps up nothing is hashed
+// for it under the publish lock.
+const lagChanges = 4096
+
 // maxBatchKeys bounds the keys that fired at once but wait for the mailbox
 // to empty before they are published. A debouncer that never catches up
 // with its mailbox still publishes, and holds bounded memory.
@@ -141,7 +147,7 @@ func (d *Debouncer) Start(ctx context.Context) error {
 
 	sub, err := d.bus.Subscribe(bus.SubscriberOptions{
 		Name:     d.Name(),
-		Delivery: bus.Coalescing(mailboxKey),
+		Delivery: bus.Coalescing(mailboxKey).Lazy(lagChanges),
 		Handlers: []bus.Handler{
 			bus.On(d.onResourceChanged),
 			bus.On(d.onServiceStateChanged),

@@ -131,6 +131,10 @@ type StoreOptions struct {
 const (
 	storeName = "status-store"
 
+	// lagStates is how many events wait for the store before its mailbox
+	// coalesces them by key (bus.Delivery.Lazy): about 230 KB of items.
+	lagStates = 4096
+
 	// A key whose writes keep failing is logged at its first failure, then
 	// when this interval has passed, doubling up to the maximum.
 	failureLogFirstInterval = 30 * time.Second
@@ -251,8 +255,10 @@ func (s *Store) Start(ctx context.Context) error {
 	sub, err := s.bus.Subscribe(bus.SubscriberOptions{
 		Name: storeName,
 		// One subscription for every type keeps a key's events in order;
-		// coalescing by key keeps its newest only.
-		Delivery: bus.Coalescing(bus.ByResourceKey),
+		// coalescing by key keeps its newest only, once lagStates events
+		// wait: the store applies states idempotently, so while it keeps
+		// up nothing is hashed for it under the publish lock.
+		Delivery: bus.Coalescing(bus.ByResourceKey).Lazy(lagStates),
 		Handlers: []bus.Handler{
 			bus.On(s.onChanged),
 			bus.On(s.onStarted),
