@@ -16,7 +16,8 @@
 //   - Nothing is dropped silently. A subscription declares its [Delivery]:
 //     [Coalescing] (a newer event for a key replaces, or merges into, the
 //     pending one; memory is bounded by the number of keys and the newest
-//     state of every key is delivered) or [Lossy] (at most a bound of pending
+//     state of every key is delivered; [Delivery.Lazy] defers that until n
+//     events wait, bounding memory by the keys plus n) or [Lossy] (at most a bound of pending
 //     events; the excess is dropped and counted per subscriber and event
 //     type in [Bus.Stats]) or [Unbounded] (every event, in publish order,
 //     with memory growing while the subscriber lags: for the few that must
