@@ -345,32 +345,41 @@ func startTriggerMerger(pending events.Event) bus.Merger {
 }
 
 func TestCoalescingWithMergeFoldsPendingEvents(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		b := started()
-		defer b.Close()
-		gate := make(chan struct{})
-		var got []events.ReconciliationTriggered
-		_, err := bus.Subscribe(b, "coordinator", bus.Coalescing(func(events.Event) string { return "all" }).WithMerge(startTriggerMerger),
-			func(e events.ReconciliationTriggered) {
-				if e.Reason == events.ReasonManual {
-					<-gate
+	all := func(events.Event) string { return "all" }
+	for name, d := range map[string]bus.Delivery{
+		"eager": bus.Coalescing(all).WithMerge(startTriggerMerger),
+		// A lazy mailbox folds what it holds when it indexes it, as if
+		// each event had been put into an indexed one.
+		"lazy": bus.Coalescing(all).WithMerge(startTriggerMerger).Lazy(16),
+	} {
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				b := started()
+				defer b.Close()
+				gate := make(chan struct{})
+				var got []events.ReconciliationTriggered
+				_, err := bus.Subscribe(b, "coordinator", d, func(e events.ReconciliationTriggered) {
+					if e.Reason == events.ReasonManual {
+						<-gate
+					}
+					got = append(got, e)
+				})
+				require.NoError(t, err)
+				bus.Publish(b, trigger(events.ReasonManual, "first"))
+				synctest.Wait()
+				var published []events.TriggeredKey
+				for i := range 1000 {
+					e := trigger(events.ReasonChange, fmt.Sprint(i%50))
+					bus.Publish(b, e)
+					published = append(published, e.Keys.At(0))
 				}
-				got = append(got, e)
+				close(gate)
+				synctest.Wait()
+				require.Len(t, got, 2)
+				assert.Equal(t, events.NewTriggeredKeys(published...), got[1].Keys, "every key of every pending trigger arrives, once")
 			})
-		require.NoError(t, err)
-		bus.Publish(b, trigger(events.ReasonManual, "first"))
-		synctest.Wait()
-		var published []events.TriggeredKey
-		for i := range 1000 {
-			e := trigger(events.ReasonChange, fmt.Sprint(i%50))
-			bus.Publish(b, e)
-			published = append(published, e.Keys.At(0))
-		}
-		close(gate)
-		synctest.Wait()
-		require.Len(t, got, 2)
-		assert.Equal(t, events.NewTriggeredKeys(published...), got[1].Keys, "every key of every pending trigger arrives, once")
-	})
+		})
+	}
 }
 
 // countingMerger folds triggers' keys into one accumulator and counts what

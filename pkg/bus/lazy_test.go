@@ -72,37 +72,6 @@ func TestLazyCoalescingKeepsEverythingUntilItHoldsN(t *testing.T) {
 	})
 }
 
-// A lazy mailbox that merges folds what it holds when it indexes it, as if
-// each event had been put into an indexed one.
-func TestLazyCoalescingWithMergeFoldsWhatItHolds(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		b := started()
-		defer b.Close()
-		gate := make(chan struct{})
-		var got []events.ReconciliationTriggered
-		_, err := bus.Subscribe(b, "coordinator", bus.Coalescing(func(events.Event) string { return "all" }).WithMerge(startTriggerMerger).Lazy(16),
-			func(e events.ReconciliationTriggered) {
-				if e.Reason == events.ReasonManual {
-					<-gate
-				}
-				got = append(got, e)
-			})
-		require.NoError(t, err)
-		bus.Publish(b, trigger(events.ReasonManual, "first"))
-		synctest.Wait()
-		var published []events.TriggeredKey
-		for i := range 1000 {
-			e := trigger(events.ReasonChange, fmt.Sprint(i%50))
-			bus.Publish(b, e)
-			published = append(published, e.Keys.At(0))
-		}
-		close(gate)
-		synctest.Wait()
-		require.Len(t, got, 2)
-		assert.Equal(t, events.NewTriggeredKeys(published...), got[1].Keys, "every key of every pending trigger arrives, once")
-	})
-}
-
 func TestLazyNeedsACoalescingDeliveryAndACount(t *testing.T) {
 	b := started()
 	defer b.Close()
