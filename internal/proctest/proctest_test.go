@@ -7,8 +7,16 @@ import (
 
 func TestWithFindsAChildByItsArgumentAndNotOthers(t *testing.T) {
 	marker := "proctest-marker-" + t.Name()
-	// sh keeps its arguments while sleep runs: the marker is its $0.
-	cmd := exec.Command("sh", "-c", "sleep 30; :", marker)
+	// The marker is sh's $0. sh waits in a builtin read on a pipe nobody
+	// writes, so it never forks: a forked child carries its parent's
+	// arguments until it execs, and under load With caught sh's child
+	// running sleep in that instant, a second process with the marker.
+	cmd := exec.Command("sh", "-c", "read line", marker)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatalf("stdin: %v", err)
+	}
+	defer stdin.Close()
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start sh: %v", err)
 	}
