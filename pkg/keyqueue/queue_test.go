@@ -98,46 +98,51 @@ func TestAHandleAddedWhileProcessedComesOutOnceMoreAfterDone(t *testing.T) {
 
 // Under many workers and adders, no handle is ever processed by two
 // workers at once, and every add is followed by a processing of its handle
-// that began after it.
+// that began after it. Each processing lasts a virtual millisecond, so that
+// adds land on handles being processed and a second worker would overlap.
 func TestNoHandleIsEverProcessedByTwoWorkersAtOnce(t *testing.T) {
-	q := keyqueue.New(keyqueue.Config{})
-	const handles, adds, workers = 16, 20000, 4
-	var inside [handles]atomic.Int32
-	var addedAt, startedAt [handles]atomic.Int64 // sequence numbers
-	var seq atomic.Int64
-	var twice atomic.Bool
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			for {
-				h, shutdown := q.Get()
-				if shutdown {
-					return
+	synctest.Test(t, func(t *testing.T) {
+		q := keyqueue.New(keyqueue.Config{})
+		const handles, adds, workers = 16, 4000, 4
+		var inside [handles]atomic.Int32
+		var addedAt, startedAt [handles]atomic.Int64 // sequence numbers
+		var seq atomic.Int64
+		var twice atomic.Bool
+		var wg sync.WaitGroup
+		for range workers {
+			wg.Go(func() {
+				for {
+					h, shutdown := q.Get()
+					if shutdown {
+						return
+					}
+					if inside[h].Add(1) != 1 {
+						twice.Store(true)
+					}
+					startedAt[h].Store(seq.Add(1))
+					time.Sleep(time.Millisecond)
+					inside[h].Add(-1)
+					q.Done(h)
 				}
-				if inside[h].Add(1) != 1 {
-					twice.Store(true)
-				}
-				startedAt[h].Store(seq.Add(1))
-				inside[h].Add(-1)
-				q.Done(h)
-			}
-		})
-	}
-	for i := range adds {
-		h := events.Handle(i % handles)
-		addedAt[h].Store(seq.Add(1))
-		q.Add(h)
-	}
-	deadline := time.Now().Add(time.Minute)
-	for h := range handles {
-		for startedAt[h].Load() < addedAt[h].Load() && time.Now().Before(deadline) {
-			time.Sleep(time.Millisecond) // poll the condition; no timing is asserted
+			})
 		}
-		assert.GreaterOrEqual(t, startedAt[h].Load(), addedAt[h].Load(), "handle %d: its last add was processed", h)
-	}
-	q.ShutDown()
-	wg.Wait()
-	assert.False(t, twice.Load(), "a handle was processed by two workers at once")
+		for i := range adds {
+			h := events.Handle(i % handles)
+			addedAt[h].Store(seq.Add(1))
+			q.Add(h)
+			if i%7 == 0 {
+				time.Sleep(300 * time.Microsecond)
+			}
+		}
+		// ShutDown lets the workers take what is queued, and what a Done
+		// queues again, before Get reports shutdown.
+		q.ShutDown()
+		wg.Wait()
+		for h := range handles {
+			assert.GreaterOrEqual(t, startedAt[h].Load(), addedAt[h].Load(), "handle %d: its last add was processed", h)
+		}
+		assert.False(t, twice.Load(), "a handle was processed by two workers at once")
+	})
 }
 
 // ShutDown: Add does nothing, Get hands out what is queued, then reports
