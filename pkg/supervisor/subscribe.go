@@ -15,17 +15,25 @@ import (
 // has none, and its caller subscribes again.
 func (s *Supervisor) Subscribe(ctx context.Context, key events.Key, uri string) error {
 	return s.call(ctx, key, "resources/subscribe "+uri, func(ctx context.Context, inst *instance) error {
-		if caps := inst.capabilities(); caps == nil || caps.Resources == nil || !caps.Resources.Subscribe {
+		if !subscribable(inst) {
 			return nil
 		}
 		return inst.session.Subscribe(ctx, &mcp.SubscribeParams{URI: uri})
 	})
 }
 
+// subscribable reports whether inst's server offers resource
+// subscriptions; Subscribe and Unsubscribe are a no-op for one that does
+// not.
+func subscribable(inst *instance) bool {
+	caps := inst.capabilities()
+	return caps != nil && caps.Resources != nil && caps.Resources.Subscribe
+}
+
 // Unsubscribe undoes Subscribe.
 func (s *Supervisor) Unsubscribe(ctx context.Context, key events.Key, uri string) error {
 	return s.call(ctx, key, "resources/unsubscribe "+uri, func(ctx context.Context, inst *instance) error {
-		if caps := inst.capabilities(); caps == nil || caps.Resources == nil || !caps.Resources.Subscribe {
+		if !subscribable(inst) {
 			return nil
 		}
 		return inst.session.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: uri})
