@@ -425,7 +425,8 @@ func (s *Server) builtinHandler(view string, b *builtin) mcp.ToolHandler {
 		}
 		ctx, done := s.enter(ctx, view, req)
 		defer done()
-		if p := progressOf(ctx, req); p != nil {
+		p := progressOf(ctx, req)
+		if p != nil {
 			ctx = context.WithValue(ctx, progressKey{}, p)
 		}
 		if b.isMeta {
@@ -435,7 +436,7 @@ func (s *Server) builtinHandler(view string, b *builtin) mcp.ToolHandler {
 			}
 			return s.callBuiltin(ctx, b, args)
 		}
-		return s.CallTool(ctx, b.name, args, progressOf(ctx, req))
+		return s.CallTool(ctx, b.name, args, p)
 	}
 }
 

@@ -126,13 +126,6 @@ func (s *Supervisor) newCallState(key events.Key) *callState {
 	return c
 }
 
-// listWatchers are the WatchLists registrations.
-type listWatchers struct {
-	mu   sync.Mutex
-	fns  map[int]func(events.Key)
-	next int
-}
-
 // WatchLists registers fn to be called when a running server sends
 // notifications/resources/list_changed or notifications/prompts/list_changed,
 // so that whoever keeps its resources and prompts lists them again. Calls
@@ -140,33 +133,11 @@ type listWatchers struct {
 // quick and must not call into the Supervisor synchronously. The returned
 // func ends the registration.
 func (s *Supervisor) WatchLists(fn func(key events.Key)) (cancel func()) {
-	w := &s.lists
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.fns == nil {
-		w.fns = map[int]func(events.Key){}
-	}
-	id := w.next
-	w.next++
-	w.fns[id] = fn
-	return func() {
-		w.mu.Lock()
-		defer w.mu.Unlock()
-		delete(w.fns, id)
-	}
+	return s.lists.add(fn)
 }
 
 func (s *Supervisor) tellListWatchers(key events.Key) {
-	w := &s.lists
-	w.mu.Lock()
-	fns := make([]func(events.Key), 0, len(w.fns))
-	for _, fn := range w.fns {
-		fns = append(fns, fn)
-	}
-	w.mu.Unlock()
-	for _, fn := range fns {
-		fn(key)
-	}
+	s.lists.each(func(fn func(events.Key)) { fn(key) })
 }
 
 // progressTokens numbers the progress tokens musterd sends, unique within

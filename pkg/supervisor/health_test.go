@@ -109,9 +109,16 @@ func TestAnExpiredRemoteSessionIsRenewedWithoutFailing(t *testing.T) {
 	// server may.)
 	second := newHandler()
 	current.Store(&second)
-	h.rec.waitFor(t, k, "connecting again", func(o supervisor.Observed) bool {
-		return o.State == v1alpha1.MCPServerStateConnecting && !o.LastAttempt.Equal(obs.LastAttempt)
+	// After the first session's attempt: the Connecting asked for before
+	// it has none, and would match "not equal".
+	renewing := h.rec.waitFor(t, k, "connecting again", func(o supervisor.Observed) bool {
+		return o.State == v1alpha1.MCPServerStateConnecting && o.LastAttempt.After(obs.LastAttempt)
 	})
+	assert.True(t, renewing.Replacing, "the renewal is a replacement under way: its tools stay offered")
+	again := h.rec.waitFor(t, k, "connected again", func(o supervisor.Observed) bool {
+		return o.State == connected && o.LastAttempt.After(obs.LastAttempt)
+	})
+	assert.False(t, again.Replacing, "the new session's Connected is not marked")
 	renewed := h.settle(t, k)
 	assert.Equal(t, connected, renewed.State)
 	assert.Equal(t, []string{"work"}, renewed.Tools)

@@ -2,7 +2,6 @@ package supervisor
 
 import (
 	"context"
-	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -16,17 +15,25 @@ import (
 // has none, and its caller subscribes again.
 func (s *Supervisor) Subscribe(ctx context.Context, key events.Key, uri string) error {
 	return s.call(ctx, key, "resources/subscribe "+uri, func(ctx context.Context, inst *instance) error {
-		if caps := inst.capabilities(); caps == nil || caps.Resources == nil || !caps.Resources.Subscribe {
+		if !subscribable(inst) {
 			return nil
 		}
 		return inst.session.Subscribe(ctx, &mcp.SubscribeParams{URI: uri})
 	})
 }
 
+// subscribable reports whether inst's server offers resource
+// subscriptions; Subscribe and Unsubscribe are a no-op for one that does
+// not.
+func subscribable(inst *instance) bool {
+	caps := inst.capabilities()
+	return caps != nil && caps.Resources != nil && caps.Resources.Subscribe
+}
+
 // Unsubscribe undoes Subscribe.
 func (s *Supervisor) Unsubscribe(ctx context.Context, key events.Key, uri string) error {
 	return s.call(ctx, key, "resources/unsubscribe "+uri, func(ctx context.Context, inst *instance) error {
-		if caps := inst.capabilities(); caps == nil || caps.Resources == nil || !caps.Resources.Subscribe {
+		if !subscribable(inst) {
 			return nil
 		}
 		return inst.session.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: uri})
@@ -38,39 +45,10 @@ func (s *Supervisor) Unsubscribe(ctx context.Context, key events.Key, uri string
 // on the session's goroutine: it must not block. The returned func ends
 // the registration.
 func (s *Supervisor) WatchResourceUpdates(fn func(key events.Key, uri string)) (cancel func()) {
-	w := &s.updates
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.fns == nil {
-		w.fns = map[int]func(events.Key, string){}
-	}
-	id := w.next
-	w.next++
-	w.fns[id] = fn
-	return func() {
-		w.mu.Lock()
-		defer w.mu.Unlock()
-		delete(w.fns, id)
-	}
-}
-
-// updateWatchers are the WatchResourceUpdates registrations.
-type updateWatchers struct {
-	mu   sync.Mutex
-	fns  map[int]func(events.Key, string)
-	next int
+	return s.updates.add(fn)
 }
 
 // resourceUpdated tells the watchers that key's server says uri changed.
 func (s *Supervisor) resourceUpdated(key events.Key, uri string) {
-	w := &s.updates
-	w.mu.Lock()
-	fns := make([]func(events.Key, string), 0, len(w.fns))
-	for _, fn := range w.fns {
-		fns = append(fns, fn)
-	}
-	w.mu.Unlock()
-	for _, fn := range fns {
-		fn(key, uri)
-	}
+	s.updates.each(func(fn func(events.Key, string)) { fn(key, uri) })
 }

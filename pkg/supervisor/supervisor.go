@@ -256,12 +256,12 @@ type Supervisor struct {
 	mu         sync.Mutex
 	entries    map[events.Key]*entry
 	shutdown   bool
-	pending    []change      // OnChange calls not yet made, in order
-	delivering chan struct{} // non-nil while a goroutine makes them; closed when it ends
-	stateCh    chan struct{} // closed (and cleared) on every observed change: see waitLocked
-	lists      listWatchers  // WatchLists (calls.go)
+	pending    []change                   // OnChange calls not yet made, in order
+	delivering chan struct{}              // non-nil while a goroutine makes them; closed when it ends
+	stateCh    chan struct{}              // closed (and cleared) on every observed change: see waitLocked
+	lists      watchers[func(events.Key)] // WatchLists (calls.go)
 
-	updates updateWatchers // WatchResourceUpdates (subscribe.go)
+	updates watchers[func(events.Key, string)] // WatchResourceUpdates (subscribe.go)
 }
 
 // entry is the supervisor's record of one key.
