@@ -230,10 +230,12 @@ func TestSecretsInErrorsAreScrubbed(t *testing.T) {
 	args["headers"] = map[string]any{"Authorization": "Bearer s3cr3t-header"}
 	args["timeout"] = "s3cr3t-in-the-wrong-place"
 	args["env"] = map[string]any{"GIT_TOKEN": "s3cr3t-in-the-wrong-place"}
-	msg, isErr := h.call(t, "core_mcpserver_create", args)
-	assert.True(t, isErr)
-	assert.Contains(t, msg, "spec.timeout")
-	assert.NotContains(t, msg, "s3cr3t")
+	for _, tool := range []string{"core_mcpserver_create", "core_mcpserver_validate"} {
+		msg, isErr := h.call(t, tool, args)
+		assert.True(t, isErr, tool)
+		assert.Contains(t, msg, "spec.timeout", tool)
+		assert.NotContains(t, msg, "s3cr3t", tool)
+	}
 }
 
 // A conflicting edit between a read (the version a caller got) and its
