@@ -58,6 +58,7 @@ type harness struct {
 	dir      string
 	index    *resources.Index
 	statuses *statuses
+	store    declare.Store
 }
 
 func newHarness(t *testing.T) *harness {
@@ -77,6 +78,7 @@ func newHarness(t *testing.T) *harness {
 		return e.Files, ok
 	}})
 	require.NoError(t, err)
+	h.store = store
 	ov, err := services.New(nil)
 	require.NoError(t, err)
 	c, err := controls.New(controls.Options{Bus: b, Index: h.index, Overrides: ov, Coordinator: coordinator{},
@@ -228,10 +230,12 @@ func TestSecretsInErrorsAreScrubbed(t *testing.T) {
 	args["headers"] = map[string]any{"Authorization": "Bearer s3cr3t-header"}
 	args["timeout"] = "s3cr3t-in-the-wrong-place"
 	args["env"] = map[string]any{"GIT_TOKEN": "s3cr3t-in-the-wrong-place"}
-	msg, isErr := h.call(t, "core_mcpserver_create", args)
-	assert.True(t, isErr)
-	assert.Contains(t, msg, "spec.timeout")
-	assert.NotContains(t, msg, "s3cr3t")
+	for _, tool := range []string{"core_mcpserver_create", "core_mcpserver_validate"} {
+		msg, isErr := h.call(t, tool, args)
+		assert.True(t, isErr, tool)
+		assert.Contains(t, msg, "spec.timeout", tool)
+		assert.NotContains(t, msg, "s3cr3t", tool)
+	}
 }
 
 // A conflicting edit between a read (the version a caller got) and its
@@ -240,21 +244,21 @@ func TestAConflictingEditSurvivesAnUpdate(t *testing.T) {
 	h := newHarness(t)
 	_, isErr := h.call(t, "core_workflow_create", map[string]any{"name": "flow", "steps": []any{map[string]any{"id": "a", "tool": "x_git_status"}}})
 	require.False(t, isErr)
-	path := filepath.Join(h.dir, "workflows", "flow.yaml")
-	read, err := os.ReadFile(path)
+	read, err := h.store.Get(t.Context(), events.NewKey(v1alpha1.KindWorkflow, "", "flow"))
 	require.NoError(t, err)
-	edit := strings.Replace(string(read), "x_git_status", "x_git_log # by hand", 1)
+	path := filepath.Join(h.dir, "workflows", "flow.yaml")
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	edit := strings.Replace(string(data), "x_git_status", "x_git_log # by hand", 1)
 	require.NoError(t, os.WriteFile(path, []byte(edit), 0o600))
 
-	msg, isErr := h.call(t, "core_workflow_update", map[string]any{"name": "flow", "resourceVersion": versionOf(read),
+	msg, isErr := h.call(t, "core_workflow_update", map[string]any{"name": "flow", "resourceVersion": read.Version,
 		"steps": []any{map[string]any{"id": "a", "tool": "x_git_diff"}}})
 	assert.True(t, isErr)
 	assert.Contains(t, msg, "Failed to update workflow: conflict:")
 	got, _ := os.ReadFile(path)
 	assert.Equal(t, edit, string(got), "the edit survives")
 }
-
-func versionOf(data []byte) string { return declareVersion(data) }
 
 // With wait: true the answer comes once the resource is reconciled, and
 // names the state.

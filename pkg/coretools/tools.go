@@ -18,16 +18,26 @@ import (
 // The MCP server tools (muster's internal/mcpserver/api_adapter.go).
 
 func (p *Provider) mcpServerValidate(_ context.Context, m map[string]any) *mcp.CallToolResult {
+	return p.validate(m, mcpServerWrites, "mcpserver")
+}
+
+// validate checks the definition a create or update of w's kind would
+// write, and writes nothing; noun names the kind in the answer.
+func (p *Provider) validate(m map[string]any, w writes, noun string) *mcp.CallToolResult {
 	a := args{m}
 	name, bad := a.name()
 	if bad != nil {
 		return bad
 	}
-	spec := a.spec()
-	if _, _, err := declare.Validate(p.key(v1alpha1.KindMCPServer, name), spec, nil); err != nil {
-		return fail("Validation failed: " + declare.Scrub(spec, err.Error()))
+	spec := w.spec(a)
+	if _, _, err := declare.Validate(p.key(w.kind, name), spec, nil); err != nil {
+		msg := err.Error()
+		if w.scrub {
+			msg = declare.Scrub(spec, msg)
+		}
+		return fail("Validation failed: " + msg)
 	}
-	return text("Validation successful for mcpserver " + name)
+	return text("Validation successful for " + noun + " " + name)
 }
 
 func (p *Provider) mcpServerCreate(ctx context.Context, m map[string]any) *mcp.CallToolResult {
@@ -202,15 +212,7 @@ func camel(v any) any {
 }
 
 func (p *Provider) workflowValidate(_ context.Context, m map[string]any) *mcp.CallToolResult {
-	a := args{m}
-	name, bad := a.name()
-	if bad != nil {
-		return bad
-	}
-	if _, _, err := declare.Validate(p.key(v1alpha1.KindWorkflow, name), workflowSpec(a), nil); err != nil {
-		return fail("Validation failed: " + err.Error())
-	}
-	return text("Validation successful for workflow " + name)
+	return p.validate(m, workflowWrites, "workflow")
 }
 
 func (p *Provider) workflowCreate(ctx context.Context, m map[string]any) *mcp.CallToolResult {

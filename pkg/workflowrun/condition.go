@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/musterd/musterd/pkg/apis/muster/v1alpha1"
+	"github.com/musterd/musterd/pkg/tmplfuncs"
 )
 
 // condition evaluates st's condition against sc:
@@ -160,7 +161,7 @@ func equal(got, want any) bool {
 // and [index]es, optionally after "$." ("items[0].name", "$.a.b"). found
 // is false when the path leads nowhere.
 func lookupPath(result any, path string, data map[string]any) (v any, found bool, err error) {
-	if isTemplate(path) {
+	if tmplfuncs.IsTemplate(path) {
 		d := make(map[string]any, len(data)+1)
 		maps.Copy(d, data)
 		d["result"] = result

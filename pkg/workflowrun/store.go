@@ -212,15 +212,12 @@ func (s *store) sortedLocked() []types.ExecutionSummary {
 	return out
 }
 
-// List answers a query, newest first. The query must be valid
-// (checkQuery).
+// List answers a query, newest first. The query must be valid, its
+// default limit filled in (CheckQuery).
 func (s *store) List(q types.ExecutionQuery) types.ExecutionList {
 	s.mu.Lock()
 	all := s.sortedLocked()
 	s.mu.Unlock()
-	if q.Limit <= 0 {
-		q.Limit = types.DefaultExecutionLimit
-	}
 	matched := []types.ExecutionSummary{}
 	for _, sum := range all {
 		if (q.Workflow == "" || sum.WorkflowName == q.Workflow) && (q.Status == "" || sum.Status == q.Status) {

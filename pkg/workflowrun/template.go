@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"text/template"
 	"text/template/parse"
 
@@ -16,24 +15,20 @@ import (
 // it out of any name a template could mean.
 const captureFunc = "__musterd_capture"
 
-// isTemplate reports whether s holds a template action at all. A string
-// without one is a literal and is passed on unchanged.
-func isTemplate(s string) bool { return strings.Contains(s, "{{") }
-
 // render evaluates the template s against data. A template that is one
 // expression and nothing else ("{{ .input.count }}", "{{ len .results.x }}")
 // keeps the type of its value, so that a number stays a number and a list a
 // list; any other template renders to a string. Missing map keys are errors
 // (missingkey=error), not "<no value>".
 func render(s string, data map[string]any) (any, error) {
-	if !isTemplate(s) {
+	if !tmplfuncs.IsTemplate(s) {
 		return s, nil
 	}
 	// The functions and bounds are package tmplfuncs's, the same the
 	// reconciler validates templates against.
 	tmpl, err := tmplfuncs.Parse(s)
 	if err != nil {
-		return nil, cleanTemplateError(err)
+		return nil, tmplfuncs.CleanError(err)
 	}
 	if pipe := singleExpression(tmpl); pipe != nil {
 		var (
@@ -47,7 +42,7 @@ func render(s string, data map[string]any) (any, error) {
 			Args: []parse.Node{parse.NewIdentifier(captureFunc).SetTree(tmpl.Tree).SetPos(pipe.Pos)}})
 		tmpl.Funcs(template.FuncMap{captureFunc: func(v any) string { value, captured = v, true; return "" }})
 		if err := tmplfuncs.Execute(tmpl, discard{}, data); err != nil {
-			return nil, cleanTemplateError(err)
+			return nil, tmplfuncs.CleanError(err)
 		}
 		if !captured {
 			return nil, nil
@@ -56,7 +51,7 @@ func render(s string, data map[string]any) (any, error) {
 	}
 	var buf bytes.Buffer
 	if err := tmplfuncs.Execute(tmpl, &buf, data); err != nil {
-		return nil, cleanTemplateError(err)
+		return nil, tmplfuncs.CleanError(err)
 	}
 	return buf.String(), nil
 }
@@ -88,20 +83,6 @@ func singleExpression(tmpl *template.Template) *parse.PipeNode {
 		return nil
 	}
 	return action.Pipe
-}
-
-// cleanTemplateError drops text/template's "template: t:1:2: executing
-// "t" at <...>:" prefix down to its position and cause, which is what a
-// user can act on.
-func cleanTemplateError(err error) error {
-	msg := err.Error()
-	if !strings.HasPrefix(msg, "template: ") { // the output's bound
-		return fmt.Errorf("template: %w", err)
-	}
-	msg = strings.TrimPrefix(msg, "template: ")
-	msg = strings.Replace(msg, `executing "t" at `, "at ", 1)
-	msg = strings.TrimPrefix(msg, "t:")
-	return fmt.Errorf("template: line %s", msg)
 }
 
 type discard struct{}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 
 	"github.com/musterd/musterd/pkg/apis/muster/v1alpha1"
 	"github.com/musterd/musterd/pkg/tmplfuncs"
@@ -20,13 +19,13 @@ import (
 func templateErrors(wf *v1alpha1.Workflow) []string {
 	var errs []string
 	check := func(where, field, s string) {
-		if !strings.Contains(s, "{{") {
+		if !tmplfuncs.IsTemplate(s) {
 			return
 		}
-		// Parsed as the workflow engine parses them (package tmplfuncs).
+		// Parsed, and their errors shown, as the workflow engine does
+		// (package tmplfuncs).
 		if _, err := tmplfuncs.Parse(s); err != nil {
-			msg := strings.TrimPrefix(err.Error(), "template: t:")
-			errs = append(errs, fmt.Sprintf("%s: %s: template: line %s", where, field, msg))
+			errs = append(errs, fmt.Sprintf("%s: %s: %v", where, field, tmplfuncs.CleanError(err)))
 		}
 	}
 	var value func(where, field string, v any)
