@@ -115,5 +115,4 @@ func serveProfile(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	}
 	_ = p.WriteTo(w, debug) // an error here is the client gone
-
 }

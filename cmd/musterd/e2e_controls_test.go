@@ -18,6 +18,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 
 	"github.com/musterd/musterd/pkg/api/client"
 	"github.com/musterd/musterd/pkg/api/types"
@@ -31,18 +32,9 @@ const controlsToken = "e2e-controls-token"
 
 // stoppedByOperator holds for a server Stopped by an operator, Synced.
 func stoppedByOperator(s serverObject) bool {
-	ready := findReady(s.Status)
+	ready := apimeta.FindStatusCondition(s.Status.Conditions, v1alpha1.ConditionReady)
 	return s.Reconcile.State == "Synced" && s.Status.State == v1alpha1.MCPServerStateStopped &&
 		ready != nil && ready.Reason == mcpserver.ReasonStoppedByOperator
-}
-
-func findReady(st v1alpha1.MCPServerStatus) *struct{ Reason, Message string } {
-	for _, c := range st.Conditions {
-		if c.Type == v1alpha1.ConditionReady {
-			return &struct{ Reason, Message string }{c.Reason, c.Message}
-		}
-	}
-	return nil
 }
 
 // The Done-when item "Stop is sticky": a stopped server stays stopped
@@ -67,7 +59,7 @@ func TestE2EStopIsStickyThroughResyncKillAndRestart(t *testing.T) {
 	assert.Contains(t, out, "state Stopped", "the answer comes once the stop is reconciled")
 	assert.False(t, first.alive())
 	s := e.waitServer(t, "sticky", "is stopped by the operator", stoppedByOperator)
-	assert.Contains(t, findReady(s.Status).Message, "maintenance window")
+	assert.Contains(t, apimeta.FindStatusCondition(s.Status.Conditions, v1alpha1.ConditionReady).Message, "maintenance window")
 	info, err := os.Stat(filepath.Join(e.state, overridesFile))
 	require.NoError(t, err, "the stop is kept in the state dir")
 	assert.Equal(t, os.FileMode(0o600), info.Mode().Perm())

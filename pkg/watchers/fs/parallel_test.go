@@ -3,6 +3,7 @@ package fs
 import (
 	"fmt"
 	"path/filepath"
+	"runtime"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -14,9 +15,11 @@ import (
 // A listing larger than readChunk is read on several goroutines; what it
 // publishes is what reading the files one after another publishes: every
 // resource in the listing's order, the broken and the empty file as
-// errors naming them, and IndexSynchronized after all of them.
+// errors naming them, and IndexSynchronized after all of them. GOMAXPROCS
+// is raised for the test (so it is not parallel): with one P, recheckFiles
+// reads one file after another and the test would not test the workers.
 func TestALargeListingPublishesInTheListingsOrder(t *testing.T) {
-	t.Parallel()
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
 	dir := t.TempDir()
 	const n = readChunk*2 + 7
 	var want []string
