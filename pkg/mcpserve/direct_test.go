@@ -2,6 +2,7 @@ package mcpserve
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"testing"
 	"time"
@@ -147,11 +148,18 @@ func TestAToolWithASchemaTheSDKRejectsStaysOffDirectWithoutAPanic(t *testing.T) 
 	h.backend.setTools(
 		&mcp.Tool{Name: "x_bad_stringy", InputSchema: map[string]any{"type": "string"}},
 		&mcp.Tool{Name: "x_bad_none"},
+		&mcp.Tool{Name: "x_bad_raw", InputSchema: json.RawMessage(`{"type":"array"}`)},
+		&mcp.Tool{Name: "x_bad_null", InputSchema: json.RawMessage(`null`)},
+		&mcp.Tool{Name: "x_bad_struct", InputSchema: struct{ Type string }{"object"}}, // encodes "Type"
+		&mcp.Tool{Name: "x_fake_raw", InputSchema: json.RawMessage(`{"properties":{},"type":"object"}`)},
+		&mcp.Tool{Name: "x_fake_struct", InputSchema: struct {
+			Type string `json:"type"`
+		}{"object"}},
 		echoTool("x_fake_echo"),
 	)
 	h.srv.Refresh()
 	direct := h.connect(PathDirect, "2025-06-18", nil)
-	assert.Equal(t, append(append([]string{}, coreToolNames...), "x_fake_echo"), listNames(t, direct))
+	assert.Equal(t, append(append([]string{}, coreToolNames...), "x_fake_echo", "x_fake_raw", "x_fake_struct"), listNames(t, direct))
 	// Still listed and callable through muster's view.
 	meta := h.connect(PathMCP, musterProtocol, nil)
 	assert.Contains(t, text(t, call(t, meta, "list_tools", nil)), `"x_bad_stringy"`)
@@ -220,4 +228,22 @@ func TestAClientThatClosesItsSessionMidCallCancelsTheCall(t *testing.T) {
 			assert.ErrorIs(t, waitFor(t, cause, "the call's cancellation"), ErrSessionClosed)
 		})
 	}
+}
+
+// A Refresh encodes only the tools it has not seen: one that a source
+// returns again (the same pointer) keeps its encoding, and one replaced by
+// an equal tool is not registered again.
+func TestARefreshEncodesOnlyNewTools(t *testing.T) {
+	h := newHarness(t, nil)
+	kept, replaced := echoTool("x_fake_kept"), echoTool("x_fake_replaced")
+	h.backend.setTools(kept, replaced)
+	require.True(t, h.srv.Refresh())
+	before := h.srv.current.Load().routes
+
+	h.backend.setTools(kept, echoTool("x_fake_replaced"))
+	assert.False(t, h.srv.Refresh(), "an equal tool is no change")
+	after := h.srv.current.Load().routes
+	assert.Same(t, &before["x_fake_kept"].def[0], &after["x_fake_kept"].def[0], "the same tool kept its encoding")
+	assert.NotSame(t, &before["x_fake_replaced"].def[0], &after["x_fake_replaced"].def[0], "a new tool was encoded")
+	assert.Equal(t, before["x_fake_replaced"].def, after["x_fake_replaced"].def)
 }

@@ -239,7 +239,7 @@ func (s *Server) Refresh() bool {
 	s.refreshMu.Lock()
 	defer s.refreshMu.Unlock()
 	old := s.current.Load()
-	next := s.compute()
+	next := s.compute(old)
 	var removed []string
 	for name := range old.routes {
 		if _, ok := next.routes[name]; !ok {
@@ -277,8 +277,11 @@ func (s *Server) Refresh() bool {
 }
 
 // compute builds the exposed set: core tools first, then the Backend's,
-// then each Provider's; the first to expose a name keeps it.
-func (s *Server) compute() *exposed {
+// then each Provider's; the first to expose a name keeps it. A tool old
+// holds already (the same pointer: sources keep a tool while it is
+// unchanged, and never change one) keeps its encoding, so a Refresh encodes
+// only what is new.
+func (s *Server) compute(old *exposed) *exposed {
 	next := &exposed{routes: map[string]route{}}
 	add := func(t *mcp.Tool, r route) {
 		if t == nil || t.Name == "" {
@@ -288,10 +291,15 @@ func (s *Server) compute() *exposed {
 			s.log.Warn("tool exposed twice: the first source keeps it", "tool", t.Name, "kept", prev.source, "skipped", r.source)
 			return
 		}
-		def, err := json.Marshal(t)
-		if err != nil {
-			s.log.Warn("tool skipped: its definition does not encode", "tool", t.Name, "error", redact.String(err.Error()))
-			return
+		var def []byte
+		if o, ok := old.routes[t.Name]; ok && o.tool == t {
+			def = o.def
+		} else {
+			var err error
+			if def, err = json.Marshal(t); err != nil {
+				s.log.Warn("tool skipped: its definition does not encode", "tool", t.Name, "error", redact.String(err.Error()))
+				return
+			}
 		}
 		r.tool, r.def = t, def
 		next.routes[t.Name] = r
@@ -320,12 +328,9 @@ func (s *Server) compute() *exposed {
 // turned into an error.
 func (s *Server) addDirect(r route) (err error) {
 	t := r.tool
-	var schema struct {
-		Type any `json:"type"`
-	}
-	raw, _ := json.Marshal(t.InputSchema)
-	if t.InputSchema == nil || json.Unmarshal(raw, &schema) != nil || schema.Type != "object" {
+	if !isObjectSchema(t.InputSchema) {
 		// Still listed and callable through the meta-tools.
+		raw, _ := json.Marshal(t.InputSchema)
 		return fmt.Errorf("its input schema is not a JSON Schema of type object: %.200s", raw)
 	}
 	defer func() {
@@ -339,6 +344,25 @@ func (s *Server) addDirect(r route) (err error) {
 		s.direct.AddTool(t, s.forwardHandler(t.Name))
 	}
 	return nil
+}
+
+// isObjectSchema reports whether schema is a JSON Schema of type object,
+// without encoding the forms sources use (an encoded schema, or a map as
+// a client decodes one).
+func isObjectSchema(schema any) bool {
+	var typed struct {
+		Type any `json:"type"`
+	}
+	switch v := schema.(type) {
+	case nil:
+		return false
+	case map[string]any:
+		return v["type"] == "object"
+	case json.RawMessage:
+		return json.Unmarshal(v, &typed) == nil && typed.Type == "object"
+	}
+	raw, err := json.Marshal(schema)
+	return err == nil && json.Unmarshal(raw, &typed) == nil && typed.Type == "object"
 }
 
 // Tools returns the exposed set: every core, server and provider tool,

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -116,8 +117,11 @@ type Engine struct {
 	store   *store
 	metrics *metrics
 
+	execTools []*mcp.Tool // executionTools, built once
+
 	mu        sync.Mutex
-	toolsSeen string // fingerprint of the last Tools, for Refresh
+	toolsSeen []*mcp.Tool // the last Refresh's Tools, compared by pointer
+	tools     toolCache
 }
 
 type callerBox struct{ Caller }
@@ -138,7 +142,7 @@ func New(opts Options) (*Engine, error) {
 	opts.CleanupTimeout = cmp.Or(opts.CleanupTimeout, DefaultCleanupTimeout)
 	opts.MaxExecutions = cmp.Or(opts.MaxExecutions, DefaultMaxExecutions)
 	opts.MaxAge = cmp.Or(opts.MaxAge, DefaultMaxAge)
-	e := &Engine{opts: opts, log: cmp.Or(opts.Logger, slog.Default()).With("component", "workflowrun")}
+	e := &Engine{opts: opts, log: cmp.Or(opts.Logger, slog.Default()).With("component", "workflowrun"), execTools: executionTools()}
 	var err error
 	if e.store, err = openStore(opts.StateDir, opts.MaxExecutions, opts.MaxAge, e.log); err != nil {
 		return nil, err
@@ -211,7 +215,11 @@ func (w workflow) available() error {
 }
 
 // Tools returns workflow_<name> for every valid workflow, sorted by name,
-// then the execution tools.
+// then the execution tools. A workflow's tool is built once per definition
+// and returned as the same pointer until the definition changes, so that
+// Refresh and the endpoint compare tools without encoding them: with
+// 100,000 workflows, encoding them all after every change was most of a
+// cold start's endpoint work. The tools are shared: never change one.
 func (e *Engine) Tools() []*mcp.Tool {
 	var tools []*mcp.Tool
 	keys := e.opts.Index.Keys(v1alpha1.KindWorkflow)
@@ -223,6 +231,9 @@ func (e *Engine) Tools() []*mcp.Tool {
 	if n := len(keys); n > 1 && keys[0].Canonical().Namespace != keys[n-1].Canonical().Namespace {
 		seen = map[string]bool{}
 	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.tools.sweepStart()
 	for _, k := range keys {
 		if seen[k.Name] {
 			continue
@@ -237,13 +248,10 @@ func (e *Engine) Tools() []*mcp.Tool {
 		if w.available() != nil {
 			continue
 		}
-		desc := w.def.Spec.Description
-		if desc == "" {
-			desc = "Runs workflow " + w.def.Name
-		}
-		tools = append(tools, &mcp.Tool{Name: ToolPrefix + w.def.Name, Description: desc, InputSchema: inputSchema(w.def)})
+		tools = append(tools, e.tools.get(k, w.def))
 	}
-	return append(tools, executionTools()...)
+	e.tools.sweepEnd()
+	return append(tools, e.execTools...)
 }
 
 // Claims reports whether name is the tool of a declared workflow, valid
@@ -260,12 +268,13 @@ func (e *Engine) Claims(name string) bool {
 
 // Refresh compares Tools with what it was at the last Refresh and calls
 // Options.OnToolsChanged if it differs. The wiring calls it whenever a
-// workflow's verdict may have changed (a Workflow reconciled).
+// workflow's verdict may have changed. Tools are compared by pointer: an
+// unchanged definition keeps its tool's (Tools).
 func (e *Engine) Refresh() {
-	data, _ := json.Marshal(e.Tools())
+	tools := e.Tools()
 	e.mu.Lock()
-	changed := string(data) != e.toolsSeen
-	e.toolsSeen = string(data)
+	changed := !slices.Equal(tools, e.toolsSeen)
+	e.toolsSeen = tools
 	e.mu.Unlock()
 	if changed && e.opts.OnToolsChanged != nil {
 		e.opts.OnToolsChanged()

@@ -69,8 +69,9 @@ func TestInputDefaultsAndAStepResultFeedTheNextStepTyped(t *testing.T) {
 		}
 	}
 	require.NotNil(t, tool)
-	schema := tool.InputSchema.(map[string]any)
-	assert.Equal(t, []string{"name"}, schema["required"])
+	var schema map[string]any
+	require.NoError(t, json.Unmarshal(tool.InputSchema.(json.RawMessage), &schema))
+	assert.Equal(t, []any{"name"}, schema["required"])
 	props := schema["properties"].(map[string]any)
 	assert.Equal(t, map[string]any{"type": "string", "description": "the name"}, props["name"])
 	assert.Equal(t, map[string]any{"type": "integer", "default": 3.0}, props["count"])
