@@ -382,8 +382,9 @@ func (c *Coordinator) process(ctx context.Context, id int, h events.Handle) (cla
 	var res reconcilers.Result
 	interrupted := false
 	if err := c.recovered(key.Kind, func() {
-		rctx, cancel := context.WithTimeoutCause(ctx, c.opts.ReconcileTimeout, errReconcileTimeout)
-		defer cancel()
+		// Real time, like context.WithTimeout: Options.Clock may be fake.
+		rctx := newReconcileContext(ctx, time.Now().Add(c.opts.ReconcileTimeout), errReconcileTimeout)
+		defer rctx.end()
 		res = rec.Reconcile(rctx, req)
 		interrupted = res.Err != nil && ctx.Err() != nil && context.Cause(rctx) != errReconcileTimeout
 	}); err != nil {
