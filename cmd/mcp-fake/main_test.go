@@ -162,3 +162,47 @@ func TestParseFlags(t *testing.T) {
 	_, err = parseFlags([]string{"extra"})
 	assert.ErrorContains(t, err, `unexpected arguments ["extra"]`)
 }
+
+// A gate holds a call until the test opens it; gate_waiting tells the
+// test the call is there; a cancelled call at a gate ends.
+func TestAGateHoldsACallUntilOpened(t *testing.T) {
+	session := connect(t, &mcp.CommandTransport{Command: fakeCommand(t.Context(), "-tools", "gate,gate_waiting,gate_open")})
+	call := func(ctx context.Context, tool, name string) (string, error) {
+		res, err := session.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: map[string]any{"name": name}})
+		if err != nil {
+			return "", err
+		}
+		if res.IsError {
+			return "", errors.New(res.Content[0].(*mcp.TextContent).Text)
+		}
+		return res.Content[0].(*mcp.TextContent).Text, nil
+	}
+	held := make(chan string, 1)
+	go func() { text, _ := call(t.Context(), "gate", "g"); held <- text }()
+	got, err := call(t.Context(), "gate_waiting", "g")
+	require.NoError(t, err)
+	assert.Equal(t, `{"waiting":"g"}`, got)
+	select {
+	case text := <-held:
+		t.Fatalf("the call passed a closed gate: %s", text)
+	default:
+	}
+	got, err = call(t.Context(), "gate_open", "g")
+	require.NoError(t, err)
+	assert.Equal(t, `{"opened":"g"}`, got)
+	assert.Equal(t, `{"gate":"g"}`, <-held)
+	got, err = call(t.Context(), "gate", "g")
+	require.NoError(t, err)
+	assert.Equal(t, `{"gate":"g"}`, got, "an open gate stays open")
+
+	ctx, cancel := context.WithCancel(t.Context())
+	cancelled := make(chan error, 1)
+	go func() { _, err := call(ctx, "gate", "h"); cancelled <- err }()
+	_, err = call(t.Context(), "gate_waiting", "h")
+	require.NoError(t, err)
+	cancel()
+	assert.ErrorIs(t, <-cancelled, context.Canceled)
+
+	_, err = call(t.Context(), "gate", "")
+	assert.ErrorContains(t, err, `gate: the argument "name" (a string) is required`)
+}

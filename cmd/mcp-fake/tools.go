@@ -13,7 +13,8 @@ import (
 
 // Tools with these names, given in -tools, do more than echo. They are
 // what the workflow tests call: a result as JSON, a failure, a slow call
-// whose cancellation the server sees, a large result.
+// whose cancellation the server sees, a large result, a call held until
+// the test lets it go.
 //
 //   - json: its arguments as a JSON object (text).
 //   - fail: an error result (isError), saying "failed as asked".
@@ -23,12 +24,19 @@ import (
 //     is counted.
 //   - sleeps: {"running":n,"cancelled":n,"finished":n} of sleep calls.
 //   - big: a text of "bytes" bytes (default 2 MiB).
+//   - gate, gate_waiting, gate_open: a gate named by the argument "name"
+//     (gates.go). gate waits until it is open, then answers {"gate":name};
+//     gate_waiting waits until a call waits at it (or has passed it);
+//     gate_open opens it for good. A cancelled call ends at once.
 var specialTools = map[string]mcp.ToolHandler{
-	"json":   jsonTool,
-	"fail":   failTool,
-	"sleep":  sleepTool,
-	"sleeps": sleepsTool,
-	"big":    bigTool,
+	"json":         jsonTool,
+	"fail":         failTool,
+	"sleep":        sleepTool,
+	"sleeps":       sleepsTool,
+	"big":          bigTool,
+	"gate":         gateTool,
+	"gate_waiting": gateWaitingTool,
+	"gate_open":    gateOpenTool,
 }
 
 var sleepsRunning, sleepsCancelled, sleepsFinished atomic.Int64
@@ -43,7 +51,7 @@ func arguments(req *mcp.CallToolRequest) map[string]any {
 
 func jsonTool(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	data, _ := json.Marshal(arguments(req))
-	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(data)}}}, nil
+	return textResult(string(data)), nil
 }
 
 func failTool(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -71,7 +79,7 @@ func sleepTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResu
 			return nil, ctx.Err()
 		case <-done:
 			sleepsFinished.Add(1)
-			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf(`{"slept":%v}`, ms)}}}, nil
+			return textResult(fmt.Sprintf(`{"slept":%v}`, ms)), nil
 		case <-tick.C:
 			if token != nil {
 				_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: n, Message: "sleeping"})
@@ -82,7 +90,7 @@ func sleepTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResu
 
 func sleepsTool(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	text := fmt.Sprintf(`{"running":%d,"cancelled":%d,"finished":%d}`, sleepsRunning.Load(), sleepsCancelled.Load(), sleepsFinished.Load())
-	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, nil
+	return textResult(text), nil
 }
 
 func bigTool(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -90,5 +98,10 @@ func bigTool(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, 
 	if v, ok := arguments(req)["bytes"].(float64); ok {
 		n = int(v)
 	}
-	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.Repeat("x", n)}}}, nil
+	return textResult(strings.Repeat("x", n)), nil
+}
+
+// textResult is a result of one text item.
+func textResult(text string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}
 }

@@ -64,7 +64,9 @@ func (c *cli) getExecutions(ctx context.Context, cmd *command, id, output string
 		}
 		return c.printDocument(output, exec)
 	}
-	list, err := cl.Executions(ctx, types.ExecutionQuery{Workflow: f.workflow, Status: f.status, Limit: f.limit, Offset: f.offset})
+	// The limit is always sent, the flag's default being the daemon's: a
+	// -limit 0 is the daemon's error, not a page of the default size.
+	list, err := cl.Executions(ctx, types.ExecutionQuery{Workflow: f.workflow, Status: f.status, Limit: new(f.limit), Offset: f.offset})
 	if err != nil {
 		return err
 	}

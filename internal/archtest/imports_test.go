@@ -28,10 +28,10 @@ var allowed = map[string][]string{
 	"pkg/resources":         {"pkg/events"},
 	"pkg/bus":               {"pkg/events"},
 	// The work queue of handles, below the stages that queue keys.
-	"pkg/keyqueue":    {"pkg/events"},
+	"pkg/keyqueue":    {"pkg/events", "internal/ring"},
 	"pkg/catalogue":   {"pkg/events"},                                                                                  // the tools of running servers, beside the index
 	"pkg/reconcilers": {"pkg/events", "pkg/apis", "pkg/resources", "pkg/supervisor", "pkg/catalogue", "pkg/tmplfuncs"}, // plain code over state: never the bus
-	"pkg/debouncer":   {"pkg/events", "pkg/bus"},
+	"pkg/debouncer":   {"pkg/events", "pkg/bus", "internal/ring"},
 	"pkg/coordinator": {"pkg/events", "pkg/bus", "pkg/reconcilers", "pkg/redact", "pkg/keyqueue"},
 	"pkg/statusync":   {"pkg/events", "pkg/bus", "pkg/redact", "pkg/apis", "pkg/keyqueue"},
 	"pkg/watchers":    {"pkg/events", "pkg/bus", "pkg/redact", "pkg/apis", "pkg/resources"},
@@ -86,6 +86,9 @@ var allowed = map[string][]string{
 	"internal":                    {"*"},
 	// The envtest helper of the Kubernetes tests: the scheme's types only.
 	"internal/kubetest": {"pkg/apis"},
+	// The FIFO ring of the queues of small values (keyqueue, debouncer): a
+	// leaf.
+	"internal/ring": {},
 	// The bad-input corpus of the watcher's and the daemon's tests.
 	"internal/badinput": {},
 	// The npm packages the tests run against (server-everything, the

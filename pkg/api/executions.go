@@ -25,22 +25,20 @@ func (s *server) executions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := r.URL.Query()
+	// The numbers are read here; what they may be is the source's to say
+	// (workflowrun.CheckQuery), a limit given as 0 included.
 	query := types.ExecutionQuery{Workflow: q.Get("workflow"), Status: q.Get("status")}
 	for _, p := range []struct {
 		name string
-		to   *int
-	}{{"limit", &query.Limit}, {"offset", &query.Offset}} {
+		set  func(int)
+	}{{"limit", func(n int) { query.Limit = &n }}, {"offset", func(n int) { query.Offset = n }}} {
 		if v := q.Get(p.name); v != "" {
 			n, err := strconv.Atoi(v)
 			if err != nil {
 				writeError(w, http.StatusBadRequest, p.name+" must be a number")
 				return
 			}
-			if p.name == "limit" && n == 0 {
-				writeError(w, http.StatusBadRequest, "limit must be at least 1 (minimum value)")
-				return
-			}
-			*p.to = n
+			p.set(n)
 		}
 	}
 	list, err := s.opts.Executions.Executions(query)

@@ -3,6 +3,7 @@ package debouncer
 import (
 	"time"
 
+	"github.com/musterd/musterd/internal/ring"
 	"github.com/musterd/musterd/pkg/events"
 )
 
@@ -20,8 +21,7 @@ import (
 // stepped back (a test's fake clock can be) breaks the order; push then
 // sorts the entry into place, which is what keeps that case correct.
 type deadlineQueue struct {
-	ring       []deadline
-	head, size int
+	ring ring.Buffer[deadline]
 }
 
 // deadline says the period that h's key started as its seq-th firing ends
@@ -32,50 +32,26 @@ type deadline struct {
 	h   events.Handle
 }
 
-func (q *deadlineQueue) len() int { return q.size }
-
-// at returns the i'th entry from the front.
-func (q *deadlineQueue) at(i int) *deadline { return &q.ring[(q.head+i)%len(q.ring)] }
+func (q *deadlineQueue) len() int { return q.ring.Len() }
 
 // push appends d, sorting it into place if the clock went back.
 func (q *deadlineQueue) push(d deadline) {
-	if q.size == len(q.ring) {
-		grown := make([]deadline, max(64, 2*len(q.ring)))
-		n := copy(grown, q.ring[q.head:])
-		copy(grown[n:], q.ring[:q.head])
-		q.ring, q.head = grown, 0
+	q.ring.Push(d)
+	i := q.ring.Len() - 1
+	for ; i > 0 && q.ring.At(i-1).at.After(d.at); i-- {
+		*q.ring.At(i) = *q.ring.At(i - 1)
 	}
-	i := q.size
-	q.size++
-	for ; i > 0 && q.at(i-1).at.After(d.at); i-- {
-		*q.at(i) = *q.at(i - 1)
-	}
-	*q.at(i) = d
+	*q.ring.At(i) = d
 }
 
 // front returns the earliest entry; the queue is not empty.
-func (q *deadlineQueue) front() deadline { return q.ring[q.head] }
+func (q *deadlineQueue) front() deadline { return *q.ring.At(0) }
 
 // pop drops the earliest entry.
-func (q *deadlineQueue) pop() {
-	q.ring[q.head] = deadline{}
-	q.head = (q.head + 1) % len(q.ring)
-	q.size--
-	if q.size == 0 {
-		q.head = 0
-	}
-}
+func (q *deadlineQueue) pop() { q.ring.Pop() }
 
 // compact drops every entry for which live is false, keeping the order.
-func (q *deadlineQueue) compact(live func(deadline) bool) {
-	kept := make([]deadline, 0, max(64, 2*q.size))
-	for i := range q.size {
-		if d := *q.at(i); live(d) {
-			kept = append(kept, d)
-		}
-	}
-	q.ring, q.head, q.size = kept[:cap(kept)], 0, len(kept)
-}
+func (q *deadlineQueue) compact(live func(deadline) bool) { q.ring.Retain(live) }
 
 // reset empties the queue and lets its memory go.
-func (q *deadlineQueue) reset() { *q = deadlineQueue{} }
+func (q *deadlineQueue) reset() { q.ring.Reset() }

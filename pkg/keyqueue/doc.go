@@ -4,7 +4,7 @@
 // (events.Handle) rather than comparable values of any size.
 //
 // Place in the pipeline: beside events, below the stages that queue keys.
-// It imports only events.
+// It imports only events, and internal/ring, its ring of handles.
 //
 // Why not client-go's own queue with handles as items: it keeps four maps
 // keyed by item (dirty, processing, and its metrics' add and start times),
@@ -14,7 +14,8 @@
 // in the coordinator's queue and the status store's. Here the same state
 // is a byte and two timestamps per handle, in pages indexed by it
 // (events.Records: growing never copies them), and
-// the queue itself is a ring of handles.
+// the queue itself is a ring of handles (internal/ring, shared with the
+// debouncer's deadlines).
 //
 // Guarantees, each the client-go queue's and each pinned by a test:
 //

@@ -7,6 +7,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
 
+	"github.com/musterd/musterd/internal/ring"
 	"github.com/musterd/musterd/pkg/events"
 )
 
@@ -40,9 +41,8 @@ const retainedHandles = 1024
 type Queue struct {
 	mu   sync.Mutex
 	cond sync.Cond
-	// ring holds the queued handles, oldest at head.
-	ring       []events.Handle
-	head, size int
+	// ring holds the queued handles, oldest first.
+	ring ring.Buffer[events.Handle]
 	// slots are indexed by handle, in pages that never move as the queue
 	// meets new handles (a slice grown to fit each new handle was copied
 	// over and over through a burst). The times are kept only with
@@ -131,21 +131,11 @@ func (q *Queue) Add(h events.Handle) {
 		return
 	}
 	sl.state |= queued
-	q.push(h)
+	q.ring.Push(h)
+	// Only here can the handles queued or busy grow in number: Done's
+	// requeue moves one from busy to the ring.
+	q.peak = max(q.peak, q.ring.Len()+len(q.busy))
 	q.cond.Signal()
-}
-
-// push appends h to the ring; q.mu is held.
-func (q *Queue) push(h events.Handle) {
-	if q.size == len(q.ring) {
-		grown := make([]events.Handle, max(64, 2*len(q.ring)))
-		n := copy(grown, q.ring[q.head:])
-		copy(grown[n:], q.ring[:q.head])
-		q.ring, q.head = grown, 0
-	}
-	q.ring[(q.head+q.size)%len(q.ring)] = h
-	q.size++
-	q.peak = max(q.peak, q.size+len(q.busy))
 }
 
 // Get waits for a queued handle and takes it: it is processing until
@@ -153,15 +143,13 @@ func (q *Queue) push(h events.Handle) {
 func (q *Queue) Get() (h events.Handle, shutdown bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	for q.size == 0 && !q.shutdown {
+	for q.ring.Len() == 0 && !q.shutdown {
 		q.cond.Wait()
 	}
-	if q.size == 0 {
+	if q.ring.Len() == 0 {
 		return 0, true
 	}
-	h = q.ring[q.head]
-	q.head = (q.head + 1) % len(q.ring)
-	q.size--
+	h = q.ring.Pop()
 	sl := q.slots.At(h)
 	sl.state = sl.state&^queued | processing
 	q.busy = append(q.busy, h)
@@ -200,12 +188,12 @@ func (q *Queue) Done(h events.Handle) {
 	}
 	if sl.state&dirty != 0 {
 		sl.state = queued
-		q.push(h)
+		q.ring.Push(h)
 		q.cond.Signal()
 		return
 	}
 	sl.state = 0
-	if q.size == 0 && len(q.busy) == 0 {
+	if q.ring.Len() == 0 && len(q.busy) == 0 {
 		// Idle: the slices a burst grew go once a fill stays small again;
 		// dropping them after every large fill of a long stream would grow
 		// them afresh each time.
@@ -213,7 +201,8 @@ func (q *Queue) Done(h events.Handle) {
 		q.peak = 0
 		if !burst && q.limit > retainedHandles {
 			q.slots.Reset()
-			q.limit, q.ring, q.head = 0, nil, 0
+			q.ring.Reset()
+			q.limit = 0
 		}
 	}
 }
@@ -222,7 +211,7 @@ func (q *Queue) Done(h events.Handle) {
 func (q *Queue) Len() int {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	return q.size
+	return q.ring.Len()
 }
 
 // ShutDown stops the queue: Add does nothing from now on, and Get reports

@@ -73,7 +73,10 @@
 //     want it, and unsubscribes when the last one unsubscribes or ends; a
 //     server's notifications/resources/updated reaches the sessions
 //     subscribed, under the exposed URI (subscribe.go). A subscription the
-//     server refuses is the client's error.
+//     server refuses is the client's error. The subscribes and
+//     unsubscribes of one URI take turns, each with its server call, so
+//     the server is subscribed exactly while a session is recorded; other
+//     URIs' do not wait for them.
 //   - core_events' follow writes notifications/muster/event to the
 //     session's stream (a streamable session's standalone GET stream, or
 //     an SSE session's stream), between the go-sdk's own events; a follow is a bus.Lossy subscription, so a slow

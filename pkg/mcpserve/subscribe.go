@@ -32,9 +32,50 @@ type resourceSubs struct {
 
 	mu       sync.Mutex
 	sessions map[string]map[*mcp.ServerSession]bool // URI → sessions subscribed
+	turns    map[string]*uriTurn                    // URI → its turn, while taken or awaited
 	watched  map[*mcp.ServerSession]bool            // sessions whose end is watched
 	pending  map[string]bool                        // URIs updated, not yet told
 	telling  bool                                   // a goroutine tells them
+}
+
+// uriTurn serialises, for one URI, the check of who wants it, the call at
+// its server and the record of the outcome: without it a session
+// subscribing while another drops the last subscription could see nobody
+// subscribed, subscribe, and be recorded, and then the drop's unsubscribe
+// land at the server, leaving the session recorded but the server
+// unsubscribed (or two first sessions subscribe twice). A turn is per URI,
+// not one lock for all, so that a slow server delays the subscriptions of
+// its own resources only; r.mu is never held across a server call.
+type uriTurn struct {
+	token chan struct{} // holds a value while the turn is taken
+	users int           // holders and waiters, under r.mu; at 0 the turn is dropped
+}
+
+// take waits for uri's turn, or for ctx to end, and returns the func that
+// gives the turn back.
+func (r *resourceSubs) take(ctx context.Context, uri string) (giveBack func(), err error) {
+	r.mu.Lock()
+	t := r.turns[uri]
+	if t == nil {
+		t = &uriTurn{token: make(chan struct{}, 1)}
+		r.turns[uri] = t
+	}
+	t.users++
+	r.mu.Unlock()
+	leave := func() {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if t.users--; t.users == 0 {
+			delete(r.turns, uri)
+		}
+	}
+	select {
+	case t.token <- struct{}{}:
+		return func() { <-t.token; leave() }, nil
+	case <-ctx.Done():
+		leave()
+		return nil, context.Cause(ctx)
+	}
 }
 
 // initSubscriptions sets up the forwarding of resource updates when the
@@ -45,17 +86,24 @@ func (s *Server) initSubscriptions() bool {
 		return false
 	}
 	s.subs = &resourceSubs{b: b, sessions: map[string]map[*mcp.ServerSession]bool{},
-		watched: map[*mcp.ServerSession]bool{}, pending: map[string]bool{}}
+		turns: map[string]*uriTurn{}, watched: map[*mcp.ServerSession]bool{}, pending: map[string]bool{}}
 	b.OnResourceUpdated(s.resourceUpdated)
 	return true
 }
 
 // subscribe is the views' resources/subscribe handler: the first session
 // to want uri subscribes to it at its server; a failure there is the
-// client's error, and the go-sdk records no subscription.
+// client's error, and the go-sdk records no subscription. It runs in
+// uri's turn, so that no other session's subscribe or unsubscribe of uri
+// comes between the check, the call and the record.
 func (s *Server) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
 	uri, ss := req.Params.URI, req.Session
 	r := s.subs
+	giveBack, err := r.take(ctx, uri)
+	if err != nil {
+		return err
+	}
+	defer giveBack()
 	r.mu.Lock()
 	first := len(r.sessions[uri]) == 0
 	r.mu.Unlock()
@@ -81,16 +129,23 @@ func (s *Server) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error
 }
 
 // unsubscribe is the views' resources/unsubscribe handler: the last
-// session to want uri unsubscribes from it at its server.
+// session to want uri unsubscribes from it at its server, in uri's turn.
 func (s *Server) unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest) error {
-	if s.release(req.Params.URI, req.Session) {
-		return s.subs.b.Unsubscribe(ctx, req.Params.URI)
+	uri := req.Params.URI
+	giveBack, err := s.subs.take(ctx, uri)
+	if err != nil {
+		return err
+	}
+	defer giveBack()
+	if s.forget(uri, req.Session) {
+		return s.subs.b.Unsubscribe(ctx, uri)
 	}
 	return nil
 }
 
-// release forgets that ss wants uri, and reports whether nobody does now.
-func (s *Server) release(uri string, ss *mcp.ServerSession) bool {
+// forget forgets that ss wants uri, and reports whether nobody does now.
+// The caller holds uri's turn.
+func (s *Server) forget(uri string, ss *mcp.ServerSession) bool {
 	r := s.subs
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -107,7 +162,10 @@ func (s *Server) release(uri string, ss *mcp.ServerSession) bool {
 }
 
 // dropSession releases the subscriptions of a session that ended without
-// unsubscribing.
+// unsubscribing, each in its URI's turn. Waiting for the turn is not
+// bounded here: this goroutine is the ended session's own, and whoever
+// holds the turn is bounded by its request's context; the unsubscribe
+// itself is bounded by subscribeTimeout.
 func (s *Server) dropSession(ss *mcp.ServerSession) {
 	r := s.subs
 	r.mu.Lock()
@@ -120,13 +178,22 @@ func (s *Server) dropSession(ss *mcp.ServerSession) {
 	}
 	r.mu.Unlock()
 	for _, uri := range uris {
-		if s.release(uri, ss) {
-			ctx, cancel := context.WithTimeout(context.Background(), subscribeTimeout)
-			if err := r.b.Unsubscribe(ctx, uri); err != nil {
-				s.log.Debug("resource unsubscribe after the session ended", "uri", uri, "error", err)
-			}
-			cancel()
-		}
+		s.dropOne(uri, ss)
+	}
+}
+
+// dropOne releases ss's subscription to uri, in uri's turn.
+func (s *Server) dropOne(uri string, ss *mcp.ServerSession) {
+	r := s.subs
+	giveBack, _ := r.take(context.Background(), uri) // cannot fail: never cancelled
+	defer giveBack()
+	if !s.forget(uri, ss) {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), subscribeTimeout)
+	defer cancel()
+	if err := r.b.Unsubscribe(ctx, uri); err != nil {
+		s.log.Debug("resource unsubscribe after the session ended", "uri", uri, "error", err)
 	}
 }
 

@@ -5,10 +5,15 @@ import (
 	"errors"
 	"sync"
 	"testing"
+	"testing/synctest"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/musterd/musterd/pkg/events"
+	"github.com/musterd/musterd/pkg/resources"
+	"github.com/musterd/musterd/pkg/statusync"
 )
 
 // subscribingBackend is a fakeBackend that records subscriptions and
@@ -99,4 +104,157 @@ func TestResourceSubscriptionsAreCountedAcrossSessionsAndUpdatesForwarded(t *tes
 	}
 	require.NoError(t, b.Close())
 	assert.Equal(t, uri, waitFor(t, sb.unsubscribed, "the unsubscribe once the last session ended"))
+}
+
+// gatedSubscriber is a ResourceSubscriber that keeps whether each URI is
+// subscribed at "the server", and can hold a Subscribe or Unsubscribe at a
+// gate until the test opens it: the call's effect lands when it returns,
+// as a server's answer does.
+type gatedSubscriber struct {
+	*fakeBackend
+	mu                 sync.Mutex
+	subscribed         map[string]bool
+	subscribes         int
+	holdSub, holdUnsub chan struct{} // nil: not held
+	heldURI            string        // "": every URI's calls are held
+}
+
+func (g *gatedSubscriber) Subscribe(_ context.Context, uri string) error {
+	g.wait(uri, g.holdSub)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.subscribed[uri] = true
+	g.subscribes++
+	return nil
+}
+
+func (g *gatedSubscriber) Unsubscribe(_ context.Context, uri string) error {
+	g.wait(uri, g.holdUnsub)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.subscribed[uri] = false
+	return nil
+}
+
+func (g *gatedSubscriber) wait(uri string, gate chan struct{}) {
+	if gate != nil && (g.heldURI == "" || g.heldURI == uri) {
+		<-gate
+	}
+}
+
+func (g *gatedSubscriber) OnResourceUpdated(func(string)) func() { return func() {} }
+
+func (g *gatedSubscriber) state(uri string) (subscribed bool, subscribes int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.subscribed[uri], g.subscribes
+}
+
+// TestSubscriptionsOfOneURIAreSerialisedWithTheirServerCalls forces, at
+// gates, the interleavings in which a session's subscribe meets another's
+// server call for the same URI; synctest.Wait lets each call go as far as
+// it can before the gate opens. Both must end with the server subscribed
+// exactly when a session is recorded, and subscribed once.
+func TestSubscriptionsOfOneURIAreSerialisedWithTheirServerCalls(t *testing.T) {
+	const uri = "file:///notes.md"
+	setup := func(t *testing.T) (*Server, *gatedSubscriber, func() *mcp.ClientSession) {
+		g := &gatedSubscriber{fakeBackend: &fakeBackend{call: echo, resources: []*mcp.Resource{{URI: uri, Name: "notes"}}},
+			subscribed: map[string]bool{}}
+		srv, err := New(Options{Backend: g, Index: resources.New(), Statuses: &fakeStatuses{m: map[events.Key]statusync.Status{}}, Logger: quiet()})
+		require.NoError(t, err)
+		connect := func() *mcp.ClientSession {
+			st, ct := mcp.NewInMemoryTransports()
+			_, err := srv.direct.Connect(t.Context(), st, nil)
+			require.NoError(t, err)
+			cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(t.Context(), ct, &mcp.ClientSessionOptions{ProtocolVersion: "2025-06-18"})
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = cs.Close() })
+			return cs
+		}
+		return srv, g, connect
+	}
+	recorded := func(srv *Server) int {
+		srv.subs.mu.Lock()
+		defer srv.subs.mu.Unlock()
+		return len(srv.subs.sessions[uri])
+	}
+	async := func(f func() error) chan error {
+		done := make(chan error, 1)
+		go func() { done <- f() }()
+		return done
+	}
+	sub := func(cs *mcp.ClientSession) func() error {
+		return func() error { return cs.Subscribe(context.Background(), &mcp.SubscribeParams{URI: uri}) }
+	}
+
+	t.Run("a subscribe while the last one is being unsubscribed", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			srv, g, connect := setup(t)
+			a, b := connect(), connect()
+			require.NoError(t, a.Subscribe(context.Background(), &mcp.SubscribeParams{URI: uri}))
+
+			gate := make(chan struct{})
+			g.holdUnsub = gate
+			unsubscribed := async(func() error { return a.Unsubscribe(context.Background(), &mcp.UnsubscribeParams{URI: uri}) })
+			synctest.Wait() // a's unsubscribe is at the server, held
+			subscribed := async(sub(b))
+			synctest.Wait() // b's subscribe has gone as far as it can
+			close(gate)
+			require.NoError(t, <-unsubscribed)
+			require.NoError(t, <-subscribed)
+
+			on, _ := g.state(uri)
+			assert.Equal(t, 1, recorded(srv), "b is recorded")
+			assert.True(t, on, "so the server must be subscribed")
+		})
+	})
+
+	t.Run("two first subscribes at once", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			srv, g, connect := setup(t)
+			a, b := connect(), connect()
+
+			gate := make(chan struct{})
+			g.holdSub = gate
+			first := async(sub(a))
+			synctest.Wait() // a's subscribe is at the server, held
+			second := async(sub(b))
+			synctest.Wait()
+			close(gate)
+			require.NoError(t, <-first)
+			require.NoError(t, <-second)
+
+			on, n := g.state(uri)
+			assert.Equal(t, 2, recorded(srv))
+			assert.True(t, on)
+			assert.Equal(t, 1, n, "subscribed at the server once")
+		})
+	})
+	t.Run("a slow server holds up its own URI only, and a waiting subscribe ends with its request", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			srv, g, connect := setup(t)
+			a, b := connect(), connect()
+
+			gate := make(chan struct{})
+			g.holdSub, g.heldURI = gate, uri
+			held := async(sub(a))
+			synctest.Wait() // a's subscribe is at the server, held
+
+			const other = "file:///other.md"
+			require.NoError(t, b.Subscribe(context.Background(), &mcp.SubscribeParams{URI: other}), "another URI is not held up")
+			ctx, cancel := context.WithCancel(context.Background())
+			waiting := async(func() error { return b.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}) })
+			synctest.Wait() // b waits for uri's turn
+			cancel()
+			require.ErrorIs(t, <-waiting, context.Canceled)
+			synctest.Wait() // b's request has ended at the server too
+
+			close(gate)
+			require.NoError(t, <-held)
+			assert.Equal(t, 1, recorded(srv), "a only: b's cancelled subscribe is not recorded")
+			srv.subs.mu.Lock()
+			assert.Empty(t, srv.subs.turns, "no turn is left behind")
+			srv.subs.mu.Unlock()
+		})
+	})
 }

@@ -42,8 +42,10 @@
 //   - Subscribe subscribes to an exposed resource at the server that
 //     offers it (supervisor.Subscribe), and OnResourceUpdated watchers get
 //     the server's notifications/resources/updated under the exposed URI.
-//     A server started again is subscribed again once it has been listed
-//     (subscribe.go).
+//     A server with a new session (started again, or a remote's session
+//     renewed: supervisor.Session) is subscribed again once it has been
+//     listed, and only then: other listings of the same session subscribe
+//     nothing (subscribe.go).
 //   - Metrics per real tool, not per meta-tool:
 //     musterd_mcp_tool_calls_total{server,tool,result} (result success,
 //     tool_error or error), musterd_mcp_tool_call_duration_seconds

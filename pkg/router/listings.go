@@ -103,6 +103,7 @@ func (l *listings) schedule(key events.Key, running bool) {
 		delete(l.servers, key)
 		changed := had && l.rebuildLocked()
 		l.mu.Unlock()
+		l.r.forgetSession(key) // subscribe.go
 		if changed {
 			l.r.changed()
 		}
@@ -141,7 +142,7 @@ func (l *listings) refresh(key events.Key) {
 			l.r.changed()
 		}
 		if running {
-			l.r.resubscribe(key) // subscribe.go: a started server has none
+			l.r.resubscribe(key) // subscribe.go: a new session has none
 		}
 		if !again {
 			return

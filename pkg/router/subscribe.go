@@ -15,6 +15,9 @@ type resourceSubscriber interface {
 	Subscribe(ctx context.Context, key events.Key, uri string) error
 	Unsubscribe(ctx context.Context, key events.Key, uri string) error
 	WatchResourceUpdates(fn func(key events.Key, uri string)) (cancel func())
+	// Session identifies key's server's session: subscriptions last as
+	// long as it does.
+	Session(key events.Key) (id uint64, ok bool)
 }
 
 // ErrSubscriptionsUnsupported is returned by Subscribe when the Servers
@@ -27,8 +30,12 @@ type subscriptions struct {
 	once  sync.Once
 	mu    sync.Mutex
 	byURI map[string]route // exposed URI → the server and its own URI
-	fns   map[int]func(uri string)
-	next  int
+	// renewed is each server's session its subscriptions were last
+	// renewed on (or found on, before any): resubscribe renews them on
+	// another only.
+	renewed map[events.Key]uint64
+	fns     map[int]func(uri string)
+	next    int
 }
 
 // Subscribe subscribes to the exposed resource uri at the server that
@@ -131,15 +138,28 @@ func (r *Router) resourceUpdated(key events.Key, own string) {
 	}
 }
 
-// resubscribe subscribes again to key's resources subscribed to: a server
-// started again has a new session, without them.
+// resubscribe subscribes again to key's resources subscribed to when its
+// server has another session than they were last renewed on: a server
+// started again has a new session, without them. A listing of the same
+// session (its resources or prompts changed, its tools were listed again)
+// renews nothing. A renewal that failed is tried again at the next
+// listing. The listings of one server are serial, so two resubscribes of
+// one key never overlap.
 func (r *Router) resubscribe(key events.Key) {
 	sub, ok := r.servers.(resourceSubscriber)
 	if !ok {
 		return
 	}
+	session, running := sub.Session(key)
+	if !running {
+		return // a listing of it will come when it runs
+	}
 	s := &r.subs
 	s.mu.Lock()
+	if last, had := s.renewed[key]; had && last == session {
+		s.mu.Unlock()
+		return
+	}
 	var own []string
 	for _, to := range s.byURI {
 		if to.server == key {
@@ -147,11 +167,29 @@ func (r *Router) resubscribe(key events.Key) {
 		}
 	}
 	s.mu.Unlock()
+	failed := false
 	for _, uri := range own {
 		ctx, cancel := context.WithTimeout(context.Background(), r.listTimeout)
 		if err := sub.Subscribe(ctx, key, uri); err != nil {
+			failed = true
 			r.log.Warn("resource subscription not renewed", "server", key.String(), "uri", uri, "error", err)
 		}
 		cancel()
 	}
+	if failed {
+		return
+	}
+	s.mu.Lock()
+	if s.renewed == nil {
+		s.renewed = map[events.Key]uint64{}
+	}
+	s.renewed[key] = session
+	s.mu.Unlock()
+}
+
+// forgetSession forgets key's session once its server went.
+func (r *Router) forgetSession(key events.Key) {
+	r.subs.mu.Lock()
+	defer r.subs.mu.Unlock()
+	delete(r.subs.renewed, key)
 }

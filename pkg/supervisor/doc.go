@@ -88,7 +88,8 @@
 //     no-op for a server that offers no resource subscriptions; every
 //     notifications/resources/updated a server sends goes to the
 //     WatchResourceUpdates watchers. A subscription lasts as long as the
-//     server's session: its caller subscribes a restarted server again.
+//     server's session, which Session identifies: its caller subscribes
+//     again when Session says the session is another.
 //     Every call is bounded by the server's spec.timeout (default
 //     v1alpha1.DefaultMCPServerTimeout), whoever made it: one the server
 //     does not answer in time is cancelled on the server and fails naming

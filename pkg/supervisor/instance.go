@@ -41,6 +41,7 @@ func (e *startTimeoutError) Error() string { return fmt.Sprintf("start timed out
 // patience, kill) and wait for done.
 type instance struct {
 	key    events.Key
+	seq    uint64 // unique in its Supervisor: one instance, one session (Session)
 	spec   v1alpha1.MCPServerSpec
 	hash   string
 	remote bool
@@ -73,6 +74,7 @@ func (s *Supervisor) newInstance(key events.Key, spec v1alpha1.MCPServerSpec, ha
 	ctx, cancel := context.WithCancelCause(context.Background())
 	return &instance{
 		key:          key,
+		seq:          s.instances.Add(1),
 		spec:         spec,
 		hash:         hash,
 		remote:       spec.Type.IsRemote(),

@@ -40,6 +40,22 @@ func (s *Supervisor) Unsubscribe(ctx context.Context, key events.Key, uri string
 	})
 }
 
+// Session identifies the session of key's running server: a number that
+// is another whenever the server has a new session (it started again,
+// after a crash, a changed spec or a remote's expired session), and the
+// same while the session lasts. ok is false when it does not run. A
+// caller that subscribed on one session tells by it that the server has
+// none of its subscriptions now.
+func (s *Supervisor) Session(key events.Key) (id uint64, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e := s.entries[key.Canonical()]
+	if e == nil || e.inst == nil || !e.obs.Running() {
+		return 0, false
+	}
+	return e.inst.seq, true
+}
+
 // WatchResourceUpdates calls fn for every notifications/resources/updated
 // a running server sends, with the server's key and its own URI. fn runs
 // on the session's goroutine: it must not block. The returned func ends

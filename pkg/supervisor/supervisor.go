@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -262,6 +263,8 @@ type Supervisor struct {
 	lists      watchers[func(events.Key)] // WatchLists (calls.go)
 
 	updates watchers[func(events.Key, string)] // WatchResourceUpdates (subscribe.go)
+	// instances numbers the instances made, for Session (subscribe.go).
+	instances atomic.Uint64
 }
 
 // entry is the supervisor's record of one key.

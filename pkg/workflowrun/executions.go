@@ -47,20 +47,23 @@ func (e *Engine) Executions(q types.ExecutionQuery) (types.ExecutionList, error)
 // Execution returns the execution id (for the HTTP API).
 func (e *Engine) Execution(id string) (*types.Execution, bool) { return e.store.Get(id) }
 
-// CheckQuery validates q by muster's rules and fills in the default limit.
+// CheckQuery validates q by muster's rules, with muster's messages, each
+// naming the field, and fills in the default limit when none was given.
+// It is the one place a query is checked: the API, the CLI and the
+// execution tools pass on what they were given.
 func CheckQuery(q *types.ExecutionQuery) error {
 	switch q.Status {
 	case "", types.ExecutionInProgress, types.ExecutionCompleted, types.ExecutionFailed:
 	default:
 		return fmt.Errorf("status must be one of the enum values: inprogress, completed, failed")
 	}
-	if q.Limit == 0 {
-		q.Limit = types.DefaultExecutionLimit
+	if q.Limit == nil {
+		q.Limit = new(types.DefaultExecutionLimit)
 	}
-	if q.Limit < 1 {
+	if *q.Limit < 1 {
 		return fmt.Errorf("limit must be at least 1 (minimum value)")
 	}
-	if q.Limit > types.MaxExecutionLimit {
+	if *q.Limit > types.MaxExecutionLimit {
 		return fmt.Errorf("limit must be at most %d (maximum value)", types.MaxExecutionLimit)
 	}
 	if q.Offset < 0 {
@@ -98,10 +101,9 @@ func (e *Engine) executionList(args map[string]any) *mcp.CallToolResult {
 	if err != nil {
 		return textResult(err.Error(), true)
 	}
-	if set && limit == 0 {
-		return textResult("limit must be at least 1 (minimum value)", true)
+	if set {
+		q.Limit = &limit
 	}
-	q.Limit = limit
 	if q.Offset, _, err = intArg(args, "offset"); err != nil {
 		return textResult(err.Error(), true)
 	}

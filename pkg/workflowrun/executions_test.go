@@ -256,3 +256,25 @@ musterd_workflow_executions_total{status="failed",workflow="bad"} 2
 	require.NoError(t, err)
 	assert.Equal(t, 2, n, "one histogram per workflow")
 }
+
+// CheckQuery tells a limit not given (the default) from one given as 0
+// (an error naming the field): it is the one place a query is checked.
+func TestCheckQueryTellsNoLimitFromZero(t *testing.T) {
+	q := types.ExecutionQuery{}
+	require.NoError(t, workflowrun.CheckQuery(&q))
+	require.NotNil(t, q.Limit)
+	assert.Equal(t, types.DefaultExecutionLimit, *q.Limit, "not given: the default")
+
+	given := 7
+	q = types.ExecutionQuery{Limit: &given}
+	require.NoError(t, workflowrun.CheckQuery(&q))
+	assert.Equal(t, 7, *q.Limit)
+
+	for limit, want := range map[int]string{
+		0:    "limit must be at least 1 (minimum value)",
+		-1:   "limit must be at least 1 (minimum value)",
+		1001: "limit must be at most 1000 (maximum value)",
+	} {
+		assert.EqualError(t, workflowrun.CheckQuery(&types.ExecutionQuery{Limit: new(limit)}), want, limit)
+	}
+}

@@ -29,7 +29,7 @@ func TestMain(m *testing.M) { mcpfake.Main(m, &fakeBin) }
 
 // fakeTools are the tools of the mcp-fake server the tests run, exposed as
 // x_fake_<tool>.
-const fakeTools = "echo,json,fail,sleep,sleeps,big"
+const fakeTools = "echo,json,fail,sleep,sleeps,big,gate,gate_waiting,gate_open"
 
 // router is the tests' Caller: what the MCP endpoint's router does, over a
 // real Go SDK client session to a real mcp-fake child process. x_fake_…

@@ -382,23 +382,36 @@ func TestAStepTimesOutAfterItsServersTimeoutAndARunAfterItsDeadline(t *testing.T
 	assert.Equal(t, "workflow slow, step nap: calling x_fake_sleep: workflow slow ran past its deadline of 300ms", doc["error"])
 }
 
+// The run is held at a gate of mcp-fake's in its first step while the
+// definition is replaced and a run of the new one completes; let go, it
+// finishes on the definition it started with.
 func TestADefinitionChangedMidRunDoesNotChangeTheRun(t *testing.T) {
 	h := newHarness(t, workflowrun.Options{})
 	h.declare(wf("long", `  steps:
-    - {id: nap, tool: x_fake_sleep, args: {ms: 300}}
+    - {id: held, tool: x_fake_gate, args: {name: mid-run}}
     - {id: second, tool: x_fake_json, args: {version: one}}
 `))
+	gate := func(tool string) {
+		t.Helper()
+		res, err := h.router.CallTool(context.Background(), tool, map[string]any{"name": "mid-run"}, nil)
+		require.NoError(t, err)
+		require.False(t, res.IsError, tool)
+	}
 	done := make(chan map[string]any)
 	go func() { doc, _ := h.run("long", nil); done <- doc }()
-	require.Eventually(t, func() bool {
-		r, err := h.router.CallTool(context.Background(), "x_fake_sleeps", nil, nil)
-		return err == nil && strings.Contains(r.Content[0].(*mcp.TextContent).Text, `"running":1`)
-	}, 10*time.Second, 5*time.Millisecond)
+	gate("x_fake_gate_waiting") // the run has begun, and waits in its first step
+
 	h.declare(wf("long", "  steps:\n    - {id: other, tool: x_fake_json, args: {version: two}}\n"))
-	doc := <-done
-	assert.Equal(t, "one", doc["version"], "the run finished on the definition it started with")
-	doc, _ = h.run("long", nil)
-	assert.Equal(t, "two", doc["version"], "the next run takes the new one")
+	doc, isError := h.run("long", nil)
+	require.False(t, isError)
+	assert.Equal(t, "two", doc["version"], "the new definition is in force: a run begun now takes it")
+
+	gate("x_fake_gate_open")
+	doc = <-done
+	assert.Equal(t, "one", doc["version"], "the held run finished on the definition it started with")
+	steps := stepsOf(t, doc)
+	assert.Equal(t, "completed", steps["second"]["status"])
+	assert.NotContains(t, steps, "other")
 }
 
 func TestProgressFromParallelStepsReachesTheCaller(t *testing.T) {

@@ -215,6 +215,7 @@ func (s *store) sortedLocked() []types.ExecutionSummary {
 // List answers a query, newest first. The query must be valid, its
 // default limit filled in (CheckQuery).
 func (s *store) List(q types.ExecutionQuery) types.ExecutionList {
+	limit := *q.Limit
 	s.mu.Lock()
 	all := s.sortedLocked()
 	s.mu.Unlock()
@@ -226,9 +227,9 @@ func (s *store) List(q types.ExecutionQuery) types.ExecutionList {
 	}
 	page := []types.ExecutionSummary{}
 	if q.Offset < len(matched) {
-		page = matched[q.Offset:min(len(matched), q.Offset+q.Limit)]
+		page = matched[q.Offset:min(len(matched), q.Offset+limit)]
 	}
-	return types.ExecutionList{Executions: page, Total: len(matched), Limit: q.Limit, Offset: q.Offset,
+	return types.ExecutionList{Executions: page, Total: len(matched), Limit: limit, Offset: q.Offset,
 		HasMore: q.Offset+len(page) < len(matched)}
 }
 

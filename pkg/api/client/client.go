@@ -337,8 +337,8 @@ func (c *Client) Executions(ctx context.Context, q types.ExecutionQuery) (types.
 			v.Set(k, val)
 		}
 	}
-	if q.Limit != 0 {
-		v.Set("limit", strconv.Itoa(q.Limit))
+	if q.Limit != nil {
+		v.Set("limit", strconv.Itoa(*q.Limit))
 	}
 	if q.Offset != 0 {
 		v.Set("offset", strconv.Itoa(q.Offset))

@@ -71,13 +71,18 @@ type ExecutionList struct {
 }
 
 // ExecutionQuery selects a page of executions. Limits as muster's: 50 by
-// default, 1 to 1000.
+// default, 1 to 1000. workflowrun.CheckQuery is the one place they are
+// checked; the API, the CLI and the MCP tool pass what they were given.
 type ExecutionQuery struct {
 	// Workflow, when set, keeps only that workflow's executions.
 	Workflow string
 	// Status, when set, keeps only executions in that status.
 	Status string
-	Limit  int
+	// Limit is the most executions in the page; nil asks for the default
+	// (DefaultExecutionLimit). A limit given is checked as given: 0 is an
+	// error, not the default.
+	Limit *int
+	// Offset is how many of the newest matching executions to skip.
 	Offset int
 }
 
