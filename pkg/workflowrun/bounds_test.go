@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/musterd/musterd/pkg/api/types"
 	"github.com/musterd/musterd/pkg/apis/muster/v1alpha1"
 	"github.com/musterd/musterd/pkg/events"
 	"github.com/musterd/musterd/pkg/resources"
@@ -103,4 +104,42 @@ func TestParallelAndForEachHonourTheirConcurrencyBounds(t *testing.T) {
 			})
 		})
 	}
+}
+
+// A run in progress shows the steps it has finished so far; the one
+// running is not shown until it ends.
+func TestARunInProgressShowsItsFinishedSteps(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := &gate{release: make(chan struct{})}
+		e := bounded(t, g, workflowrun.Options{}, "apiVersion: muster.giantswarm.io/v1alpha1\nkind: Workflow\nmetadata:\n  name: w\nspec:\n"+
+			"  steps:\n    - {id: first, tool: x_a}\n    - {id: second, tool: x_b}\n")
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			_, _ = e.CallTool(context.Background(), "workflow_w", nil, nil)
+		}()
+		g.release <- struct{}{} // the first step's call returns
+		synctest.Wait()         // the second waits at the gate
+		require.Equal(t, 1, g.running())
+
+		list, err := e.Executions(types.ExecutionQuery{})
+		require.NoError(t, err)
+		require.Len(t, list.Executions, 1)
+		id := list.Executions[0].ExecutionID
+		exec, ok := e.Execution(id)
+		require.True(t, ok)
+		assert.Equal(t, "inprogress", string(exec.Status))
+		require.Len(t, exec.Steps, 1)
+		assert.Equal(t, "first", exec.Steps[0].StepID)
+		assert.Equal(t, "completed", exec.Steps[0].Status)
+
+		res, err := e.CallTool(context.Background(), workflowrun.ToolExecutionGet, map[string]any{"execution_id": id}, nil)
+		require.NoError(t, err)
+		assert.Contains(t, res.Content[0].(*mcp.TextContent).Text, `"step_id":"first"`, "the MCP tool shows it too")
+
+		g.release <- struct{}{}
+		<-done
+		exec, _ = e.Execution(id)
+		require.Len(t, exec.Steps, 2, "the record at the end has every step")
+	})
 }

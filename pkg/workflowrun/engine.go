@@ -118,6 +118,7 @@ type Engine struct {
 	metrics *metrics
 
 	execTools []*mcp.Tool // executionTools, built once
+	running   sync.Map    // execution ID → *runner, while the run lasts
 
 	mu        sync.Mutex
 	toolsSeen []*mcp.Tool // the last Refresh's Tools, compared by pointer

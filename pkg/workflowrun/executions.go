@@ -45,7 +45,18 @@ func (e *Engine) Executions(q types.ExecutionQuery) (types.ExecutionList, error)
 }
 
 // Execution returns the execution id (for the HTTP API).
-func (e *Engine) Execution(id string) (*types.Execution, bool) { return e.store.Get(id) }
+func (e *Engine) Execution(id string) (*types.Execution, bool) {
+	exec, ok := e.store.Get(id)
+	if ok && exec.Status == types.ExecutionInProgress {
+		// A run in progress shows the steps it has finished so far, bounded
+		// as the final record will be; its record on disk gets them at the end.
+		if r, running := e.running.Load(id); running {
+			exec.Steps = r.(*runner).executionSteps()
+			bound(exec, e.opts.MaxRecordBytes)
+		}
+	}
+	return exec, ok
+}
 
 // CheckQuery validates q by muster's rules, with muster's messages, each
 // naming the field, and fills in the default limit when none was given.
@@ -141,7 +152,7 @@ func (e *Engine) executionGet(args map[string]any) *mcp.CallToolResult {
 			return textResult("step_id must be a string", true)
 		}
 	}
-	exec, ok := e.store.Get(id)
+	exec, ok := e.Execution(id)
 	if !ok {
 		return textResult(fmt.Sprintf("Failed to get execution: execution %s not found", id), true)
 	}

@@ -105,6 +105,8 @@ func (e *Engine) run(ctx context.Context, name string, args map[string]any, prog
 	exec := e.store.start(name, redact.Args(args))
 	e.publish(events.WorkflowExecutionStarted{Meta: events.NewMeta(""), Key: w.key, ExecutionID: exec.ExecutionID})
 	r := &runner{e: e, wf: w.def, name: name, progress: progress}
+	e.running.Store(exec.ExecutionID, r)
+	defer e.running.Delete(exec.ExecutionID) // after finish saved the steps
 	doc, err := r.execute(ctx, args, exec.ExecutionID)
 	end := time.Now()
 
