@@ -70,6 +70,7 @@ func newControls(cfg daemonConfig, d *daemon, log *slog.Logger) (*controls.Contr
 		if err := d.Coordinator.SetKindEnabled(kind, false); err != nil {
 			return nil, err
 		}
+		d.Store.SetKindDisabled(kind, true)
 		log.Info("reconciliation disabled at start", "kind", kind)
 	}
 	return c, nil

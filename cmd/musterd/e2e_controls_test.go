@@ -254,6 +254,12 @@ func TestE2EDisableAndEnableAKind(t *testing.T) {
 	out, code = e.cli(t, "get", "workflows", "three")
 	require.Equal(t, 0, code, out)
 	assert.Contains(t, out, "Pending (reconciliation disabled)")
+	for _, name := range []string{"one", "three"} {
+		eventually(t, "workflow "+name+"'s status file says reconciliation is disabled", func() bool {
+			data, ok := e.statusFile(name)
+			return ok && strings.Contains(data, "reconciliationDisabled: true")
+		})
+	}
 
 	out, code = e.cli(t, "enable", "workflows")
 	require.Equal(t, 0, code, out)
@@ -267,6 +273,10 @@ func TestE2EDisableAndEnableAKind(t *testing.T) {
 			return json.Unmarshal([]byte(body), &r) == nil && r.Reconcile.ObservedHash == r.Metadata.Hash && r.Reconcile.Note == ""
 		})
 	}
+	eventually(t, "the status file no longer says reconciliation is disabled", func() bool {
+		data, ok := e.statusFile("one")
+		return ok && strings.Contains(data, "state: Synced") && !strings.Contains(data, "reconciliationDisabled")
+	})
 	e.barrier(t, stream, gate)
 	for _, name := range []string{"one", "two", "three"} {
 		assert.Equal(t, 1, stream.started()[events.NewKey(v1alpha1.KindWorkflow, "", name)], "%s is reconciled once on enable", name)
@@ -277,6 +287,11 @@ func TestE2EDisableAndEnableAKind(t *testing.T) {
 func TestE2EOverviewAndTheInitialDisabledSet(t *testing.T) {
 	e := startFS(t, "-disable-kinds", "wf")
 	marker := newMarker()
+	e.write(t, "workflows/held.yaml", workflowYAML("held", "x_none_tool"))
+	eventually(t, "the held workflow's status file says reconciliation is disabled", func() bool {
+		data, ok := e.statusFile("held")
+		return ok && strings.Contains(data, "state: Pending") && strings.Contains(data, "reconciliationDisabled: true")
+	})
 	e.write(t, "mcpservers/seen.yaml", mcpServerYAML("seen", stdioSpec("-tools", marker+",b")...))
 	e.waitServer(t, "seen", "is Running", running("x_seen_"+marker, "x_seen_b"))
 	code, body := e.get(t, "/api/v1/overview")
@@ -286,7 +301,7 @@ func TestE2EOverviewAndTheInitialDisabledSet(t *testing.T) {
 	assert.Equal(t, "filesystem", o.Mode)
 	assert.Equal(t, "leader", o.Role)
 	assert.Equal(t, []string{v1alpha1.KindMCPServer}, o.EnabledKinds)
-	assert.Equal(t, map[string]int{"Synced": 1}, o.Resources)
+	assert.Equal(t, map[string]int{"Synced": 1, "Pending": 1}, o.Resources)
 	assert.Equal(t, map[string]int{"Running": 1}, o.Servers)
 	assert.Equal(t, 2, o.Tools)
 	assert.Nil(t, o.LastFullResync)

@@ -42,10 +42,12 @@ type Options struct {
 	// List returns a kind's keys as its reconciler lists them, desired and
 	// running alike (reconcilers.Reconciler.List). Required.
 	List func(ctx context.Context, kind string) ([]events.Key, error)
-	// Statuses is the status store. Required.
+	// Statuses is the status store. Required. It is told when a kind is
+	// enabled or disabled, so that statuses say so.
 	Statuses interface {
 		Get(events.Key) (statusync.Status, bool)
 		List() []statusync.Status
+		SetKindDisabled(kind string, disabled bool)
 	}
 	// ServerStatus returns an MCP server's status as its reconciler last
 	// observed it. Required.
@@ -339,6 +341,7 @@ func (c *Controller) SetKindEnabled(kind string, enabled bool) error {
 	}
 	was := c.opts.Coordinator.KindEnabled(kind)
 	err = c.opts.Coordinator.SetKindEnabled(kind, enabled)
+	c.opts.Statuses.SetKindDisabled(kind, !c.opts.Coordinator.KindEnabled(kind))
 	if was != enabled {
 		c.log.Info("reconciliation toggled", "kind", kind, "enabled", enabled)
 		c.opts.Bus.Publish(ReconciliationToggled{Meta: events.NewMeta(""), Kind: kind, Enabled: enabled})

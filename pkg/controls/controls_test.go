@@ -36,10 +36,15 @@ func (f *fakeCoordinator) SetKindEnabled(k string, enabled bool) error {
 	return nil
 }
 
-type noStatuses struct{}
+// noStatuses keeps no status; it records the kinds it is told are
+// disabled.
+type noStatuses struct{ disabled map[string]bool }
 
 func (noStatuses) Get(events.Key) (statusync.Status, bool) { return statusync.Status{}, false }
 func (noStatuses) List() []statusync.Status                { return nil }
+func (s noStatuses) SetKindDisabled(kind string, disabled bool) {
+	s.disabled[kind] = disabled
+}
 
 type fixture struct {
 	c        *Controller
@@ -47,13 +52,15 @@ type fixture struct {
 	index    *resources.Index
 	coord    *fakeCoordinator
 	ov       *services.Overrides
+	statuses noStatuses
 	mu       sync.Mutex
 	received []events.Event
 }
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
-	f := &fixture{bus: bus.New(bus.Options{}), index: resources.New(), coord: &fakeCoordinator{disabled: map[string]bool{}}}
+	f := &fixture{bus: bus.New(bus.Options{}), index: resources.New(), coord: &fakeCoordinator{disabled: map[string]bool{}},
+		statuses: noStatuses{disabled: map[string]bool{}}}
 	f.bus.Start()
 	t.Cleanup(f.bus.Close)
 	sub, err := f.bus.Subscribe(bus.SubscriberOptions{Name: "test", Delivery: bus.Lossy(1024), Handlers: []bus.Handler{
@@ -70,7 +77,7 @@ func newFixture(t *testing.T) *fixture {
 		List: func(_ context.Context, kind string) ([]events.Key, error) {
 			return append(f.index.Keys(kind), events.NewKey(kind, "", "orphan")), nil
 		},
-		Statuses:     noStatuses{},
+		Statuses:     f.statuses,
 		ServerStatus: func(events.Key) (v1alpha1.MCPServerStatus, bool) { return v1alpha1.MCPServerStatus{}, false },
 		WaitTimeout:  time.Millisecond,
 	})
@@ -140,6 +147,7 @@ func TestToggleIsAnEventOnlyWhenItChangesSomething(t *testing.T) {
 	require.NoError(t, f.c.SetKindEnabled(v1alpha1.KindWorkflow, true)) // enabled already
 	require.NoError(t, f.c.SetKindEnabled(v1alpha1.KindWorkflow, false))
 	require.NoError(t, f.c.SetKindEnabled(v1alpha1.KindWorkflow, false))
+	assert.Equal(t, map[string]bool{v1alpha1.KindWorkflow: true}, f.statuses.disabled, "the statuses are told")
 	require.Eventually(t, func() bool { return len(f.events()) >= 1 }, 10*time.Second, time.Millisecond)
 	err := f.c.SetKindEnabled("Gadget", false)
 	assert.True(t, errors.Is(err, ErrNotFound))
@@ -148,6 +156,7 @@ func TestToggleIsAnEventOnlyWhenItChangesSomething(t *testing.T) {
 	require.Eventually(t, func() bool { return len(f.events()) >= 2 }, 10*time.Second, time.Millisecond)
 	got := f.events()
 	require.Len(t, got, 2)
+	assert.Equal(t, map[string]bool{v1alpha1.KindWorkflow: false}, f.statuses.disabled)
 	assert.Equal(t, ReconciliationToggled{Meta: got[0].Metadata(), Kind: v1alpha1.KindWorkflow, Enabled: false}, got[0])
 	assert.Equal(t, ReconciliationToggled{Meta: got[1].Metadata(), Kind: v1alpha1.KindWorkflow, Enabled: true}, got[1])
 }

@@ -38,6 +38,7 @@ func (s *statuses) Get(k events.Key) (statusync.Status, bool) {
 }
 
 func (s *statuses) List() []statusync.Status { return nil }
+func (s *statuses) SetKindDisabled(string, bool) {}
 
 func (s *statuses) set(st statusync.Status) {
 	s.mu.Lock()

@@ -64,6 +64,11 @@ type Status struct {
 	// successful reconcile covers (events.ResourceSynced.Hash): a Synced
 	// is of the definition in force only while the index's hash is this.
 	ObservedHash string
+	// ReconcileDisabled: an operator disabled the reconciliation of the
+	// resource's kind (Store.SetKindDisabled). Its changes are watched but
+	// not applied, so State tells of the last reconcile, not of the
+	// definition in force, until the kind is enabled again.
+	ReconcileDisabled bool
 }
 
 // sum hashes every field of s, times by instant (as time.Time.Equal compares
@@ -76,8 +81,11 @@ func (s Status) sum(seed maphash.Seed) uint64 {
 		h.WriteString(f)
 		h.WriteByte(0) // field separator: "ab","c" differs from "a","bc"
 	}
-	var buf [8 * 5]byte
+	var buf [8*5 + 1]byte
 	binary.LittleEndian.PutUint64(buf[0:], uint64(s.RetryCount))
+	if s.ReconcileDisabled {
+		buf[8*5] = 1
+	}
 	for i, t := range [...]time.Time{s.LastReconcileTime, s.NextRetry} {
 		zero := uint64(0)
 		if t.IsZero() {
@@ -121,6 +129,9 @@ type StoreOptions struct {
 	// QueueMetrics, if set, receives the write queue's metrics under the
 	// queue name "status-store" (see NewWorkqueueMetricsProvider).
 	QueueMetrics workqueue.MetricsProvider
+	// DisabledKinds are the kinds whose reconciliation is disabled at
+	// start (Status.ReconcileDisabled); SetKindDisabled changes them.
+	DisabledKinds []string
 	// Clock is what the store, its write retries and its failure log read
 	// the time from and wait on; StatusSynced events are stamped with it.
 	// Default: the real clock. A replay outside testing/synctest steps a
@@ -162,9 +173,10 @@ type Store struct {
 	// record. The write queue carries handles, so that a key's three
 	// strings are hashed once per event, not in each of the queue's sets
 	// and metrics maps.
-	handles events.Interner
-	entries events.Records[entry]
-	version uint64 // bumped by every change, to tell a key's states apart
+	handles  events.Interner
+	entries  events.Records[entry]
+	version  uint64          // bumped by every change, to tell a key's states apart
+	disabled map[string]bool // kinds whose reconciliation is disabled
 	// For Quiescent: keys queued for a write, writes in progress, and
 	// when the keys whose write failed are retried.
 	queued  int
@@ -219,14 +231,19 @@ func NewStore(b *bus.Bus, opts StoreOptions) *Store {
 	if opts.Clock == nil {
 		opts.Clock = clock.RealClock{}
 	}
+	disabled := map[string]bool{}
+	for _, kind := range opts.DisabledKinds {
+		disabled[kind] = true
+	}
 	return &Store{
-		bus:     b,
-		opts:    opts,
-		log:     opts.Logger.With("component", storeName),
-		seed:    maphash.MakeSeed(),
-		retryAt: map[events.Handle]time.Time{},
-		stopped: make(chan struct{}),
-		failing: map[events.Key]*failureLog{},
+		disabled: disabled,
+		bus:      b,
+		opts:     opts,
+		log:      opts.Logger.With("component", storeName),
+		seed:     maphash.MakeSeed(),
+		retryAt:  map[events.Handle]time.Time{},
+		stopped:  make(chan struct{}),
+		failing:  map[events.Key]*failureLog{},
 	}
 }
 
@@ -370,6 +387,13 @@ func (s *Store) update(key events.Key, correlationID string, change func(*Status
 	}
 	e.status.Key = key
 	e.status.CorrelationID = correlationID
+	e.status.ReconcileDisabled = len(s.disabled) > 0 && s.disabled[key.Kind]
+	s.changedLocked(h, e)
+}
+
+// changedLocked notes that h's entry e changed, and queues its write
+// unless it is queued or being written already. s.mu is held.
+func (s *Store) changedLocked(h events.Handle, e *entry) {
 	s.version++
 	e.version = s.version
 	if !e.writing && !e.queued {
@@ -378,6 +402,31 @@ func (s *Store) update(key events.Key, correlationID string, change func(*Status
 		e.queued = true
 		s.queued++
 		s.queue.Add(h)
+	}
+}
+
+// SetKindDisabled records whether the reconciliation of kind is disabled,
+// and writes again the status of each of its resources that this changes
+// (Status.ReconcileDisabled): a status file or custom resource then says
+// why a change shows no reconcile. The controls call it when an operator
+// toggles a kind. It may be called before Start.
+func (s *Store) SetKindDisabled(kind string, disabled bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.disabled[kind] == disabled {
+		return
+	}
+	if disabled {
+		s.disabled[kind] = true
+	} else {
+		delete(s.disabled, kind)
+	}
+	// Before Start no status is kept, so nothing is queued here.
+	for h := range s.handles.All {
+		if e := s.entries.At(h); !e.deleted && s.handles.Key(h).Kind == kind && e.status.ReconcileDisabled != disabled {
+			e.status.ReconcileDisabled = disabled
+			s.changedLocked(h, e)
+		}
 	}
 }
 

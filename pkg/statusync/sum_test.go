@@ -20,7 +20,7 @@ func TestStatusSumTellsEveryFieldApart(t *testing.T) {
 	base := Status{Key: events.NewKey("Workflow", "default", "w"), State: StateError, LastReconcileTime: at,
 		LastError: "boom", RetryCount: 2, NextRetry: at.Add(time.Second), CorrelationID: "c1"}
 	sum := base.sum(seed)
-	require.Equal(t, 8, reflect.TypeFor[Status]().NumField(), "a new Status field needs a case below, and a place in sum")
+	require.Equal(t, 9, reflect.TypeFor[Status]().NumField(), "a new Status field needs a case below, and a place in sum")
 
 	same := base
 	same.LastReconcileTime = at.In(time.FixedZone("X", 3600)) // the same instant
@@ -39,6 +39,7 @@ func TestStatusSumTellsEveryFieldApart(t *testing.T) {
 		"nextRetry":         func(s *Status) { s.NextRetry = at },
 		"correlationID":     func(s *Status) { s.CorrelationID = "c2" },
 		"observedHash":      func(s *Status) { s.ObservedHash = "h2" },
+		"reconcileDisabled": func(s *Status) { s.ReconcileDisabled = true },
 	} {
 		changed := base
 		change(&changed)

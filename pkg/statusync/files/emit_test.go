@@ -52,6 +52,8 @@ func TestBlockYAMLWritesTheCommonStatusesAsTheLibraryDoes(t *testing.T) {
 				"list": []any{}, "nested": map[string]any{"deeper": map[string]any{"k": "v", "l": []any{"a", 1, false}}},
 				"items": []any{map[string]any{"a": "b", "c": map[string]any{"d": "e"}, "f": []any{"g"}, "h": []any{}, "i": map[string]any{}}}},
 			Reconcile: Reconcile{State: "Error", LastError: "exit status 1", RetryCount: 3, NextRetry: &at}},
+		{APIVersion: APIVersion, Kind: "Workflow", Metadata: Metadata{Name: "paused", Namespace: "default"},
+			Reconcile: Reconcile{State: "Pending", ReconciliationDisabled: true}},
 	} {
 		require.True(t, sameAsLibrary(t, doc), "the common case is written here")
 	}

@@ -81,6 +81,9 @@ type Reconcile struct {
 	RetryCount        int        `json:"retryCount"`
 	NextRetry         *time.Time `json:"nextRetry,omitempty"`
 	CorrelationID     string     `json:"correlationID,omitempty"`
+	// ReconciliationDisabled: an operator disabled the reconciliation of
+	// this kind; changes to the definition wait until it is enabled.
+	ReconciliationDisabled bool `json:"reconciliationDisabled,omitempty"`
 }
 
 // Path returns the status file of key, relative to the state dir.
@@ -103,6 +106,7 @@ func (w *Writer) WriteStatus(ctx context.Context, st statusync.Status) error {
 		Reconcile: Reconcile{
 			State: string(st.State), LastError: st.LastError, RetryCount: st.RetryCount, CorrelationID: st.CorrelationID,
 			LastReconcileTime: timeOrNil(st.LastReconcileTime), NextRetry: timeOrNil(st.NextRetry),
+			ReconciliationDisabled: st.ReconcileDisabled,
 		},
 	}
 	if w.opts.ResourceStatus != nil {

@@ -79,6 +79,11 @@ func TestWithoutResourceStatusTheFileCarriesTheReconcileState(t *testing.T) {
 	require.NoError(t, err)
 	assert.NotContains(t, string(data), "status:")
 	assert.Contains(t, string(data), "state: Synced")
+	assert.NotContains(t, string(data), "reconciliationDisabled")
+	require.NoError(t, w.WriteStatus(context.Background(), statusync.Status{Key: wf, State: statusync.StatePending, ReconcileDisabled: true}))
+	data, err = os.ReadFile(filepath.Join(dir, "status/workflows/team/deploy.yaml"))
+	require.NoError(t, err)
+	assert.Contains(t, string(data), "reconciliationDisabled: true")
 	// The directories the writer made are its owner's only, even under a
 	// permissive umask.
 	for _, d := range []string{"status", "status/workflows", "status/workflows/team"} {

@@ -45,7 +45,13 @@ const (
 	// ReasonReconcileFailed: the reconcile failed before the reconciler
 	// observed anything.
 	ReasonReconcileFailed = "ReconcileFailed"
+	// ReasonDisabledByOperator: the reason of ConditionReconciliationDisabled.
+	ReasonDisabledByOperator = "DisabledByOperator"
 )
+
+// ConditionReconciliationDisabled is True while an operator has disabled
+// the reconciliation of the resource's kind, and absent otherwise.
+const ConditionReconciliationDisabled = "ReconciliationDisabled"
 
 // Options configures a Writer.
 type Options struct {
@@ -169,6 +175,7 @@ func (w *Writer) update(obj client.Object, key events.Key, st statusync.Status) 
 		case failed && next.LastError == "":
 			next.LastError = st.LastError
 		}
+		setDisabled(&next.Conditions, o.Status.Conditions, st, gen)
 		return replace(&o.Status, next)
 	case *v1alpha1.Workflow:
 		next := *o.Status.DeepCopy()
@@ -183,6 +190,7 @@ func (w *Writer) update(obj client.Object, key events.Key, st statusync.Status) 
 				c.ObservedGeneration = gen
 			}
 		}
+		setDisabled(&next.Conditions, o.Status.Conditions, st, gen)
 		return replace(&o.Status, next)
 	}
 	return false
@@ -206,6 +214,26 @@ func replace[T any](cur *T, next T) bool {
 	}
 	*cur = stored
 	return true
+}
+
+// setDisabled sets the ReconciliationDisabled condition while an operator
+// has disabled the reconciliation of st's kind, and removes it otherwise:
+// the status then says why a change of the resource shows no reconcile.
+// The reconciler's status, which conds starts from, knows nothing of it,
+// so its transition time is kept from the stored one, prev.
+func setDisabled(conds *[]metav1.Condition, prev []metav1.Condition, st statusync.Status, gen int64) {
+	if !st.ReconcileDisabled {
+		meta.RemoveStatusCondition(conds, ConditionReconciliationDisabled)
+		return
+	}
+	c := metav1.Condition{
+		Type: ConditionReconciliationDisabled, Status: metav1.ConditionTrue, Reason: ReasonDisabledByOperator, ObservedGeneration: gen,
+		Message: "reconciliation of " + st.Key.Kind + " is disabled; changes wait until it is enabled (musterd enable)",
+	}
+	if old := meta.FindStatusCondition(prev, ConditionReconciliationDisabled); old != nil && old.Status == metav1.ConditionTrue {
+		c.LastTransitionTime = old.LastTransitionTime
+	}
+	meta.SetStatusCondition(conds, c)
 }
 
 // setReady sets the Ready condition, keeping its transition time while its

@@ -193,6 +193,35 @@ func TestAFailedReconcileWithNoObservationIsShown(t *testing.T) {
 	assert.False(t, meta.IsStatusConditionTrue(got.Conditions, v1alpha1.ConditionReady))
 }
 
+func TestADisabledKindShowsAsAConditionUntilEnabled(t *testing.T) {
+	f := newFixture(t, interceptor.Funcs{}, nil)
+	f.observed[gitKey] = running(2, time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC))
+	disabled := synced()
+	disabled.ReconcileDisabled = true
+	require.NoError(t, f.writer.WriteStatus(t.Context(), disabled))
+	got := f.get(t).Status
+	c := meta.FindStatusCondition(got.Conditions, ConditionReconciliationDisabled)
+	require.NotNil(t, c)
+	assert.Equal(t, metav1.ConditionTrue, c.Status)
+	assert.Equal(t, ReasonDisabledByOperator, c.Reason)
+	assert.Contains(t, c.Message, "reconciliation of MCPServer is disabled")
+	assert.True(t, meta.IsStatusConditionTrue(got.Conditions, v1alpha1.ConditionReady), "the reconciler's own conditions stay")
+	// Disabled since long ago, as the stored condition says: a later write
+	// keeps that.
+	obj := f.get(t)
+	since := metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	meta.FindStatusCondition(obj.Status.Conditions, ConditionReconciliationDisabled).LastTransitionTime = since
+	require.NoError(t, f.client.Status().Update(t.Context(), obj))
+	f.observed[gitKey] = running(3, time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC))
+	require.NoError(t, f.writer.WriteStatus(t.Context(), disabled))
+	c = meta.FindStatusCondition(f.get(t).Status.Conditions, ConditionReconciliationDisabled)
+	require.NotNil(t, c)
+	assert.True(t, since.Equal(&c.LastTransitionTime), "disabled since: %v", c.LastTransitionTime)
+
+	require.NoError(t, f.writer.WriteStatus(t.Context(), synced()))
+	assert.Nil(t, meta.FindStatusCondition(f.get(t).Status.Conditions, ConditionReconciliationDisabled), "enabled again: gone")
+}
+
 func TestEveryFailureHasItsCategory(t *testing.T) {
 	gr := schema.GroupResource{Group: v1alpha1.GroupName, Resource: "mcpservers"}
 	noCRD := apierrors.NewNotFound(gr, "")
