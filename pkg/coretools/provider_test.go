@@ -37,7 +37,7 @@ func (s *statuses) Get(k events.Key) (statusync.Status, bool) {
 	return st, ok
 }
 
-func (s *statuses) List() []statusync.Status { return nil }
+func (s *statuses) List() []statusync.Status     { return nil }
 func (s *statuses) SetKindDisabled(string, bool) {}
 
 func (s *statuses) set(st statusync.Status) {

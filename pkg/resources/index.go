@@ -66,6 +66,9 @@ type Index struct {
 	// 100,000 keys each time was a tenth of that start's CPU.
 	sorted   []events.Key
 	sortedOK bool
+	// namespaces counts the entries of each kind in each namespace, so that
+	// Named finds a name without listing every key.
+	namespaces map[string]map[string]int
 }
 
 // fileState is what one file declares.
@@ -85,7 +88,8 @@ type fileState struct {
 
 // New returns an empty index.
 func New() *Index {
-	return &Index{files: map[string]*fileState{}, entries: map[events.Key]*Entry{}, sortedOK: true}
+	return &Index{files: map[string]*fileState{}, entries: map[events.Key]*Entry{}, sortedOK: true,
+		namespaces: map[string]map[string]int{}}
 }
 
 // SetFile records what path declares now: docs when it was parsed, or err
@@ -230,6 +234,33 @@ func (ix *Index) sortedOf(kind string) []events.Key {
 	return append(make([]events.Key, 0, hi-lo), ix.sorted[lo:hi]...)
 }
 
+// Named returns the keys of kind called name, one per namespace that has
+// it, in Keys' order. It looks up each namespace of kind, not every key.
+func (ix *Index) Named(kind, name string) []events.Key {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	var out []events.Key
+	for _, ns := range slices.Sorted(maps.Keys(ix.namespaces[kind])) {
+		if k := events.NewKey(kind, ns, name).Canonical(); ix.entries[k] != nil {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// countNamespace counts k's entry in or out of its namespace. Called with
+// mu held.
+func (ix *Index) countNamespace(k events.Key, delta int) {
+	byNS := ix.namespaces[k.Kind]
+	if byNS == nil {
+		byNS = map[string]int{}
+		ix.namespaces[k.Kind] = byNS
+	}
+	if byNS[k.Namespace] += delta; byNS[k.Namespace] <= 0 {
+		delete(byNS, k.Namespace)
+	}
+}
+
 // Object returns the definition in force of key, nil if it has none, and
 // whether key is declared. It copies nothing: the definition is shared,
 // to be read and never changed.
@@ -334,6 +365,7 @@ func (ix *Index) refresh(keys []events.Key, path string, claims claims) []Change
 			if existed {
 				delete(ix.entries, k)
 				ix.sorted, ix.sortedOK = nil, false
+				ix.countNamespace(k, -1)
 				changes = append(changes, Change{Key: k, Op: events.OperationDelete, File: path})
 			}
 			continue
@@ -352,6 +384,10 @@ func (ix *Index) refresh(keys []events.Key, path string, claims claims) []Change
 				next.Err = f.err
 			case d.Err != nil:
 				next.Err = d.Err
+			case existed && prev.Object != nil && prev.Hash == d.Hash:
+				// The same content read again (a rescan, a save without
+				// changes): the definition in force stays the same object,
+				// so that what was built from it (a workflow's tool) holds.
 			default:
 				next.Object, next.Hash = d.Object, d.Hash
 			}
@@ -359,6 +395,7 @@ func (ix *Index) refresh(keys []events.Key, path string, claims claims) []Change
 		ix.entries[k] = next
 		if !existed {
 			ix.noteCreated(k)
+			ix.countNamespace(k, 1)
 		}
 		switch {
 		case !existed:

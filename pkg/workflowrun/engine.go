@@ -172,10 +172,7 @@ type workflow struct {
 // alone; of two with one name in different namespaces, the first key in
 // the index's order wins.
 func (e *Engine) lookup(name string) (workflow, bool) {
-	for _, k := range e.opts.Index.Keys(v1alpha1.KindWorkflow) {
-		if k.Name != name {
-			continue
-		}
+	for _, k := range e.opts.Index.Named(v1alpha1.KindWorkflow, name) {
 		if w, ok := e.load(k); ok {
 			w.def = w.def.DeepCopy()
 			return w, true
