@@ -68,15 +68,19 @@
 //     "Authorization: Bearer <token>", checked by api/shared.Bearer as the API
 //     checks its own.
 //   - Resources are subscribable when the Backend is a ResourceSubscriber
-//     (package router is): resources/subscribe on either view subscribes
-//     at the server that offers the resource, once however many sessions
-//     want it, and unsubscribes when the last one unsubscribes or ends; a
-//     server's notifications/resources/updated reaches the sessions
-//     subscribed, under the exposed URI (subscribe.go). A subscription the
-//     server refuses is the client's error. The subscribes and
-//     unsubscribes of one URI take turns, each with its server call, so
-//     the server is subscribed exactly while a session is recorded; other
-//     URIs' do not wait for them.
+//     (package router is): resources/subscribe on either view (in the
+//     newest protocol, a subscriptions/listen stream naming the resource,
+//     while it lasts) subscribes at the server that offers the resource,
+//     once however many sessions want it, and unsubscribes when the last
+//     one unsubscribes or ends; a server's notifications/resources/updated
+//     reaches the sessions subscribed, under the exposed URI
+//     (subscribe.go). A subscription the server refuses is the client's
+//     error (the go-sdk's client does not wait for a listen stream's
+//     answer, so it does not report one). The subscribes and unsubscribes
+//     of one URI take turns, each with its server call, so the server is
+//     subscribed exactly while a session is recorded; other URIs' do not
+//     wait for them. An unsubscribe is carried through whatever becomes of
+//     its request (a listen stream's ends with the stream).
 //   - core_events' follow writes notifications/muster/event to the
 //     session's stream (a streamable session's standalone GET stream, or
 //     an SSE session's stream), between the go-sdk's own events; a follow is a bus.Lossy subscription, so a slow
