@@ -72,16 +72,15 @@ func (l *listenSetup) recorded(uri string) int {
 }
 
 // unsubscribes drains the unsubscribes made at the server so far.
-func (l *listenSetup) unsubscribes() []string {
-	var got []string
-	for {
-		select {
-		case uri := <-l.sb.unsubscribed:
-			got = append(got, uri)
-		default:
-			return got
-		}
+func (l *listenSetup) unsubscribes() []string { return drain(l.sb.unsubscribed) }
+
+// drain receives what ch holds now.
+func drain[T any](ch chan T) []T {
+	var got []T
+	for len(ch) > 0 {
+		got = append(got, <-ch)
 	}
+	return got
 }
 
 func TestListenSubscriptionsOfTheNewestProtocolAreCountedWithTheOthers(t *testing.T) {
@@ -196,13 +195,6 @@ func TestSessionsOfTheNewestProtocolGetListChangedWhileTheyListen(t *testing.T) 
 		require.True(t, l.srv.Refresh())
 		time.Sleep(time.Second) // past the go-sdk's 10 ms batching, in virtual time
 		synctest.Wait()
-		drain := func(ch chan string) []string {
-			var got []string
-			for len(ch) > 0 {
-				got = append(got, <-ch)
-			}
-			return got
-		}
 		assert.ElementsMatch(t, []string{"tools", "resources", "prompts"}, drain(onDirect), "/mcp/direct, newest protocol")
 		assert.ElementsMatch(t, []string{"resources", "prompts"}, drain(onMeta), "/mcp, newest protocol: its meta-tools stay")
 		assert.ElementsMatch(t, []string{"tools", "resources", "prompts"}, drain(onOld), "/mcp/direct, older protocol")

@@ -64,15 +64,22 @@ func (b *subscribingBackend) update(uri string) {
 	fn(uri)
 }
 
-func TestResourceSubscriptionsAreCountedAcrossSessionsAndUpdatesForwarded(t *testing.T) {
+// newSubscribingHarness serves an endpoint whose Backend subscribes, and
+// offers the resource uri.
+func newSubscribingHarness(t *testing.T, uri string) (*harness, *subscribingBackend) {
 	var sb *subscribingBackend
 	h := newHarness(t, func(o *Options) {
 		sb = &subscribingBackend{fakeBackend: o.Backend.(*fakeBackend), unsubscribed: make(chan string, 4)}
 		o.Backend = sb
 	})
-	const uri = "file:///notes.md"
 	sb.resources = []*mcp.Resource{{URI: uri, Name: "notes"}}
 	h.srv.Refresh()
+	return h, sb
+}
+
+func TestResourceSubscriptionsAreCountedAcrossSessionsAndUpdatesForwarded(t *testing.T) {
+	const uri = "file:///notes.md"
+	h, sb := newSubscribingHarness(t, uri)
 	updates := func() (*mcp.ClientOptions, chan string) {
 		ch := make(chan string, 4)
 		return &mcp.ClientOptions{ResourceUpdatedHandler: func(_ context.Context, r *mcp.ResourceUpdatedNotificationRequest) { ch <- r.Params.URI }}, ch

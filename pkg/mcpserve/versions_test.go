@@ -30,28 +30,13 @@ var legacyVersions = []string{latestLegacy, "2025-06-18", "2025-03-26", musterPr
 // the views handle (listen_test.go), but not yet the rest musterd needs.
 func TestTheEndpointSpeaksUpTo20251125AndClientsOfTheNewestFallBack(t *testing.T) {
 	h := newHarness(t, nil)
-	connect := func(path, version string) *mcp.ClientSession {
-		t.Helper()
-		var transport mcp.Transport = &mcp.StreamableClientTransport{Endpoint: h.url + path, HTTPClient: h.http}
-		if path == PathSSE {
-			transport = &mcp.SSEClientTransport{Endpoint: h.url + path, HTTPClient: h.http}
-		}
-		var opts *mcp.ClientSessionOptions // a go-sdk client's default: the newest
-		if version != "" {
-			opts = &mcp.ClientSessionOptions{ProtocolVersion: version}
-		}
-		cs, err := mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "0"}, nil).Connect(context.Background(), transport, opts)
-		require.NoError(t, err, "%s asking for %q", path, version)
-		t.Cleanup(func() { _ = cs.Close() })
-		return cs
-	}
 	for _, path := range []string{PathMCP, PathDirect, PathSSE} {
 		for _, asked := range append([]string{"", newestProtocol}, legacyVersions...) {
 			want := asked
 			if asked == "" || asked == newestProtocol {
 				want = latestLegacy
 			}
-			assert.Equal(t, want, connect(path, asked).InitializeResult().ProtocolVersion, "%s asking for %q", path, asked)
+			assert.Equal(t, want, h.connect(path, asked, nil).InitializeResult().ProtocolVersion, "%s asking for %q", path, asked)
 		}
 	}
 
@@ -96,14 +81,8 @@ func sseData(t *testing.T, body string) string {
 // hears of its updates and of list changes, and musterd subscribes at the
 // server once, and unsubscribes when the last session goes.
 func TestClientsOfTheNewestProtocolGetUpdatesAndListChangedThroughTheEndpoint(t *testing.T) {
-	var sb *subscribingBackend
-	h := newHarness(t, func(o *Options) {
-		sb = &subscribingBackend{fakeBackend: o.Backend.(*fakeBackend), unsubscribed: make(chan string, 4)}
-		o.Backend = sb
-	})
 	const uri = "file:///notes.md"
-	sb.resources = []*mcp.Resource{{URI: uri, Name: "notes"}}
-	h.srv.Refresh()
+	h, sb := newSubscribingHarness(t, uri)
 
 	type heard struct{ updated, tools, resources chan string }
 	newest := func(path string) (*mcp.ClientSession, heard) {
@@ -116,14 +95,7 @@ func TestClientsOfTheNewestProtocolGetUpdatesAndListChangedThroughTheEndpoint(t 
 				got.resources <- path
 			},
 		}
-		var transport mcp.Transport = &mcp.StreamableClientTransport{Endpoint: h.url + path, HTTPClient: h.http}
-		if path == PathSSE {
-			transport = &mcp.SSEClientTransport{Endpoint: h.url + path, HTTPClient: h.http}
-		}
-		cs, err := mcp.NewClient(&mcp.Implementation{Name: "newest", Version: "0"}, opts).Connect(context.Background(), transport, nil)
-		require.NoError(t, err)
-		t.Cleanup(func() { _ = cs.Close() })
-		return cs, got
+		return h.connect(path, "", opts), got
 	}
 	direct, onDirect := newest(PathDirect)
 	meta, onMeta := newest(PathMCP)
