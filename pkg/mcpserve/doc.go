@@ -29,11 +29,24 @@
 //     that offers it. list_tools, describe_tool, call_tool, /mcp/direct and
 //     Server.CallTool (the router workflow steps call through) all read the
 //     same set, replaced whole by Refresh.
+//   - Every transport speaks the protocol versions 2024-11-05, 2025-03-26,
+//     2025-06-18 and 2025-11-25. The newest, 2026-07-28 (SEP-2575), is not
+//     offered: the go-sdk (v1.8) serves it on a stateless streamable
+//     handler only, and musterd's are stateful, since the older versions'
+//     clients need their sessions (whose GET streams carry list_changed,
+//     resource updates and core_events' follow). A client asking for it
+//     hears so from server/discover and falls back to 2025-11-25, with all
+//     that follows (versions_test.go). The views themselves handle the
+//     newest protocol's subscriptions/listen (listen_test.go), for a
+//     transport that serves it.
 //   - Refresh adds and removes on /mcp/direct exactly the tools whose
 //     definition appeared, changed or went (and on both views the
 //     resources and prompts), so every session receives list_changed (the
 //     go-sdk batches changes 10 ms apart into one) and its next list shows
-//     the new set. Nothing changed, nothing is sent.
+//     the new set. Nothing changed, nothing is sent. (A session of the
+//     newest protocol receives it while a subscriptions/listen stream of
+//     its asks for it, as that protocol has it: a go-sdk client opens one
+//     as it connects if it has a handler for list changes.)
 //   - call_tool answers muster's envelope: one text item holding
 //     {"isError","content","structuredContent"}, the outer isError and
 //     structuredContent mirroring the tool's; a call that cannot be made is
@@ -68,15 +81,19 @@
 //     "Authorization: Bearer <token>", checked by api/shared.Bearer as the API
 //     checks its own.
 //   - Resources are subscribable when the Backend is a ResourceSubscriber
-//     (package router is): resources/subscribe on either view subscribes
-//     at the server that offers the resource, once however many sessions
-//     want it, and unsubscribes when the last one unsubscribes or ends; a
-//     server's notifications/resources/updated reaches the sessions
-//     subscribed, under the exposed URI (subscribe.go). A subscription the
-//     server refuses is the client's error. The subscribes and
-//     unsubscribes of one URI take turns, each with its server call, so
-//     the server is subscribed exactly while a session is recorded; other
-//     URIs' do not wait for them.
+//     (package router is): resources/subscribe on either view (in the
+//     newest protocol, a subscriptions/listen stream naming the resource,
+//     while it lasts) subscribes at the server that offers the resource,
+//     once however many sessions want it, and unsubscribes when the last
+//     one unsubscribes or ends; a server's notifications/resources/updated
+//     reaches the sessions subscribed, under the exposed URI
+//     (subscribe.go). A subscription the server refuses is the client's
+//     error (the go-sdk's client does not wait for a listen stream's
+//     answer, so it does not report one). The subscribes and unsubscribes
+//     of one URI take turns, each with its server call, so the server is
+//     subscribed exactly while a session is recorded; other URIs' do not
+//     wait for them. An unsubscribe is carried through whatever becomes of
+//     its request (a listen stream's ends with the stream).
 //   - core_events' follow writes notifications/muster/event to the
 //     session's stream (a streamable session's standalone GET stream, or
 //     an SSE session's stream), between the go-sdk's own events; a follow is a bus.Lossy subscription, so a slow

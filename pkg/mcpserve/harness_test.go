@@ -190,7 +190,9 @@ func (h *harness) declare(path, content string) {
 	h.index.SetFile(path, idx, err, events.NewKey(kind, "", strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))))
 }
 
-// connect starts a go-sdk client session on path, at protocol version.
+// connect starts a go-sdk client session on path (PathSSE over SSE,
+// others streamable), at protocol version ("": the client's default, the
+// newest it knows).
 func (h *harness) connect(path, version string, opts *mcp.ClientOptions) *mcp.ClientSession {
 	h.t.Helper()
 	return h.connectWith(h.http, path, version, opts)
@@ -199,8 +201,12 @@ func (h *harness) connect(path, version string, opts *mcp.ClientOptions) *mcp.Cl
 func (h *harness) connectWith(hc *http.Client, path, version string, opts *mcp.ClientOptions) *mcp.ClientSession {
 	h.t.Helper()
 	c := mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "0"}, opts)
-	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: h.url + path, HTTPClient: hc}, &mcp.ClientSessionOptions{ProtocolVersion: version})
-	require.NoError(h.t, err)
+	var transport mcp.Transport = &mcp.StreamableClientTransport{Endpoint: h.url + path, HTTPClient: hc}
+	if path == PathSSE {
+		transport = &mcp.SSEClientTransport{Endpoint: h.url + path, HTTPClient: hc}
+	}
+	cs, err := c.Connect(context.Background(), transport, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	require.NoError(h.t, err, "connecting to %s at %q", path, version)
 	h.t.Cleanup(func() { _ = cs.Close() })
 	return cs
 }

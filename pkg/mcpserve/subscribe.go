@@ -130,17 +130,14 @@ func (s *Server) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error
 
 // unsubscribe is the views' resources/unsubscribe handler: the last
 // session to want uri unsubscribes from it at its server, in uri's turn.
-func (s *Server) unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest) error {
-	uri := req.Params.URI
-	giveBack, err := s.subs.take(ctx, uri)
-	if err != nil {
-		return err
-	}
-	defer giveBack()
-	if s.forget(uri, req.Session) {
-		return s.subs.b.Unsubscribe(ctx, uri)
-	}
-	return nil
+// The go-sdk calls it too when a subscriptions/listen stream of the newest
+// protocol (2026-07-28) that subscribed to uri ends, with the stream's
+// context, done by then: so a release never depends on the request's
+// context, else the server would stay subscribed with nobody recorded
+// (and the go-sdk, told of an error, would keep sending the session
+// updates it gave up).
+func (s *Server) unsubscribe(_ context.Context, req *mcp.UnsubscribeRequest) error {
+	return s.release(req.Params.URI, req.Session)
 }
 
 // forget forgets that ss wants uri, and reports whether nobody does now.
@@ -162,10 +159,8 @@ func (s *Server) forget(uri string, ss *mcp.ServerSession) bool {
 }
 
 // dropSession releases the subscriptions of a session that ended without
-// unsubscribing, each in its URI's turn. Waiting for the turn is not
-// bounded here: this goroutine is the ended session's own, and whoever
-// holds the turn is bounded by its request's context; the unsubscribe
-// itself is bounded by subscribeTimeout.
+// unsubscribing, each in its URI's turn, on the ended session's own
+// goroutine.
 func (s *Server) dropSession(ss *mcp.ServerSession) {
 	r := s.subs
 	r.mu.Lock()
@@ -182,22 +177,29 @@ func (s *Server) dropSession(ss *mcp.ServerSession) {
 	}
 }
 
-// dropOne releases ss's subscription to uri, in uri's turn.
+// dropOne releases ss's subscription to uri, for a session that ended.
 func (s *Server) dropOne(uri string, ss *mcp.ServerSession) {
-	r := s.subs
-	giveBack, _ := r.take(context.Background(), uri) // cannot fail: never cancelled
-	defer giveBack()
-	if !s.forget(uri, ss) {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), subscribeTimeout)
-	defer cancel()
-	if err := r.b.Unsubscribe(ctx, uri); err != nil {
+	if err := s.release(uri, ss); err != nil {
 		s.log.Debug("resource unsubscribe after the session ended", "uri", uri, "error", err)
 	}
 }
 
-// subscribeTimeout bounds an unsubscribe musterd makes on its own.
+// release forgets that ss wants uri and, when nobody does now, unsubscribes
+// at the server, in uri's turn. Waiting for the turn is not bounded here:
+// whoever holds it is bounded by its request's context, or is a release,
+// bounded by subscribeTimeout, as this one's call at the server is.
+func (s *Server) release(uri string, ss *mcp.ServerSession) error {
+	giveBack, _ := s.subs.take(context.Background(), uri) // cannot fail: never cancelled
+	defer giveBack()
+	if !s.forget(uri, ss) {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), subscribeTimeout)
+	defer cancel()
+	return s.subs.b.Unsubscribe(ctx, uri)
+}
+
+// subscribeTimeout bounds an unsubscribe at a server.
 const subscribeTimeout = 10 * time.Second
 
 // resourceUpdated notes uri as updated and makes sure a goroutine tells

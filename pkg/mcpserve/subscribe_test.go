@@ -17,7 +17,8 @@ import (
 )
 
 // subscribingBackend is a fakeBackend that records subscriptions and
-// sends updates when the test says.
+// sends updates when the test says. A call with its context done fails,
+// as the router's call at a server does.
 type subscribingBackend struct {
 	*fakeBackend
 	mu           sync.Mutex
@@ -27,7 +28,10 @@ type subscribingBackend struct {
 	refuseOnce   error
 }
 
-func (b *subscribingBackend) Subscribe(_ context.Context, uri string) error {
+func (b *subscribingBackend) Subscribe(ctx context.Context, uri string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if err := b.refuseOnce; err != nil {
@@ -38,7 +42,10 @@ func (b *subscribingBackend) Subscribe(_ context.Context, uri string) error {
 	return nil
 }
 
-func (b *subscribingBackend) Unsubscribe(_ context.Context, uri string) error {
+func (b *subscribingBackend) Unsubscribe(ctx context.Context, uri string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	b.unsubscribed <- uri
 	return nil
 }
@@ -57,15 +64,22 @@ func (b *subscribingBackend) update(uri string) {
 	fn(uri)
 }
 
-func TestResourceSubscriptionsAreCountedAcrossSessionsAndUpdatesForwarded(t *testing.T) {
+// newSubscribingHarness serves an endpoint whose Backend subscribes, and
+// offers the resource uri.
+func newSubscribingHarness(t *testing.T, uri string) (*harness, *subscribingBackend) {
 	var sb *subscribingBackend
 	h := newHarness(t, func(o *Options) {
 		sb = &subscribingBackend{fakeBackend: o.Backend.(*fakeBackend), unsubscribed: make(chan string, 4)}
 		o.Backend = sb
 	})
-	const uri = "file:///notes.md"
 	sb.resources = []*mcp.Resource{{URI: uri, Name: "notes"}}
 	h.srv.Refresh()
+	return h, sb
+}
+
+func TestResourceSubscriptionsAreCountedAcrossSessionsAndUpdatesForwarded(t *testing.T) {
+	const uri = "file:///notes.md"
+	h, sb := newSubscribingHarness(t, uri)
 	updates := func() (*mcp.ClientOptions, chan string) {
 		ch := make(chan string, 4)
 		return &mcp.ClientOptions{ResourceUpdatedHandler: func(_ context.Context, r *mcp.ResourceUpdatedNotificationRequest) { ch <- r.Params.URI }}, ch
@@ -109,7 +123,8 @@ func TestResourceSubscriptionsAreCountedAcrossSessionsAndUpdatesForwarded(t *tes
 // gatedSubscriber is a ResourceSubscriber that keeps whether each URI is
 // subscribed at "the server", and can hold a Subscribe or Unsubscribe at a
 // gate until the test opens it: the call's effect lands when it returns,
-// as a server's answer does.
+// as a server's answer does, and a call whose context ended meanwhile
+// fails, as the router's does.
 type gatedSubscriber struct {
 	*fakeBackend
 	mu                 sync.Mutex
@@ -119,8 +134,11 @@ type gatedSubscriber struct {
 	heldURI            string        // "": every URI's calls are held
 }
 
-func (g *gatedSubscriber) Subscribe(_ context.Context, uri string) error {
+func (g *gatedSubscriber) Subscribe(ctx context.Context, uri string) error {
 	g.wait(uri, g.holdSub)
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.subscribed[uri] = true
@@ -128,8 +146,11 @@ func (g *gatedSubscriber) Subscribe(_ context.Context, uri string) error {
 	return nil
 }
 
-func (g *gatedSubscriber) Unsubscribe(_ context.Context, uri string) error {
+func (g *gatedSubscriber) Unsubscribe(ctx context.Context, uri string) error {
 	g.wait(uri, g.holdUnsub)
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.subscribed[uri] = false
@@ -206,6 +227,29 @@ func TestSubscriptionsOfOneURIAreSerialisedWithTheirServerCalls(t *testing.T) {
 			on, _ := g.state(uri)
 			assert.Equal(t, 1, recorded(srv), "b is recorded")
 			assert.True(t, on, "so the server must be subscribed")
+		})
+	})
+
+	t.Run("an unsubscribe cancelled while at the server still releases it", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			srv, g, connect := setup(t)
+			a := connect()
+			require.NoError(t, a.Subscribe(context.Background(), &mcp.SubscribeParams{URI: uri}))
+
+			gate := make(chan struct{})
+			g.holdUnsub = gate
+			ctx, cancel := context.WithCancel(context.Background())
+			unsubscribed := async(func() error { return a.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: uri}) })
+			synctest.Wait() // a's unsubscribe is at the server, held
+			cancel()
+			synctest.Wait() // the cancellation has reached musterd
+			close(gate)
+			require.ErrorIs(t, <-unsubscribed, context.Canceled)
+			synctest.Wait()
+
+			on, _ := g.state(uri)
+			assert.Zero(t, recorded(srv), "a is not recorded")
+			assert.False(t, on, "so the server must not be subscribed")
 		})
 	})
 
