@@ -28,7 +28,10 @@ import (
 //     (gates.go). gate waits until it is open, then answers {"gate":name};
 //     gate_waiting waits until a call waits at it (or has passed it);
 //     gate_open opens it for good. A cancelled call ends at once.
+//   - protocol: the protocol version the client initialized the session
+//     with, or "none" when it initialized none (2026-07-28 discovers).
 var specialTools = map[string]mcp.ToolHandler{
+	"protocol":     protocolTool,
 	"json":         jsonTool,
 	"fail":         failTool,
 	"sleep":        sleepTool,
@@ -40,6 +43,13 @@ var specialTools = map[string]mcp.ToolHandler{
 }
 
 var sleepsRunning, sleepsCancelled, sleepsFinished atomic.Int64
+
+func protocolTool(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	if p := req.Session.InitializeParams(); p != nil {
+		return textResult(p.ProtocolVersion), nil
+	}
+	return textResult("none"), nil
+}
 
 func arguments(req *mcp.CallToolRequest) map[string]any {
 	args := map[string]any{}

@@ -25,6 +25,14 @@ const exitSettle = time.Second
 // clientInfo is how musterd introduces itself in initialize.
 var clientInfo = &mcp.Implementation{Name: "musterd", Version: "dev"}
 
+// clientProtocolVersion is the newest protocol musterd asks its servers
+// for; a server of an older one negotiates down as usual. In 2026-07-28,
+// which the go-sdk asks for by default, a resource subscription is a
+// listen stream whose Subscribe returns before the server answers, so a
+// server's refusal would never reach the client that subscribed through
+// musterd; and musterd's own endpoint serves up to 2025-11-25 alike.
+const clientProtocolVersion = "2025-11-25"
+
 // errReleased is the cause that ends an instance's context in teardown,
 // unless something cancelled it before.
 var errReleased = errors.New("instance released")
@@ -214,7 +222,7 @@ func (inst *instance) connect(transport mcp.Transport) error {
 			}
 		},
 	})
-	session, err := client.Connect(inst.ctx, transport, nil)
+	session, err := client.Connect(inst.ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: clientProtocolVersion})
 	if err != nil {
 		return err
 	}
