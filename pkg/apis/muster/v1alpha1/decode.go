@@ -242,7 +242,11 @@ func decodeDocument(n *yaml.Node, defaultName string) (Document, *FieldError) {
 	} else {
 		errs.sort()
 		doc.Err = errs
-		doc.Hash = hashJSON(tree.plain())
+		// The hash of the document's plain values' JSON, which jsonWriter
+		// writes as json.Marshal(tree.plain()) would.
+		w := jsonWriter{}
+		w.value(tree, 1)
+		doc.Hash = hashBytes(w.buf)
 	}
 	return doc, nil
 }
@@ -256,10 +260,10 @@ func readIdentity(tree *yvalue, doc *Document, defaultName string) *FieldError {
 		return &FieldError{Line: doc.Line, Field: "kind", Msg: "required: must be MCPServer or Workflow"}
 	case kind.value.kind != yString:
 		return &FieldError{Line: kind.line, Field: "kind", Msg: "expected string, got " + kind.value.typeName()}
-	case kind.value.scalar != KindMCPServer && kind.value.scalar != KindWorkflow:
-		return &FieldError{Line: kind.line, Field: "kind", Msg: fmt.Sprintf("unsupported kind %q: must be MCPServer or Workflow", kind.value.scalar)}
+	case kind.value.str != KindMCPServer && kind.value.str != KindWorkflow:
+		return &FieldError{Line: kind.line, Field: "kind", Msg: fmt.Sprintf("unsupported kind %q: must be MCPServer or Workflow", kind.value.str)}
 	}
-	doc.Kind = kind.value.scalar.(string)
+	doc.Kind = kind.value.str
 
 	// Further checks of metadata's shape come with the other fields'.
 	var name, namespace *yentry
@@ -290,7 +294,7 @@ func identityField(e *yentry, field, fallback string, docLine int, valid func(st
 	if e.value.kind != yString {
 		return "", &FieldError{Line: e.line, Field: field, Msg: "expected string, got " + e.value.typeName()}
 	}
-	s := e.value.scalar.(string)
+	s := e.value.str
 	if msgs := valid(s); len(msgs) > 0 {
 		return "", &FieldError{Line: e.line, Field: field, Msg: fmt.Sprintf("invalid value %q: %s", s, strings.Join(msgs, "; "))}
 	}
@@ -300,7 +304,7 @@ func identityField(e *yentry, field, fallback string, docLine int, valid func(st
 // decodeObject checks tree field by field against obj's type, decodes it
 // into obj and validates the result, returning every problem found.
 func decodeObject(tree *yvalue, obj Object, doc Document) FieldErrors {
-	if av := tree.get("apiVersion"); av == nil || av.value.scalar != APIVersion {
+	if av := tree.get("apiVersion"); av == nil || !av.value.isString(APIVersion) {
 		if av == nil {
 			return FieldErrors{{Line: doc.Line, Field: "apiVersion", Msg: "required: must be " + APIVersion}}
 		}
@@ -387,6 +391,11 @@ func hashJSON(v any) string {
 		// Decoded documents hold only JSON-encodable values.
 		panic(fmt.Sprintf("v1alpha1: hashing a document: %v", err))
 	}
+	return hashBytes(data)
+}
+
+// hashBytes is the Document.Hash of a document whose JSON is data.
+func hashBytes(data []byte) string {
 	sum := sha256.Sum256(data)
 	return "sha256:" + hex.EncodeToString(sum[:])
 }

@@ -57,10 +57,11 @@ func (c *fieldChecker) check(v *yvalue, t reflect.Type, p *fieldPath) any {
 	case reflect.Map:
 		if v.kind == yMap {
 			out := make(map[string]any, len(v.entries))
-			for _, e := range v.entries {
+			for i := range v.entries {
+				e := &v.entries[i]
 				ep := p.Key(e.key)
 				c.lines[ep.String()] = e.line
-				out[e.key] = c.check(e.value, t.Elem(), ep)
+				out[e.key] = c.check(&e.value, t.Elem(), ep)
 			}
 			return out
 		}
@@ -68,7 +69,8 @@ func (c *fieldChecker) check(v *yvalue, t reflect.Type, p *fieldPath) any {
 	case reflect.Slice:
 		if v.kind == ySeq {
 			out := make([]any, len(v.items))
-			for i, item := range v.items {
+			for i := range v.items {
+				item := &v.items[i]
 				ip := p.Index(i)
 				c.lines[ip.String()] = item.line
 				out[i] = c.check(item, t.Elem(), ip)
@@ -78,20 +80,20 @@ func (c *fieldChecker) check(v *yvalue, t reflect.Type, p *fieldPath) any {
 		want = "array"
 	case reflect.String:
 		if v.kind == yString {
-			return v.scalar
+			return v.str
 		}
 		want = "string"
 	case reflect.Bool:
 		if v.kind == yBool {
-			return v.scalar
+			return v.boolean()
 		}
 		want = "boolean"
 	case reflect.Int, reflect.Int32, reflect.Int64:
-		if v.kind == yInt && !reflect.Zero(t).OverflowInt(v.scalar.(int64)) {
-			return v.scalar
+		if v.kind == yInt && !reflect.Zero(t).OverflowInt(v.integer()) {
+			return v.integer()
 		}
 		if v.kind == yInt || v.kind == yUint {
-			c.fail(v.line, p, "integer %v is out of range", v.scalar)
+			c.fail(v.line, p, "integer %v is out of range", v.scalar())
 			return nil
 		}
 		want = "integer"
@@ -107,7 +109,8 @@ func (c *fieldChecker) checkStruct(v *yvalue, t reflect.Type, p *fieldPath) any 
 	fields := jsonFields(t)
 	out := make(map[string]any, len(v.entries))
 	spelled := map[string]string{} // field → the key that set it (aliases.go)
-	for _, e := range v.entries {
+	for i := range v.entries {
+		e := &v.entries[i]
 		key := e.key
 		if _, known := fields[key]; !known {
 			if camel, ok := camelField(t, key, fields); ok {
@@ -127,7 +130,7 @@ func (c *fieldChecker) checkStruct(v *yvalue, t reflect.Type, p *fieldPath) any 
 		default:
 			spelled[key] = e.key
 			c.lines[fp.String()] = e.line
-			out[key] = c.check(e.value, ft, fp)
+			out[key] = c.check(&e.value, ft, fp)
 		}
 	}
 	return out
