@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -311,30 +312,19 @@ func decodeObject(tree *yvalue, obj Object, doc Document) FieldErrors {
 		got, _ := json.Marshal(av.value.plain())
 		return FieldErrors{{Line: av.line, Field: "apiVersion", Msg: fmt.Sprintf("unsupported value %s: must be %s", got, APIVersion)}}
 	}
-	checker := &fieldChecker{lines: map[string]int{"": doc.Line}}
-	plain := checker.check(tree, reflect.TypeOf(obj).Elem(), nil)
-	if len(checker.errs) > 0 {
-		return checker.errs
+	rv := reflect.ValueOf(obj).Elem()
+	d := &objectDecoder{}
+	d.decode(tree, rv, 1)
+	if len(d.errs) > 0 {
+		return d.errs
 	}
-	data, err := json.Marshal(plain)
-	if err == nil {
-		dec := json.NewDecoder(bytes.NewReader(data))
-		dec.DisallowUnknownFields()
-		err = dec.Decode(obj)
-	}
-	if err != nil {
-		// The field check leaves encoding/json little to object to (nesting
-		// deeper than it allows); whatever it is, report it where it points.
-		v := &validator{lines: checker.lines}
-		var typeErr *json.UnmarshalTypeError
-		if errors.As(err, &typeErr) {
-			v.fail(&fieldPath{s: typeErr.Field}, "cannot decode: %v", err)
-		} else {
-			v.fail(nil, "cannot decode: %v", err)
+	file := &documentFields{tree: tree, typ: rv.Type(), line: doc.Line, zero: d.zero}
+	if d.tooDeep {
+		if errs := jsonRoundTripErrors(tree, rv.Type(), file); len(errs) > 0 {
+			return errs
 		}
-		return v.errs
 	}
-	v := &validator{lines: checker.lines}
+	v := &validator{file: file}
 	validateFileMetadata(v, obj)
 	switch o := obj.(type) {
 	case *MCPServer:
@@ -343,6 +333,56 @@ func decodeObject(tree *yvalue, obj Object, doc Document) FieldErrors {
 		o.validate(v)
 	}
 	return v.errs
+}
+
+// jsonRoundTripErrors has encoding/json decode tree, as decodeObject once
+// did, into a new value of type t, and reports what it objects to (a value
+// nested deeper than it allows) as decodeObject did then.
+func jsonRoundTripErrors(tree *yvalue, t reflect.Type, file fileFields) FieldErrors {
+	data, err := json.Marshal(checkedPlain(tree, t))
+	if err == nil {
+		dec := json.NewDecoder(bytes.NewReader(data))
+		dec.DisallowUnknownFields()
+		err = dec.Decode(reflect.New(t).Interface())
+	}
+	if err == nil {
+		return nil
+	}
+	v := &validator{file: file}
+	var typeErr *json.UnmarshalTypeError
+	if errors.As(err, &typeErr) {
+		v.fail(&fieldPath{s: typeErr.Field}, "cannot decode: %v", err)
+	} else {
+		v.fail(nil, "cannot decode: %v", err)
+	}
+	return v.errs
+}
+
+// documentFields tells validation which fields a decoded document sets to
+// zero values and, only when an error needs a line, on which line each field
+// stands: those it finds by decoding the tree again, noting them.
+type documentFields struct {
+	tree    *yvalue
+	typ     reflect.Type
+	line    int      // the document's
+	zero    []string // paths of the fields set to zero values
+	lineMap map[string]int
+}
+
+func (f *documentFields) setsZero(p *fieldPath) bool {
+	if len(f.zero) == 0 {
+		return false
+	}
+	return slices.Contains(f.zero, p.String())
+}
+
+func (f *documentFields) lines() map[string]int {
+	if f.lineMap == nil {
+		d := &objectDecoder{lines: map[string]int{"": f.line}}
+		d.decode(f.tree, reflect.New(f.typ).Elem(), 1)
+		f.lineMap = d.lines
+	}
+	return f.lineMap
 }
 
 // validateFileMetadata checks labels and annotations as an API server

@@ -19,32 +19,49 @@ var (
 	stepIDPattern        = regexp.MustCompile(`^[a-zA-Z0-9_-]+$`)
 )
 
-// validator collects the field errors of one object. Decoding a file gives
-// it the lines of the fields present; without them (an object built in Go
-// or read from an API server) errors name fields but no lines.
+// validator collects the field errors of one object. Decoding a file tells
+// it which fields the file sets and on which lines; without a file (an
+// object built in Go or read from an API server) errors name fields but no
+// lines.
 type validator struct {
-	lines map[string]int // nil outside files
-	errs  FieldErrors
+	file fileFields // nil outside files
+	errs FieldErrors
+}
+
+// fileFields is what validation asks of a file about the object it
+// validates.
+type fileFields interface {
+	// setsZero reports whether the file sets field p to its zero value.
+	// (It may answer true, too, for a field set to another value; it is
+	// not asked about those.)
+	setsZero(p *fieldPath) bool
+	// lines maps the path of every field present to its line, "" to the
+	// document's.
+	lines() map[string]int
 }
 
 // has mirrors CEL's has(): a field is set when it holds a non-zero value or,
-// in a file, when the file sets it, even to a zero value.
+// in a file, when the file sets it, even to a zero value. nonZero must be
+// true whenever the field holds a non-zero value.
 func (v *validator) has(p *fieldPath, nonZero bool) bool {
 	if nonZero {
 		return true
 	}
-	_, present := v.lines[p.String()]
-	return present
+	return v.file != nil && v.file.setsZero(p)
 }
 
 // lineOf is the line of p, or of its nearest ancestor present in the file.
 func (v *validator) lineOf(p *fieldPath) int {
+	if v.file == nil {
+		return 0
+	}
+	lines := v.file.lines()
 	for q := p; q != nil; q = q.parent {
-		if line, ok := v.lines[q.s]; ok {
+		if line, ok := lines[q.s]; ok {
 			return line
 		}
 	}
-	return v.lines[""]
+	return lines[""]
 }
 
 func (v *validator) fail(p *fieldPath, format string, args ...any) {
