@@ -338,7 +338,7 @@ func decodeObject(tree *yvalue, obj Object, doc Document) FieldErrors {
 // jsonRoundTripErrors has encoding/json decode tree, as decodeObject once
 // did, into a new value of type t, and reports what it objects to (a value
 // nested deeper than it allows) as decodeObject did then.
-func jsonRoundTripErrors(tree *yvalue, t reflect.Type, file fileFields) FieldErrors {
+func jsonRoundTripErrors(tree *yvalue, t reflect.Type, file *documentFields) FieldErrors {
 	data, err := json.Marshal(checkedPlain(tree, t))
 	if err == nil {
 		dec := json.NewDecoder(bytes.NewReader(data))
@@ -358,22 +358,28 @@ func jsonRoundTripErrors(tree *yvalue, t reflect.Type, file fileFields) FieldErr
 	return v.errs
 }
 
-// documentFields tells validation which fields a decoded document sets to
-// zero values and, only when an error needs a line, on which line each field
-// stands: those it finds by decoding the tree again, noting them.
+// documentFields tells validation which fields of a document its file
+// sets, and on which lines. The decoder notes the fields set to zero values,
+// which are all validation asks about while it finds no error
+// (validator.has); the lines of all fields, needed only for errors, it
+// finds by decoding the tree again when first asked.
 type documentFields struct {
 	tree    *yvalue
 	typ     reflect.Type
-	line    int      // the document's
-	zero    []string // paths of the fields set to zero values
-	lineMap map[string]int
+	line    int            // the document's
+	zero    []string       // paths of the fields set to zero values
+	lineMap map[string]int // path of every field set → its line; "" → the document's
 }
 
+// setsZero reports whether the file sets field p to its zero value. (It
+// may answer true, too, for a field set to another value; it is not asked
+// about those.)
 func (f *documentFields) setsZero(p *fieldPath) bool {
-	if len(f.zero) == 0 {
-		return false
+	if f.lineMap != nil {
+		_, ok := f.lineMap[p.String()]
+		return ok
 	}
-	return slices.Contains(f.zero, p.String())
+	return len(f.zero) > 0 && slices.Contains(f.zero, p.String())
 }
 
 func (f *documentFields) lines() map[string]int {
@@ -388,9 +394,13 @@ func (f *documentFields) lines() map[string]int {
 // validateFileMetadata checks labels and annotations as an API server
 // would, so a file musterd accepts is one Kubernetes accepts too.
 func validateFileMetadata(v *validator, obj Object) {
+	labels, annotations := obj.GetLabels(), obj.GetAnnotations()
+	if len(labels) == 0 && len(annotations) == 0 {
+		return // nothing to object to, nor to build field paths for
+	}
 	meta := field.NewPath("metadata")
-	errs := metav1validation.ValidateLabels(obj.GetLabels(), meta.Child("labels"))
-	errs = append(errs, apivalidation.ValidateAnnotations(obj.GetAnnotations(), meta.Child("annotations"))...)
+	errs := metav1validation.ValidateLabels(labels, meta.Child("labels"))
+	errs = append(errs, apivalidation.ValidateAnnotations(annotations, meta.Child("annotations"))...)
 	for _, e := range errs {
 		v.fail(&fieldPath{s: e.Field}, "%s", e.ErrorBody())
 	}

@@ -22,17 +22,6 @@ import (
 	"github.com/musterd/musterd/pkg/events"
 )
 
-// legacyLines answers validation from the map of every field's line that
-// the legacy check builds.
-type legacyLines map[string]int
-
-func (l legacyLines) setsZero(p *fieldPath) bool {
-	_, ok := l[p.String()]
-	return ok
-}
-
-func (l legacyLines) lines() map[string]int { return l }
-
 // legacyValue is one JSON-compatible value of a YAML document with the line it
 // came from: the decoder checks fields and reports errors from it.
 type legacyValue struct {
@@ -422,7 +411,7 @@ func legacyDecodeObject(tree *legacyValue, obj Object, doc Document) FieldErrors
 	if err != nil {
 		// The field check leaves encoding/json little to object to (nesting
 		// deeper than it allows); whatever it is, report it where it points.
-		v := &validator{file: legacyLines(checker.lines)}
+		v := &validator{file: &documentFields{lineMap: checker.lines}}
 		var typeErr *json.UnmarshalTypeError
 		if errors.As(err, &typeErr) {
 			v.fail(&fieldPath{s: typeErr.Field}, "cannot decode: %v", err)
@@ -431,7 +420,7 @@ func legacyDecodeObject(tree *legacyValue, obj Object, doc Document) FieldErrors
 		}
 		return v.errs
 	}
-	v := &validator{file: legacyLines(checker.lines)}
+	v := &validator{file: &documentFields{lineMap: checker.lines}}
 	validateFileMetadata(v, obj)
 	switch o := obj.(type) {
 	case *MCPServer:
