@@ -141,10 +141,14 @@ func BenchmarkDecodeFile(b *testing.B) {
 		b.Run(f.name, func(b *testing.B) {
 			b.ReportAllocs()
 			b.SetBytes(int64(len(data)))
+			cpu := processCPU()
 			for b.Loop() {
 				if _, err := DecodeFile(f.path, data); err != nil {
 					b.Fatal(err)
 				}
+			}
+			if cpu := processCPU() - cpu; cpu > 0 {
+				b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
 			}
 		})
 	}
