@@ -21,7 +21,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/musterd/musterd/pkg/events"
@@ -129,6 +128,17 @@ func DecodeFile(path string, data []byte) ([]Document, error) {
 func checkText(data []byte) *FieldError {
 	line := 1
 	for i := 0; i < len(data); {
+		if c := data[i]; c < utf8.RuneSelf { // the common case, without decoding
+			switch {
+			case c == '\n':
+				line++
+			case c == '\t' || c == '\r' || (c >= 0x20 && c <= 0x7E):
+			default:
+				return &FieldError{Line: line, Msg: fmt.Sprintf("character %U is not allowed in YAML", rune(c))}
+			}
+			i++
+			continue
+		}
 		r, size := utf8.DecodeRune(data[i:])
 		switch {
 		case r == utf8.RuneError && size == 1:
@@ -272,13 +282,13 @@ func readIdentity(tree *yvalue, doc *Document, defaultName string) *FieldError {
 		name, namespace = meta.value.get("name"), meta.value.get("namespace")
 	}
 	var ferr *FieldError
-	if doc.Name, ferr = identityField(name, "metadata.name", defaultName, doc.Line, validation.IsDNS1123Subdomain); ferr != nil {
+	if doc.Name, ferr = identityField(name, "metadata.name", defaultName, doc.Line, validName); ferr != nil {
 		return ferr
 	}
 	if doc.Name == "" {
 		return &FieldError{Line: doc.Line, Field: "metadata.name", Msg: "required in a file with more than one document"}
 	}
-	doc.Namespace, ferr = identityField(namespace, "metadata.namespace", events.DefaultNamespace, doc.Line, validation.IsDNS1123Label)
+	doc.Namespace, ferr = identityField(namespace, "metadata.namespace", events.DefaultNamespace, doc.Line, validNamespace)
 	return ferr
 }
 
@@ -409,6 +419,9 @@ func validateFileMetadata(v *validator, obj Object) {
 // rejectDuplicates fails every document of a resource declared more than
 // once in the file: which one was meant is anyone's guess.
 func rejectDuplicates(docs []Document) {
+	if len(docs) < 2 {
+		return
+	}
 	lines := map[events.Key][]int{}
 	for _, d := range docs {
 		lines[d.Key()] = append(lines[d.Key()], d.Line)
