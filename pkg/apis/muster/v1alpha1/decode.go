@@ -323,7 +323,8 @@ func decodeObject(tree *yvalue, obj Object, doc Document) FieldErrors {
 		return FieldErrors{{Line: av.line, Field: "apiVersion", Msg: fmt.Sprintf("unsupported value %s: must be %s", got, APIVersion)}}
 	}
 	rv := reflect.ValueOf(obj).Elem()
-	d := &objectDecoder{}
+	d := objectDecoders.Get().(*objectDecoder)
+	defer d.release()
 	d.decode(tree, rv, 1)
 	if len(d.errs) > 0 {
 		return d.errs
@@ -459,6 +460,10 @@ func hashJSON(v any) string {
 
 // hashBytes is the Document.Hash of a document whose JSON is data.
 func hashBytes(data []byte) string {
+	const prefix = "sha256:"
 	sum := sha256.Sum256(data)
-	return "sha256:" + hex.EncodeToString(sum[:])
+	var s [len(prefix) + 2*sha256.Size]byte
+	copy(s[:], prefix)
+	hex.Encode(s[len(prefix):], sum[:])
+	return string(s[:])
 }

@@ -51,6 +51,25 @@ type objectDecoder struct {
 	tooDeep bool // a value nests deeper than maxJSONDepth
 }
 
+// objectDecoders keeps decoders, with their buffers, between documents.
+var objectDecoders = sync.Pool{New: func() any { return new(objectDecoder) }}
+
+// release returns d to objectDecoders, keeping only its buffers (unless
+// a large value grew one): what it decoded (the errors, the paths set to
+// zero values) belongs to its caller.
+func (d *objectDecoder) release() {
+	const keep = 64 << 10
+	path, buf := d.path[:0], d.json.buf[:0]
+	if cap(buf) > keep {
+		buf = nil
+	}
+	if cap(path) > keep {
+		path = nil
+	}
+	*d = objectDecoder{path: path, json: jsonWriter{buf: buf}}
+	objectDecoders.Put(d)
+}
+
 func (d *objectDecoder) fail(line int, format string, args ...any) {
 	d.errs = append(d.errs, &FieldError{Line: line, Field: string(d.path), Msg: fmt.Sprintf(format, args...)})
 }
