@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -17,26 +18,35 @@ import (
 // hashes, errors with their lines and fields) or the same file error.
 func sameAsLegacy(t testing.TB, path string, data []byte) {
 	t.Helper()
+	if diff := legacyDiff(path, data); diff != "" {
+		t.Fatal(diff)
+	}
+}
+
+// legacyDiff describes how DecodeFile and the legacy decoder disagree on
+// data, or is "".
+func legacyDiff(path string, data []byte) string {
 	want, wantErr := legacyDecodeFile(path, data)
 	got, gotErr := DecodeFile(path, data)
 	if !reflect.DeepEqual(wantErr, gotErr) {
-		t.Fatalf("file error differs for\n%s\nlegacy: %v\nnow:    %v", data, wantErr, gotErr)
+		return fmt.Sprintf("file error differs for\n%s\nlegacy: %v\nnow:    %v", data, wantErr, gotErr)
 	}
 	if len(want) != len(got) {
-		t.Fatalf("%d documents instead of %d for\n%s", len(got), len(want), data)
+		return fmt.Sprintf("%d documents instead of %d for\n%s", len(got), len(want), data)
 	}
 	for i := range want {
 		w, g := want[i], got[i]
 		if !reflect.DeepEqual(w.Err, g.Err) {
-			t.Fatalf("document %d: error differs for\n%s\nlegacy: %v\nnow:    %v", i, data, w.Err, g.Err)
+			return fmt.Sprintf("document %d: error differs for\n%s\nlegacy: %v\nnow:    %v", i, data, w.Err, g.Err)
 		}
 		if w.Hash != g.Hash {
-			t.Fatalf("document %d: hash differs for\n%s\nlegacy: %s\nnow:    %s", i, data, w.Hash, g.Hash)
+			return fmt.Sprintf("document %d: hash differs for\n%s\nlegacy: %s\nnow:    %s", i, data, w.Hash, g.Hash)
 		}
 		if !reflect.DeepEqual(w, g) {
-			t.Fatalf("document %d differs for\n%s\nlegacy: %#v\nnow:    %#v", i, data, w.Object, g.Object)
+			return fmt.Sprintf("document %d differs for\n%s\nlegacy: %#v\nnow:    %#v", i, data, w.Object, g.Object)
 		}
 	}
+	return ""
 }
 
 // fuzzCorpus returns the inputs of testdata/fuzz/FuzzDecodeFile.
@@ -117,6 +127,29 @@ var legacySeeds = []string{
 	workflowHeader + "  steps:\n  - id: a\n    tool: t\n    args: {x: \"<&>\\u2028\\u2029\\t\\x7f\\x01é\", y: [1.5, 1e21, 1e-7, -0.0, 0.000001, 123456789.125], z: 18446744073709551615, w: ~}\n",
 	workflowHeader + "  steps:\n  - id: a\n    tool: t\n    allow_failure: true\n    allowFailure: false\n  - id: b\n    tool: t\n    allowFailure: ~\n    allow_failure: true\n",
 	workflowHeader + "  output: {b: 1, a: [x, {d: 2, c: ~}], \"\": \"\", \"é\": 1, \"A\": 2}\n  steps:\n  - id: a\n    tool: ''\n",
+}
+
+// TestDecodeFileConcurrently decodes on several goroutines at once, as the
+// filesystem watcher does on every core, sharing the decoders' pool and
+// caches.
+func TestDecodeFileConcurrently(t *testing.T) {
+	var inputs [][]byte
+	r := rand.New(rand.NewPCG(5, 6))
+	for range 100 {
+		inputs = append(inputs, (&docGen{r: r, faults: r.IntN(2) == 0}).file())
+	}
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			for i := range inputs {
+				if diff := legacyDiff("gen/file.yaml", inputs[(i+g*25)%len(inputs)]); diff != "" {
+					t.Error(diff)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
 }
 
 // nested is a workflow with a step argument of n nested open ... close.
@@ -511,6 +544,6 @@ func FuzzDecodeFileMatchesLegacy(f *testing.F) {
 		f.Add((&docGen{r: r, faults: true}).file())
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		sameAsLegacy(t, fmt.Sprintf("fuzz/%s.yaml", "file"), data)
+		sameAsLegacy(t, "fuzz/file.yaml", data)
 	})
 }
