@@ -1,6 +1,7 @@
 package v1alpha1
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -36,6 +37,7 @@ func legacyDiff(path string, data []byte) string {
 	}
 	for i := range want {
 		w, g := want[i], got[i]
+		w.Err, g.Err = metadataErrorsInOrder(w.Err), metadataErrorsInOrder(g.Err)
 		if !reflect.DeepEqual(w.Err, g.Err) {
 			return fmt.Sprintf("document %d: error differs for\n%s\nlegacy: %v\nnow:    %v", i, data, w.Err, g.Err)
 		}
@@ -47,6 +49,28 @@ func legacyDiff(path string, data []byte) string {
 		}
 	}
 	return ""
+}
+
+// metadataErrorsInOrder returns err with the errors of several labels or
+// of several annotations, which Kubernetes reports in the random order of
+// a map's iteration, sorted, so that both decoders' can be compared.
+func metadataErrorsInOrder(err error) error {
+	var fes FieldErrors
+	if !errors.As(err, &fes) {
+		return err
+	}
+	fes = slices.Clone(fes)
+	for i := 0; i < len(fes); {
+		j := i + 1
+		if f := fes[i].Field; f == "metadata.labels" || f == "metadata.annotations" {
+			for j < len(fes) && fes[j].Field == f && fes[j].Line == fes[i].Line {
+				j++
+			}
+			slices.SortStableFunc(fes[i:j], func(a, b *FieldError) int { return strings.Compare(a.Msg, b.Msg) })
+		}
+		i = j
+	}
+	return fes
 }
 
 // fuzzCorpus returns the inputs of testdata/fuzz/FuzzDecodeFile.
