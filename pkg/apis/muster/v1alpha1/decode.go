@@ -85,6 +85,14 @@ func (d Document) Key() events.Key {
 // invalid name) fails the whole file: the returned error is a *FieldError
 // naming the file and line, and no documents are returned.
 func DecodeFile(path string, data []byte) ([]Document, error) {
+	return decodeFile(path, data, checkText, decodeDocument)
+}
+
+// decodeFile is DecodeFile with the text check and the document decoder
+// given: the differential test (legacy_diff_test.go) hands it those of the
+// decoder before issue #15.
+func decodeFile(path string, data []byte, checkText func([]byte) *FieldError,
+	decodeDocument func(*yaml.Node, string) (Document, *FieldError)) ([]Document, error) {
 	if len(data) > MaxFileSize {
 		return nil, &FieldError{File: path, Msg: fmt.Sprintf("file is %d bytes, more than the limit of %d", len(data), MaxFileSize)}
 	}
@@ -359,6 +367,11 @@ func jsonRoundTripErrors(tree *yvalue, t reflect.Type, file *documentFields) Fie
 	if err == nil {
 		return nil
 	}
+	return decodeFailure(err, file)
+}
+
+// decodeFailure reports what encoding/json objected to where it points.
+func decodeFailure(err error, file *documentFields) FieldErrors {
 	v := &validator{file: file}
 	var typeErr *json.UnmarshalTypeError
 	if errors.As(err, &typeErr) {

@@ -8,10 +8,8 @@ package v1alpha1
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"unicode/utf8"
@@ -226,56 +224,8 @@ func legacyScalar(n *yaml.Node) (*legacyValue, *FieldError) {
 	return v, nil
 }
 
-// legacyDecodeFile decodes the MCPServer and Workflow documents of one definition
-// file, strictly: every field must be known to the Go types (matched
-// exactly, case included), every value of the right type, every document of
-// apiVersion muster.giantswarm.io/v1alpha1. path names the file in errors
-// and, for a single-document file, provides the default name.
-//
-// Documents are separated by "---"; empty ones (comments only) are
-// skipped, so an empty file yields no documents. A problem confined to one
-// document whose kind, namespace and name are readable goes into that
-// Document's Err, so the file's other documents keep their identity. A
-// problem that leaves a document's identity unknown (invalid YAML, a
-// missing or unknown kind, a missing name in a multi-document file, an
-// invalid name) fails the whole file: the returned error is a *FieldError
-// naming the file and line, and no documents are returned.
 func legacyDecodeFile(path string, data []byte) ([]Document, error) {
-	if len(data) > MaxFileSize {
-		return nil, &FieldError{File: path, Msg: fmt.Sprintf("file is %d bytes, more than the limit of %d", len(data), MaxFileSize)}
-	}
-	if ferr := legacyCheckText(data); ferr != nil {
-		ferr.File = path
-		return nil, ferr
-	}
-	nodes, ferr := parseDocuments(data)
-	if ferr != nil {
-		ferr.File = path
-		return nil, ferr
-	}
-	docs := make([]Document, 0, len(nodes))
-	defaultName := ""
-	if len(nodes) == 1 {
-		defaultName = strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
-	}
-	for _, n := range nodes {
-		doc, ferr := legacyDecodeDocument(n, defaultName)
-		if ferr != nil {
-			ferr.File = path
-			return nil, ferr
-		}
-		docs = append(docs, doc)
-	}
-	rejectDuplicates(docs)
-	for i := range docs {
-		var fes FieldErrors
-		if errors.As(docs[i].Err, &fes) {
-			for _, fe := range fes {
-				fe.File = path
-			}
-		}
-	}
-	return docs, nil
+	return decodeFile(path, data, legacyCheckText, legacyDecodeDocument)
 }
 
 // legacyCheckText requires UTF-8 text of YAML's printable characters, reporting
@@ -411,14 +361,7 @@ func legacyDecodeObject(tree *legacyValue, obj Object, doc Document) FieldErrors
 	if err != nil {
 		// The field check leaves encoding/json little to object to (nesting
 		// deeper than it allows); whatever it is, report it where it points.
-		v := &validator{file: &documentFields{lineMap: checker.lines}}
-		var typeErr *json.UnmarshalTypeError
-		if errors.As(err, &typeErr) {
-			v.fail(&fieldPath{s: typeErr.Field}, "cannot decode: %v", err)
-		} else {
-			v.fail(nil, "cannot decode: %v", err)
-		}
-		return v.errs
+		return decodeFailure(err, &documentFields{lineMap: checker.lines})
 	}
 	v := &validator{file: &documentFields{lineMap: checker.lines}}
 	validateFileMetadata(v, obj)

@@ -14,17 +14,7 @@ import (
 // alphabet of their edges, on random longer ones and at the length limits.
 func TestNameChecksAgreeWithKubernetes(t *testing.T) {
 	alphabet := []string{"a", "z", "0", "9", "-", ".", "A", "_", " ", "é", "\n"}
-	var strs []string
-	var extend func(s string, n int)
-	extend = func(s string, n int) {
-		strs = append(strs, s)
-		if n > 0 {
-			for _, c := range alphabet {
-				extend(s+c, n-1)
-			}
-		}
-	}
-	extend("", 4)
+	strs := stringsOver(alphabet, 4)
 	r := rand.New(rand.NewPCG(3, 4))
 	for range 20000 {
 		var b strings.Builder

@@ -21,17 +21,7 @@ func TestClassPatternsMatchAsRegexp(t *testing.T) {
 		}
 		re := regexp.MustCompile(expr)
 		alphabet := []string{"a", "z", "A", "Z", "0", "9", "_", "-", "@", "[", "`", "{", "/", ":", ".", " ", "\n", "é", "\x00", "\xff"}
-		var strs []string
-		var extend func(s string, n int)
-		extend = func(s string, n int) {
-			strs = append(strs, s)
-			if n > 0 {
-				for _, c := range alphabet {
-					extend(s+c, n-1)
-				}
-			}
-		}
-		extend("", 3)
+		strs := stringsOver(alphabet, 3)
 		r := rand.New(rand.NewPCG(1, 2))
 		for range 10000 {
 			var s string
