@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -20,7 +21,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/musterd/musterd/pkg/events"
@@ -85,6 +85,14 @@ func (d Document) Key() events.Key {
 // invalid name) fails the whole file: the returned error is a *FieldError
 // naming the file and line, and no documents are returned.
 func DecodeFile(path string, data []byte) ([]Document, error) {
+	return decodeFile(path, data, checkText, decodeDocument)
+}
+
+// decodeFile is DecodeFile with the text check and the document decoder
+// given: the differential test (legacy_diff_test.go) hands it those of the
+// decoder before issue #15.
+func decodeFile(path string, data []byte, checkText func([]byte) *FieldError,
+	decodeDocument func(*yaml.Node, string) (Document, *FieldError)) ([]Document, error) {
 	if len(data) > MaxFileSize {
 		return nil, &FieldError{File: path, Msg: fmt.Sprintf("file is %d bytes, more than the limit of %d", len(data), MaxFileSize)}
 	}
@@ -128,6 +136,17 @@ func DecodeFile(path string, data []byte) ([]Document, error) {
 func checkText(data []byte) *FieldError {
 	line := 1
 	for i := 0; i < len(data); {
+		if c := data[i]; c < utf8.RuneSelf { // the common case, without decoding
+			switch {
+			case c == '\n':
+				line++
+			case c == '\t' || c == '\r' || (c >= 0x20 && c <= 0x7E):
+			default:
+				return &FieldError{Line: line, Msg: fmt.Sprintf("character %U is not allowed in YAML", rune(c))}
+			}
+			i++
+			continue
+		}
 		r, size := utf8.DecodeRune(data[i:])
 		switch {
 		case r == utf8.RuneError && size == 1:
@@ -242,7 +261,11 @@ func decodeDocument(n *yaml.Node, defaultName string) (Document, *FieldError) {
 	} else {
 		errs.sort()
 		doc.Err = errs
-		doc.Hash = hashJSON(tree.plain())
+		// The hash of the document's plain values' JSON, which jsonWriter
+		// writes as json.Marshal(tree.plain()) would.
+		w := jsonWriter{}
+		w.value(tree, 1)
+		doc.Hash = hashBytes(w.buf)
 	}
 	return doc, nil
 }
@@ -256,10 +279,10 @@ func readIdentity(tree *yvalue, doc *Document, defaultName string) *FieldError {
 		return &FieldError{Line: doc.Line, Field: "kind", Msg: "required: must be MCPServer or Workflow"}
 	case kind.value.kind != yString:
 		return &FieldError{Line: kind.line, Field: "kind", Msg: "expected string, got " + kind.value.typeName()}
-	case kind.value.scalar != KindMCPServer && kind.value.scalar != KindWorkflow:
-		return &FieldError{Line: kind.line, Field: "kind", Msg: fmt.Sprintf("unsupported kind %q: must be MCPServer or Workflow", kind.value.scalar)}
+	case kind.value.str != KindMCPServer && kind.value.str != KindWorkflow:
+		return &FieldError{Line: kind.line, Field: "kind", Msg: fmt.Sprintf("unsupported kind %q: must be MCPServer or Workflow", kind.value.str)}
 	}
-	doc.Kind = kind.value.scalar.(string)
+	doc.Kind = kind.value.str
 
 	// Further checks of metadata's shape come with the other fields'.
 	var name, namespace *yentry
@@ -267,13 +290,13 @@ func readIdentity(tree *yvalue, doc *Document, defaultName string) *FieldError {
 		name, namespace = meta.value.get("name"), meta.value.get("namespace")
 	}
 	var ferr *FieldError
-	if doc.Name, ferr = identityField(name, "metadata.name", defaultName, doc.Line, validation.IsDNS1123Subdomain); ferr != nil {
+	if doc.Name, ferr = identityField(name, "metadata.name", defaultName, doc.Line, validName); ferr != nil {
 		return ferr
 	}
 	if doc.Name == "" {
 		return &FieldError{Line: doc.Line, Field: "metadata.name", Msg: "required in a file with more than one document"}
 	}
-	doc.Namespace, ferr = identityField(namespace, "metadata.namespace", events.DefaultNamespace, doc.Line, validation.IsDNS1123Label)
+	doc.Namespace, ferr = identityField(namespace, "metadata.namespace", events.DefaultNamespace, doc.Line, validNamespace)
 	return ferr
 }
 
@@ -290,7 +313,7 @@ func identityField(e *yentry, field, fallback string, docLine int, valid func(st
 	if e.value.kind != yString {
 		return "", &FieldError{Line: e.line, Field: field, Msg: "expected string, got " + e.value.typeName()}
 	}
-	s := e.value.scalar.(string)
+	s := e.value.str
 	if msgs := valid(s); len(msgs) > 0 {
 		return "", &FieldError{Line: e.line, Field: field, Msg: fmt.Sprintf("invalid value %q: %s", s, strings.Join(msgs, "; "))}
 	}
@@ -300,37 +323,27 @@ func identityField(e *yentry, field, fallback string, docLine int, valid func(st
 // decodeObject checks tree field by field against obj's type, decodes it
 // into obj and validates the result, returning every problem found.
 func decodeObject(tree *yvalue, obj Object, doc Document) FieldErrors {
-	if av := tree.get("apiVersion"); av == nil || av.value.scalar != APIVersion {
+	if av := tree.get("apiVersion"); av == nil || !av.value.isString(APIVersion) {
 		if av == nil {
 			return FieldErrors{{Line: doc.Line, Field: "apiVersion", Msg: "required: must be " + APIVersion}}
 		}
 		got, _ := json.Marshal(av.value.plain())
 		return FieldErrors{{Line: av.line, Field: "apiVersion", Msg: fmt.Sprintf("unsupported value %s: must be %s", got, APIVersion)}}
 	}
-	checker := &fieldChecker{lines: map[string]int{"": doc.Line}}
-	plain := checker.check(tree, reflect.TypeOf(obj).Elem(), nil)
-	if len(checker.errs) > 0 {
-		return checker.errs
+	rv := reflect.ValueOf(obj).Elem()
+	d := objectDecoders.Get().(*objectDecoder)
+	defer d.release()
+	d.decode(tree, rv, 1)
+	if len(d.errs) > 0 {
+		return d.errs
 	}
-	data, err := json.Marshal(plain)
-	if err == nil {
-		dec := json.NewDecoder(bytes.NewReader(data))
-		dec.DisallowUnknownFields()
-		err = dec.Decode(obj)
-	}
-	if err != nil {
-		// The field check leaves encoding/json little to object to (nesting
-		// deeper than it allows); whatever it is, report it where it points.
-		v := &validator{lines: checker.lines}
-		var typeErr *json.UnmarshalTypeError
-		if errors.As(err, &typeErr) {
-			v.fail(&fieldPath{s: typeErr.Field}, "cannot decode: %v", err)
-		} else {
-			v.fail(nil, "cannot decode: %v", err)
+	file := &documentFields{tree: tree, typ: rv.Type(), line: doc.Line, zero: d.zero}
+	if d.tooDeep {
+		if errs := jsonRoundTripErrors(tree, rv.Type(), file); len(errs) > 0 {
+			return errs
 		}
-		return v.errs
 	}
-	v := &validator{lines: checker.lines}
+	v := &validator{file: file}
 	validateFileMetadata(v, obj)
 	switch o := obj.(type) {
 	case *MCPServer:
@@ -341,12 +354,77 @@ func decodeObject(tree *yvalue, obj Object, doc Document) FieldErrors {
 	return v.errs
 }
 
+// jsonRoundTripErrors has encoding/json decode tree, as decodeObject once
+// did, into a new value of type t, and reports what it objects to (a value
+// nested deeper than it allows) as decodeObject did then.
+func jsonRoundTripErrors(tree *yvalue, t reflect.Type, file *documentFields) FieldErrors {
+	data, err := json.Marshal(checkedPlain(tree, t))
+	if err == nil {
+		dec := json.NewDecoder(bytes.NewReader(data))
+		dec.DisallowUnknownFields()
+		err = dec.Decode(reflect.New(t).Interface())
+	}
+	if err == nil {
+		return nil
+	}
+	return decodeFailure(err, file)
+}
+
+// decodeFailure reports what encoding/json objected to where it points.
+func decodeFailure(err error, file *documentFields) FieldErrors {
+	v := &validator{file: file}
+	var typeErr *json.UnmarshalTypeError
+	if errors.As(err, &typeErr) {
+		v.fail(&fieldPath{s: typeErr.Field}, "cannot decode: %v", err)
+	} else {
+		v.fail(nil, "cannot decode: %v", err)
+	}
+	return v.errs
+}
+
+// documentFields tells validation which fields of a document its file
+// sets, and on which lines. The decoder notes the fields set to zero values,
+// which are all validation asks about while it finds no error
+// (validator.has); the lines of all fields, needed only for errors, it
+// finds by decoding the tree again when first asked.
+type documentFields struct {
+	tree    *yvalue
+	typ     reflect.Type
+	line    int            // the document's
+	zero    []string       // paths of the fields set to zero values
+	lineMap map[string]int // path of every field set → its line; "" → the document's
+}
+
+// setsZero reports whether the file sets field p to its zero value. (It
+// may answer true, too, for a field set to another value; it is not asked
+// about those.)
+func (f *documentFields) setsZero(p *fieldPath) bool {
+	if f.lineMap != nil {
+		_, ok := f.lineMap[p.String()]
+		return ok
+	}
+	return len(f.zero) > 0 && slices.Contains(f.zero, p.String())
+}
+
+func (f *documentFields) lines() map[string]int {
+	if f.lineMap == nil {
+		d := &objectDecoder{lines: map[string]int{"": f.line}}
+		d.decode(f.tree, reflect.New(f.typ).Elem(), 1)
+		f.lineMap = d.lines
+	}
+	return f.lineMap
+}
+
 // validateFileMetadata checks labels and annotations as an API server
 // would, so a file musterd accepts is one Kubernetes accepts too.
 func validateFileMetadata(v *validator, obj Object) {
+	labels, annotations := obj.GetLabels(), obj.GetAnnotations()
+	if len(labels) == 0 && len(annotations) == 0 {
+		return // nothing to object to, nor to build field paths for
+	}
 	meta := field.NewPath("metadata")
-	errs := metav1validation.ValidateLabels(obj.GetLabels(), meta.Child("labels"))
-	errs = append(errs, apivalidation.ValidateAnnotations(obj.GetAnnotations(), meta.Child("annotations"))...)
+	errs := metav1validation.ValidateLabels(labels, meta.Child("labels"))
+	errs = append(errs, apivalidation.ValidateAnnotations(annotations, meta.Child("annotations"))...)
 	for _, e := range errs {
 		v.fail(&fieldPath{s: e.Field}, "%s", e.ErrorBody())
 	}
@@ -355,6 +433,9 @@ func validateFileMetadata(v *validator, obj Object) {
 // rejectDuplicates fails every document of a resource declared more than
 // once in the file: which one was meant is anyone's guess.
 func rejectDuplicates(docs []Document) {
+	if len(docs) < 2 {
+		return
+	}
 	lines := map[events.Key][]int{}
 	for _, d := range docs {
 		lines[d.Key()] = append(lines[d.Key()], d.Line)
@@ -387,6 +468,15 @@ func hashJSON(v any) string {
 		// Decoded documents hold only JSON-encodable values.
 		panic(fmt.Sprintf("v1alpha1: hashing a document: %v", err))
 	}
+	return hashBytes(data)
+}
+
+// hashBytes is the Document.Hash of a document whose JSON is data.
+func hashBytes(data []byte) string {
+	const prefix = "sha256:"
 	sum := sha256.Sum256(data)
-	return "sha256:" + hex.EncodeToString(sum[:])
+	var s [len(prefix) + 2*sha256.Size]byte
+	copy(s[:], prefix)
+	hex.Encode(s[len(prefix):], sum[:])
+	return string(s[:])
 }

@@ -74,17 +74,52 @@ func (es FieldErrors) sort() {
 
 // fieldPath is a path to a field, built from the root (nil) by Child, Index
 // and Key. It keeps its parent so that a field missing from a file can be
-// reported at the line of its nearest ancestor that is there.
+// reported at the line of its nearest ancestor that is there. It is spelled
+// out only when asked (String): validation builds a path for every field it
+// checks but needs few of them spelled, those of the errors.
 type fieldPath struct {
 	parent *fieldPath
-	s      string
+	s      string // the whole path (pathWhole), the field (pathChild) or the key (pathKey)
+	index  int    // pathIndex
+	step   pathStep
 }
+
+// pathStep is how a fieldPath extends its parent.
+type pathStep uint8
+
+const (
+	pathWhole pathStep = iota // s is the whole path: no parent
+	pathChild
+	pathIndex
+	pathKey
+)
 
 func (p *fieldPath) String() string {
 	if p == nil {
 		return ""
 	}
-	return p.s
+	// A copy even of a whole path, so that no string of p's outlives the
+	// call and Go may keep paths on the stack.
+	var buf [64]byte
+	return string(p.appendTo(buf[:0]))
+}
+
+func (p *fieldPath) appendTo(b []byte) []byte {
+	if p == nil {
+		return b
+	}
+	switch p.step {
+	case pathChild:
+		b = append(p.parent.appendTo(b), '.')
+		return append(b, p.s...)
+	case pathIndex:
+		b = append(p.parent.appendTo(b), '[')
+		return append(strconv.AppendInt(b, int64(p.index), 10), ']')
+	case pathKey:
+		b = append(p.parent.appendTo(b), '[')
+		return append(append(b, p.s...), ']')
+	}
+	return append(b, p.s...)
 }
 
 // Child is the path of a struct field.
@@ -92,15 +127,15 @@ func (p *fieldPath) Child(name string) *fieldPath {
 	if p == nil {
 		return &fieldPath{s: name}
 	}
-	return &fieldPath{parent: p, s: p.s + "." + name}
+	return &fieldPath{parent: p, s: name, step: pathChild}
 }
 
 // Index is the path of a list item.
 func (p *fieldPath) Index(i int) *fieldPath {
-	return &fieldPath{parent: p, s: p.String() + "[" + strconv.Itoa(i) + "]"}
+	return &fieldPath{parent: p, index: i, step: pathIndex}
 }
 
 // Key is the path of a map entry, spelled as Kubernetes does: env[HOME].
 func (p *fieldPath) Key(k string) *fieldPath {
-	return &fieldPath{parent: p, s: p.String() + "[" + k + "]"}
+	return &fieldPath{parent: p, s: k, step: pathKey}
 }

@@ -3,48 +3,52 @@ package v1alpha1
 import (
 	"fmt"
 	"maps"
-	"regexp"
 	"slices"
 	"strings"
 	"unicode/utf8"
 )
 
-// Patterns of the CRDs, compiled once.
+// Patterns of the CRDs, compiled once (pattern.go).
 var (
-	identifierPattern    = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9_-]*$`)
-	argIdentifierPattern = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9_]*$`)
-	serverURLPattern     = regexp.MustCompile(`^https?://[^\s/$.?#].[^\s]*$`)
-	httpsURLPattern      = regexp.MustCompile(`^https://[^\s/$.?#].[^\s]*$`)
-	issuerPattern        = regexp.MustCompile(`^https://[^/?#]+(/[^?#]*[^/?#])?$`)
-	stepIDPattern        = regexp.MustCompile(`^[a-zA-Z0-9_-]+$`)
+	identifierPattern    = classPattern("a-zA-Z", "a-zA-Z0-9_-") // ^[a-zA-Z][a-zA-Z0-9_-]*$
+	argIdentifierPattern = classPattern("a-zA-Z", "a-zA-Z0-9_")  // ^[a-zA-Z][a-zA-Z0-9_]*$
+	serverURLPattern     = regexpPattern(`^https?://[^\s/$.?#].[^\s]*$`)
+	httpsURLPattern      = regexpPattern(`^https://[^\s/$.?#].[^\s]*$`)
+	issuerPattern        = regexpPattern(`^https://[^/?#]+(/[^?#]*[^/?#])?$`)
+	stepIDPattern        = classPattern("", "a-zA-Z0-9_-") // ^[a-zA-Z0-9_-]+$
 )
 
-// validator collects the field errors of one object. Decoding a file gives
-// it the lines of the fields present; without them (an object built in Go
-// or read from an API server) errors name fields but no lines.
+// validator collects the field errors of one object. Decoding a file tells
+// it which fields the file sets and on which lines; without a file (an
+// object built in Go or read from an API server) errors name fields but no
+// lines.
 type validator struct {
-	lines map[string]int // nil outside files
-	errs  FieldErrors
+	file *documentFields // nil outside files
+	errs FieldErrors
 }
 
 // has mirrors CEL's has(): a field is set when it holds a non-zero value or,
-// in a file, when the file sets it, even to a zero value.
+// in a file, when the file sets it, even to a zero value. nonZero must be
+// true whenever the field holds a non-zero value.
 func (v *validator) has(p *fieldPath, nonZero bool) bool {
 	if nonZero {
 		return true
 	}
-	_, present := v.lines[p.String()]
-	return present
+	return v.file != nil && v.file.setsZero(p)
 }
 
 // lineOf is the line of p, or of its nearest ancestor present in the file.
 func (v *validator) lineOf(p *fieldPath) int {
+	if v.file == nil {
+		return 0
+	}
+	lines := v.file.lines()
 	for q := p; q != nil; q = q.parent {
-		if line, ok := v.lines[q.s]; ok {
+		if line, ok := lines[q.String()]; ok {
 			return line
 		}
 	}
-	return v.lines[""]
+	return lines[""]
 }
 
 func (v *validator) fail(p *fieldPath, format string, args ...any) {
@@ -68,13 +72,16 @@ func (v *validator) required(p *fieldPath, value string) {
 	}
 }
 
-func (v *validator) pattern(p *fieldPath, value string, re *regexp.Regexp) {
+func (v *validator) pattern(p *fieldPath, value string, re *crdPattern) {
 	if v.has(p, value != "") && !re.MatchString(value) {
 		v.fail(p, "%q does not match %s", value, re)
 	}
 }
 
 func (v *validator) maxLength(p *fieldPath, value string, limit int) {
+	if len(value) <= limit {
+		return // no more characters than bytes
+	}
 	if n := utf8.RuneCountInString(value); n > limit {
 		v.fail(p, "must be at most %d characters, got %d", limit, n)
 	}
@@ -144,7 +151,7 @@ func (s *MCPServer) validate(v *validator) {
 		family := spec.Child("family")
 		for _, field := range []struct {
 			name, value string
-			re          *regexp.Regexp
+			re          *crdPattern
 		}{{"name", f.Name, identifierPattern}, {"instanceArg", f.InstanceArg, argIdentifierPattern}} {
 			p := family.Child(field.name)
 			v.required(p, field.value)
@@ -244,7 +251,7 @@ func validateStepID(v *validator, p *fieldPath, id string, ids map[string]string
 
 func (s *WorkflowStep) validate(v *validator, p *fieldPath, ids map[string]string) {
 	validateStepID(v, p.Child("id"), s.ID, ids)
-	var kinds []string
+	kinds := make([]string, 0, 3)
 	if tool := p.Child("tool"); v.has(tool, s.Tool != "") {
 		kinds = append(kinds, "tool")
 		if s.Tool == "" {
