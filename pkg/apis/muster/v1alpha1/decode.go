@@ -2,6 +2,7 @@ package v1alpha1
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -425,6 +426,11 @@ func validateFileMetadata(v *validator, obj Object) {
 	meta := field.NewPath("metadata")
 	errs := metav1validation.ValidateLabels(labels, meta.Child("labels"))
 	errs = append(errs, apivalidation.ValidateAnnotations(annotations, meta.Child("annotations"))...)
+	// Kubernetes finds them in a map's random order: the same file must
+	// give the same error every time.
+	slices.SortStableFunc(errs, func(a, b *field.Error) int {
+		return cmp.Or(strings.Compare(a.Field, b.Field), strings.Compare(a.ErrorBody(), b.ErrorBody()))
+	})
 	for _, e := range errs {
 		v.fail(&fieldPath{s: e.Field}, "%s", e.ErrorBody())
 	}

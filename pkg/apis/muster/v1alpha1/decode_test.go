@@ -540,3 +540,22 @@ func TestFieldErrorFormats(t *testing.T) {
 	assert.Equal(t, "a", fe.Field)
 	assert.NoError(t, FieldErrors(nil).Err())
 }
+
+// Several bad labels and annotations, which Kubernetes finds in a map's
+// random order, give the same error every time, sorted.
+func TestSeveralBadLabelsGiveTheSameErrorEveryTime(t *testing.T) {
+	src := strings.Replace(stdioServer, "name: git", "name: git\n  labels:\n    a: -x-\n    b: -y-\n    c: -z-\n    d: -w-\n  annotations:\n    -bad-: v\n    _worse_: v", 1)
+	var first string
+	for range 30 {
+		docs, err := DecodeFile("mcpservers/git.yaml", []byte(src))
+		require.NoError(t, err)
+		require.Len(t, docs, 1)
+		require.Error(t, docs[0].Err)
+		if first == "" {
+			first = docs[0].Err.Error()
+			continue
+		}
+		require.Equal(t, first, docs[0].Err.Error())
+	}
+	assert.Less(t, strings.Index(first, `"-w-"`), strings.Index(first, `"-x-"`), "sorted")
+}
