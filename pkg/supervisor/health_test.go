@@ -10,7 +10,6 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -166,7 +165,7 @@ func TestCallDoneRefreshesLastConnectedOrPingsAtOnce(t *testing.T) {
 	got, _ := h.sup.Get(k)
 	assert.True(t, got.LastConnected.After(obs.LastConnected), "a call answered: last connected now")
 
-	require.NoError(t, syscall.Kill(obs.PID, syscall.SIGSTOP))
+	freeze(t, obs.PID)
 	h.sup.CallDone(k, errors.New("write |1: broken pipe"))
 	frozen := h.rec.waitFor(t, k, "failed", func(o supervisor.Observed) bool { return o.State == failed })
 	assert.Equal(t, "health ping after a failed call failed: no answer within 300ms", frozen.LastError)

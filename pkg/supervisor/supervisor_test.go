@@ -324,7 +324,7 @@ func TestAFrozenServerFailsItsPingAndIsKilled(t *testing.T) {
 	k := key("frozen")
 	obs := h.ensure(t, k, fake())
 
-	require.NoError(t, syscall.Kill(obs.PID, syscall.SIGSTOP))
+	freeze(t, obs.PID)
 	frozen := h.rec.waitFor(t, k, "failed", func(o supervisor.Observed) bool { return o.State == failed })
 	assert.Equal(t, "health ping failed: no answer within 300ms", frozen.LastError)
 	require.Eventually(t, func() bool { return !processExists(obs.PID) }, deadline, 5*time.Millisecond, "the frozen process is killed and reaped")
