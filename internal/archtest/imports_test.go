@@ -29,7 +29,7 @@ var allowed = map[string][]string{
 	"pkg/bus":               {"pkg/events"},
 	// The work queue of handles, below the stages that queue keys.
 	"pkg/keyqueue":    {"pkg/events", "internal/ring"},
-	"pkg/catalogue":   {"pkg/events"},                                                                                  // the tools of running servers, beside the index
+	"pkg/catalogue":   {"pkg/events", "internal/registry"},                                                             // the tools of running servers, beside the index
 	"pkg/reconcilers": {"pkg/events", "pkg/apis", "pkg/resources", "pkg/supervisor", "pkg/catalogue", "pkg/tmplfuncs"}, // plain code over state: never the bus
 	"pkg/debouncer":   {"pkg/events", "pkg/bus", "internal/ring"},
 	"pkg/coordinator": {"pkg/events", "pkg/bus", "pkg/reconcilers", "pkg/redact", "pkg/keyqueue"},
@@ -42,10 +42,10 @@ var allowed = map[string][]string{
 	"pkg/election":         {"pkg/events", "pkg/bus"}, // a foundation gating the leader-only stages
 	// Kubernetes Events: an observer of the bus's outcomes, leader-only.
 	"pkg/kubeevents": {"pkg/events", "pkg/bus", "pkg/redact", "pkg/apis"},
-	"pkg/supervisor": {"pkg/events", "pkg/apis", "pkg/redact"}, // runs servers; knows nothing of the bus
+	"pkg/supervisor": {"pkg/events", "pkg/apis", "pkg/redact", "internal/registry"}, // runs servers; knows nothing of the bus
 	// The router is the MCP endpoint's view of the running servers: the
 	// catalogue's tools and the supervisor's calls; never the bus.
-	"pkg/router": {"pkg/events", "pkg/redact", "pkg/catalogue", "pkg/supervisor"},
+	"pkg/router": {"pkg/events", "pkg/redact", "pkg/catalogue", "pkg/supervisor", "internal/registry"},
 	// The API is an edge, like cmd: it reads the stages' state and serves it.
 	"pkg/api": {"pkg/events", "pkg/bus", "pkg/apis", "pkg/resources", "pkg/statusync", "pkg/lifecycle", "pkg/redact", "pkg/trace", "pkg/controls"},
 	// The MCP endpoint is an edge like the API: it reads the stages' state,
@@ -89,6 +89,9 @@ var allowed = map[string][]string{
 	// The FIFO ring of the queues of small values (keyqueue, debouncer): a
 	// leaf.
 	"internal/ring": {},
+	// The registered funcs of the stages that tell others of their changes
+	// (supervisor, catalogue, router): a leaf.
+	"internal/registry": {},
 	// The bad-input corpus of the watcher's and the daemon's tests.
 	"internal/badinput": {},
 	// The npm packages the tests run against (server-everything, the

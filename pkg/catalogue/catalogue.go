@@ -13,6 +13,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/musterd/musterd/internal/registry"
 	"github.com/musterd/musterd/pkg/events"
 )
 
@@ -87,8 +88,7 @@ type Catalogue struct {
 	mu       sync.RWMutex
 	servers  map[events.Key]*offer
 	names    map[string]*exposed
-	subs     map[int]func(Change)
-	nextSub  int
+	subs     registry.Funcs[func(Change)]
 	starting map[events.Key]string // server starting → the prefix of the names it will expose
 }
 
@@ -115,7 +115,6 @@ func New(opts Options) *Catalogue {
 		prefix:  opts.Prefix,
 		servers: map[events.Key]*offer{},
 		names:   map[string]*exposed{},
-		subs:    map[int]func(Change){},
 
 		starting: map[events.Key]string{},
 	}
@@ -298,11 +297,8 @@ func (c *Catalogue) apply(key events.Key, next *offer) []string {
 		}
 	}
 	slices.Sort(changed)
-	var subs []func(Change)
-	for _, id := range slices.Sorted(maps.Keys(c.subs)) {
-		subs = append(subs, c.subs[id])
-	}
 	c.mu.Unlock()
+	subs := c.subs.All()
 
 	serverChanged := (prev == nil) != (next == nil) ||
 		prev != nil && next != nil && (prev.naming != next.naming || !prev.listedAt.Equal(next.listedAt))
@@ -479,18 +475,7 @@ type Change struct {
 // catalogue. The runtime bridge writes under the supervisor's lock, so fn
 // must be quick and must not call into the supervisor: hand the work to a
 // goroutine of its own. The returned func ends the subscription.
-func (c *Catalogue) Subscribe(fn func(Change)) (cancel func()) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	id := c.nextSub
-	c.nextSub++
-	c.subs[id] = fn
-	return func() {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		delete(c.subs, id)
-	}
-}
+func (c *Catalogue) Subscribe(fn func(Change)) (cancel func()) { return c.subs.Add(fn) }
 
 // ErrUnknownTool is the error of Resolve for a name no running server
 // offers.

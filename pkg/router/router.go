@@ -5,13 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
-	"slices"
 	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/musterd/musterd/internal/registry"
 	"github.com/musterd/musterd/pkg/catalogue"
 	"github.com/musterd/musterd/pkg/events"
 	"github.com/musterd/musterd/pkg/redact"
@@ -76,8 +76,7 @@ type Router struct {
 	subs subscriptions // subscribe.go
 
 	mu         sync.Mutex
-	watchers   map[int]func()
-	nextWatch  int
+	watchers   registry.Funcs[func()]
 	pending    bool          // a change is to be told to the watchers
 	delivering chan struct{} // non-nil while a goroutine tells them
 }
@@ -105,7 +104,6 @@ func New(opts Options) (*Router, error) {
 		servers:     opts.Servers,
 		log:         opts.Logger.With("component", "router"),
 		listTimeout: opts.ListTimeout,
-		watchers:    map[int]func(){},
 	}
 	r.listings.init(r)
 	if opts.Registerer != nil {
@@ -195,18 +193,7 @@ func (r *Router) CallTool(ctx context.Context, name string, args map[string]any,
 // catalogue's; changes that come while fn runs are coalesced into one more
 // call, after which the lists have them all. The returned func ends the
 // registration.
-func (r *Router) OnChange(fn func()) (cancel func()) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	id := r.nextWatch
-	r.nextWatch++
-	r.watchers[id] = fn
-	return func() {
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		delete(r.watchers, id)
-	}
-}
+func (r *Router) OnChange(fn func()) (cancel func()) { return r.watchers.Add(fn) }
 
 // changed tells the watchers that the lists changed. It may run under the
 // supervisor's lock (from the catalogue's subscription), so it only marks
@@ -231,24 +218,11 @@ func (r *Router) deliver(done chan struct{}) {
 			return
 		}
 		r.pending = false
-		var fns []func()
-		for _, id := range sortedKeys(r.watchers) {
-			fns = append(fns, r.watchers[id])
-		}
 		r.mu.Unlock()
-		for _, fn := range fns {
+		for _, fn := range r.watchers.All() {
 			fn()
 		}
 	}
-}
-
-func sortedKeys(m map[int]func()) []int {
-	keys := make([]int, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // equalJSON compares two values by their JSON encoding: what a client

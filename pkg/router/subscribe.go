@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/musterd/musterd/internal/registry"
 	"github.com/musterd/musterd/pkg/events"
 )
 
@@ -34,8 +35,7 @@ type subscriptions struct {
 	// renewed on (or found on, before any): resubscribe renews them on
 	// another only.
 	renewed map[events.Key]uint64
-	fns     map[int]func(uri string)
-	next    int
+	fns     registry.Funcs[func(uri string)]
 }
 
 // Subscribe subscribes to the exposed resource uri at the server that
@@ -97,22 +97,7 @@ func (r *Router) Unsubscribe(ctx context.Context, uri string) error {
 // every subscribed resource its server says changed. fn runs on the
 // server's session goroutine: it must not block. The returned func ends
 // the registration.
-func (r *Router) OnResourceUpdated(fn func(uri string)) (cancel func()) {
-	s := &r.subs
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.fns == nil {
-		s.fns = map[int]func(string){}
-	}
-	id := s.next
-	s.next++
-	s.fns[id] = fn
-	return func() {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		delete(s.fns, id)
-	}
-}
+func (r *Router) OnResourceUpdated(fn func(uri string)) (cancel func()) { return r.subs.fns.Add(fn) }
 
 // resourceUpdated passes a server's update of its own uri on to the
 // watchers, under the exposed URI subscribed to.
@@ -126,11 +111,8 @@ func (r *Router) resourceUpdated(key events.Key, own string) {
 			uris = append(uris, uri)
 		}
 	}
-	fns := make([]func(string), 0, len(s.fns))
-	for _, fn := range s.fns {
-		fns = append(fns, fn)
-	}
 	s.mu.Unlock()
+	fns := s.fns.All()
 	for _, uri := range uris {
 		for _, fn := range fns {
 			fn(uri)

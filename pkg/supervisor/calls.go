@@ -133,11 +133,13 @@ func (s *Supervisor) newCallState(key events.Key) *callState {
 // quick and must not call into the Supervisor synchronously. The returned
 // func ends the registration.
 func (s *Supervisor) WatchLists(fn func(key events.Key)) (cancel func()) {
-	return s.lists.add(fn)
+	return s.lists.Add(fn)
 }
 
 func (s *Supervisor) tellListWatchers(key events.Key) {
-	s.lists.each(func(fn func(events.Key)) { fn(key) })
+	for _, fn := range s.lists.All() {
+		fn(key)
+	}
 }
 
 // progressTokens numbers the progress tokens musterd sends, unique within

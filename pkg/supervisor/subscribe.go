@@ -61,10 +61,12 @@ func (s *Supervisor) Session(key events.Key) (id uint64, ok bool) {
 // on the session's goroutine: it must not block. The returned func ends
 // the registration.
 func (s *Supervisor) WatchResourceUpdates(fn func(key events.Key, uri string)) (cancel func()) {
-	return s.updates.add(fn)
+	return s.updates.Add(fn)
 }
 
 // resourceUpdated tells the watchers that key's server says uri changed.
 func (s *Supervisor) resourceUpdated(key events.Key, uri string) {
-	s.updates.each(func(fn func(events.Key, string)) { fn(key, uri) })
+	for _, fn := range s.updates.All() {
+		fn(key, uri)
+	}
 }

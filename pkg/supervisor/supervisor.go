@@ -15,6 +15,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/musterd/musterd/internal/registry"
 	"github.com/musterd/musterd/pkg/apis/muster/v1alpha1"
 	"github.com/musterd/musterd/pkg/events"
 )
@@ -257,12 +258,12 @@ type Supervisor struct {
 	mu         sync.Mutex
 	entries    map[events.Key]*entry
 	shutdown   bool
-	pending    []change                   // OnChange calls not yet made, in order
-	delivering chan struct{}              // non-nil while a goroutine makes them; closed when it ends
-	stateCh    chan struct{}              // closed (and cleared) on every observed change: see waitLocked
-	lists      watchers[func(events.Key)] // WatchLists (calls.go)
+	pending    []change                         // OnChange calls not yet made, in order
+	delivering chan struct{}                    // non-nil while a goroutine makes them; closed when it ends
+	stateCh    chan struct{}                    // closed (and cleared) on every observed change: see waitLocked
+	lists      registry.Funcs[func(events.Key)] // WatchLists (calls.go)
 
-	updates watchers[func(events.Key, string)] // WatchResourceUpdates (subscribe.go)
+	updates registry.Funcs[func(events.Key, string)] // WatchResourceUpdates (subscribe.go)
 	// instances numbers the instances made, for Session (subscribe.go).
 	instances atomic.Uint64
 }
