@@ -165,10 +165,8 @@ func TestCoreReconcileStatusShowsOneResourceOrAll(t *testing.T) {
 func TestCoreEventsListsHistoryAndFollowStreamsNotifications(t *testing.T) {
 	h := newHarness(t, nil)
 	declareAll(h)
-	h.history[fakeKey] = []events.Event{
+	h.history.events = []events.Event{
 		events.ResourceSynced{Meta: events.NewMetaAt(at, "c-1"), Key: fakeKey, Duration: 12 * time.Millisecond},
-	}
-	h.history[remoteKey] = []events.Event{
 		events.ResourceFailed{Meta: events.NewMetaAt(at.Add(time.Second), "c-2"), Key: remoteKey, Error: "token=abc rejected", NextRetry: at.Add(time.Minute)},
 	}
 	cs := h.connect(PathDirect, musterProtocol, nil)

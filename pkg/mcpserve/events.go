@@ -151,14 +151,14 @@ func (s *Server) coreEvents(ctx context.Context, a args) (*mcp.CallToolResult, e
 	}
 	list := []eventView{}
 	if s.opts.History != nil {
-		for _, e := range s.opts.Index.List(q.kind) {
-			for _, ev := range s.opts.History.Recent(e.Key) {
-				if v, ok := viewOf(ev); ok && q.match(v) {
-					list = append(list, v)
-				}
+		for _, ev := range s.opts.History.All() {
+			if v, ok := viewOf(ev); ok && q.match(v) {
+				list = append(list, v)
 			}
 		}
 	}
+	// In the order recorded, which is the order published; sorted by time
+	// too, as a clock stepped back may have put them out of it.
 	slices.SortStableFunc(list, func(x, y eventView) int { return x.at.Compare(y.at) })
 	if len(list) > limit {
 		list = list[len(list)-limit:]

@@ -100,9 +100,9 @@ func (f *fakeStatuses) Get(k events.Key) (statusync.Status, bool) {
 }
 
 // fakeHistory is a History the test sets.
-type fakeHistory map[events.Key][]events.Event
+type fakeHistory struct{ events []events.Event }
 
-func (f fakeHistory) Recent(k events.Key) []events.Event { return f[k.Canonical()] }
+func (f *fakeHistory) All() []events.Event { return f.events }
 
 // harness serves an endpoint over real HTTP.
 type harness struct {
@@ -113,7 +113,7 @@ type harness struct {
 	index     *resources.Index
 	statuses  *fakeStatuses
 	observed  map[events.Key]any
-	history   fakeHistory
+	history   *fakeHistory
 	bus       *bus.Bus
 	reg       *prometheus.Registry
 	http      *http.Client
@@ -128,7 +128,7 @@ func newHarness(t *testing.T, configure func(*Options)) *harness {
 		index:    resources.New(),
 		statuses: &fakeStatuses{m: map[events.Key]statusync.Status{}},
 		observed: map[events.Key]any{},
-		history:  fakeHistory{},
+		history:  &fakeHistory{},
 		bus:      bus.New(bus.Options{Logger: quiet()}),
 		reg:      prometheus.NewRegistry(),
 	}

@@ -62,10 +62,10 @@ type Options struct {
 	// (supervisor.Observed.Tools), for toolsCount. Default: none, and
 	// toolsCount is left out.
 	ServerTools func(events.Key) []string
-	// History holds each resource's latest events (statusync.History), for
+	// History holds the resources' latest events (statusync.History), for
 	// core_events. Default: none, and core_events lists nothing.
 	History interface {
-		Recent(events.Key) []events.Event
+		All() []events.Event
 	}
 	// Bus is followed by core_events with follow set. Default: none, and
 	// follow is refused.

@@ -1,5 +1,7 @@
 package statusync
 
+import "github.com/musterd/musterd/pkg/events"
+
 // Entries counts the keys the store holds, deleted ones awaiting their
 // DeleteStatus included.
 func (s *Store) Entries() int {
@@ -7,3 +9,6 @@ func (s *Store) Entries() int {
 	defer s.mu.RUnlock()
 	return s.handles.Len()
 }
+
+// Record records e as if it came from the bus.
+func (h *History) Record(e events.Event) { h.record(e) }
