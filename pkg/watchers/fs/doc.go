@@ -62,7 +62,10 @@
 //     is watched again.
 //   - A lost event is repaired: an fsnotify queue overflow rescans
 //     everything, and so does a periodic rescan (Options.RescanInterval) for
-//     filesystems that miss events. Rescans publish only real differences.
+//     filesystems that miss events. Rescans publish only real differences,
+//     and read only the files whose stamp (inode, size, modification and
+//     change times) differs from their last read, or that were written
+//     within a few seconds of it (stamps.go).
 //
 // Cost: one goroutine and one fsnotify watcher; one read per changed file,
 // a directory listing only for directory-level events, overflows and the

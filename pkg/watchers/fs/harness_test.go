@@ -135,7 +135,7 @@ func (h *harness) start() *harness {
 	t.Helper()
 	h.record()
 	readFile, readDir := h.w.readFile, h.w.readDir
-	h.w.readFile = func(rel string) ([]byte, error) {
+	h.w.readFile = func(rel string) ([]byte, fileStamp, error) {
 		h.writing.RLock()
 		defer h.writing.RUnlock()
 		return readFile(rel)

@@ -80,20 +80,25 @@ type Watcher struct {
 	kinds    map[string]string // subdirectory → kind
 	subdirs  []string          // the keys of kinds, sorted
 	interval time.Duration
+	racy     time.Duration // racyMargin; tests set less
 	log      *slog.Logger
 
-	// readFile and readDir read a path relative to root. Tests replace them
-	// to inject errors that a filesystem will not produce on demand.
-	readFile func(rel string) ([]byte, error)
+	// readFile, statFile and readDir read a path relative to root. Tests
+	// replace them to inject errors that a filesystem will not produce on
+	// demand. readFile gives the file's stamp as it was before the read
+	// (zero if the system gives none).
+	readFile func(rel string) ([]byte, fileStamp, error)
+	statFile func(rel string) (fileStamp, error)
 	readDir  func(rel string) ([]os.DirEntry, error)
 
 	started atomic.Bool
 
 	// Owned by the Start goroutine.
 	watches   watchList
-	watched   map[string]bool // paths given to watches.Add
-	published int             // ResourceChanged events published
-	present   map[string]bool // "." and subdirs → whether last seen; absent when never looked
+	watched   map[string]bool      // paths given to watches.Add
+	published int                  // ResourceChanged events published
+	stamps    map[string]fileStamp // definition file → its stamp when last read, if keepable (stamps.go)
+	present   map[string]bool      // "." and subdirs → whether last seen; absent when never looked
 	work      pending
 }
 
@@ -162,11 +167,21 @@ func New(b *bus.Bus, opts Options) (*Watcher, error) {
 		kinds:    maps.Clone(kinds),
 		subdirs:  slices.Sorted(maps.Keys(kinds)),
 		interval: opts.RescanInterval,
+		racy:     racyMargin,
 		log:      opts.Logger.With("component", "fs-watcher", "configDir", root),
 		watched:  map[string]bool{},
 		present:  map[string]bool{},
+		stamps:   map[string]fileStamp{},
 	}
-	w.readFile = func(rel string) ([]byte, error) { return readDefinition(w.abs(rel)) }
+	w.readFile = func(rel string) ([]byte, fileStamp, error) { return readDefinition(w.abs(rel)) }
+	w.statFile = func(rel string) (fileStamp, error) {
+		info, err := os.Stat(w.abs(rel))
+		if err != nil {
+			return fileStamp{}, err
+		}
+		stamp, _ := stampOf(info)
+		return stamp, nil
+	}
 	w.readDir = func(rel string) ([]os.DirEntry, error) { return os.ReadDir(w.abs(rel)) }
 	return w, nil
 }
@@ -346,7 +361,7 @@ const writeChunk = 4096
 // unfinished write leaves (writeChunk).
 func (w *Watcher) readIfValid(rel string) bool {
 	sub := path.Dir(rel)
-	data, err := w.readFile(rel)
+	data, _, err := w.readFile(rel)
 	if err != nil || len(data)%writeChunk == 0 { // empty, too
 		return false
 	}
@@ -369,6 +384,7 @@ func (w *Watcher) readIfValid(rel string) bool {
 	_, name := path.Split(rel)
 	fallback := events.NewKey(w.kinds[sub], "", strings.TrimSuffix(name, path.Ext(name)))
 	w.publish(w.index.SetFile(rel, docs, nil, fallback))
+	delete(w.stamps, rel) // just written: read it again at the next scan
 	return true
 }
 
@@ -505,6 +521,7 @@ func (w *Watcher) scanDir(sub string, logIt bool) bool {
 	w.recheckFiles(files)
 	for _, rel := range w.index.Files() {
 		if path.Dir(rel) == sub && !listed[rel] {
+			delete(w.stamps, rel)
 			w.publish(w.index.RemoveFile(rel))
 		}
 	}
@@ -520,35 +537,51 @@ func (w *Watcher) dirGone(sub string) bool {
 
 // recheckFile brings the index up to date with what rel holds now.
 func (w *Watcher) recheckFile(rel string) {
-	w.apply(rel, w.read(rel))
+	w.apply(rel, w.read(rel, fileStamp{}))
 }
 
-// readResult is what read found in a file: gone, or its documents, or the
-// error that makes it unusable as a whole.
+// readResult is what read found in a file: gone, unchanged since the read
+// that left the stamp it was given, or its documents, or the error that
+// makes it unusable as a whole; and its stamp, if it was read and the
+// stamp is keepable.
 type readResult struct {
-	gone bool
-	docs []resources.Doc
-	err  error
+	gone, unchanged bool
+	docs            []resources.Doc
+	err             error
+	stamp           fileStamp
 }
 
-// read reads and decodes rel. It touches no state of the watcher's but
-// its settings, so that several files can be read at once.
-func (w *Watcher) read(rel string) readResult {
-	data, err := w.readFile(rel)
+// read reads and decodes rel, unless known, the stamp of its last read,
+// is not zero and is still its stamp. It touches no state of the
+// watcher's but its settings, so that several files can be read at once.
+func (w *Watcher) read(rel string, known fileStamp) readResult {
+	if known != (fileStamp{}) {
+		if now, err := w.statFile(rel); err == nil && now == known {
+			return readResult{unchanged: true}
+		}
+	}
+	data, stamp, err := w.readFile(rel)
 	switch {
 	case notExist(err):
 		return readResult{gone: true}
 	case err != nil:
 		return readResult{err: fmt.Errorf("%s: cannot read: %w", rel, pathErrorCause(err))}
-	case len(data) == 0:
-		return readResult{err: fmt.Errorf("%s is empty; a definition file declares at least one document (delete the file to delete its resources)", rel)}
+	case !stamp.keepable(time.Now(), w.racy):
+		stamp = fileStamp{}
+	}
+	if len(data) == 0 {
+		return readResult{err: fmt.Errorf("%s is empty; a definition file declares at least one document (delete the file to delete its resources)", rel), stamp: stamp}
 	}
 	docs, err := w.decodeFile(rel, path.Dir(rel), data)
-	return readResult{docs: docs, err: err}
+	return readResult{docs: docs, err: err, stamp: stamp}
 }
 
 // apply brings the index up to date with what read found in rel.
 func (w *Watcher) apply(rel string, r readResult) {
+	if r.unchanged {
+		return
+	}
+	w.noteStamp(rel, r)
 	if r.gone {
 		w.publish(w.index.RemoveFile(rel))
 		return
@@ -652,26 +685,27 @@ const maxFileSize = v1alpha1.MaxFileSize
 // readDefinition reads the regular file at abs, through symlinks. Anything
 // else is an error: a directory, and a named pipe, whose read would block
 // the watcher until someone wrote to it.
-func readDefinition(abs string) ([]byte, error) {
+func readDefinition(abs string) ([]byte, fileStamp, error) {
 	f, err := os.OpenFile(abs, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
-		return nil, err
+		return nil, fileStamp{}, err
 	}
 	defer f.Close()
 	info, err := f.Stat()
 	switch {
 	case err != nil:
-		return nil, err
+		return nil, fileStamp{}, err
 	case info.IsDir():
-		return nil, &iofs.PathError{Op: "read", Path: abs, Err: syscall.EISDIR}
+		return nil, fileStamp{}, &iofs.PathError{Op: "read", Path: abs, Err: syscall.EISDIR}
 	case !info.Mode().IsRegular():
-		return nil, &iofs.PathError{Op: "read", Path: abs, Err: fmt.Errorf("not a regular file (mode %s)", info.Mode().Type())}
+		return nil, fileStamp{}, &iofs.PathError{Op: "read", Path: abs, Err: fmt.Errorf("not a regular file (mode %s)", info.Mode().Type())}
 	}
+	stamp, _ := stampOf(info)
 	data, err := io.ReadAll(io.LimitReader(f, maxFileSize+1))
 	if err == nil && len(data) > maxFileSize {
 		err = &iofs.PathError{Op: "read", Path: abs, Err: fmt.Errorf("larger than %d MiB; definition files are small", maxFileSize>>20)}
 	}
-	return data, err
+	return data, stamp, err
 }
 
 func isDir(abs string) bool {

@@ -450,9 +450,9 @@ func TestUnusableFilesAreErrorsNeverDeletes(t *testing.T) {
 	h := newHarness(t, dir, Options{})
 	var denied atomic.Bool
 	readFile := h.w.readFile
-	h.w.readFile = func(rel string) ([]byte, error) {
+	h.w.readFile = func(rel string) ([]byte, fileStamp, error) {
 		if rel == "mcpservers/locked.yaml" && denied.Load() {
-			return nil, &iofs.PathError{Op: "open", Path: filepath.Join(dir, rel), Err: syscall.EACCES}
+			return nil, fileStamp{}, &iofs.PathError{Op: "open", Path: filepath.Join(dir, rel), Err: syscall.EACCES}
 		}
 		return readFile(rel)
 	}

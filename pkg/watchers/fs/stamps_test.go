@@ -1,0 +1,111 @@
+package fs
+
+import (
+	"maps"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/musterd/musterd/pkg/events"
+)
+
+// countReads counts the reads of each file.
+func (h *harness) countReads() func() map[string]int {
+	var mu sync.Mutex
+	reads := map[string]int{}
+	readFile := h.w.readFile
+	h.w.readFile = func(rel string) ([]byte, fileStamp, error) {
+		mu.Lock()
+		reads[rel]++
+		mu.Unlock()
+		return readFile(rel)
+	}
+	return func() map[string]int {
+		mu.Lock()
+		defer mu.Unlock()
+		return maps.Clone(reads)
+	}
+}
+
+func TestRescansReadOnlyTheFilesWhoseStampChanged(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	mcps := filepath.Join(dir, "mcpservers")
+	for _, name := range []string{"a", "b", "c"} {
+		write(t, filepath.Join(mcps, name+".yaml"), mcp(name, "v1"))
+	}
+	write(t, filepath.Join(mcps, "broken.yaml"), "not: [a definition\n")
+	h := newHarness(t, dir, Options{RescanInterval: 20 * time.Millisecond})
+	h.w.racy = 0 // every stamp is kept: the files' clock ticks are the test's to make
+	listings := h.countListings("mcpservers")
+	reads := h.countReads()
+	h.start()
+	require.NoError(t, h.fsnotify().Remove(mcps)) // only the rescans see changes now
+
+	n := listings.Load()
+	h.eventually("three more rescans", func() bool { return listings.Load() >= n+3 })
+	assert.Equal(t, map[string]int{"mcpservers/a.yaml": 1, "mcpservers/b.yaml": 1, "mcpservers/c.yaml": 1, "mcpservers/broken.yaml": 1},
+		reads(), "read at the listing only, the broken file too")
+
+	// Changes, seen by events too, since the rescans watch the directory
+	// again: the events read what they name, and the rescans read no more
+	// once the changed files' new stamps are kept.
+	m := h.mark()
+	h.write(filepath.Join(mcps, "b.yaml"), mcp("b", "v2")) // the same size: its times tell
+	replaced := filepath.Join(mcps, ".c.yaml.tmp")
+	write(t, replaced, mcp("c", "v1"))
+	require.NoError(t, os.Rename(replaced, filepath.Join(mcps, "c.yaml"))) // the same bytes, another inode
+	h.waitChange(m, events.OperationUpdate, mcpKey("b"), hashOf(mcp("b", "v2")))
+	h.eventually("c read again", func() bool { return reads()["mcpservers/c.yaml"] > 1 })
+	h.quiet(m)
+	settled := reads()
+	n = listings.Load()
+	h.eventually("three more rescans", func() bool { return listings.Load() >= n+3 })
+	assert.Equal(t, settled, reads())
+	assert.Equal(t, 1, settled["mcpservers/a.yaml"])
+	assert.Equal(t, 1, settled["mcpservers/broken.yaml"])
+	assert.Equal(t, []string{"update MCPServer/default/b"}, summary(h.quiet(m)), "c's new inode holds what it held")
+
+	m = h.mark()
+	require.NoError(t, os.Remove(filepath.Join(mcps, "a.yaml")))
+	h.eventually("a deleted", func() bool {
+		_, ok := h.w.index.Get(mcpKey("a"))
+		return !ok
+	})
+	write(t, filepath.Join(mcps, "a.yaml"), mcp("a", "v1"))
+	h.waitChange(m, events.OperationCreate, mcpKey("a"), hashOf(mcp("a", "v1")))
+}
+
+func TestAFileChangedWithinTheRacyMarginIsReadAtEveryRescan(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	mcps := filepath.Join(dir, "mcpservers")
+	write(t, filepath.Join(mcps, "a.yaml"), mcp("a", "v1"))
+	h := newHarness(t, dir, Options{RescanInterval: 20 * time.Millisecond})
+	h.w.racy = time.Hour // a write in the same tick as the last could leave the same stamp
+	listings := h.countListings("mcpservers")
+	reads := h.countReads()
+	h.start()
+	n := listings.Load()
+	h.eventually("three more rescans", func() bool { return listings.Load() >= n+3 })
+	assert.GreaterOrEqual(t, reads()["mcpservers/a.yaml"], 3)
+}
+
+func TestStampKeepable(t *testing.T) {
+	now := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
+	old := now.Add(-time.Minute).UnixNano()
+	s := fileStamp{ino: 7, size: 10, mtime: old, ctime: old}
+	assert.True(t, s.keepable(now, racyMargin))
+	for name, racy := range map[string]fileStamp{
+		"modified within the margin": {ino: 7, mtime: now.Add(-time.Second).UnixNano(), ctime: old},
+		"changed within the margin":  {ino: 7, mtime: old, ctime: now.Add(-time.Second).UnixNano()},
+		"no stamp from the system":   {mtime: old, ctime: old},
+	} {
+		assert.False(t, racy.keepable(now, racyMargin), name)
+	}
+}
