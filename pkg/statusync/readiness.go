@@ -26,6 +26,7 @@ type Readiness struct {
 	attached bus.Attachment
 	starts   atomic.Bool
 	ready    atomic.Bool
+	done     chan struct{} // closed once ready
 
 	mu      sync.Mutex
 	synced  bool                    // an index-synced trigger arrived
@@ -34,7 +35,7 @@ type Readiness struct {
 
 // NewReadiness returns a readiness tracker of b.
 func NewReadiness(b *bus.Bus) *Readiness {
-	return &Readiness{bus: b, waiting: map[events.Key]struct{}{}}
+	return &Readiness{bus: b, waiting: map[events.Key]struct{}{}, done: make(chan struct{})}
 }
 
 // Name is the component's name.
@@ -48,6 +49,9 @@ func (r *Readiness) BusySince() (time.Time, bool) { return r.attached.BusySince(
 
 // Ready reports whether the first full reconcile is done.
 func (r *Readiness) Ready() bool { return r.ready.Load() }
+
+// Done is closed once Ready reports true.
+func (r *Readiness) Done() <-chan struct{} { return r.done }
 
 // Start subscribes and follows outcomes until ctx is done.
 func (r *Readiness) Start(ctx context.Context) error {
@@ -111,5 +115,6 @@ func (r *Readiness) check() {
 	if r.synced && len(r.waiting) == 0 {
 		r.ready.Store(true)
 		r.waiting = nil
+		close(r.done)
 	}
 }

@@ -52,9 +52,19 @@ func TestReadyAfterEveryResourceOfTheFirstListingHasAnOutcome(t *testing.T) {
 		bus.Publish(b, events.ResourceSynced{Key: a})
 		synctest.Wait()
 		assert.False(t, r.Ready(), "c has no outcome yet")
+		select {
+		case <-r.Done():
+			t.Fatal("Done closed before Ready")
+		default:
+		}
 		bus.Publish(b, events.ResourceFailed{Key: c, Error: "invalid"})
 		synctest.Wait()
 		assert.True(t, r.Ready(), "a failure is an outcome too")
+		select {
+		case <-r.Done():
+		default:
+			t.Fatal("Done still open once Ready")
+		}
 
 		bus.Publish(b, indexSynced(events.NewKey("Workflow", "", "later")))
 		synctest.Wait()

@@ -132,6 +132,14 @@ type StoreOptions struct {
 	// DisabledKinds are the kinds whose reconciliation is disabled at
 	// start (Status.ReconcileDisabled); SetKindDisabled changes them.
 	DisabledKinds []string
+	// HoldWrites, if set, holds every write until it is closed. Statuses
+	// are kept, and shown, meanwhile; each resource's write waits in the
+	// queue, which keeps one per resource, with its newest state. The
+	// daemon closes it once the first full reconcile is done
+	// (Readiness.Done), so that a cold start's thousands of status writes
+	// follow its reconciles, each resource's once, rather than competing
+	// with them for the CPU. Default nil: no hold.
+	HoldWrites <-chan struct{}
 	// Clock is what the store, its write retries and its failure log read
 	// the time from and wait on; StatusSynced events are stamped with it.
 	// Default: the real clock. A replay outside testing/synctest steps a
@@ -450,6 +458,12 @@ func (s *Store) Quiescent(now time.Time) (quiet bool, wake time.Time) {
 }
 
 func (s *Store) writeLoop(ctx context.Context) {
+	if s.opts.HoldWrites != nil {
+		select {
+		case <-s.opts.HoldWrites:
+		case <-ctx.Done():
+		}
+	}
 	for {
 		h, shutdown := s.queue.Get()
 		if shutdown {

@@ -551,3 +551,37 @@ func TestStoreReportsASkippedWriteAsSkippedNotWritten(t *testing.T) {
 		}, h.observed.Events())
 	})
 }
+
+func TestHeldWritesWaitAndThenWriteEachResourceOnceWithItsNewestState(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := &fakeWriter{}
+		hold := make(chan struct{})
+		h := startStore(t, statusync.StoreOptions{Writer: w, Logger: slog.New(slog.DiscardHandler), HoldWrites: hold})
+		defer h.stop(t)
+		other := events.NewKey("Workflow", "", "deploy")
+
+		h.publish(events.ResourceChanged{Meta: meta("c1"), Key: gitKey, Operation: events.OperationCreate})
+		h.publish(events.ReconciliationStarted{Meta: meta("c1"), Key: gitKey, Attempt: 1})
+		h.publish(events.ResourceSynced{Meta: meta("c1"), Key: gitKey, Attempt: 1})
+		h.publish(events.ResourceChanged{Meta: meta("c2"), Key: other, Operation: events.OperationCreate})
+		h.publish(events.ResourceFailed{Meta: meta("c2"), Key: other, Attempt: 1, Error: "invalid"})
+		assert.Empty(t, w.calls, "nothing is written while held")
+		st, ok := h.store.Get(gitKey)
+		require.True(t, ok, "the status is kept and shown meanwhile")
+		assert.Equal(t, statusync.StateSynced, st.State)
+		quiet, _ := h.store.Quiescent(time.Now())
+		assert.False(t, quiet, "held writes are work to do")
+
+		close(hold)
+		synctest.Wait()
+		states := map[events.Key]statusync.State{}
+		for _, c := range w.calls {
+			_, again := states[c.Status.Key]
+			assert.False(t, again, "%s written twice", c.Status.Key)
+			states[c.Status.Key] = c.Status.State
+		}
+		assert.Equal(t, map[events.Key]statusync.State{gitKey: statusync.StateSynced, other: statusync.StateFailed}, states)
+		quiet, _ = h.store.Quiescent(time.Now())
+		assert.True(t, quiet)
+	})
+}
