@@ -12,10 +12,10 @@ const readChunk = 256
 
 // recheckFiles rechecks the files a directory listing found, in that
 // order, skipping those whose stamp has not changed since their last read
-// (stamps.go). It reads and decodes them on every core, and the index's
-// changes and their events are the same as read one after another: decoding was a third of the CPU of a
-// cold start with 100,000 files, and the listing's files are independent
-// until they reach the index.
+// (stamps.go). It reads and decodes them on every core, with the same
+// changes to the index and the same events as one after another: decoding
+// was a third of the CPU of a cold start with 100,000 files, and the
+// listing's files are independent until they reach the index.
 func (w *Watcher) recheckFiles(files []string) {
 	workers := min(runtime.GOMAXPROCS(0), len(files))
 	if workers < 2 || len(files) < 2*workers {
