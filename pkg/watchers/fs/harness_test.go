@@ -134,16 +134,16 @@ func (h *harness) start() *harness {
 	t := h.t
 	t.Helper()
 	h.record()
-	readFile, readDir := h.w.readFile, h.w.readDir
+	readFile, readNames := h.w.readFile, h.w.readNames
 	h.w.readFile = func(rel string) ([]byte, fileStamp, error) {
 		h.writing.RLock()
 		defer h.writing.RUnlock()
 		return readFile(rel)
 	}
-	h.w.readDir = func(rel string) ([]os.DirEntry, error) {
+	h.w.readNames = func(rel string) ([]string, error) {
 		h.writing.RLock()
 		defer h.writing.RUnlock()
-		return readDir(rel)
+		return readNames(rel)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -346,12 +346,12 @@ func (v *configMapVolume) update(files map[string]string) {
 // or of every directory if rel is empty. Call it before start.
 func (h *harness) countListings(rel string) *atomic.Int64 {
 	var n atomic.Int64
-	readDir := h.w.readDir
-	h.w.readDir = func(r string) ([]os.DirEntry, error) {
+	readNames := h.w.readNames
+	h.w.readNames = func(r string) ([]string, error) {
 		if rel == "" || r == rel {
 			n.Add(1)
 		}
-		return readDir(r)
+		return readNames(r)
 	}
 	return &n
 }

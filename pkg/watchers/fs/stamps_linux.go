@@ -11,8 +11,20 @@ func stampOf(info iofs.FileInfo) (fileStamp, bool) {
 	if !ok {
 		return fileStamp{}, false
 	}
-	return fileStamp{
-		dev: st.Dev, ino: st.Ino, size: st.Size,
-		mtime: st.Mtim.Nano(), ctime: st.Ctim.Nano(),
-	}, true
+	return stampOfStat(st), true
+}
+
+func stampOfStat(st *syscall.Stat_t) fileStamp {
+	return fileStamp{dev: st.Dev, ino: st.Ino, size: st.Size, mtime: st.Mtim.Nano(), ctime: st.Ctim.Nano()}
+}
+
+// statStamp is the stamp of the file at abs, through symlinks. It calls
+// stat(2) itself: os.Stat's FileInfo was 23 of a rescan's 70 MB of
+// garbage with 100,000 files.
+func statStamp(abs string) (fileStamp, error) {
+	var st syscall.Stat_t
+	if err := syscall.Stat(abs, &st); err != nil {
+		return fileStamp{}, &iofs.PathError{Op: "stat", Path: abs, Err: err}
+	}
+	return stampOfStat(&st), nil
 }

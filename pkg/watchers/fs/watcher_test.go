@@ -363,13 +363,13 @@ func TestADirectoryThatCannotBeListedDeletesNothing(t *testing.T) {
 	// The listing of mcpservers fails with failWith while it is set.
 	var failWith atomic.Pointer[error]
 	var failures atomic.Int64
-	readDir := h.w.readDir
-	h.w.readDir = func(rel string) ([]os.DirEntry, error) {
+	readNames := h.w.readNames
+	h.w.readNames = func(rel string) ([]string, error) {
 		if err := failWith.Load(); err != nil && rel == "mcpservers" {
 			failures.Add(1)
 			return nil, *err
 		}
-		return readDir(rel)
+		return readNames(rel)
 	}
 	h.start()
 	h.quiet(0)
