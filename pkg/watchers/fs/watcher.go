@@ -503,7 +503,7 @@ func (w *Watcher) scanDir(sub string, logIt bool) bool {
 		}
 		names = nil // confirmed gone: it declares nothing
 	}
-	var files []string // sorted, as names are
+	files := make([]string, 0, len(names)) // sorted, as names are
 	for _, name := range names {
 		if isDefinitionFile(name) {
 			files = append(files, sub+"/"+name)
