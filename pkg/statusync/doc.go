@@ -21,7 +21,10 @@
 //     client-go's workqueue rules over handles, events.Interner), so a slow
 //     writer never delays the in-memory state, a key is never written by
 //     two goroutines at once, and any number of changes made during one write
-//     cause exactly one more write, of the newest state.
+//     cause exactly one more write, of the newest state. With
+//     [StoreOptions].HoldWrites, writes start only once it is closed (the
+//     daemon's first full reconcile); each resource is then written once,
+//     with its newest state.
 //   - A failed write is retried per key with exponential backoff; changes
 //     that arrive meanwhile, or during the write that failed, wait for that
 //     retry, which writes the newest state. A write equal to the last
@@ -38,6 +41,11 @@
 //     [StoreOptions].Clock (default the real clock); WriteTimeout stays on
 //     the real clock. [Store.Quiescent] says whether a write is queued, in
 //     progress or due for a retry, and when the next retry is.
+//
+// [History] keeps the latest events of the resources for `musterd describe`
+// and core_events: at most Depth a resource and Limit in all, whatever is
+// declared, and forgets a resource's with its deletion. [Readiness] says
+// when the first full reconcile is done (/readyz, and Done for HoldWrites).
 //
 // Guarantees of Metrics:
 //
