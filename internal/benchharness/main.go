@@ -35,6 +35,9 @@ type config struct {
 	// coldFiles workflow files at start; idleFiles for idleFor.
 	coldFiles, coldFilesLarge, idleFiles int
 	idleFor                              time.Duration
+	// restFor is how long the large cold start's daemon rests before its
+	// resident memory is read again.
+	restFor time.Duration
 	// only, if not nil, names the measures to run (see measures).
 	only map[string]bool
 	// log receives progress lines.
@@ -56,6 +59,7 @@ func main() {
 	flag.IntVar(&cfg.coldFilesLarge, "cold-files-large", 100_000, "workflow files at the large cold start")
 	flag.IntVar(&cfg.idleFiles, "idle-files", 1_000, "workflow files while idle")
 	flag.DurationVar(&cfg.idleFor, "idle", time.Minute, "how long the idle measure lasts")
+	flag.DurationVar(&cfg.restFor, "rest", 2*time.Minute, "how long the 100,000-file daemon rests before its resident memory is read again")
 	only := flag.String("only", "", "comma-separated measures to run, of the names -help lists under measures (delivery, noop, change, trailing, burst, api, cold, cold100k, rssidle, idle, mcp, appears, starts, …); default all")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run here (for the in-process measures, such as noop)")
 	flag.Parse()
