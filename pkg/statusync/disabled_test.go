@@ -18,13 +18,14 @@ func TestAKindsDisabledReconciliationIsInItsStatuses(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		w := &fakeWriter{}
 		wfKey := events.NewKey("Workflow", "", "deploy")
-		h := startStore(t, statusync.StoreOptions{Writer: w, DisabledKinds: []string{"Workflow"}})
+		h := startStore(t, statusync.StoreOptions{Writer: w})
 		defer h.stop(t)
+		h.store.SetKindDisabled("Workflow", true) // before any event, as the daemon does before Start
 		h.publish(events.ResourceSynced{Meta: meta("c1"), Key: gitKey, Attempt: 1})
 		h.publish(events.ResourceChanged{Meta: meta("c2"), Key: wfKey})
 		require.Len(t, w.Calls(), 2)
 		assert.False(t, w.Calls()[0].Status.ReconcileDisabled)
-		assert.True(t, w.Calls()[1].Status.ReconcileDisabled, "disabled at start")
+		assert.True(t, w.Calls()[1].Status.ReconcileDisabled, "disabled before its first event")
 
 		h.store.SetKindDisabled("MCPServer", true)
 		synctest.Wait()

@@ -129,9 +129,6 @@ type StoreOptions struct {
 	// QueueMetrics, if set, receives the write queue's metrics under the
 	// queue name "status-store" (see NewWorkqueueMetricsProvider).
 	QueueMetrics workqueue.MetricsProvider
-	// DisabledKinds are the kinds whose reconciliation is disabled at
-	// start (Status.ReconcileDisabled); SetKindDisabled changes them.
-	DisabledKinds []string
 	// HoldWrites, if set, holds every write until it is closed. Statuses
 	// are kept, and shown, meanwhile; each resource's write waits in the
 	// queue, which keeps one per resource, with its newest state. The
@@ -239,12 +236,8 @@ func NewStore(b *bus.Bus, opts StoreOptions) *Store {
 	if opts.Clock == nil {
 		opts.Clock = clock.RealClock{}
 	}
-	disabled := map[string]bool{}
-	for _, kind := range opts.DisabledKinds {
-		disabled[kind] = true
-	}
 	return &Store{
-		disabled: disabled,
+		disabled: map[string]bool{},
 		bus:      b,
 		opts:     opts,
 		log:      opts.Logger.With("component", storeName),

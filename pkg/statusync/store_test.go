@@ -565,7 +565,7 @@ func TestHeldWritesWaitAndThenWriteEachResourceOnceWithItsNewestState(t *testing
 		h.publish(events.ResourceSynced{Meta: meta("c1"), Key: gitKey, Attempt: 1})
 		h.publish(events.ResourceChanged{Meta: meta("c2"), Key: other, Operation: events.OperationCreate})
 		h.publish(events.ResourceFailed{Meta: meta("c2"), Key: other, Attempt: 1, Error: "invalid"})
-		assert.Empty(t, w.calls, "nothing is written while held")
+		assert.Empty(t, w.Calls(), "nothing is written while held")
 		st, ok := h.store.Get(gitKey)
 		require.True(t, ok, "the status is kept and shown meanwhile")
 		assert.Equal(t, statusync.StateSynced, st.State)
@@ -575,7 +575,7 @@ func TestHeldWritesWaitAndThenWriteEachResourceOnceWithItsNewestState(t *testing
 		close(hold)
 		synctest.Wait()
 		states := map[events.Key]statusync.State{}
-		for _, c := range w.calls {
+		for _, c := range w.Calls() {
 			_, again := states[c.Status.Key]
 			assert.False(t, again, "%s written twice", c.Status.Key)
 			states[c.Status.Key] = c.Status.State
