@@ -99,15 +99,6 @@ const (
 	retryMax         = 5
 )
 
-// statusWritesHold bounds how long status writes wait for the first full
-// reconcile. They wait so that a cold start's thousands of status files
-// are written after its reconciles, each once with its resource's outcome,
-// rather than competing with them for the CPU (a fifth of a cold start's
-// CPU with 10,000 workflows); the API and the metrics show every status
-// meanwhile. The bound keeps files coming when that reconcile is long, or
-// never ends, as on a replica that follows in leader election.
-const statusWritesHold = 30 * time.Second
-
 func defaultDaemonConfig() daemonConfig {
 	return daemonConfig{
 		configDir: defaultConfigDir(),
@@ -435,8 +426,8 @@ func newDaemon(cfg daemonConfig, log *slog.Logger, record io.Writer) (*daemon, e
 	d.workflowVerdicts = workflow.New(d.Index, d.Catalogue, workflow.WithBuiltinTools(d.builtinTool))
 	servers.SetOverrides(d.Overrides)
 
-	// Status writes wait for the first full reconcile (statusWritesHold).
-	holdStatusWrites := make(chan struct{})
+	// Status writes wait for the first full reconcile (statushold.go).
+	readyForStatusWrites := make(chan struct{})
 	d.Pipeline, err = pipeline.New(pipeline.Options{
 		Logger:      log,
 		Bus:         b,
@@ -446,7 +437,7 @@ func newDaemon(cfg daemonConfig, log *slog.Logger, record io.Writer) (*daemon, e
 		Coordinator: coordinator.Options{Workers: cfg.workers, ResyncPeriod: cfg.resync, ReconcileTimeout: cfg.reconcileTimeout,
 			BackoffBase: retryBackoffBase, BackoffMax: retryBackoffMax, Jitter: retryJitter, MaxRetries: retryMax,
 			Hash: d.Index.Hash},
-		Store:     statusync.StoreOptions{Writer: statusWriter, HoldWrites: holdStatusWrites},
+		Store:     statusync.StoreOptions{Writer: statusWriter, HoldWrites: readyForStatusWrites},
 		Lifecycle: lifecycle.Options{StopTimeout: cfg.stopTimeout, Elected: elected},
 	})
 	if err != nil {
@@ -479,13 +470,7 @@ func newDaemon(cfg daemonConfig, log *slog.Logger, record io.Writer) (*daemon, e
 		return nil, err
 	}
 	d.Ready = d.Readiness.Ready
-	go func() {
-		select {
-		case <-d.Readiness.Done():
-		case <-time.After(statusWritesHold):
-		}
-		close(holdStatusWrites)
-	}()
+	go holdStatusWrites(d.Readiness.Done(), statusWritesHold, readyForStatusWrites)
 	if kubeParts != nil {
 		d.Ready = kubeParts.ready(d.Readiness.Ready)
 	}
