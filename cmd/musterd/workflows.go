@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"log/slog"
+	"maps"
 	"slices"
 	"strings"
 
@@ -46,12 +47,12 @@ func (w *workflowTools) Name() string { return "workflow-tools" }
 
 func (w *workflowTools) Start(ctx context.Context) error {
 	// Reconciles come in bursts (a resync, a server offering tools that
-	// many workflows name): the handlers mark, OnIdle refreshes once per
-	// burst.
-	dirty := false
+	// many workflows name): the handlers note the workflows, OnIdle
+	// refreshes their tools once per burst, reading only theirs.
+	reconciled := map[string]bool{}
 	mark := func(k events.Key) {
 		if k.Kind == v1alpha1.KindWorkflow {
-			dirty = true
+			reconciled[k.Name] = true
 		}
 	}
 	// Changes of a definition only: the changes this component publishes
@@ -61,6 +62,9 @@ func (w *workflowTools) Start(ctx context.Context) error {
 	edited := func(e events.ResourceChanged) {
 		if e.Key.Kind != v1alpha1.KindWorkflow {
 			return
+		}
+		if e.Operation == events.OperationDelete {
+			mark(e.Key) // no tool any more, even while its kind's reconciles are disabled
 		}
 		w.track(e.Key.Canonical())
 		if e.Source != events.SourceDependency && e.Source != events.SourceServiceState {
@@ -80,9 +84,9 @@ func (w *workflowTools) Start(ctx context.Context) error {
 				w.revalidateCallers(changed)
 				clear(changed)
 			}
-			if dirty {
-				dirty = false
-				w.engine.Refresh()
+			if len(reconciled) > 0 {
+				w.engine.RefreshWorkflows(slices.Collect(maps.Keys(reconciled))...)
+				clear(reconciled)
 			}
 		},
 	})

@@ -116,6 +116,7 @@ type Server struct {
 
 	metaTools []*builtin
 	coreTools []*builtin
+	coreDefs  []*mcp.Tool // coreTools' definitions, built once
 
 	metrics *metrics
 
@@ -157,6 +158,9 @@ type route struct {
 type exposed struct {
 	tools  []*mcp.Tool
 	routes map[string]route
+	// offers is what the sources offered, in compute's order: the core
+	// tools, the Backend's, then each Provider's.
+	offers [][]*mcp.Tool
 }
 
 // New returns the endpoint, with the exposed set as the Backend and the
@@ -212,6 +216,9 @@ func New(opts Options) (*Server, error) {
 	s.direct.AddReceivingMiddleware(s.answerUnlisted)
 
 	s.coreTools = s.newCoreTools()
+	for _, b := range s.coreTools {
+		s.coreDefs = append(s.coreDefs, b.tool())
+	}
 	s.metaTools = s.newMetaTools()
 	for _, b := range s.metaTools {
 		s.meta.AddTool(b.tool(), s.builtinHandler(viewMuster, b))
@@ -241,21 +248,23 @@ func (s *Server) Refresh() bool {
 	old := s.current.Load()
 	next := s.compute(old)
 	var removed []string
-	for name := range old.routes {
-		if _, ok := next.routes[name]; !ok {
-			removed = append(removed, name)
-		}
-	}
-	slices.Sort(removed)
 	var added []route
-	for _, t := range next.tools {
-		r := next.routes[t.Name]
-		if o, ok := old.routes[t.Name]; !ok || !bytes.Equal(o.def, r.def) {
-			added = append(added, r)
+	if next != old {
+		for name := range old.routes {
+			if _, ok := next.routes[name]; !ok {
+				removed = append(removed, name)
+			}
 		}
+		slices.Sort(removed)
+		for _, t := range next.tools {
+			r := next.routes[t.Name]
+			if o, ok := old.routes[t.Name]; !ok || !bytes.Equal(o.def, r.def) {
+				added = append(added, r)
+			}
+		}
+		// The routes first: a tool listed is a tool routed.
+		s.current.Store(next)
 	}
-	// The routes first: a tool listed is a tool routed.
-	s.current.Store(next)
 	for _, r := range added {
 		if err := s.addDirect(r); err != nil {
 			s.log.Warn("tool not served natively on /mcp/direct", "tool", r.tool.Name, "error", err)
@@ -277,12 +286,25 @@ func (s *Server) Refresh() bool {
 }
 
 // compute builds the exposed set: core tools first, then the Backend's,
-// then each Provider's; the first to expose a name keeps it. A tool old
-// holds already (the same pointer: sources keep a tool while it is
-// unchanged, and never change one) keeps its encoding, so a Refresh encodes
-// only what is new.
+// then each Provider's; the first to expose a name keeps it. If every
+// source offers the very tools it offered for old, old is returned as it
+// is: a reconcile that changed no tool (most of them: each of a resync's,
+// at a hundred a second) costs a comparison of pointers, not a new set of
+// 100,000 routes. Otherwise a tool old holds already (the same pointer:
+// sources keep a tool while it is unchanged, and never change one) keeps
+// its encoding, so a Refresh encodes only what is new.
 func (s *Server) compute(old *exposed) *exposed {
-	next := &exposed{routes: map[string]route{}}
+	offers := [][]*mcp.Tool{s.coreDefs}
+	if s.opts.Backend != nil {
+		offers = append(offers, s.opts.Backend.Tools())
+	}
+	for _, p := range s.opts.Providers {
+		offers = append(offers, p.Tools())
+	}
+	if slices.EqualFunc(offers, old.offers, slices.Equal) {
+		return old
+	}
+	next := &exposed{routes: map[string]route{}, offers: offers}
 	add := func(t *mcp.Tool, r route) {
 		if t == nil || t.Name == "" {
 			return
@@ -305,16 +327,18 @@ func (s *Server) compute(old *exposed) *exposed {
 		next.routes[t.Name] = r
 		next.tools = append(next.tools, t)
 	}
-	for _, b := range s.coreTools {
-		add(b.tool(), route{builtin: b, source: "core"})
+	for i, b := range s.coreTools {
+		add(offers[0][i], route{builtin: b, source: "core"})
 	}
+	rest := offers[1:]
 	if s.opts.Backend != nil {
-		for _, t := range s.opts.Backend.Tools() {
+		for _, t := range rest[0] {
 			add(t, route{callee: s.opts.Backend, source: "server"})
 		}
+		rest = rest[1:]
 	}
-	for _, p := range s.opts.Providers {
-		for _, t := range p.Tools() {
+	for i, p := range s.opts.Providers {
+		for _, t := range rest[i] {
 			add(t, route{callee: p, source: "provider"})
 		}
 	}

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -120,9 +119,8 @@ type Engine struct {
 	execTools []*mcp.Tool // executionTools, built once
 	running   sync.Map    // execution ID → *runner, while the run lasts
 
-	mu        sync.Mutex
-	toolsSeen []*mcp.Tool // the last Refresh's Tools, compared by pointer
-	tools     toolCache
+	mu    sync.Mutex
+	tools toolSet
 }
 
 type callerBox struct{ Caller }
@@ -168,17 +166,34 @@ type workflow struct {
 }
 
 // lookup finds the workflow called name, with a copy of its definition
-// that the run keeps whatever edits arrive. Workflows are tools by name
-// alone; of two with one name in different namespaces, the first key in
-// the index's order wins.
+// that the run keeps whatever edits arrive.
 func (e *Engine) lookup(name string) (workflow, bool) {
+	w, ok := e.find(name)
+	if ok {
+		w.def = w.def.DeepCopy()
+	}
+	return w, ok
+}
+
+// find finds the workflow called name; its def is the index's. Workflows
+// are tools by name alone; of two with one name in different namespaces,
+// the first key in the index's order wins.
+func (e *Engine) find(name string) (workflow, bool) {
 	for _, k := range e.opts.Index.Named(v1alpha1.KindWorkflow, name) {
 		if w, ok := e.load(k); ok {
-			w.def = w.def.DeepCopy()
 			return w, true
 		}
 	}
 	return workflow{}, false
+}
+
+// toolDefinition is the definition of name's tool: the index's definition
+// of the workflow called name, nil if none is declared or it cannot run.
+func (e *Engine) toolDefinition(name string) *v1alpha1.Workflow {
+	if w, ok := e.find(name); ok && w.available() == nil {
+		return w.def
+	}
+	return nil
 }
 
 // load reads the workflow k and its verdict. def is the index's: read it,
@@ -213,43 +228,16 @@ func (w workflow) available() error {
 }
 
 // Tools returns workflow_<name> for every valid workflow, sorted by name,
-// then the execution tools. A workflow's tool is built once per definition
-// and returned as the same pointer until the definition changes, so that
-// Refresh and the endpoint compare tools without encoding them: with
-// 100,000 workflows, encoding them all after every change was most of a
-// cold start's endpoint work. The tools are shared: never change one.
+// then the execution tools: the tools as of the last Refresh or
+// RefreshWorkflows. A workflow's tool is built once per definition and
+// returned as the same pointer until the definition changes, so that the
+// endpoint compares tools without encoding them: with 100,000 workflows,
+// encoding them all after every change was most of a cold start's
+// endpoint work. The slice and the tools are shared: never change them.
 func (e *Engine) Tools() []*mcp.Tool {
-	var tools []*mcp.Tool
-	keys := e.opts.Index.Keys(v1alpha1.KindWorkflow)
-	// Workflows of one name in several namespaces offer one tool. The keys
-	// are sorted, so when the first and the last share a namespace, every
-	// key does (its spelling lies between theirs), and no name repeats:
-	// the set of names, 100,000 of them after every burst, is not needed.
-	var seen map[string]bool
-	if n := len(keys); n > 1 && keys[0].Canonical().Namespace != keys[n-1].Canonical().Namespace {
-		seen = map[string]bool{}
-	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.tools.sweepStart()
-	for _, k := range keys {
-		if seen[k.Name] {
-			continue
-		}
-		w, ok := e.load(k)
-		if !ok {
-			continue
-		}
-		if seen != nil {
-			seen[k.Name] = true
-		}
-		if w.available() != nil {
-			continue
-		}
-		tools = append(tools, e.tools.get(k, w.def))
-	}
-	e.tools.sweepEnd()
-	return append(tools, e.execTools...)
+	return e.tools.sorted(e.execTools)
 }
 
 // Claims reports whether name is the tool of a declared workflow, valid
@@ -264,16 +252,42 @@ func (e *Engine) Claims(name string) bool {
 	return declared
 }
 
-// Refresh compares Tools with what it was at the last Refresh and calls
-// Options.OnToolsChanged if it differs. The wiring calls it whenever a
-// workflow's verdict may have changed. Tools are compared by pointer: an
-// unchanged definition keeps its tool's (Tools).
+// Refresh reads every declared workflow's definition and verdict again,
+// and calls Options.OnToolsChanged if Tools changed (a workflow became
+// valid or invalid, its arguments changed), or if it is the first Refresh.
+// The wiring calls it once at start, and RefreshWorkflows after each
+// reconcile.
 func (e *Engine) Refresh() {
-	tools := e.Tools()
+	keys := e.opts.Index.Keys(v1alpha1.KindWorkflow)
 	e.mu.Lock()
-	changed := !slices.Equal(tools, e.toolsSeen)
-	e.toolsSeen = tools
+	changed := !e.tools.listed
+	e.tools.listed = true
+	for name := range e.tools.byName { // the workflows no longer declared
+		if e.toolDefinition(name) == nil {
+			changed = e.tools.set(name, nil) || changed
+		}
+	}
+	for _, k := range keys {
+		changed = e.tools.set(k.Name, e.toolDefinition(k.Name)) || changed
+	}
 	e.mu.Unlock()
+	e.toolsChanged(changed)
+}
+
+// RefreshWorkflows reads the definition and verdict of the workflows
+// called names again, and calls Options.OnToolsChanged if Tools changed.
+// It costs a lookup a name, however many workflows are declared.
+func (e *Engine) RefreshWorkflows(names ...string) {
+	changed := false
+	e.mu.Lock()
+	for _, name := range names {
+		changed = e.tools.set(name, e.toolDefinition(name)) || changed
+	}
+	e.mu.Unlock()
+	e.toolsChanged(changed)
+}
+
+func (e *Engine) toolsChanged(changed bool) {
 	if changed && e.opts.OnToolsChanged != nil {
 		e.opts.OnToolsChanged()
 	}

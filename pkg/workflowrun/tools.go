@@ -2,55 +2,67 @@ package workflowrun
 
 import (
 	"encoding/json"
+	"slices"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/musterd/musterd/pkg/apis/muster/v1alpha1"
-	"github.com/musterd/musterd/pkg/events"
 )
 
-// toolCache keeps each workflow's tool while its definition stays the
-// same, so that listing the tools of 100,000 workflows after a change
-// builds only the changed ones. A pass of Tools touches the entries it
-// returns; sweepEnd forgets the others (workflows deleted, or no longer
-// listed). The engine's mu guards it.
-type toolCache struct {
-	pass  uint64
-	byKey map[events.Key]*cachedTool
+// toolSet is the workflow tools as of the last refresh: the tool of each
+// workflow name whose winning definition (Engine.lookup's) is valid, kept
+// while that definition stays the same, and the sorted list Tools returns.
+// A refresh of some names re-reads only those, so that a reconcile of one
+// workflow among 100,000 costs one lookup, not a pass over all of them: a
+// paced resync reconciles a workflow every 10 ms, and a pass each time kept
+// a daemon with 100,000 workflows busy for good. The engine's mu guards it.
+type toolSet struct {
+	byName map[string]cachedTool // by workflow name
+	list   []*mcp.Tool           // sorted by name, then the execution tools; nil once stale
+	listed bool                  // a refresh has run: the first reports a change
 }
 
 type cachedTool struct {
 	def  *v1alpha1.Workflow // the index's definition the tool was built from
 	tool *mcp.Tool
-	pass uint64 // the last pass that returned it
 }
 
-func (c *toolCache) sweepStart() {
-	c.pass++
-	if c.byKey == nil {
-		c.byKey = map[events.Key]*cachedTool{}
-	}
-}
-
-// get returns k's tool for def, building it if def is not the definition
-// it was built from. The index hands out a new definition on every change
-// and the same one otherwise.
-func (c *toolCache) get(k events.Key, def *v1alpha1.Workflow) *mcp.Tool {
-	ct := c.byKey[k]
-	if ct == nil || ct.def != def {
-		ct = &cachedTool{def: def, tool: buildTool(def)}
-		c.byKey[k] = ct
-	}
-	ct.pass = c.pass
-	return ct.tool
-}
-
-func (c *toolCache) sweepEnd() {
-	for k, ct := range c.byKey {
-		if ct.pass != c.pass {
-			delete(c.byKey, k)
+// set makes def name's tool, or removes name's tool if def is nil, and
+// reports whether the tools changed. The index hands out a new definition
+// on every change and the same one otherwise, so a tool is rebuilt only
+// when its definition changed.
+func (s *toolSet) set(name string, def *v1alpha1.Workflow) (changed bool) {
+	cur, had := s.byName[name]
+	switch {
+	case def == nil && !had:
+		return false
+	case def == nil:
+		delete(s.byName, name)
+	case had && cur.def == def:
+		return false
+	default:
+		if s.byName == nil {
+			s.byName = map[string]cachedTool{}
 		}
+		s.byName[name] = cachedTool{def: def, tool: buildTool(def)}
 	}
+	s.list = nil
+	return true
+}
+
+// sorted returns the tools by name, then extra. The slice is shared and
+// capped at its length, so a caller's append copies it.
+func (s *toolSet) sorted(extra []*mcp.Tool) []*mcp.Tool {
+	if s.list == nil {
+		list := make([]*mcp.Tool, 0, len(s.byName)+len(extra))
+		for _, ct := range s.byName {
+			list = append(list, ct.tool)
+		}
+		slices.SortFunc(list, func(a, b *mcp.Tool) int { return strings.Compare(a.Name, b.Name) })
+		s.list = append(list, extra...)
+	}
+	return s.list[:len(s.list):len(s.list)]
 }
 
 // buildTool is def's workflow_<name>. Its input schema is kept encoded: a

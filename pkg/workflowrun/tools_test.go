@@ -7,6 +7,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/musterd/musterd/pkg/apis/muster/v1alpha1"
+	"github.com/musterd/musterd/pkg/events"
 	"github.com/musterd/musterd/pkg/workflowrun"
 )
 
@@ -46,4 +48,51 @@ func toolsByName(tools []*mcp.Tool) map[string]*mcp.Tool {
 		out[t.Name] = t
 	}
 	return out
+}
+
+// RefreshWorkflows reads only the workflows it names: a reconcile of one
+// workflow refreshes its tool without a pass over the others, and reports
+// a change exactly when the named workflows' tools changed.
+func TestRefreshWorkflowsReadsOnlyTheNamedWorkflows(t *testing.T) {
+	changed := 0
+	h := newHarness(t, workflowrun.Options{OnToolsChanged: func() { changed++ }})
+	needy := h.declare(wf("needy", "  steps:\n    - {id: s, tool: x_git_status}\n"))
+	h.declare(wf("two", "  steps:\n    - {id: s, tool: x_fake_echo}\n"))
+	h.engine.Refresh()
+	require.Equal(t, 1, changed)
+	before := toolsByName(h.engine.Tools())
+	require.NotContains(t, before, "workflow_needy", "invalid: x_git_status is missing")
+	require.Contains(t, before, "workflow_two")
+
+	h.cat.Set(events.NewKey(v1alpha1.KindMCPServer, "", "git"), "", []string{"status"})
+	require.True(t, h.reconcile(needy).Valid)
+	h.engine.RefreshWorkflows("two")
+	assert.Equal(t, 1, changed, "two did not change")
+	assert.NotContains(t, toolsByName(h.engine.Tools()), "workflow_needy", "needy was not read again")
+
+	h.engine.RefreshWorkflows("needy", "unknown")
+	assert.Equal(t, 2, changed, "needy became valid")
+	after := toolsByName(h.engine.Tools())
+	assert.Contains(t, after, "workflow_needy")
+	assert.Same(t, before["workflow_two"], after["workflow_two"], "two's tool was kept")
+
+	h.ix.RemoveFile("workflows/two.yaml")
+	h.engine.RefreshWorkflows("two")
+	assert.Equal(t, 3, changed, "two was deleted")
+	assert.NotContains(t, toolsByName(h.engine.Tools()), "workflow_two")
+	h.engine.Refresh()
+	assert.Equal(t, 3, changed, "a full Refresh finds what RefreshWorkflows found")
+}
+
+// Tools is the list of the last refresh, shared: a caller's append must
+// not write into it.
+func TestToolsIsSharedButAppendCopies(t *testing.T) {
+	h := newHarness(t, workflowrun.Options{})
+	h.declare(wf("one", "  steps:\n    - {id: s, tool: x_fake_echo}\n"))
+	h.engine.Refresh()
+	first := h.engine.Tools()
+	_ = append(first, &mcp.Tool{Name: "intruder"})
+	assert.NotContains(t, toolNames(h.engine.Tools()), "intruder")
+	assert.Equal(t, []string{"workflow_one", workflowrun.ToolExecutionList, workflowrun.ToolExecutionGet},
+		toolNames(h.engine.Tools()))
 }
