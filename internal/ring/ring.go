@@ -28,6 +28,9 @@ type Buffer[T any] struct {
 // Len returns how many values the buffer holds.
 func (r *Buffer[T]) Len() int { return r.size }
 
+// Cap returns how many values the buffer holds before it grows.
+func (r *Buffer[T]) Cap() int { return len(r.buf) }
+
 // At returns the i'th value from the front, 0 ≤ i < Len, in place.
 func (r *Buffer[T]) At(i int) *T { return &r.buf[(r.head+i)%len(r.buf)] }
 

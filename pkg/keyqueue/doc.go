@@ -12,10 +12,11 @@
 // and Get probe maps of 100,000 entries, cache misses that the profile of
 // issue #15 put at a quarter of the pipeline's CPU once keys were handles,
 // in the coordinator's queue and the status store's. Here the same state
-// is a byte and two timestamps per handle, in pages indexed by it
-// (events.Records: growing never copies them), and
-// the queue itself is a ring of handles (internal/ring, shared with the
-// debouncer's deadlines).
+// is a byte per handle, in a slice indexed by it and kept for the queue's
+// life (a byte per resource: the owners' handles are dense), and the
+// queue itself is a ring of handles (internal/ring, shared with the
+// debouncer's deadlines); the two timestamps of the metrics live with the
+// few handles queued or busy, in the ring and the busy list.
 //
 // Guarantees, each the client-go queue's and each pinned by a test:
 //

@@ -33,8 +33,8 @@ const (
 // refreshed, client-go's period.
 const unfinishedWorkPeriod = 500 * time.Millisecond
 
-// retainedHandles is the most handles whose state an idle queue keeps; a
-// burst's larger slices are dropped once the queue is empty and idle.
+// retainedHandles is the longest ring an idle queue keeps; a burst's
+// longer ring is dropped once the queue is empty and idle.
 const retainedHandles = 1024
 
 // Queue is a work queue of handles; see the package documentation.
@@ -42,16 +42,18 @@ type Queue struct {
 	mu   sync.Mutex
 	cond sync.Cond
 	// ring holds the queued handles, oldest first.
-	ring ring.Buffer[events.Handle]
-	// slots are indexed by handle, in pages that never move as the queue
-	// meets new handles (a slice grown to fit each new handle was copied
-	// over and over through a burst). The times are kept only with
-	// metrics. limit is one past the largest handle met.
-	slots events.Records[slot]
-	limit int
+	ring ring.Buffer[waiting]
+	// state is each handle's bits, indexed by handle: one byte a handle
+	// its owner ever queued, kept for the queue's life. The owner's
+	// handles are dense and it keeps them while their resources exist, so
+	// this is a byte per resource; the times live with the few handles
+	// queued or busy. (Per-handle records with the times, dropped whenever
+	// the queue fell idle, were allocated anew up to each next handle: at
+	// 100,000 resources a paced resync made 2 GB of garbage in 30 s.)
+	state []uint8
 	// busy lists the handles being processed: at most one per worker, so
 	// the unfinished-work scan is short.
-	busy []events.Handle
+	busy []running
 	// peak is the most handles queued or busy since the queue was last
 	// idle.
 	peak     int
@@ -68,12 +70,18 @@ type Queue struct {
 	metrics *metrics // nil without a provider
 }
 
-// slot is the queue's record of one handle.
-type slot struct {
-	state uint8
-	// addedAt (while queued) and startedAt (while processing) are offsets
-	// from the queue's epoch.
-	addedAt, startedAt time.Duration
+// waiting is a queued handle, with when it was added (an offset from the
+// queue's epoch; kept only with metrics).
+type waiting struct {
+	h       events.Handle
+	addedAt time.Duration
+}
+
+// running is a handle being processed: since when, and, if it was added
+// again meanwhile, when.
+type running struct {
+	h                  events.Handle
+	startedAt, addedAt time.Duration
 }
 
 type metrics struct {
@@ -116,26 +124,40 @@ func (q *Queue) Add(h events.Handle) {
 	if q.shutdown {
 		return
 	}
-	q.limit = max(q.limit, int(h)+1)
-	sl := q.slots.At(h)
-	if sl.state&(queued|dirty) != 0 {
+	if n := int(h) + 1; n > len(q.state) {
+		q.state = append(q.state, make([]uint8, n-len(q.state))...)
+	}
+	st := &q.state[h]
+	if *st&(queued|dirty) != 0 {
 		return
 	}
+	var now time.Duration
 	if q.metrics != nil {
 		q.metrics.adds.Inc()
 		q.metrics.depth.Inc()
-		sl.addedAt = q.now()
+		now = q.now()
 	}
-	if sl.state&processing != 0 {
-		sl.state |= dirty
+	if *st&processing != 0 {
+		*st |= dirty
+		q.busy[q.busyIndex(h)].addedAt = now
 		return
 	}
-	sl.state |= queued
-	q.ring.Push(h)
+	*st |= queued
+	q.ring.Push(waiting{h: h, addedAt: now})
 	// Only here can the handles queued or busy grow in number: Done's
 	// requeue moves one from busy to the ring.
 	q.peak = max(q.peak, q.ring.Len()+len(q.busy))
 	q.cond.Signal()
+}
+
+// busyIndex is h's place in busy; h is processing.
+func (q *Queue) busyIndex(h events.Handle) int {
+	for i, r := range q.busy {
+		if r.h == h {
+			return i
+		}
+	}
+	panic("keyqueue: a processing handle is not busy")
 }
 
 // Get waits for a queued handle and takes it: it is processing until
@@ -149,18 +171,16 @@ func (q *Queue) Get() (h events.Handle, shutdown bool) {
 	if q.ring.Len() == 0 {
 		return 0, true
 	}
-	h = q.ring.Pop()
-	sl := q.slots.At(h)
-	sl.state = sl.state&^queued | processing
-	q.busy = append(q.busy, h)
+	w := q.ring.Pop()
+	q.state[w.h] = q.state[w.h]&^queued | processing
+	r := running{h: w.h}
 	if q.metrics != nil {
-		now := q.now()
+		r.startedAt = q.now()
 		q.metrics.depth.Dec()
-		sl.startedAt = now
-		q.metrics.latency.Observe((now - sl.addedAt).Seconds())
-		sl.addedAt = 0
+		q.metrics.latency.Observe((r.startedAt - w.addedAt).Seconds())
 	}
-	return h, false
+	q.busy = append(q.busy, r)
+	return w.h, false
 }
 
 // Done ends the processing of h, queueing it again if it was added
@@ -168,41 +188,31 @@ func (q *Queue) Get() (h events.Handle, shutdown bool) {
 func (q *Queue) Done(h events.Handle) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if int(h) >= q.limit {
+	if int(h) >= len(q.state) || q.state[h]&processing == 0 {
 		return
 	}
-	sl := q.slots.At(h)
-	if sl.state&processing == 0 {
-		return
-	}
-	for i, b := range q.busy {
-		if b == h {
-			q.busy[i] = q.busy[len(q.busy)-1]
-			q.busy = q.busy[:len(q.busy)-1]
-			break
-		}
-	}
+	i := q.busyIndex(h)
+	r := q.busy[i]
+	q.busy[i] = q.busy[len(q.busy)-1]
+	q.busy = q.busy[:len(q.busy)-1]
 	if q.metrics != nil {
-		q.metrics.workDuration.Observe((q.now() - sl.startedAt).Seconds())
-		sl.startedAt = 0
+		q.metrics.workDuration.Observe((q.now() - r.startedAt).Seconds())
 	}
-	if sl.state&dirty != 0 {
-		sl.state = queued
-		q.ring.Push(h)
+	if q.state[h]&dirty != 0 {
+		q.state[h] = queued
+		q.ring.Push(waiting{h: h, addedAt: r.addedAt})
 		q.cond.Signal()
 		return
 	}
-	sl.state = 0
+	q.state[h] = 0
 	if q.ring.Len() == 0 && len(q.busy) == 0 {
-		// Idle: the slices a burst grew go once a fill stays small again;
-		// dropping them after every large fill of a long stream would grow
-		// them afresh each time.
+		// Idle: the ring a burst grew goes once a fill stays small again;
+		// dropping it after every large fill of a long stream would grow
+		// it afresh each time.
 		burst := q.peak > retainedHandles
 		q.peak = 0
-		if !burst && q.limit > retainedHandles {
-			q.slots.Reset()
+		if !burst && q.ring.Cap() > retainedHandles {
 			q.ring.Reset()
-			q.limit = 0
 		}
 	}
 }
@@ -239,8 +249,8 @@ func (q *Queue) unfinishedWorkLoop() {
 		}
 		q.mu.Lock()
 		var total, oldest float64
-		for _, h := range q.busy {
-			age := (q.now() - q.slots.At(h).startedAt).Seconds()
+		for _, r := range q.busy {
+			age := (q.now() - r.startedAt).Seconds()
 			total += age
 			oldest = max(oldest, age)
 		}

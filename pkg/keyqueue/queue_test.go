@@ -228,3 +228,47 @@ func (m *fakeMetrics) NewLongestRunningProcessorSecondsMetric(string) workqueue.
 	return &m.longest
 }
 func (m *fakeMetrics) NewRetriesMetric(string) workqueue.CounterMetric { return &fakeMetric{} }
+
+// A handle added again while processed waits from that add: its latency
+// counts from there, and its work duration from its second Get.
+func TestARequeuedHandlesLatencyCountsFromItsAddInExactVirtualTime(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m := &fakeMetrics{}
+		q := keyqueue.New(keyqueue.Config{Name: "test", MetricsProvider: m})
+		defer q.ShutDown()
+		q.Add(7)
+		h := get(t, q)
+		time.Sleep(time.Second)
+		q.Add(7) // dirty: waits from now
+		assert.Equal(t, 1.0, m.depth.v)
+		time.Sleep(300 * time.Millisecond)
+		q.Done(h)
+		time.Sleep(200 * time.Millisecond)
+		h = get(t, q)
+		assert.Equal(t, events.Handle(7), h)
+		assert.Equal(t, []float64{0, 0.5}, m.latency.obs)
+		assert.Equal(t, 0.0, m.depth.v)
+		time.Sleep(100 * time.Millisecond)
+		q.Done(h)
+		assert.Equal(t, []float64{1.3, 0.1}, m.work.obs)
+	})
+}
+
+// A queue that falls idle after each handle, as a paced resync of many
+// resources makes it, allocates nothing per handle, however large the
+// handles: its per-handle state stays, the times live with the handle.
+func TestAnIdleCycleAtALargeHandleAllocatesNothing(t *testing.T) {
+	q := keyqueue.New(keyqueue.Config{})
+	defer q.ShutDown()
+	cycle := func(h events.Handle) {
+		q.Add(h)
+		q.Done(get(t, q))
+	}
+	cycle(99_999) // the state grows once to the largest handle
+	next := events.Handle(0)
+	allocs := testing.AllocsPerRun(100, func() {
+		cycle(50_000 + next*499)
+		next++
+	})
+	assert.Zero(t, allocs)
+}
