@@ -47,10 +47,10 @@ type daemon struct {
 	exited  chan error
 }
 
-// startDaemon writes files workflow files, then starts the binary on them
-// and returns once it listens.
-func startDaemon(cfg config, files int) (*daemon, error) {
-	return startDaemonWith(cfg, func(configDir string) error {
+// startDaemon writes files workflow files, then starts the binary on them,
+// with flags after its own, and returns once it listens.
+func startDaemon(cfg config, files int, flags ...string) (*daemon, error) {
+	return startDaemonWith(cfg, flags, func(configDir string) error {
 		for i := range files {
 			name := fmt.Sprintf("wf%05d", i)
 			if err := os.WriteFile(filepath.Join(configDir, "workflows", name+".yaml"), workflowFile(name, "initial"), 0o644); err != nil {
@@ -62,9 +62,9 @@ func startDaemon(cfg config, files int) (*daemon, error) {
 }
 
 // startDaemonWith lets write fill the config dir (whose workflows
-// directory exists), then starts the binary on it and returns once it
-// listens.
-func startDaemonWith(cfg config, write func(configDir string) error) (*daemon, error) {
+// directory exists), then starts the binary on it, with flags after its
+// own, and returns once it listens.
+func startDaemonWith(cfg config, flags []string, write func(configDir string) error) (*daemon, error) {
 	root, err := os.MkdirTemp("", "musterd-bench-daemon-")
 	if err != nil {
 		return nil, err
@@ -76,7 +76,7 @@ func startDaemonWith(cfg config, write func(configDir string) error) (*daemon, e
 	if err := write(d.config); err != nil {
 		return nil, err
 	}
-	d.cmd = exec.Command(cfg.musterd, "run", "-listen", "127.0.0.1:0", "-config-dir", d.config, "-state-dir", d.state)
+	d.cmd = exec.Command(cfg.musterd, append([]string{"run", "-listen", "127.0.0.1:0", "-config-dir", d.config, "-state-dir", d.state}, flags...)...)
 	stderr, err := d.cmd.StderrPipe()
 	if err != nil {
 		return nil, err
@@ -342,15 +342,55 @@ func measureIdleRSS(cfg config, res *results) error {
 // measureIdle: idleFiles workflow files, all Synced and their status
 // written; then the CPU time used and the reconciles counted over idleFor.
 func measureIdle(cfg config, res *results) error {
-	d, err := startDaemon(cfg, cfg.idleFiles)
+	cpu, reconciles, err := idleWindow(cfg, cfg.idleFiles, 0)
 	if err != nil {
 		return err
 	}
-	if _, err := d.allSynced(cfg.idleFiles); err != nil {
-		return errors.Join(err, d.stop())
+	res.set("idle_cpu_pct", cpu)
+	res.set("idle_reconciles_60s", reconciles)
+	return nil
+}
+
+// measureResyncLarge: coldFilesLarge (100,000) workflow files with a
+// resync period of a minute; once their status files are written and the
+// first paced resync pass has begun, the CPU time used and the reconciles
+// counted over idleFor. A pass of 100,000 keys at the default 100 a second
+// lasts longer than the default period (10 minutes), so this is what such
+// a daemon does most of the time it rests.
+func measureResyncLarge(cfg config, res *results) error {
+	cpu, reconciles, err := idleWindow(cfg, cfg.coldFilesLarge, time.Minute)
+	if err != nil {
+		return err
 	}
-	if err := d.statusFilesWritten(cfg.idleFiles); err != nil {
-		return errors.Join(err, d.stop())
+	res.set("resync_100k_cpu_pct", cpu)
+	res.set("resync_100k_reconciles_per_sec", reconciles/cfg.idleFor.Seconds())
+	return nil
+}
+
+// idleWindow starts the binary on files workflow files, with the resync
+// period resync unless it is 0, waits until they are all Synced and their
+// status written (and, with a resync period, until a resync pass has
+// begun: more reconciles than files), then returns the CPU the daemon used
+// over idleFor, in percent of one core, and the reconciles it made.
+func idleWindow(cfg config, files int, resync time.Duration) (cpuPct, reconciles float64, err error) {
+	var flags []string
+	if resync > 0 {
+		flags = []string{"-resync", resync.String()}
+	}
+	d, err := startDaemon(cfg, files, flags...)
+	if err != nil {
+		return 0, 0, err
+	}
+	if _, err := d.allSynced(files); err != nil {
+		return 0, 0, errors.Join(err, d.stop())
+	}
+	if err := d.statusFilesWritten(files); err != nil {
+		return 0, 0, errors.Join(err, d.stop())
+	}
+	if resync > 0 {
+		if err := d.resyncBegun(files, deadlineFor(files)+resync); err != nil {
+			return 0, 0, errors.Join(err, d.stop())
+		}
 	}
 	time.Sleep(2 * time.Second)
 	cpu0, err1 := d.cpuTime()
@@ -361,9 +401,24 @@ func measureIdle(cfg config, res *results) error {
 	rec1, err4 := d.reconciles()
 	elapsed := time.Since(start)
 	if err := errors.Join(err1, err2, err3, err4, d.stop()); err != nil {
-		return err
+		return 0, 0, err
 	}
-	res.set("idle_cpu_pct", 100*(cpu1-cpu0).Seconds()/elapsed.Seconds())
-	res.set("idle_reconciles_60s", rec1-rec0)
-	return nil
+	return 100 * (cpu1 - cpu0).Seconds() / elapsed.Seconds(), rec1 - rec0, nil
+}
+
+// resyncBegun waits until the daemon has made more reconciles than the
+// files of its cold start.
+func (d *daemon) resyncBegun(files int, within time.Duration) error {
+	deadline := time.Now().Add(within)
+	for time.Now().Before(deadline) {
+		n, err := d.reconciles()
+		if err != nil {
+			return err
+		}
+		if n > float64(files) {
+			return nil
+		}
+		time.Sleep(time.Second)
+	}
+	return fmt.Errorf("no resync pass began within %v", within)
 }

@@ -30,7 +30,7 @@ func measureSlowStarts(cfg config, res *results) error {
 	if _, err := os.Stat(fake); err != nil {
 		return fmt.Errorf("the mcp-fake binary: %w (make build)", err)
 	}
-	d, err := startDaemonWith(cfg, func(configDir string) error {
+	d, err := startDaemonWith(cfg, nil, func(configDir string) error {
 		if err := os.MkdirAll(filepath.Join(configDir, "mcpservers"), 0o755); err != nil {
 			return err
 		}
