@@ -248,7 +248,7 @@ func (e *Engine) Claims(name string) bool {
 	if !ok {
 		return false
 	}
-	_, declared := e.lookup(wf)
+	_, declared := e.find(wf)
 	return declared
 }
 
