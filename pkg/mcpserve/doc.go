@@ -28,7 +28,8 @@
 //     tools, then each Provider's; a name is served by the first source
 //     that offers it. list_tools, describe_tool, call_tool, /mcp/direct and
 //     Server.CallTool (the router workflow steps call through) all read the
-//     same set, replaced whole by Refresh.
+//     same set, replaced whole by Refresh, and kept as it is by a Refresh
+//     after which every source offers the very tools it did.
 //   - Every transport speaks the protocol versions 2024-11-05, 2025-03-26,
 //     2025-06-18 and 2025-11-25. The newest, 2026-07-28 (SEP-2575), is not
 //     offered: the go-sdk (v1.8) serves it on a stateless streamable

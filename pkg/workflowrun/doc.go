@@ -76,6 +76,8 @@
 //     than Options.MaxAge.
 //   - Metrics: musterd_workflow_executions_total{workflow,status} and
 //     musterd_workflow_execution_duration_seconds{workflow}.
-//   - Tools changes are reported: Refresh calls Options.OnToolsChanged when
-//     the set of workflow tools or their schemas changed.
+//   - Tools changes are reported: Refresh (every workflow) and
+//     RefreshWorkflows (the named ones: one lookup each, however many are
+//     declared) call Options.OnToolsChanged when the set of workflow tools
+//     or their schemas changed. Tools is the set as of the last of them.
 package workflowrun
