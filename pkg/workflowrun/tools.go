@@ -11,7 +11,7 @@ import (
 )
 
 // toolSet is the workflow tools as of the last refresh: the tool of each
-// workflow name whose winning definition (Engine.lookup's) is valid, kept
+// workflow name whose winning definition (Engine.find's) is valid, kept
 // while that definition stays the same, and the sorted list Tools returns.
 // A refresh of some names re-reads only those, so that a reconcile of one
 // workflow among 100,000 costs one lookup, not a pass over all of them: a
