@@ -342,6 +342,15 @@ func (v *configMapVolume) update(files map[string]string) {
 	v.ts, v.top = ts, top
 }
 
+// rescans waits until the watcher has made n more whole scans of what
+// listings counts: n+1 more listings, since a scan reads its files after
+// its listing, and the watcher makes one scan at a time.
+func (h *harness) rescans(listings *atomic.Int64, n int64) {
+	h.t.Helper()
+	from := listings.Load()
+	h.eventually(fmt.Sprint(n, " more rescans"), func() bool { return listings.Load() >= from+n+1 })
+}
+
 // countListings counts the watcher's directory listings of rel from now on,
 // or of every directory if rel is empty. Call it before start.
 func (h *harness) countListings(rel string) *atomic.Int64 {

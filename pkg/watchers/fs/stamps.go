@@ -43,8 +43,10 @@ func (s fileStamp) keepable(now time.Time, margin time.Duration) bool {
 	return s.ino != 0 && s.mtime < limit && s.ctime < limit
 }
 
-// noteStamp records, or forgets, rel's stamp after a read that found
-// stamp: kept when the read succeeded and the stamp is keepable.
+// noteStamp records, or forgets, rel's stamp after read gave r: kept when
+// the file was read, whether or not it decoded (a broken file is not read
+// again until it changes), and its stamp was keepable (read zeroes one
+// that is not); forgotten when the file is gone or could not be read.
 func (w *Watcher) noteStamp(rel string, r readResult) {
 	if r.gone || r.stamp == (fileStamp{}) {
 		delete(w.stamps, rel)

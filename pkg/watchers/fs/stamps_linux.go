@@ -5,13 +5,14 @@ import (
 	"syscall"
 )
 
-// stampOf is info's stamp, if info comes from the system.
-func stampOf(info iofs.FileInfo) (fileStamp, bool) {
+// stampOf is info's stamp; zero, which is never kept, if info does not
+// come from the system.
+func stampOf(info iofs.FileInfo) fileStamp {
 	st, ok := info.Sys().(*syscall.Stat_t)
 	if !ok {
-		return fileStamp{}, false
+		return fileStamp{}
 	}
-	return stampOfStat(st), true
+	return stampOfStat(st)
 }
 
 func stampOfStat(st *syscall.Stat_t) fileStamp {

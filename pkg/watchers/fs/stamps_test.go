@@ -47,8 +47,7 @@ func TestRescansReadOnlyTheFilesWhoseStampChanged(t *testing.T) {
 	h.start()
 	require.NoError(t, h.fsnotify().Remove(mcps)) // only the rescans see changes now
 
-	n := listings.Load()
-	h.eventually("three more rescans", func() bool { return listings.Load() >= n+3 })
+	h.rescans(listings, 3)
 	assert.Equal(t, map[string]int{"mcpservers/a.yaml": 1, "mcpservers/b.yaml": 1, "mcpservers/c.yaml": 1, "mcpservers/broken.yaml": 1},
 		reads(), "read at the listing only, the broken file too")
 
@@ -64,8 +63,7 @@ func TestRescansReadOnlyTheFilesWhoseStampChanged(t *testing.T) {
 	h.eventually("c read again", func() bool { return reads()["mcpservers/c.yaml"] > 1 })
 	h.quiet(m)
 	settled := reads()
-	n = listings.Load()
-	h.eventually("three more rescans", func() bool { return listings.Load() >= n+3 })
+	h.rescans(listings, 3)
 	assert.Equal(t, settled, reads())
 	assert.Equal(t, 1, settled["mcpservers/a.yaml"])
 	assert.Equal(t, 1, settled["mcpservers/broken.yaml"])
@@ -91,9 +89,8 @@ func TestAFileChangedWithinTheRacyMarginIsReadAtEveryRescan(t *testing.T) {
 	listings := h.countListings("mcpservers")
 	reads := h.countReads()
 	h.start()
-	n := listings.Load()
-	h.eventually("three more rescans", func() bool { return listings.Load() >= n+3 })
-	assert.GreaterOrEqual(t, reads()["mcpservers/a.yaml"], 3)
+	h.rescans(listings, 3)
+	assert.GreaterOrEqual(t, reads()["mcpservers/a.yaml"], 1+3, "the initial listing's read, and one at each rescan")
 }
 
 func TestStampKeepable(t *testing.T) {

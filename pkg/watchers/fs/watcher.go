@@ -701,7 +701,7 @@ func readDefinition(abs string) ([]byte, fileStamp, error) {
 	case !info.Mode().IsRegular():
 		return nil, fileStamp{}, &iofs.PathError{Op: "read", Path: abs, Err: fmt.Errorf("not a regular file (mode %s)", info.Mode().Type())}
 	}
-	stamp, _ := stampOf(info)
+	stamp := stampOf(info)
 	data, err := io.ReadAll(io.LimitReader(f, maxFileSize+1))
 	if err == nil && len(data) > maxFileSize {
 		err = &iofs.PathError{Op: "read", Path: abs, Err: fmt.Errorf("larger than %d MiB; definition files are small", maxFileSize>>20)}

@@ -436,8 +436,7 @@ func TestThePeriodicRescanCatchesWhatFsnotifyMissed(t *testing.T) {
 	m := h.mark()
 	h.write(filepath.Join(mcps, "git.yaml"), mcp("git", "v2"))
 	h.waitChange(m, events.OperationUpdate, mcpKey("git"), hashOf(mcp("git", "v2")))
-	n := listings.Load()
-	h.eventually("three more rescans", func() bool { return listings.Load() >= n+3 })
+	h.rescans(listings, 3)
 	assert.Equal(t, []string{"update MCPServer/default/git"}, summary(h.quiet(m)), "rescans publish only real differences")
 }
 
