@@ -84,15 +84,12 @@ func TestRefreshWorkflowsReadsOnlyTheNamedWorkflows(t *testing.T) {
 	assert.Equal(t, 3, changed, "a full Refresh finds what RefreshWorkflows found")
 }
 
-// Tools is the list of the last refresh, shared: a caller's append must
-// not write into it.
-func TestToolsIsSharedButAppendCopies(t *testing.T) {
+// Tools lists the workflows' tools by name, then the execution tools.
+func TestToolsListsWorkflowsByNameThenTheExecutionTools(t *testing.T) {
 	h := newHarness(t, workflowrun.Options{})
-	h.declare(wf("one", "  steps:\n    - {id: s, tool: x_fake_echo}\n"))
+	h.declare(wf("b", "  steps:\n    - {id: s, tool: x_fake_echo}\n"))
+	h.declare(wf("a", "  steps:\n    - {id: s, tool: x_fake_echo}\n"))
 	h.engine.Refresh()
-	first := h.engine.Tools()
-	_ = append(first, &mcp.Tool{Name: "intruder"})
-	assert.NotContains(t, toolNames(h.engine.Tools()), "intruder")
-	assert.Equal(t, []string{"workflow_one", workflowrun.ToolExecutionList, workflowrun.ToolExecutionGet},
+	assert.Equal(t, []string{"workflow_a", "workflow_b", workflowrun.ToolExecutionList, workflowrun.ToolExecutionGet},
 		toolNames(h.engine.Tools()))
 }
