@@ -111,8 +111,10 @@ func (r *Readiness) outcome(key events.Key) {
 	r.check()
 }
 
+// check turns ready once the trigger arrived and no key waits. r.mu is
+// held; once ready, it does nothing (done is closed once).
 func (r *Readiness) check() {
-	if r.synced && len(r.waiting) == 0 {
+	if r.synced && len(r.waiting) == 0 && !r.ready.Load() {
 		r.ready.Store(true)
 		r.waiting = nil
 		close(r.done)
