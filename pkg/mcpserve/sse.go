@@ -23,8 +23,21 @@ const sseKeyPrefix = "sse:"
 // carry, and by their *mcp.ServerSession, for a call to find its stream.
 type sseSessions struct {
 	mu        sync.Mutex
-	byID      map[string]*mcp.SSEServerTransport
+	byID      map[string]*sseTransport
 	bySession map[*mcp.ServerSession]string // → key (sseKeyPrefix + sessionid)
+}
+
+// sseTransport is an SSE session's transport, and whether the server's
+// Connect of it has returned.
+//
+// Its POSTs wait for that: the go-sdk's Connect sends the endpoint event,
+// so a client may POST its first message before Connect has set what the
+// session may serve, and the go-sdk's server/discover, reading it unset,
+// then offered the newest protocol, which SSE cannot serve: a client that
+// asked for it kept it, about once in twenty connections under load.
+type sseTransport struct {
+	*mcp.SSEServerTransport
+	connected chan struct{} // closed once Connect returned
 }
 
 // sseHandler serves muster's view over SSE (GET /sse opens a session, POST
@@ -43,7 +56,7 @@ func (s *Server) sseHandler() http.Handler {
 	reg := &s.sse
 	reg.mu.Lock()
 	if reg.byID == nil { // one registry however many handlers serve it
-		reg.byID = map[string]*mcp.SSEServerTransport{}
+		reg.byID = map[string]*sseTransport{}
 		reg.bySession = map[*mcp.ServerSession]string{}
 	}
 	reg.mu.Unlock()
@@ -75,6 +88,11 @@ func (s *Server) sseHandler() http.Handler {
 				http.Error(w, "session not found", http.StatusNotFound)
 				return
 			}
+			select {
+			case <-t.connected:
+			case <-r.Context().Done():
+				return
+			}
 			t.ServeHTTP(w, r)
 		case http.MethodGet:
 			s.serveSSE(w, r)
@@ -101,7 +119,10 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request) {
 	// The go-sdk writes each message in one Write; the sink serializes
 	// them with the follows' injected events.
 	k := &sink{ResponseWriter: w}
-	t := &mcp.SSEServerTransport{Endpoint: endpoint.RequestURI(), Response: k, MaxRequestBodyBytes: s.opts.MaxBodyBytes}
+	t := &sseTransport{
+		SSEServerTransport: &mcp.SSEServerTransport{Endpoint: endpoint.RequestURI(), Response: k, MaxRequestBodyBytes: s.opts.MaxBodyBytes},
+		connected:          make(chan struct{}),
+	}
 	reg.mu.Lock()
 	reg.byID[id] = t
 	reg.mu.Unlock()
@@ -122,7 +143,8 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request) {
 		k.mu.Unlock()
 	}()
 
-	ss, err := s.meta.Connect(r.Context(), t, nil)
+	ss, err := s.meta.Connect(r.Context(), t.SSEServerTransport, nil)
+	close(t.connected) // on failure too, so that no POST waits for ever
 	if err != nil {
 		http.Error(w, "connection failed", http.StatusInternalServerError)
 		return
