@@ -5,16 +5,7 @@ import (
 	"syscall"
 )
 
-// stampOf is info's stamp; zero, which is never kept, if info does not
-// come from the system.
-func stampOf(info iofs.FileInfo) fileStamp {
-	st, ok := info.Sys().(*syscall.Stat_t)
-	if !ok {
-		return fileStamp{}
-	}
-	return stampOfStat(st)
-}
-
+// stampOfStat is the stamp of the file stat(2) described in st.
 func stampOfStat(st *syscall.Stat_t) fileStamp {
 	return fileStamp{dev: st.Dev, ino: st.Ino, size: st.Size, mtime: st.Mtim.Nano(), ctime: st.Ctim.Nano()}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	iofs "io/fs"
 	"log/slog"
 	"maps"
@@ -683,30 +682,23 @@ func isDefinitionFile(name string) bool {
 // mistake, not worth the memory.
 const maxFileSize = v1alpha1.MaxFileSize
 
-// readDefinition reads the regular file at abs, through symlinks. Anything
-// else is an error: a directory, and a named pipe, whose read would block
-// the watcher until someone wrote to it.
-func readDefinition(abs string) ([]byte, fileStamp, error) {
-	f, err := os.OpenFile(abs, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, fileStamp{}, err
-	}
-	defer f.Close()
-	info, err := f.Stat()
+// notRegular is the error of reading abs, of file type typ, if it is not
+// a regular file: a directory, or a named pipe, whose read would block the
+// watcher until someone wrote to it. readDefinition opens a file without
+// blocking and asks this of it before reading.
+func notRegular(abs string, typ iofs.FileMode) error {
 	switch {
-	case err != nil:
-		return nil, fileStamp{}, err
-	case info.IsDir():
-		return nil, fileStamp{}, &iofs.PathError{Op: "read", Path: abs, Err: syscall.EISDIR}
-	case !info.Mode().IsRegular():
-		return nil, fileStamp{}, &iofs.PathError{Op: "read", Path: abs, Err: fmt.Errorf("not a regular file (mode %s)", info.Mode().Type())}
+	case typ.IsDir():
+		return &iofs.PathError{Op: "read", Path: abs, Err: syscall.EISDIR}
+	case !typ.IsRegular():
+		return &iofs.PathError{Op: "read", Path: abs, Err: fmt.Errorf("not a regular file (mode %s)", typ.Type())}
 	}
-	stamp := stampOf(info)
-	data, err := io.ReadAll(io.LimitReader(f, maxFileSize+1))
-	if err == nil && len(data) > maxFileSize {
-		err = &iofs.PathError{Op: "read", Path: abs, Err: fmt.Errorf("larger than %d MiB; definition files are small", maxFileSize>>20)}
-	}
-	return data, stamp, err
+	return nil
+}
+
+// tooLarge is the error of reading abs, larger than maxFileSize.
+func tooLarge(abs string) error {
+	return &iofs.PathError{Op: "read", Path: abs, Err: fmt.Errorf("larger than %d MiB; definition files are small", maxFileSize>>20)}
 }
 
 // readNames lists the directory abs's entries' names, sorted: without an
