@@ -2,6 +2,7 @@ package debouncer_test
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"math/rand/v2"
 	"regexp"
@@ -587,6 +588,57 @@ func TestIdleKeysAreForgotten(t *testing.T) {
 	})
 }
 
+// The tables a burst grew (more keys at once than the interner keeps for
+// a small fill) stay while changes may come in a stream, and go once no
+// key has been in a period for IdleRelease; another burst before then
+// reuses the table and restarts that wait.
+func TestABurstsTablesGoOnceIdle(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := start(t)
+		const burst = 2000
+		for i := range burst {
+			h.change(fmt.Sprint("k", i), "c")
+		}
+		synctest.Wait()
+		require.Len(t, keysOf(h.take()), burst)
+		h.at(interval)
+		keys, deadlines, _ := h.deb.Tracked()
+		require.Equal(t, []int{0, 0}, []int{keys, deadlines}, "every period has ended")
+		handles, ring := h.deb.Kept()
+		assert.Equal(t, burst, handles, "kept for the next fill of a stream")
+		assert.GreaterOrEqual(t, ring, burst)
+
+		// Another burst before the release, as in a stream of large fills:
+		// it reuses the kept handles, and the wait starts again when its
+		// periods end. (A small fill lets the table go at its end anyway:
+		// events.Interner.)
+		second := interval + debouncer.IdleRelease/2
+		h.at(second)
+		for i := range burst {
+			h.change(fmt.Sprint("k", i), "c2")
+		}
+		synctest.Wait()
+		require.Len(t, keysOf(h.take()), burst)
+		h.at(interval + debouncer.IdleRelease)
+		handles, _ = h.deb.Kept()
+		assert.Equal(t, burst, handles, "not released while the second burst was in its periods, nor right after")
+		h.at(second + interval + debouncer.IdleRelease - 1)
+		handles, _ = h.deb.Kept()
+		assert.Equal(t, burst, handles)
+		h.at(second + interval + debouncer.IdleRelease)
+		handles, ring = h.deb.Kept()
+		assert.Equal(t, []int{0, 0}, []int{handles, ring}, "released IdleRelease after the last period ended")
+		quiet, wake := h.deb.Quiescent(time.Now())
+		assert.True(t, quiet)
+		assert.True(t, wake.IsZero(), "the timer is stopped: nothing is left to do")
+
+		// The debouncer works on from nothing.
+		h.change("after", "a")
+		synctest.Wait()
+		require.Equal(t, []events.Key{key("after")}, keysOf(h.take()))
+	})
+}
+
 func TestHeldChangesAreForgottenAfterSync(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := startUnsynced(t, debouncer.Options{Interval: interval})
@@ -748,4 +800,15 @@ func TestAKeyFiredTwiceBeforeItsBatchGoesIsListedOnce(t *testing.T) {
 			firing{at: 0, reason: events.ReasonManual, keys: []events.TriggeredKey{tk("b", "b-manual")}},
 		)
 	})
+}
+
+// keysOf lists the keys of triggers, in order.
+func keysOf(got []fired) []events.Key {
+	var keys []events.Key
+	for _, f := range got {
+		for tk := range f.Keys.All() {
+			keys = append(keys, tk.Key)
+		}
+	}
+	return keys
 }

@@ -50,7 +50,9 @@
 //     end), and a key is forgotten as soon as its refractory period ends
 //     with nothing pending, so idle keys cost no memory. A key in its
 //     period is a small handle (events.Interner) indexing one record; the
-//     queue moves handles.
+//     queue moves handles. The tables a burst grew are kept for the next
+//     fill of a stream, and let go once no key has been in a period for
+//     10 s.
 //   - Time comes from [Options].Clock (default the real clock), which a
 //     replay outside synctest steps; [Debouncer.Quiescent] says whether a
 //     refractory end is due and when the next one is.

@@ -23,3 +23,15 @@ func (d *Debouncer) Pause() (resume func()) {
 	d.mu.Lock()
 	return d.mu.Unlock
 }
+
+// Kept reports the room d's tables keep: handles in its interner's table
+// and entries in its deadline queue's ring.
+func (d *Debouncer) Kept() (handles, deadlines int) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.handles.Cap(), d.deadlines.ring.Cap()
+}
+
+// IdleRelease is how long d stays idle after a burst before it lets the
+// burst's tables go.
+const IdleRelease = idleRelease

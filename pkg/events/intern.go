@@ -183,6 +183,12 @@ func (in *InternerOf[K]) Release(h Handle) (reset bool) {
 	return false
 }
 
+// KeepsBurst reports whether no key holds a handle while the interner
+// keeps the table a burst grew, as Release does for the next fill of a
+// stream. Its owner may drop it (assigning the zero interner) once it has
+// stayed so long enough for the burst to be over.
+func (in *InternerOf[K]) KeepsBurst() bool { return in.n == 0 && in.limit > retainedHandles }
+
 // Clear releases every handle at once, keeping the table's allocation for
 // the keys to come; handles are given from 0 again. It costs a clear of
 // the table, not a Release per key.

@@ -47,12 +47,15 @@ func TestInternerHandlesAreReusedAndTheTableShrinks(t *testing.T) {
 		}
 		return reset
 	}
+	assert.False(t, burst.KeepsBurst(), "empty, and never grown")
 	assert.False(t, fill(2000), "a large fill keeps the table")
 	assert.Equal(t, 2000, burst.Cap())
+	assert.True(t, burst.KeepsBurst())
 	assert.False(t, fill(2000), "so does the next, of a stream")
 	assert.Equal(t, 2000, burst.Cap(), "with its handles reused")
 	assert.True(t, fill(3), "a small fill after the burst drops it")
 	assert.Equal(t, 0, burst.Cap())
+	assert.False(t, burst.KeepsBurst())
 }
 
 // The interner's own hash index against a Go map, through random interns
