@@ -55,5 +55,6 @@
 //     10 s.
 //   - Time comes from [Options].Clock (default the real clock), which a
 //     replay outside synctest steps; [Debouncer.Quiescent] says whether a
-//     refractory end is due and when the next one is.
+//     refractory end (or the release of a burst's tables) is due and when
+//     the next one is.
 package debouncer
