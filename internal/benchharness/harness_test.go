@@ -23,6 +23,7 @@ func TestTheHarnessRunsAndReportsEveryInProcessKey(t *testing.T) {
 	for _, k := range []string{"bus_publish_ns", "chan_send_ns", "eventbus_raw_ns", "noop_reconciles_per_sec",
 		"controller_runtime_reconciles_per_sec", "noop_per_controller_runtime", "noop_cpu_us_per_reconcile", "controller_runtime_cpu_us_per_reconcile",
 		"workqueue_reconciles_per_sec", "change_to_reconcile_p50_ms", "change_to_reconcile_p99_ms",
+		"change_floor_fsnotify_p50_ms", "change_floor_fsnotify_p99_ms",
 		"trailing_debounce_p50_ms", "burst_10k_writes_one_key_reconciles"} {
 		assert.Greater(t, res.values[k], 0.0, k)
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -9,7 +10,10 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
+
+	"github.com/fsnotify/fsnotify"
 
 	"github.com/musterd/musterd/pkg/apis/muster/v1alpha1"
 	"github.com/musterd/musterd/pkg/bus"
@@ -270,7 +274,80 @@ func measureChangeToReconcile(cfg config, res *results) error {
 	}
 	res.set("change_to_reconcile_p50_ms", percentile(samples, 0.50))
 	res.set("change_to_reconcile_p99_ms", percentile(samples, 0.99))
+	floor, err := changeFloor(cfg.samples, daemonDebounce+100*time.Millisecond)
+	if err != nil {
+		return err
+	}
+	res.set("change_floor_fsnotify_p50_ms", percentile(floor, 0.50))
+	res.set("change_floor_fsnotify_p99_ms", percentile(floor, 0.99))
 	return nil
+}
+
+// changeFloor measures, as changeLatencies does and right after it, the
+// same writes seen by a bare fsnotify watcher that reads the file at each
+// of its events until it holds the new text: no decoding, no index, no
+// pipeline. It is the floor of change to reconcile on this machine and
+// file system: most of it is the writer's truncate and write.
+func changeFloor(n int, gap time.Duration) ([]time.Duration, error) {
+	dir, err := os.MkdirTemp("", "musterd-bench-floor-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	file := filepath.Join(dir, sampleName+".yaml")
+	if err := os.WriteFile(file, workflowFile(sampleName, "initial"), 0o644); err != nil {
+		return nil, err
+	}
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		return nil, err
+	}
+	defer w.Close()
+	if err := w.Add(dir); err != nil {
+		return nil, err
+	}
+	var want atomic.Pointer[[]byte] // the text the current sample waits for
+	seen := make(chan time.Time, 1)
+	go func() {
+		for {
+			select {
+			case ev, ok := <-w.Events:
+				if !ok {
+					return
+				}
+				if ev.Name != file {
+					continue
+				}
+				data, err := os.ReadFile(file)
+				if text := want.Load(); err == nil && text != nil && bytes.Contains(data, *text) {
+					want.Store(nil)
+					seen <- time.Now()
+				}
+			case _, ok := <-w.Errors: // an overflow: the sample's next event still comes
+				if !ok {
+					return
+				}
+			}
+		}
+	}()
+	samples := make([]time.Duration, 0, n)
+	for i := range n {
+		time.Sleep(gap)
+		text := fmt.Appendf(nil, "description: floor-%d\n", i)
+		want.Store(&text)
+		start := time.Now()
+		if err := os.WriteFile(file, workflowFile(sampleName, fmt.Sprint("floor-", i)), 0o644); err != nil {
+			return nil, err
+		}
+		select {
+		case at := <-seen:
+			samples = append(samples, at.Sub(start))
+		case <-time.After(30 * time.Second):
+			return nil, fmt.Errorf("floor sample %d: fsnotify reported no write within 30s", i)
+		}
+	}
+	slices.Sort(samples)
+	return samples, nil
 }
 
 func measureTrailing(cfg config, res *results) error {
