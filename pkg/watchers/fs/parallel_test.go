@@ -2,9 +2,11 @@ package fs
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"runtime"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -49,4 +51,64 @@ func TestALargeListingPublishesInTheListingsOrder(t *testing.T) {
 	assert.EqualError(t, empty.Err, fmt.Sprintf("workflows/wf%04d.yaml is empty; a definition file declares at least one document (delete the file to delete its resources)", readChunk+3))
 	good, _ := h.index.Get(events.NewKey("Workflow", "", "wf0000"))
 	assert.Equal(t, "v1", good.Object)
+}
+
+// Rescans of a listing of several chunks, each read while the one before
+// it is applied, read only the files whose stamps changed: a chunk's
+// stamps are taken before the chunk ahead of it is applied, which changes
+// only its own files' stamps. Two files replaced in the first and the last
+// chunk are read again and published (by the rescans, or by the events of
+// the watch a rescan restores); no other file is read again, and once the
+// new stamps are kept the rescans read nothing more.
+func TestRescansOfALargeListingReadOnlyTheChangedFiles(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	dir := t.TempDir()
+	const n = readChunk*2 + 7
+	name := func(i int) string { return fmt.Sprintf("wf%04d", i) }
+	for i := range n {
+		write(t, filepath.Join(dir, "workflows", name(i)+".yaml"), wf(name(i), "v1"))
+	}
+	h := newHarness(t, dir, Options{RescanInterval: 20 * time.Millisecond})
+	h.w.racy = 0 // every stamp is kept: a change is a new inode
+	listings := h.countListings("workflows")
+	reads := h.countReads()
+	h.start()
+	require.NoError(t, h.fsnotify().Remove(filepath.Join(dir, "workflows"))) // only the rescans see changes now
+
+	h.rescans(listings, 3)
+	for i := range n {
+		require.Equal(t, 1, reads()["workflows/"+name(i)+".yaml"], "%s read at the listing only", name(i))
+	}
+
+	m := h.mark()
+	first, last := name(3), name(n-2)
+	for _, changed := range []string{first, last} { // replaced whole, so that no read finds one half written
+		tmp := filepath.Join(dir, "workflows", "."+changed+".tmp")
+		write(t, tmp, wf(changed, "v2"))
+		require.NoError(t, os.Rename(tmp, filepath.Join(dir, "workflows", changed+".yaml")))
+	}
+	h.eventually("both changes published", func() bool { return len(h.since(m)) >= 2 })
+	published := summary(h.quiet(m))
+	// A file an event read is read at the next rescan too (its stamp is
+	// not kept: just written); after that one, the rescans read no more.
+	h.rescans(listings, 1)
+	ofTheListing := func() map[string]int {
+		all := reads()
+		got := map[string]int{}
+		for i := range n {
+			got[name(i)] = all["workflows/"+name(i)+".yaml"]
+		}
+		return got
+	}
+	settled := ofTheListing()
+	h.rescans(listings, 3)
+	assert.Equal(t, settled, ofTheListing(), "the new stamps are kept")
+	for i := range n {
+		if name(i) == first || name(i) == last {
+			assert.GreaterOrEqual(t, settled[name(i)], 2, name(i))
+		} else {
+			assert.Equal(t, 1, settled[name(i)], "%s unchanged: not read again", name(i))
+		}
+	}
+	assert.ElementsMatch(t, []string{"update Workflow/default/" + first, "update Workflow/default/" + last}, published)
 }
