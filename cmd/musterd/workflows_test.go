@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"io"
 	"log/slog"
 	"testing"
 	"testing/synctest"
@@ -25,7 +24,7 @@ import (
 // if no reconcile follows, as while Workflow reconciles are disabled.
 func TestWorkflowToolsFollowReconcilesAndDeletes(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+		quiet := slog.New(slog.DiscardHandler)
 		b := bus.New(bus.Options{Logger: quiet})
 		defer b.Close()
 		ix, cat := resources.New(), catalogue.New(catalogue.Options{})

@@ -158,15 +158,24 @@ func (d *daemon) allSynced(n int) (time.Time, error) {
 // the n workflows, so that what is measured next is the daemon at rest.
 func (d *daemon) statusFilesWritten(n int) error {
 	dir := filepath.Join(d.state, "status", "workflows", "default")
-	deadline := time.Now().Add(deadlineFor(n))
-	for time.Now().Before(deadline) {
+	return pollUntil(deadlineFor(n), 100*time.Millisecond, func() (bool, error) {
 		entries, _ := os.ReadDir(dir)
-		if len(entries) >= n {
-			return nil
+		return len(entries) >= n, nil
+	}, fmt.Sprintf("the status files of %d workflows were written", n))
+}
+
+// pollUntil calls done every interval until it reports true, and fails if
+// it has not within, or if done fails; what names the awaited condition.
+func pollUntil(within, every time.Duration, done func() (bool, error), what string) error {
+	deadline := time.Now().Add(within)
+	for time.Now().Before(deadline) {
+		ok, err := done()
+		if err != nil || ok {
+			return err
 		}
-		time.Sleep(100 * time.Millisecond)
+		time.Sleep(every)
 	}
-	return fmt.Errorf("the status files of %d workflows were not written within %v", n, deadlineFor(n))
+	return fmt.Errorf("not within %v: %s", within, what)
 }
 
 // rssMB is the daemon's resident memory (VmRSS), in MiB.
@@ -409,16 +418,8 @@ func idleWindow(cfg config, files int, resync time.Duration) (cpuPct, reconciles
 // resyncBegun waits until the daemon has made more reconciles than the
 // files of its cold start.
 func (d *daemon) resyncBegun(files int, within time.Duration) error {
-	deadline := time.Now().Add(within)
-	for time.Now().Before(deadline) {
+	return pollUntil(within, time.Second, func() (bool, error) {
 		n, err := d.reconciles()
-		if err != nil {
-			return err
-		}
-		if n > float64(files) {
-			return nil
-		}
-		time.Sleep(time.Second)
-	}
-	return fmt.Errorf("no resync pass began within %v", within)
+		return n > float64(files), err
+	}, "a resync pass began")
 }
