@@ -416,9 +416,6 @@ func (d *Debouncer) fireDue() {
 		}
 		d.startPeriod(h, now)
 	}
-	if !d.releaseAt.IsZero() && !now.Before(d.releaseAt) && d.handles.KeepsBurst() {
-		d.releaseBurst()
-	}
 	if len(changed) > 0 {
 		bus.Publish(d.bus, trigger(events.ReasonRefractoryEnd, changed, true, "", now))
 	}
@@ -449,18 +446,22 @@ func (d *Debouncer) rearm(now time.Time) {
 
 // nextWake returns when the timer is next due: the earliest refractory end,
 // else the release of the tables a burst grew, idleRelease after the last
-// period ended.
+// period ended. Once that instant has come, it releases them, and there is
+// nothing left to wake for.
 func (d *Debouncer) nextWake(now time.Time) (time.Time, bool) {
 	if e, ok := d.nextDeadline(); ok {
 		d.releaseAt = time.Time{} // in use: a later quiet starts afresh
 		return e.at, true
 	}
-	if !d.handles.KeepsBurst() {
+	switch {
+	case !d.handles.KeepsBurst():
 		d.releaseAt = time.Time{}
 		return time.Time{}, false
-	}
-	if d.releaseAt.IsZero() {
+	case d.releaseAt.IsZero():
 		d.releaseAt = now.Add(idleRelease)
+	case !now.Before(d.releaseAt):
+		d.releaseBurst()
+		return time.Time{}, false
 	}
 	return d.releaseAt, true
 }
