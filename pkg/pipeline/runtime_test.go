@@ -119,6 +119,9 @@ func startDaemon(t testing.TB, backoff supervisor.Backoff, files map[string]stri
 	ctx, cancel := context.WithCancel(context.Background())
 	d.stop, d.done = cancel, make(chan error, 1)
 	go func() { d.done <- d.p.Run(ctx) }()
+	// Cleanups run last-registered first: the pidfds close after the
+	// shutdown below has checked through them that every server is gone.
+	t.Cleanup(d.closePidfds)
 	t.Cleanup(func() {
 		if d.stop != nil {
 			d.shutdown()
@@ -186,10 +189,22 @@ func (d *daemon) track(pid int) {
 	fd, err := unix.PidfdOpen(pid, 0)
 	if err != nil {
 		fd = -1 // ESRCH: reaped already
-	} else {
-		d.t.Cleanup(func() { _ = unix.Close(fd) })
 	}
 	d.procs[pid] = fd
+}
+
+// closePidfds closes the pidfds track opened. A cleanup per pidfd,
+// registered as each server started, ran before the shutdown that a
+// benchmark leaves to its cleanup, which then signalled closed
+// descriptors and reported every server as outliving the pipeline.
+func (d *daemon) closePidfds() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, fd := range d.procs {
+		if fd >= 0 {
+			_ = unix.Close(fd)
+		}
+	}
 }
 
 // gone reports whether the server process that had pid is reaped. Signal 0
