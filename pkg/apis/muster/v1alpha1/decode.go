@@ -86,14 +86,15 @@ func (d Document) Key() events.Key {
 // invalid name) fails the whole file: the returned error is a *FieldError
 // naming the file and line, and no documents are returned.
 func DecodeFile(path string, data []byte) ([]Document, error) {
-	return decodeFile(path, data, checkText, decodeDocument)
+	return decodeFile(path, data, checkText, parseFile, decodeDocument)
 }
 
-// decodeFile is DecodeFile with the text check and the document decoder
-// given: the differential test (legacy_diff_test.go) hands it those of the
-// decoder before issue #15.
-func decodeFile(path string, data []byte, checkText func([]byte) *FieldError,
-	decodeDocument func(*yaml.Node, string) (Document, *FieldError)) ([]Document, error) {
+// decodeFile is DecodeFile with the text check, the parser and the
+// document decoder given: the differential test (legacy_diff_test.go)
+// hands it those of the decoder before issue #15. parse returns the file's
+// non-empty documents, each of which decodeDocument decodes in turn.
+func decodeFile[D any](path string, data []byte, checkText func([]byte) *FieldError,
+	parse func([]byte) ([]D, *FieldError), decodeDocument func(D, string) (Document, *FieldError)) ([]Document, error) {
 	if len(data) > MaxFileSize {
 		return nil, &FieldError{File: path, Msg: fmt.Sprintf("file is %d bytes, more than the limit of %d", len(data), MaxFileSize)}
 	}
@@ -101,7 +102,7 @@ func decodeFile(path string, data []byte, checkText func([]byte) *FieldError,
 		ferr.File = path
 		return nil, ferr
 	}
-	nodes, ferr := parseDocuments(data)
+	nodes, ferr := parse(data)
 	if ferr != nil {
 		ferr.File = path
 		return nil, ferr
@@ -230,14 +231,45 @@ func parseDocuments(data []byte) (nodes []*yaml.Node, ferr *FieldError) {
 	}
 }
 
+// parsedDocument is a non-empty document of a file as parseFile read it:
+// its tree, when the fast path built it, or else yaml.v3's node, whose
+// tree decodeDocument builds. (Built there, and not all at once as the
+// file is parsed, a document's tree error follows the errors of the
+// documents before it, as it always has.)
+type parsedDocument struct {
+	tree *yvalue
+	node *yaml.Node
+}
+
+// parseFile parses data's documents by the fast path (yamlfast.go) if it
+// can, and otherwise by yaml.v3.
+func parseFile(data []byte) ([]parsedDocument, *FieldError) {
+	if trees, ok := fastParse(data); ok {
+		docs := make([]parsedDocument, len(trees))
+		for i, t := range trees {
+			docs[i].tree = t
+		}
+		return docs, nil
+	}
+	nodes, ferr := parseDocuments(data)
+	docs := make([]parsedDocument, len(nodes))
+	for i, n := range nodes {
+		docs[i].node = n
+	}
+	return docs, ferr
+}
+
 // decodeDocument decodes one non-empty document. Its error return is for
 // problems that hide the document's identity; the others go in Document.Err.
-func decodeDocument(n *yaml.Node, defaultName string) (Document, *FieldError) {
-	doc := Document{Line: n.Line}
-	tree, ferr := buildTree(n)
-	if ferr != nil {
-		return doc, ferr
+func decodeDocument(d parsedDocument, defaultName string) (Document, *FieldError) {
+	tree := d.tree
+	if tree == nil {
+		var ferr *FieldError
+		if tree, ferr = buildTree(d.node); ferr != nil {
+			return Document{Line: d.node.Line}, ferr
+		}
 	}
+	doc := Document{Line: tree.line} // the line of the root, as yaml.v3 numbers it
 	if tree.kind != yMap {
 		return doc, &FieldError{Line: doc.Line, Msg: fmt.Sprintf("a document must be a mapping, got %s", tree.typeName())}
 	}

@@ -1,0 +1,460 @@
+package v1alpha1
+
+import (
+	"bytes"
+	"strings"
+)
+
+// The plain-style fast path of decoding.
+//
+// Why: yaml.v3 turns text into tokens, events and then nodes, and buildTree
+// turns the nodes into yvalues. For the short definition files musterd
+// reads by the thousand at a cold start that was most of the start's CPU
+// (yaml.v3 27 of the 35 µs a file takes, and 11 of its 14 KB of garbage),
+// and most of the decode on the path from a saved file to its reconcile.
+//
+// What: nearly every definition file is written in the same few forms:
+// block mappings and sequences, one-line scalars (plain, single- or
+// double-quoted without escapes), flow lists and mappings of such scalars
+// on one line, comments, and "---" between documents. fastParse reads
+// exactly that and builds the yvalues directly, in one pass over the
+// lines. Anything else (anchors, tags, block or multi-line scalars, nested
+// flow collections, escapes, tabs,
+// carriage returns, a plain scalar YAML might read as something other than
+// a string, true, false, null or a decimal integer, a duplicate key, any
+// mistake) makes it give up, and the file takes yaml.v3's path, unchanged.
+// So the fast path never reports an error, and its trees are the trees
+// yaml.v3 and buildTree make of the same text, line numbers included:
+// yamlfast_test.go compares the two on the corpora and generated files the
+// decoder is tested with, and fuzzes the comparison.
+
+// fastParse parses data if it keeps to the forms above, returning a tree per
+// non-empty document; ok is false otherwise.
+func fastParse(data []byte) (trees []*yvalue, ok bool) {
+	if !fastText(data) {
+		return nil, false
+	}
+	var doc []fastLine
+	flush := func() bool {
+		if len(doc) == 0 {
+			return true
+		}
+		p := fastParser{lines: doc}
+		v, ok := p.block(doc[0].indent)
+		if !ok || p.i != len(doc) || v.kind != yMap {
+			return false
+		}
+		trees = append(trees, v)
+		doc = doc[:0]
+		return true
+	}
+	for num := 1; len(data) > 0; num++ {
+		text := data
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			text, data = data[:i], data[i+1:]
+		} else {
+			data = nil
+		}
+		indent := 0
+		for indent < len(text) && text[indent] == ' ' {
+			indent++
+		}
+		content := text[indent:]
+		switch {
+		case len(content) == 0 || content[0] == '#':
+			continue // blank or a comment
+		case indent == 0 && (content[0] == '%' || bytes.HasPrefix(content, []byte("..."))):
+			return nil, false // a directive or a document end
+		case indent == 0 && bytes.HasPrefix(content, []byte("---")):
+			if len(content) != 3 || !flush() {
+				return nil, false
+			}
+			continue
+		}
+		doc = append(doc, fastLine{num: num, indent: indent, text: string(content)})
+	}
+	if !flush() {
+		return nil, false
+	}
+	return trees, true
+}
+
+// fastText reports whether data is free of what the fast path leaves to
+// yaml.v3 wherever it appears: tabs, carriage returns, and the characters
+// YAML reads as line breaks or a byte order mark (U+0085, U+2028, U+2029,
+// U+FEFF).
+func fastText(data []byte) bool {
+	if bytes.IndexByte(data, '\t') >= 0 || bytes.IndexByte(data, '\r') >= 0 {
+		return false
+	}
+	for _, special := range [...]string{"\u0085", "\u2028", "\u2029", "\ufeff"} {
+		if bytes.Contains(data, []byte(special)) {
+			return false
+		}
+	}
+	return true
+}
+
+// fastLine is a line of a document that is neither blank nor a comment.
+type fastLine struct {
+	num    int    // 1-based, in the file
+	indent int    // leading spaces
+	text   string // the rest
+}
+
+// fastParser reads the lines of one document.
+type fastParser struct {
+	lines []fastLine
+	i     int // the next line to read
+}
+
+// block reads the mapping or sequence starting at the next line, whose
+// indentation must be indent.
+func (p *fastParser) block(indent int) (*yvalue, bool) {
+	if p.i >= len(p.lines) || p.lines[p.i].indent != indent {
+		return nil, false
+	}
+	if isSeqItem(p.lines[p.i].text) {
+		return p.sequence(indent)
+	}
+	return p.mapping(indent)
+}
+
+// isSeqItem reports whether text starts a block sequence's item.
+func isSeqItem(text string) bool {
+	return text == "-" || len(text) > 1 && text[0] == '-' && text[1] == ' '
+}
+
+// mapping reads the entries at indent, from the next line on.
+func (p *fastParser) mapping(indent int) (*yvalue, bool) {
+	v := &yvalue{kind: yMap, line: p.lines[p.i].num, entries: make([]yentry, 0, 4)}
+	keys := keyLines{entries: &v.entries}
+	for p.i < len(p.lines) {
+		l := &p.lines[p.i]
+		if l.indent < indent {
+			break
+		}
+		if l.indent > indent || isSeqItem(l.text) {
+			return nil, false
+		}
+		key, rest, ok := fastKey(l.text)
+		if !ok {
+			return nil, false
+		}
+		if _, dup := keys.lookup(key); dup {
+			return nil, false
+		}
+		v.entries = append(v.entries, yentry{key: key, line: l.num})
+		keys.add()
+		value := &v.entries[len(v.entries)-1].value
+		p.i++
+		if rest != "" {
+			if !fastScalarOrFlow(rest, l.num, value) {
+				return nil, false
+			}
+			continue
+		}
+		// The value is on the lines below: indented further, or a sequence
+		// at the key's own indentation ("steps:\n- id: a").
+		if p.i >= len(p.lines) {
+			return nil, false // null: left to yaml.v3
+		}
+		next := p.lines[p.i]
+		if next.indent < indent || next.indent == indent && !isSeqItem(next.text) {
+			return nil, false // null: left to yaml.v3
+		}
+		nested, ok := p.block(next.indent)
+		if !ok {
+			return nil, false
+		}
+		*value = *nested
+	}
+	return v, true
+}
+
+// sequence reads the items at indent, from the next line on.
+func (p *fastParser) sequence(indent int) (*yvalue, bool) {
+	v := &yvalue{kind: ySeq, line: p.lines[p.i].num}
+	for p.i < len(p.lines) {
+		l := &p.lines[p.i]
+		if l.indent != indent || !isSeqItem(l.text) {
+			if l.indent > indent {
+				return nil, false
+			}
+			break
+		}
+		rest := trimSpaces(l.text[1:])
+		var item *yvalue
+		switch {
+		case rest == "" || rest[0] == '#':
+			p.i++
+			if p.i >= len(p.lines) || p.lines[p.i].indent <= indent {
+				return nil, false // null: left to yaml.v3
+			}
+			nested, ok := p.block(p.lines[p.i].indent)
+			if !ok {
+				return nil, false
+			}
+			item = nested
+		case isSeqItem(rest):
+			return nil, false // "- - a"
+		default:
+			if _, _, isKey := fastKey(rest); isKey {
+				// "- id: a": a mapping whose keys stand where id does. The
+				// line is read again as that mapping's first.
+				l.indent += len(l.text) - len(rest)
+				l.text = rest
+				nested, ok := p.mapping(l.indent)
+				if !ok {
+					return nil, false
+				}
+				item = nested
+				break
+			}
+			item = &yvalue{}
+			if !fastScalarOrFlow(rest, l.num, item) {
+				return nil, false
+			}
+			p.i++
+		}
+		v.items = append(v.items, *item)
+	}
+	return v, true
+}
+
+// trimSpaces drops the leading spaces of s.
+func trimSpaces(s string) string {
+	for len(s) > 0 && s[0] == ' ' {
+		s = s[1:]
+	}
+	return s
+}
+
+// fastKey splits "key: rest" or "key:" into the key and the rest of the
+// line (the value, or "" when the value is on the lines below). The key
+// must be a plain scalar of letters, digits and "_-./" that begins with a
+// letter or "_" and is none of the words YAML reads as booleans or null.
+func fastKey(text string) (key, rest string, ok bool) {
+	if len(text) == 0 || !isLetter(text[0]) && text[0] != '_' {
+		return "", "", false
+	}
+	i := 1
+	for i < len(text) && isKeyChar(text[i]) {
+		i++
+	}
+	if i == len(text) || text[i] != ':' || i+1 < len(text) && text[i+1] != ' ' {
+		return "", "", false
+	}
+	key = text[:i]
+	if yamlWord(key) {
+		return "", "", false
+	}
+	rest = trimSpaces(text[i+1:])
+	if len(rest) > 0 && rest[0] == '#' {
+		rest = ""
+	}
+	return key, rest, true
+}
+
+func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+func isKeyChar(c byte) bool {
+	return isLetter(c) || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.' || c == '/'
+}
+
+// yamlWord reports whether s, in any case, is a word some YAML schema
+// reads as a boolean or null: left to yaml.v3, whatever it makes of it.
+func yamlWord(s string) bool {
+	if len(s) > 5 {
+		return false
+	}
+	var lower [5]byte
+	for i := range len(s) {
+		c := s[i]
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		lower[i] = c
+	}
+	switch string(lower[:len(s)]) {
+	case "true", "false", "null", "yes", "no", "on", "off", "y", "n":
+		return true
+	}
+	return false
+}
+
+// fastScalarOrFlow reads the value that fills the rest of a line: a
+// scalar, or a flow list or mapping of scalars, with an optional comment
+// after it.
+func fastScalarOrFlow(text string, line int, v *yvalue) bool {
+	switch text[0] {
+	case '"', '\'':
+		s, rest, ok := fastQuoted(text)
+		if !ok || !fastLineEnd(rest) {
+			return false
+		}
+		*v = yvalue{kind: yString, line: line, str: s}
+		return true
+	case '[', '{':
+		return fastFlow(text, line, v)
+	}
+	// A plain scalar ends at a comment (" #") or the line's end.
+	s := text
+	if i := strings.Index(s, " #"); i >= 0 {
+		s = s[:i]
+	}
+	for len(s) > 0 && s[len(s)-1] == ' ' {
+		s = s[:len(s)-1]
+	}
+	if len(s) == 0 || s[len(s)-1] == ':' || strings.Contains(s, ": ") {
+		return false // a mapping where a scalar should be: left to yaml.v3
+	}
+	return fastPlain(s, line, v)
+}
+
+// fastPlain resolves a plain scalar as yaml.v3 and scalar do, for the
+// spellings it knows: strings that begin with a letter, "_" or "/",
+// true, false, null and decimal integers.
+func fastPlain(s string, line int, v *yvalue) bool {
+	switch s {
+	case "true":
+		*v = yvalue{kind: yBool, line: line, bits: 1}
+		return true
+	case "false":
+		*v = yvalue{kind: yBool, line: line}
+		return true
+	case "null":
+		*v = yvalue{kind: yNull, line: line}
+		return true
+	}
+	if c := s[0]; isLetter(c) || c == '_' || c == '/' {
+		if yamlWord(s) {
+			return false
+		}
+		*v = yvalue{kind: yString, line: line, str: s}
+		return true
+	}
+	if x, ok := plainDecimal(s); ok {
+		*v = yvalue{kind: yInt, line: line, bits: uint64(x)}
+		return true
+	}
+	return false
+}
+
+// fastQuoted reads the quoted scalar text starts with: double-quoted
+// without escapes, or single-quoted (” for a quote). It returns the
+// scalar's value and the text after its closing quote.
+func fastQuoted(text string) (s, rest string, ok bool) {
+	quote := text[0]
+	if quote == '"' {
+		for i := 1; i < len(text); i++ {
+			switch text[i] {
+			case '\\':
+				return "", "", false
+			case '"':
+				return text[1:i], text[i+1:], true
+			}
+		}
+		return "", "", false
+	}
+	for i := 1; i < len(text); i++ {
+		if text[i] != '\'' {
+			continue
+		}
+		if i+1 < len(text) && text[i+1] == '\'' {
+			return "", "", false // an escaped quote: rare, left to yaml.v3
+		}
+		return text[1:i], text[i+1:], true
+	}
+	return "", "", false
+}
+
+// fastLineEnd reports whether what follows a value on its line is nothing
+// but spaces and perhaps a comment after at least one of them.
+func fastLineEnd(rest string) bool {
+	trimmed := trimSpaces(rest)
+	return trimmed == "" || trimmed[0] == '#' && len(trimmed) < len(rest)
+}
+
+// fastFlow reads a flow list or mapping of one-line scalars ("[a, 'b', 1]",
+// "{a: x, b: "y"}", "[]", "{}") and what follows it on its line.
+func fastFlow(text string, line int, v *yvalue) bool {
+	closing := byte(']')
+	var keys keyLines
+	if text[0] == '{' {
+		closing = '}'
+		*v = yvalue{kind: yMap, line: line, entries: make([]yentry, 0, 4)}
+		keys.entries = &v.entries
+	} else {
+		*v = yvalue{kind: ySeq, line: line, items: make([]yvalue, 0, 4)}
+	}
+	rest := trimSpaces(text[1:])
+	if len(rest) > 0 && rest[0] == closing {
+		return fastLineEnd(rest[1:])
+	}
+	for {
+		if v.kind == yMap {
+			key, after, ok := fastKey(rest)
+			if !ok || after == "" {
+				return false
+			}
+			if _, dup := keys.lookup(key); dup {
+				return false
+			}
+			v.entries = append(v.entries, yentry{key: key, line: line})
+			keys.add()
+			rest = after
+		}
+		var item yvalue
+		switch {
+		case len(rest) == 0:
+			return false
+		case rest[0] == '"' || rest[0] == '\'':
+			s, after, ok := fastQuoted(rest)
+			if !ok {
+				return false
+			}
+			item, rest = yvalue{kind: yString, line: line, str: s}, after
+		default:
+			end := 0
+			for end < len(rest) && isFlowPlainChar(rest[end]) {
+				end++
+			}
+			s := rest[:end]
+			for len(s) > 0 && s[len(s)-1] == ' ' {
+				s = s[:len(s)-1]
+			}
+			if len(s) == 0 || !fastPlain(s, line, &item) {
+				return false
+			}
+			rest = rest[end:]
+		}
+		if v.kind == yMap {
+			v.entries[len(v.entries)-1].value = item
+		} else {
+			v.items = append(v.items, item)
+		}
+		rest = trimSpaces(rest)
+		switch {
+		case len(rest) == 0:
+			return false
+		case rest[0] == closing:
+			return fastLineEnd(rest[1:])
+		case rest[0] != ',':
+			return false
+		}
+		if rest = trimSpaces(rest[1:]); len(rest) > 0 && rest[0] == closing {
+			return false // a trailing comma: left to yaml.v3
+		}
+	}
+}
+
+// isFlowPlainChar reports whether c may stand in a plain scalar of a flow
+// collection as the fast path reads it: not an indicator of flow style, quoting,
+// comments or mappings.
+func isFlowPlainChar(c byte) bool {
+	switch c {
+	case ',', '[', ']', '{', '}', '#', ':', '"', '\'', '&', '*', '!', '|', '>', '%', '@', '`', '?':
+		return false
+	}
+	return c >= ' '
+}
