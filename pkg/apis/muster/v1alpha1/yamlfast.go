@@ -2,7 +2,9 @@ package v1alpha1
 
 import (
 	"bytes"
+	"slices"
 	"strings"
+	"sync"
 )
 
 // The plain-style fast path of decoding.
@@ -34,18 +36,19 @@ func fastParse(data []byte) (trees []*yvalue, ok bool) {
 	if !fastText(data) {
 		return nil, false
 	}
-	var doc []fastLine
+	p := fastParsers.Get().(*fastParser)
+	defer p.release()
 	flush := func() bool {
-		if len(doc) == 0 {
+		if len(p.lines) == 0 {
 			return true
 		}
-		p := fastParser{lines: doc}
-		v, ok := p.block(doc[0].indent)
-		if !ok || p.i != len(doc) || v.kind != yMap {
+		v := new(yvalue)
+		if !p.block(p.lines[0].indent, v) || p.i != len(p.lines) || v.kind != yMap {
 			return false
 		}
 		trees = append(trees, v)
-		doc = doc[:0]
+		clear(p.lines)
+		p.lines, p.i = p.lines[:0], 0
 		return true
 	}
 	for num := 1; len(data) > 0; num++ {
@@ -71,7 +74,9 @@ func fastParse(data []byte) (trees []*yvalue, ok bool) {
 			}
 			continue
 		}
-		doc = append(doc, fastLine{num: num, indent: indent, text: string(content)})
+		// A string a line, so that what the decoded object keeps of the
+		// file is the lines its values are on, not the whole text.
+		p.lines = append(p.lines, fastLine{num: num, indent: indent, text: string(content)})
 	}
 	if !flush() {
 		return nil, false
@@ -102,22 +107,52 @@ type fastLine struct {
 	text   string // the rest
 }
 
-// fastParser reads the lines of one document.
+// fastParser reads the lines of one document at a time.
+//
+// A mapping's entries and a sequence's items are gathered on a stack
+// shared by the collections being read, the innermost on top, and copied
+// out at their exact number once the collection ends: no slice is grown
+// an entry at a time, and none holds spare room for the object's life.
+//
+// Parsers are pooled, stacks and all, so that a cold start's thousands of
+// files reuse a few; a parser is cleared of the strings it read before it
+// goes back, and one grown by a file of over fastPooledLines lines is left
+// to the collector.
 type fastParser struct {
-	lines []fastLine
-	i     int // the next line to read
+	lines   []fastLine
+	i       int // the next line to read
+	entries []yentry
+	items   []yvalue
+	// the most entries and items the stacks held: what release clears
+	entriesUsed, itemsUsed int
 }
 
-// block reads the mapping or sequence starting at the next line, whose
-// indentation must be indent.
-func (p *fastParser) block(indent int) (*yvalue, bool) {
+const fastPooledLines = 1024
+
+var fastParsers = sync.Pool{New: func() any { return new(fastParser) }}
+
+// release clears p and puts it back in the pool.
+func (p *fastParser) release() {
+	if cap(p.lines) > fastPooledLines {
+		return
+	}
+	clear(p.lines)
+	clear(p.entries[:p.entriesUsed])
+	clear(p.items[:p.itemsUsed])
+	*p = fastParser{lines: p.lines[:0], entries: p.entries[:0], items: p.items[:0]}
+	fastParsers.Put(p)
+}
+
+// block reads into v the mapping or sequence starting at the next line,
+// whose indentation must be indent.
+func (p *fastParser) block(indent int, v *yvalue) bool {
 	if p.i >= len(p.lines) || p.lines[p.i].indent != indent {
-		return nil, false
+		return false
 	}
 	if isSeqItem(p.lines[p.i].text) {
-		return p.sequence(indent)
+		return p.sequence(indent, v)
 	}
-	return p.mapping(indent)
+	return p.mapping(indent, v)
 }
 
 // isSeqItem reports whether text starts a block sequence's item.
@@ -125,101 +160,105 @@ func isSeqItem(text string) bool {
 	return text == "-" || len(text) > 1 && text[0] == '-' && text[1] == ' '
 }
 
-// mapping reads the entries at indent, from the next line on.
-func (p *fastParser) mapping(indent int) (*yvalue, bool) {
-	v := &yvalue{kind: yMap, line: p.lines[p.i].num, entries: make([]yentry, 0, 4)}
-	keys := keyLines{entries: &v.entries}
+// mapping reads into v the entries at indent, from the next line on.
+func (p *fastParser) mapping(indent int, v *yvalue) bool {
+	line, mark := p.lines[p.i].num, len(p.entries)
+	defer func() { p.entries = p.entries[:mark] }()
+	var mine []yentry // p.entries[mark:], for keys
+	keys := keyLines{entries: &mine}
 	for p.i < len(p.lines) {
 		l := &p.lines[p.i]
 		if l.indent < indent {
 			break
 		}
 		if l.indent > indent || isSeqItem(l.text) {
-			return nil, false
+			return false
 		}
 		key, rest, ok := fastKey(l.text)
 		if !ok {
-			return nil, false
+			return false
 		}
 		if _, dup := keys.lookup(key); dup {
-			return nil, false
+			return false
 		}
-		v.entries = append(v.entries, yentry{key: key, line: l.num})
+		p.entries = append(p.entries, yentry{key: key, line: l.num})
+		p.entriesUsed = max(p.entriesUsed, len(p.entries))
+		mine = p.entries[mark:]
 		keys.add()
-		value := &v.entries[len(v.entries)-1].value
 		p.i++
 		if rest != "" {
-			if !fastScalarOrFlow(rest, l.num, value) {
-				return nil, false
+			if !fastScalarOrFlow(rest, l.num, &mine[len(mine)-1].value) {
+				return false
 			}
 			continue
 		}
 		// The value is on the lines below: indented further, or a sequence
 		// at the key's own indentation ("steps:\n- id: a").
 		if p.i >= len(p.lines) {
-			return nil, false // null: left to yaml.v3
+			return false // null: left to yaml.v3
 		}
 		next := p.lines[p.i]
 		if next.indent < indent || next.indent == indent && !isSeqItem(next.text) {
-			return nil, false // null: left to yaml.v3
+			return false // null: left to yaml.v3
 		}
-		nested, ok := p.block(next.indent)
-		if !ok {
-			return nil, false
+		var nested yvalue
+		if !p.block(next.indent, &nested) {
+			return false
 		}
-		*value = *nested
+		// The stack may have moved while the nested block was read.
+		mine = p.entries[mark:]
+		mine[len(mine)-1].value = nested
 	}
-	return v, true
+	*v = yvalue{kind: yMap, line: line, entries: slices.Clone(mine)}
+	return true
 }
 
-// sequence reads the items at indent, from the next line on.
-func (p *fastParser) sequence(indent int) (*yvalue, bool) {
-	v := &yvalue{kind: ySeq, line: p.lines[p.i].num}
+// sequence reads into v the items at indent, from the next line on.
+func (p *fastParser) sequence(indent int, v *yvalue) bool {
+	line, mark := p.lines[p.i].num, len(p.items)
+	defer func() { p.items = p.items[:mark] }()
 	for p.i < len(p.lines) {
 		l := &p.lines[p.i]
 		if l.indent != indent || !isSeqItem(l.text) {
 			if l.indent > indent {
-				return nil, false
+				return false
 			}
 			break
 		}
 		rest := trimSpaces(l.text[1:])
-		var item *yvalue
+		var item yvalue
 		switch {
 		case rest == "" || rest[0] == '#':
 			p.i++
 			if p.i >= len(p.lines) || p.lines[p.i].indent <= indent {
-				return nil, false // null: left to yaml.v3
+				return false // null: left to yaml.v3
 			}
-			nested, ok := p.block(p.lines[p.i].indent)
-			if !ok {
-				return nil, false
+			if !p.block(p.lines[p.i].indent, &item) {
+				return false
 			}
-			item = nested
 		case isSeqItem(rest):
-			return nil, false // "- - a"
+			return false // "- - a"
 		default:
 			if _, _, isKey := fastKey(rest); isKey {
 				// "- id: a": a mapping whose keys stand where id does. The
 				// line is read again as that mapping's first.
 				l.indent += len(l.text) - len(rest)
 				l.text = rest
-				nested, ok := p.mapping(l.indent)
-				if !ok {
-					return nil, false
+				if !p.mapping(l.indent, &item) {
+					return false
 				}
-				item = nested
 				break
 			}
-			item = &yvalue{}
-			if !fastScalarOrFlow(rest, l.num, item) {
-				return nil, false
+			if !fastScalarOrFlow(rest, l.num, &item) {
+				return false
 			}
 			p.i++
 		}
-		v.items = append(v.items, *item)
+		p.items = append(p.items, item)
+		p.itemsUsed = max(p.itemsUsed, len(p.items))
 	}
-	return v, true
+	*v = yvalue{kind: ySeq, line: line, items: slices.Clone(p.items[mark:])}
+	return true
 }
 
 // trimSpaces drops the leading spaces of s.
