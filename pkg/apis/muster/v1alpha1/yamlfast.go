@@ -272,7 +272,8 @@ func trimSpaces(s string) string {
 // fastKey splits "key: rest" or "key:" into the key and the rest of the
 // line (the value, or "" when the value is on the lines below). The key
 // must be a plain scalar of letters, digits and "_-./" that begins with a
-// letter or "_" and is none of the words YAML reads as booleans or null.
+// letter or "_", is at most maxImplicitKey long, and is none of the words
+// YAML reads as booleans or null.
 func fastKey(text string) (key, rest string, ok bool) {
 	if len(text) == 0 || !isLetter(text[0]) && text[0] != '_' {
 		return "", "", false
@@ -285,7 +286,7 @@ func fastKey(text string) (key, rest string, ok bool) {
 		return "", "", false
 	}
 	key = text[:i]
-	if yamlWord(key) {
+	if len(key) > maxImplicitKey || yamlWord(key) {
 		return "", "", false
 	}
 	rest = trimSpaces(text[i+1:])
@@ -294,6 +295,10 @@ func fastKey(text string) (key, rest string, ok bool) {
 	}
 	return key, rest, true
 }
+
+// maxImplicitKey is the longest key YAML allows without "? ": 1024
+// characters, which for the fast path's keys are bytes.
+const maxImplicitKey = 1024
 
 func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
 func isKeyChar(c byte) bool {

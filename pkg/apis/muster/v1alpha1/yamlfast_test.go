@@ -172,6 +172,7 @@ func TestFastParseTakesThePlainStyle(t *testing.T) {
 		"documents":                "---\na: 1\n---\n# only a comment\n---\nb: 2\n",
 		"indented root":            "  a: 1\n  b:\n    c: 2\n",
 		"keys":                     "app.kubernetes.io/name: x\nX-Request-Source: yy\nsnake_case: z\n",
+		"the longest key":          strings.Repeat("k", 1024) + ": 1\nb: {" + strings.Repeat("k", 1024) + ": 1}\n",
 	}
 	examples, _ := filepath.Glob(filepath.Join(referenceDir, "*.yaml"))
 	for _, file := range examples {
@@ -218,6 +219,8 @@ func TestFastParseTakesThePlainStyle(t *testing.T) {
 		"leading zero":              "a: 012\n",
 		"float":                     "a: 1.5\n",
 		"quoted key":                "\"a\": 1\n",
+		"a key too long":            strings.Repeat("k", 1025) + ": 1\n",
+		"a flow key too long":       "b: {" + strings.Repeat("k", 1025) + ": 1}\n",
 		"duplicate key":             "a: 1\na: 2\n",
 		"mapping in a scalar":       "a: b: c\n",
 		"key at a deeper indent":    "a: 1\n  b: 2\n",
