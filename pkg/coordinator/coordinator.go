@@ -197,6 +197,7 @@ type Coordinator struct {
 	// its Reconcile began, 0 when idle: offsets keep the monotonic clock.
 	born             time.Time
 	reconcilingSince []atomic.Int64
+	realClock        bool // Options.Clock is clock.RealClock: its Now is time.Now
 	active           atomic.Int32
 	panics           atomic.Uint64
 }
@@ -221,7 +222,13 @@ func New(b *bus.Bus, reg *reconcilers.Registry, opts Options) (*Coordinator, err
 		resyncRequested:  make(chan struct{}, 1),
 		reconcilingSince: make([]atomic.Int64, opts.Workers),
 		born:             time.Now(),
+		realClock:        isRealClock(opts.Clock),
 	}, nil
+}
+
+func isRealClock(c clock.WithTicker) bool {
+	_, real := c.(clock.RealClock)
+	return real
 }
 
 // Name returns "coordinator".
@@ -374,16 +381,21 @@ func (c *Coordinator) process(ctx context.Context, id int, h events.Handle) (cla
 		hash = c.opts.Hash(key) // before Reconcile reads the definition: it reads this one or a newer
 	}
 	// Two readings of the clock a reconcile, its start and its end: each
-	// is a few percent of a no-op reconcile.
-	start := c.opts.Clock.Now()
+	// is a few percent of a no-op reconcile. The stall watch and the
+	// deadline are on real time (Options.Clock may be fake), which is the
+	// start's reading when the clock is the real one.
+	realStart := time.Now()
+	start := realStart
+	if !c.realClock {
+		start = c.opts.Clock.Now()
+	}
 	bus.Publish(c.bus, events.ReconciliationStarted{Meta: events.NewMetaAt(start, req.CorrelationID), Key: key, Attempt: req.Attempt})
-	c.reconcilingSince[id].Store(int64(time.Since(c.born)) + 1) // stalls are real time, like the bus's
+	c.reconcilingSince[id].Store(int64(realStart.Sub(c.born)) + 1)
 	c.active.Add(1)
 	var res reconcilers.Result
 	interrupted := false
 	if err := c.recovered(key.Kind, func() {
-		// Real time, like context.WithTimeout: Options.Clock may be fake.
-		rctx := newReconcileContext(ctx, time.Now().Add(c.opts.ReconcileTimeout), errReconcileTimeout)
+		rctx := newReconcileContext(ctx, realStart.Add(c.opts.ReconcileTimeout), errReconcileTimeout)
 		defer rctx.end()
 		res = rec.Reconcile(rctx, req)
 		interrupted = res.Err != nil && ctx.Err() != nil && context.Cause(rctx) != errReconcileTimeout
@@ -422,8 +434,7 @@ func (c *Coordinator) claim(h events.Handle) (reconcilers.Request, bool) {
 	}
 	st := c.recs.At(h)
 	st.queued, st.held = false, true
-	now := c.opts.Clock.Now()
-	if st.pending == noTrigger && (st.wakeAt.IsZero() || now.Before(st.wakeAt)) {
+	if st.pending == noTrigger && (st.wakeAt.IsZero() || c.opts.Clock.Now().Before(st.wakeAt)) {
 		return reconcilers.Request{}, false // wakeLoop queues it again when due
 	}
 	key := c.handles.Key(h)
