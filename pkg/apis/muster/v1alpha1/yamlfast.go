@@ -2,6 +2,7 @@ package v1alpha1
 
 import (
 	"bytes"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -36,6 +37,10 @@ func fastParse(data []byte) (trees []*yvalue, ok bool) {
 	if !fastText(data) {
 		return nil, false
 	}
+	// The lines are read from one copy of the text; what the trees keep of
+	// it (keys, values) is copied out of it exactly (leafString), so that
+	// a decoded object holds its values and not the file.
+	text := string(data)
 	p := fastParsers.Get().(*fastParser)
 	defer p.release()
 	flush := func() bool {
@@ -51,32 +56,30 @@ func fastParse(data []byte) (trees []*yvalue, ok bool) {
 		p.lines, p.i = p.lines[:0], 0
 		return true
 	}
-	for num := 1; len(data) > 0; num++ {
-		text := data
-		if i := bytes.IndexByte(data, '\n'); i >= 0 {
-			text, data = data[:i], data[i+1:]
+	for num := 1; len(text) > 0; num++ {
+		line := text
+		if i := strings.IndexByte(text, '\n'); i >= 0 {
+			line, text = text[:i], text[i+1:]
 		} else {
-			data = nil
+			text = ""
 		}
 		indent := 0
-		for indent < len(text) && text[indent] == ' ' {
+		for indent < len(line) && line[indent] == ' ' {
 			indent++
 		}
-		content := text[indent:]
+		content := line[indent:]
 		switch {
 		case len(content) == 0 || content[0] == '#':
 			continue // blank or a comment
-		case indent == 0 && (content[0] == '%' || bytes.HasPrefix(content, []byte("..."))):
+		case indent == 0 && (content[0] == '%' || strings.HasPrefix(content, "...")):
 			return nil, false // a directive or a document end
-		case indent == 0 && bytes.HasPrefix(content, []byte("---")):
+		case indent == 0 && strings.HasPrefix(content, "---"):
 			if len(content) != 3 || !flush() {
 				return nil, false
 			}
 			continue
 		}
-		// A string a line, so that what the decoded object keeps of the
-		// file is the lines its values are on, not the whole text.
-		p.lines = append(p.lines, fastLine{num: num, indent: indent, text: string(content)})
+		p.lines = append(p.lines, fastLine{num: num, indent: indent, text: content})
 	}
 	if !flush() {
 		return nil, false
@@ -92,8 +95,8 @@ func fastText(data []byte) bool {
 	if bytes.IndexByte(data, '\t') >= 0 || bytes.IndexByte(data, '\r') >= 0 {
 		return false
 	}
-	for _, special := range [...]string{"\u0085", "\u2028", "\u2029", "\ufeff"} {
-		if bytes.Contains(data, []byte(special)) {
+	for _, special := range [...][]byte{[]byte("\u0085"), []byte("\u2028"), []byte("\u2029"), []byte("\ufeff")} {
+		if bytes.Contains(data, special) {
 			return false
 		}
 	}
@@ -181,7 +184,7 @@ func (p *fastParser) mapping(indent int, v *yvalue) bool {
 		if _, dup := keys.lookup(key); dup {
 			return false
 		}
-		p.entries = append(p.entries, yentry{key: key, line: l.num})
+		p.entries = append(p.entries, yentry{key: leafKey(key), line: l.num})
 		p.entriesUsed = max(p.entriesUsed, len(p.entries))
 		mine = p.entries[mark:]
 		keys.add()
@@ -336,7 +339,7 @@ func fastScalarOrFlow(text string, line int, v *yvalue) bool {
 		if !ok || !fastLineEnd(rest) {
 			return false
 		}
-		*v = yvalue{kind: yString, line: line, str: s}
+		*v = yvalue{kind: yString, line: line, str: strings.Clone(s)}
 		return true
 	case '[', '{':
 		return fastFlow(text, line, v)
@@ -374,7 +377,7 @@ func fastPlain(s string, line int, v *yvalue) bool {
 		if yamlWord(s) {
 			return false
 		}
-		*v = yvalue{kind: yString, line: line, str: s}
+		*v = yvalue{kind: yString, line: line, str: strings.Clone(s)}
 		return true
 	}
 	if x, ok := plainDecimal(s); ok {
@@ -444,7 +447,7 @@ func fastFlow(text string, line int, v *yvalue) bool {
 			if _, dup := keys.lookup(key); dup {
 				return false
 			}
-			v.entries = append(v.entries, yentry{key: key, line: line})
+			v.entries = append(v.entries, yentry{key: leafKey(key), line: line})
 			keys.add()
 			rest = after
 		}
@@ -457,7 +460,7 @@ func fastFlow(text string, line int, v *yvalue) bool {
 			if !ok {
 				return false
 			}
-			item, rest = yvalue{kind: yString, line: line, str: s}, after
+			item, rest = yvalue{kind: yString, line: line, str: strings.Clone(s)}, after
 		default:
 			end := 0
 			for end < len(rest) && isFlowPlainChar(rest[end]) {
@@ -502,3 +505,37 @@ func isFlowPlainChar(c byte) bool {
 	}
 	return c >= ' '
 }
+
+// leafKey returns a copy of key, or the schema's own string for a field
+// name: a key is kept beyond the decode only in a map (env, headers, a
+// step's args), and most keys are field names, which need no copy.
+func leafKey(key string) string {
+	if name, ok := schemaFieldNames()[key]; ok {
+		return name
+	}
+	return strings.Clone(key)
+}
+
+// schemaFieldNames holds the JSON names of the fields of MCPServer,
+// Workflow and every type within them.
+var schemaFieldNames = sync.OnceValue(func() map[string]string {
+	names := map[string]string{}
+	seen := map[reflect.Type]bool{}
+	var walk func(t reflect.Type)
+	walk = func(t reflect.Type) {
+		for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Map {
+			t = t.Elem()
+		}
+		if t.Kind() != reflect.Struct || seen[t] {
+			return
+		}
+		seen[t] = true
+		for name, ft := range jsonFields(t) {
+			names[name] = name
+			walk(ft)
+		}
+	}
+	walk(reflect.TypeFor[MCPServer]())
+	walk(reflect.TypeFor[Workflow]())
+	return names
+})
