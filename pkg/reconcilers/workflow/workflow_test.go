@@ -3,6 +3,8 @@ package workflow_test
 import (
 	"context"
 	"testing"
+	"testing/synctest"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -219,4 +221,58 @@ func TestAWorkflowWaitsForAServerStillStarting(t *testing.T) {
 	assert.Equal(t, []string{"x_git_status"}, st.MissingTools)
 	assert.Equal(t, []string{"step build condition: tool x_git_status is not offered by any running server"}, st.ValidationErrors)
 	assert.Equal(t, workflow.ReasonToolsMissing, st.Conditions[0].Reason)
+}
+
+// TestReadyTransitionsWhenItsStatusChanges pins the Ready condition's
+// lastTransitionTime: set when the status changes, kept while it does not,
+// whatever its reason and message do meanwhile. Recorded holds the verdict
+// without the condition, which Status builds.
+func TestReadyTransitionsWhenItsStatusChanges(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness()
+		key := events.NewKey(v1alpha1.KindWorkflow, "", "deploy")
+		h.declare(t, "workflows/deploy.yaml", src, key)
+		ready := func() metav1.Condition {
+			t.Helper()
+			_, st := h.reconcile(t, key)
+			require.Len(t, st.Conditions, 1)
+			return st.Conditions[0]
+		}
+		start := time.Now()
+
+		c := ready()
+		assert.Equal(t, workflow.ReasonToolsMissing, c.Reason)
+		assert.Equal(t, start, c.LastTransitionTime.Time)
+
+		// Other tools missing: another message, the same status.
+		time.Sleep(time.Minute)
+		h.cat.Set(git, "", []string{"status"})
+		c = ready()
+		assert.Equal(t, "tools not offered by any running server: x_docker_build, x_k8s_apply, x_k8s_delete, x_k8s_get", c.Message)
+		assert.Equal(t, start, c.LastTransitionTime.Time)
+
+		// Every tool offered: True from now.
+		time.Sleep(time.Minute)
+		h.cat.Set(docker, "", []string{"build"})
+		h.cat.Set(k8s, "", []string{"apply", "delete", "get"})
+		c = ready()
+		assert.Equal(t, metav1.ConditionTrue, c.Status)
+		valid := start.Add(2 * time.Minute)
+		assert.Equal(t, valid, c.LastTransitionTime.Time)
+
+		time.Sleep(time.Minute)
+		assert.Equal(t, valid, ready().LastTransitionTime.Time, "still valid: no transition")
+
+		// A server gone: False again, from now.
+		time.Sleep(time.Minute)
+		h.cat.Set(docker, "", nil)
+		c = ready()
+		assert.Equal(t, metav1.ConditionFalse, c.Status)
+		assert.Equal(t, start.Add(4*time.Minute), c.LastTransitionTime.Time)
+
+		recorded, ok := h.r.Recorded(key)
+		require.True(t, ok)
+		assert.Nil(t, recorded.Conditions, "Recorded is the verdict; Status builds the condition")
+		assert.Equal(t, []string{"x_docker_build"}, recorded.MissingTools)
+	})
 }
