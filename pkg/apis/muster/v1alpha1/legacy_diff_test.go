@@ -95,7 +95,10 @@ func fuzzCorpus(t testing.TB) [][]byte {
 	return inputs
 }
 
-func TestDecodeFileMatchesLegacyOnKnownInputs(t *testing.T) {
+// knownInputs are the inputs the decoder's differential tests use: the fuzz corpus, the
+// reference examples and CRDs, the benchmark's files and the legacy
+// decoder's seeds.
+func knownInputs(t testing.TB) [][]byte {
 	inputs := fuzzCorpus(t)
 	for _, pattern := range []string{"*.yaml", "crds/*.yaml"} {
 		files, _ := filepath.Glob(filepath.Join(referenceDir, pattern))
@@ -113,7 +116,11 @@ func TestDecodeFileMatchesLegacyOnKnownInputs(t *testing.T) {
 	for _, s := range legacySeeds {
 		inputs = append(inputs, []byte(s))
 	}
-	for _, data := range inputs {
+	return inputs
+}
+
+func TestDecodeFileMatchesLegacyOnKnownInputs(t *testing.T) {
+	for _, data := range knownInputs(t) {
 		sameAsLegacy(t, "dir/file.yaml", data)
 		sameAsLegacy(t, "dir/Bad Name.yaml", data)
 		if len(data) > 4096 {

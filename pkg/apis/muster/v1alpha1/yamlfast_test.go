@@ -76,35 +76,11 @@ func dumpTree(v *yvalue) string {
 	return b.String()
 }
 
-// fastInputs are the inputs the decoder's tests use: the fuzz corpus, the
-// reference examples and CRDs, the benchmark's files and the legacy
-// decoder's seeds.
-func fastInputs(t testing.TB) [][]byte {
-	inputs := fuzzCorpus(t)
-	for _, pattern := range []string{"*.yaml", "crds/*.yaml"} {
-		files, _ := filepath.Glob(filepath.Join(referenceDir, pattern))
-		for _, file := range files {
-			data, err := os.ReadFile(file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			inputs = append(inputs, data)
-		}
-	}
-	for _, f := range benchFiles {
-		inputs = append(inputs, []byte(f.src))
-	}
-	for _, s := range legacySeeds {
-		inputs = append(inputs, []byte(s))
-	}
-	return inputs
-}
-
 // TestFastParseMatchesYAMLOnKnownInputs compares the trees of every input,
 // and of every input with a line left out, where the fast path takes it.
 func TestFastParseMatchesYAMLOnKnownInputs(t *testing.T) {
 	took := 0
-	for _, data := range fastInputs(t) {
+	for _, data := range knownInputs(t) {
 		if diff, ok := fastDiff(data); diff != "" {
 			t.Fatal(diff)
 		} else if ok {
@@ -249,7 +225,7 @@ func TestFastParseTakesThePlainStyle(t *testing.T) {
 // FuzzFastParseMatchesYAML holds the fast path to yaml.v3 and buildTree on
 // any input it takes.
 func FuzzFastParseMatchesYAML(f *testing.F) {
-	for _, data := range fastInputs(f) {
+	for _, data := range knownInputs(f) {
 		if len(data) < 4096 {
 			f.Add(data)
 		}
