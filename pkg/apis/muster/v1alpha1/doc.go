@@ -37,6 +37,10 @@
 //   - Decoding is bounded: files over [MaxFileSize] are refused, and YAML
 //     aliases expand to at most [MaxAliasValues] values per document, so an
 //     alias bomb fails fast.
+//   - One result whichever parser reads a file: files in the plain block
+//     style most are written in take a fast path (yamlfast.go), all others
+//     yaml.v3, and the two build the same trees, lines included (a
+//     differential test and a fuzz target hold them to it).
 //   - Validate works without a file too (objects from Kubernetes), naming
 //     fields but no lines.
 //
