@@ -12,7 +12,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
@@ -619,7 +618,7 @@ func serve(ctx context.Context, cfg daemonConfig, log *slog.Logger) (err error) 
 	go releaseAfterStart(ctx, d.Ready, func() bool { // release.go
 		quiet, _ := d.Store.Quiescent(time.Now())
 		return d.Ready() && quiet
-	}, debug.FreeOSMemory)
+	}, func(what string) { releaseAndLog(log, what) })
 	runErr := d.Run(ctx)
 	if cause := context.Cause(ctx); errors.Is(cause, election.ErrLostLeadership) {
 		runErr = errors.Join(runErr, cause)

@@ -20,6 +20,12 @@ package main
 
 import (
 	"context"
+	"log/slog"
+	"os"
+	"runtime/debug"
+	"runtime/metrics"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -34,10 +40,10 @@ const settlePoll = 100 * time.Millisecond
 // twice in a row, a poll apart (the store may not have seen the last
 // outcomes yet when /readyz turns true). It returns early when ctx is
 // done.
-func releaseAfterStart(ctx context.Context, ready, written func() bool, release func()) {
+func releaseAfterStart(ctx context.Context, ready, written func() bool, release func(what string)) {
 	t := time.NewTicker(settlePoll)
 	defer t.Stop()
-	for _, settled := range []func() bool{ready, written} {
+	for i, settled := range []func() bool{ready, written} {
 		for streak := 0; streak < 2; {
 			select {
 			case <-ctx.Done():
@@ -50,6 +56,59 @@ func releaseAfterStart(ctx context.Context, ready, written func() bool, release 
 				}
 			}
 		}
-		release()
+		release([]string{"ready", "status written"}[i])
 	}
+}
+
+// releaseAndLog returns the free heap to the system (debug.FreeOSMemory)
+// and logs what was resident before and after, with the heap's live and
+// free bytes: the figures that show whether the start's garbage went back,
+// and, when the resident size stays high, whether the heap is fragmented
+// (free bytes the runtime could not return) or simply live.
+func releaseAndLog(log *slog.Logger, what string) {
+	before := readMemory()
+	debug.FreeOSMemory()
+	after := readMemory()
+	log.Info("returned the free heap to the system", "after", what,
+		"rss_mb_before", before.rssMB, "rss_mb", after.rssMB,
+		"heap_live_mb", after.liveMB, "heap_free_mb", after.freeMB, "heap_unused_in_spans_mb", after.fragMB)
+}
+
+// memoryFigures are the resident size and the heap's composition, in MiB.
+type memoryFigures struct {
+	rssMB, liveMB, freeMB, fragMB float64
+}
+
+// readMemory reads the process's resident size (VmRSS, 0 where /proc is
+// absent) and runtime/metrics' view of the heap: live objects, free spans
+// still resident, and the unused bytes inside spans in use.
+func readMemory() memoryFigures {
+	samples := []metrics.Sample{
+		{Name: "/gc/heap/live:bytes"},
+		{Name: "/memory/classes/heap/free:bytes"},
+		{Name: "/memory/classes/heap/unused:bytes"},
+	}
+	metrics.Read(samples)
+	mb := func(s metrics.Sample) float64 {
+		if s.Value.Kind() != metrics.KindUint64 {
+			return 0
+		}
+		return float64(s.Value.Uint64()) / (1 << 20)
+	}
+	return memoryFigures{rssMB: residentMB(), liveMB: mb(samples[0]), freeMB: mb(samples[1]), fragMB: mb(samples[2])}
+}
+
+// residentMB is VmRSS from /proc/self/status in MiB, or 0.
+func residentMB() float64 {
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for line := range strings.SplitSeq(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 64)
+			return kb / 1024
+		}
+	}
+	return 0
 }

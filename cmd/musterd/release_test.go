@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"runtime"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -14,7 +15,7 @@ func TestTheHeapIsReleasedOnceReadyAndOnceWrittenEachWhenSettled(t *testing.T) {
 		var released atomic.Int32
 		done := make(chan struct{})
 		go func() {
-			releaseAfterStart(context.Background(), ready.Load, written.Load, func() { released.Add(1) })
+			releaseAfterStart(context.Background(), ready.Load, written.Load, func(string) { released.Add(1) })
 			close(done)
 		}()
 		time.Sleep(10 * settlePoll)
@@ -48,11 +49,22 @@ func TestTheReleaseGivesUpWhenTheDaemonStops(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})
 		go func() {
-			releaseAfterStart(ctx, func() bool { return false }, func() bool { return false }, func() { t.Error("released") })
+			releaseAfterStart(ctx, func() bool { return false }, func() bool { return false }, func(string) { t.Error("released") })
 			close(done)
 		}()
 		time.Sleep(3 * settlePoll)
 		cancel()
 		<-done
 	})
+}
+
+func TestTheReleaseReadsTheResidentSizeAndTheHeap(t *testing.T) {
+	runtime.GC() // the live heap is known from the first collection on
+	m := readMemory()
+	if m.rssMB <= 0 || m.liveMB <= 0 {
+		t.Fatalf("readMemory() = %+v, want a resident size and a live heap", m)
+	}
+	if m.liveMB > m.rssMB {
+		t.Fatalf("readMemory() = %+v: more live heap than is resident", m)
+	}
 }
