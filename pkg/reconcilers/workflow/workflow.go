@@ -95,15 +95,15 @@ func (r *Reconciler) Reconcile(_ context.Context, req reconcilers.Request) recon
 	// error, and is not valid yet either: valid is what makes it a tool
 	// to run, and its tools are not there.
 	st.Valid = len(st.ValidationErrors) == 0 && len(waiting) == 0
-	v := verdict{status: st, reason: ReasonValid}
+	v := verdictOf(st, reasonValid)
 	switch {
 	case entry.Err != nil, len(st.ValidationErrors) > 0 && len(st.MissingTools) == 0:
-		v.reason = ReasonInvalid
+		v.reason = reasonInvalid
 	case len(st.ValidationErrors) > 0:
-		v.reason = ReasonToolsMissing
+		v.reason = reasonToolsMissing
 	case len(waiting) > 0:
 		slices.Sort(waiting)
-		v.reason, v.waiting = ReasonWaitingForServer, waiting
+		v.reason, v.waiting = reasonWaitingForServer, waiting
 	}
 	// The condition's transition is when its status last changed, as
 	// meta.SetStatusCondition keeps it.
@@ -125,29 +125,69 @@ func (r *Reconciler) Reconcile(_ context.Context, req reconcilers.Request) recon
 // first validation error) and is read far less often than it is made:
 // kept in every status, the conditions and their messages were a quarter
 // of the 51 MB the reconciler held for 100,000 workflows (issue #15).
+//
+// Its fields are the status's, laid out without what a recorded status
+// never holds (the conditions) and with the reason as a byte: 136 bytes
+// rather than the 184 of a WorkflowStatus with a reason string, in a map
+// of one verdict per workflow.
 type verdict struct {
-	status  v1alpha1.WorkflowStatus // Conditions nil
-	reason  string                  // the Ready condition's: Reason*
-	waiting []string                // ReasonWaitingForServer: the servers still starting, sorted
-	since   metav1.Time             // the Ready condition's last transition
+	validationErrors []string
+	referencedTools  []string
+	missingTools     []string
+	waiting          []string    // reasonWaitingForServer: the servers still starting, sorted
+	since            metav1.Time // the Ready condition's last transition
+	generation       int64
+	steps            int32 // a file cannot hold 2³¹ steps
+	reason           readyReason
+	valid            bool
 }
 
-func (v verdict) ready() bool { return v.reason == ReasonValid }
+// readyReason is the Ready condition's reason, one of the Reason*
+// constants, as verdict keeps it.
+type readyReason uint8
+
+const (
+	reasonValid readyReason = iota
+	reasonInvalid
+	reasonToolsMissing
+	reasonWaitingForServer
+)
+
+// String is the reason's Reason* constant.
+func (r readyReason) String() string {
+	return [...]string{ReasonValid, ReasonInvalid, ReasonToolsMissing, ReasonWaitingForServer}[r]
+}
+
+// verdictOf records st (whose conditions it drops) with reason.
+func verdictOf(st v1alpha1.WorkflowStatus, reason readyReason) verdict {
+	return verdict{validationErrors: st.ValidationErrors, referencedTools: st.ReferencedTools,
+		missingTools: st.MissingTools, generation: st.ObservedGeneration, steps: int32(st.StepCount),
+		reason: reason, valid: st.Valid}
+}
+
+// status is v's status without conditions. Its slices are v's.
+func (v verdict) status() v1alpha1.WorkflowStatus {
+	return v1alpha1.WorkflowStatus{Valid: v.valid, ValidationErrors: v.validationErrors,
+		ReferencedTools: v.referencedTools, MissingTools: v.missingTools, StepCount: int(v.steps),
+		ObservedGeneration: v.generation}
+}
+
+func (v verdict) ready() bool { return v.reason == reasonValid }
 
 // condition is v's Ready condition.
 func (v verdict) condition() metav1.Condition {
-	c := metav1.Condition{Type: v1alpha1.ConditionReady, Status: metav1.ConditionFalse, Reason: v.reason,
-		ObservedGeneration: v.status.ObservedGeneration, LastTransitionTime: v.since}
+	c := metav1.Condition{Type: v1alpha1.ConditionReady, Status: metav1.ConditionFalse, Reason: v.reason.String(),
+		ObservedGeneration: v.generation, LastTransitionTime: v.since}
 	switch v.reason {
-	case ReasonValid:
+	case reasonValid:
 		c.Status, c.Message = metav1.ConditionTrue, "every tool it calls is offered"
-	case ReasonInvalid:
-		c.Message = v.status.ValidationErrors[0]
-	case ReasonToolsMissing:
-		c.Message = "tools not offered by any running server: " + strings.Join(v.status.MissingTools, ", ")
-	case ReasonWaitingForServer:
+	case reasonInvalid:
+		c.Message = v.validationErrors[0]
+	case reasonToolsMissing:
+		c.Message = "tools not offered by any running server: " + strings.Join(v.missingTools, ", ")
+	case reasonWaitingForServer:
 		c.Message = "waiting for mcp servers still starting (" + strings.Join(v.waiting, ", ") + ") to offer: " +
-			strings.Join(v.status.MissingTools, ", ")
+			strings.Join(v.missingTools, ", ")
 	}
 	return c
 }
@@ -164,7 +204,8 @@ func (r *Reconciler) Status(key events.Key) (any, bool) {
 	if !ok {
 		return nil, false
 	}
-	st := *v.status.DeepCopy()
+	st := v.status()
+	st = *st.DeepCopy()
 	st.Conditions = []metav1.Condition{v.condition()}
 	return st, true
 }
@@ -179,7 +220,7 @@ func (r *Reconciler) Status(key events.Key) (any, bool) {
 // workflows.
 func (r *Reconciler) Recorded(key events.Key) (v1alpha1.WorkflowStatus, bool) {
 	v, ok := r.observed.Get(key)
-	return v.status, ok
+	return v.status(), ok
 }
 
 // reference is one tool named in a workflow, and where.
