@@ -278,14 +278,20 @@ func decodeDocument(d parsedDocument, defaultName string) (Document, *FieldError
 	}
 
 	var obj Object
+	var typeMeta *metav1.TypeMeta
 	switch doc.Kind {
 	case KindMCPServer:
-		obj = &MCPServer{}
+		o := &MCPServer{}
+		obj, typeMeta = o, &o.TypeMeta
 	case KindWorkflow:
-		obj = &Workflow{}
+		o := &Workflow{}
+		obj, typeMeta = o, &o.TypeMeta
 	}
 	errs := decodeObject(tree, obj, doc)
 	if len(errs) == 0 {
+		// apiVersion and kind were checked to be these: the constants
+		// take the place of the decoded copies, 40 bytes a definition.
+		*typeMeta = metav1.TypeMeta{APIVersion: APIVersion, Kind: doc.Kind}
 		obj.SetName(doc.Name)
 		obj.SetNamespace(doc.Namespace)
 		obj.Default()
@@ -315,7 +321,10 @@ func readIdentity(tree *yvalue, doc *Document, defaultName string) *FieldError {
 	case kind.value.str != KindMCPServer && kind.value.str != KindWorkflow:
 		return &FieldError{Line: kind.line, Field: "kind", Msg: fmt.Sprintf("unsupported kind %q: must be MCPServer or Workflow", kind.value.str)}
 	}
-	doc.Kind = kind.value.str
+	doc.Kind = KindMCPServer // the constant, not the decoded copy: keys carry it
+	if kind.value.str == KindWorkflow {
+		doc.Kind = KindWorkflow
+	}
 
 	// Further checks of metadata's shape come with the other fields'.
 	var name, namespace *yentry
