@@ -1,0 +1,41 @@
+package statusync
+
+import (
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/stretchr/testify/assert"
+)
+
+// A page of the store's Records (256 entries) is an exact size class at 96
+// bytes an entry (24 KB); a field more, or a field order that pads, costs a
+// resource 10 bytes or more (issue #15).
+func TestEntryIs96Bytes(t *testing.T) {
+	if unsafe.Sizeof(uintptr(0)) != 8 {
+		t.Skip("sizes are of a 64-bit platform")
+	}
+	assert.Equal(t, uintptr(96), unsafe.Sizeof(entry{}))
+}
+
+// An instant gives back the very time.Time it was made of, or says that it
+// cannot.
+func TestInstantRoundTripsOrDeclines(t *testing.T) {
+	for _, at := range []time.Time{
+		{}, time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC), time.Date(1969, 12, 31, 23, 59, 59, 999_999_999, time.UTC),
+		time.Now().Round(0).UTC(),
+	} {
+		i, ok := instantOf(at)
+		assert.True(t, ok, at)
+		assert.True(t, at == i.time(time.Time{}), at) // the representation, not only the instant
+	}
+	for _, at := range []time.Time{
+		time.Now(), time.Now().Round(0), time.Unix(0, 0).UTC(), time.Date(2026, 1, 2, 3, 4, 5, 6, time.FixedZone("X", 3600)),
+		time.Date(3000, 1, 1, 0, 0, 0, 0, time.UTC), // beyond UnixNano's range
+		time.Time{}.In(time.FixedZone("X", 3600)),
+	} {
+		i, ok := instantOf(at)
+		assert.False(t, ok, at)
+		assert.Equal(t, exactInstant, i, at)
+	}
+}
