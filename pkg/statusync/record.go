@@ -133,7 +133,7 @@ func (s *Store) statusLocked(h events.Handle, key events.Key, e *entry) Status {
 }
 
 // setLocked makes st, but for its key, h's entry e's status. s.mu is held.
-func (s *Store) setLocked(h events.Handle, e *entry, st Status) {
+func (s *Store) setLocked(h events.Handle, e *entry, st *Status) {
 	hadExact := e.lastReconcile == exactInstant || e.failure != nil && e.failure.nextRetry == exactInstant
 	var lastOK, nextOK bool
 	e.lastReconcile, lastOK = instantOf(st.LastReconcileTime)
@@ -145,13 +145,13 @@ func (s *Store) setLocked(h events.Handle, e *entry, st Status) {
 	case hadExact:
 		delete(s.exact, h)
 	}
-	switch {
-	case f == failure{}:
+	if f == (failure{}) {
 		e.failure = nil
-	case e.failure == nil:
-		e.failure = &f
-	default: // under s.mu, as every reader: the writer took a Status, not it
-		*e.failure = f
+	} else {
+		if e.failure == nil {
+			e.failure = new(failure) // here only: f itself stays off the heap
+		}
+		*e.failure = f // under s.mu, as every reader: the writer took a Status, not it
 	}
 	e.state = codeOf(st.State)
 	e.correlationID = st.CorrelationID

@@ -1,11 +1,16 @@
 package statusync
 
 import (
+	"fmt"
 	"testing"
 	"time"
 	"unsafe"
 
 	"github.com/stretchr/testify/assert"
+
+	"github.com/musterd/musterd/pkg/bus"
+	"github.com/musterd/musterd/pkg/events"
+	"github.com/musterd/musterd/pkg/keyqueue"
 )
 
 // A page of the store's Records (256 entries) is an exact size class at 72
@@ -37,5 +42,28 @@ func TestInstantRoundTripsOrDeclines(t *testing.T) {
 		i, ok := instantOf(at)
 		assert.False(t, ok, at)
 		assert.Equal(t, exactInstant, i, at)
+	}
+}
+
+// BenchmarkStoreUpdate is the CPU a key's Reconciling and Synced cost the
+// store's subscriber, and a Get of the result; the write queue is there but
+// no writer takes from it.
+func BenchmarkStoreUpdate(b *testing.B) {
+	s := NewStore(bus.New(bus.Options{}), StoreOptions{})
+	s.queue = keyqueue.New(keyqueue.Config{Name: storeName})
+	keys := make([]events.Key, 1000)
+	for i := range keys {
+		keys[i] = events.NewKey("MCPServer", "team", fmt.Sprint("server-", i))
+	}
+	meta := events.Meta{Time: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), CorrelationID: "c1"}
+	i := 0
+	for b.Loop() {
+		k := keys[i%len(keys)]
+		i++
+		s.onStarted(events.ReconciliationStarted{Meta: meta, Key: k, Attempt: 1})
+		s.onSynced(events.ResourceSynced{Meta: meta, Key: k, Attempt: 1, Hash: "h1"})
+		if _, ok := s.Get(k); !ok {
+			b.Fatal("no status")
+		}
 	}
 }

@@ -186,6 +186,9 @@ type Store struct {
 	// one of whose times an entry cannot hold as an instant; in the
 	// daemon, none.
 	exact map[events.Handle][2]time.Time
+	// changing is the Status update has change edit: a Status of its own
+	// would escape to the heap, through change, at every event.
+	changing Status
 	// For Quiescent: keys queued for a write, writes in progress, and
 	// when the keys whose write failed are retried.
 	queued  int
@@ -369,13 +372,14 @@ func (s *Store) update(key events.Key, correlationID string, change func(*Status
 	defer s.mu.Unlock()
 	h, _ := s.handles.Intern(key)
 	e := s.entries.At(h)
-	var st Status
+	st := &s.changing
+	*st = Status{}
 	if !e.deleted && change != nil {
-		st = s.statusLocked(h, key, e)
+		*st = s.statusLocked(h, key, e)
 	}
 	e.deleted = change == nil
 	if change != nil {
-		change(&st)
+		change(st)
 	}
 	st.CorrelationID = correlationID
 	st.ReconcileDisabled = len(s.disabled) > 0 && s.disabled[key.Kind]
