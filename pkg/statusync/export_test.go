@@ -12,3 +12,10 @@ func (s *Store) Entries() int {
 
 // Record records e as if it came from the bus.
 func (h *History) Record(e events.Event) { h.record(e) }
+
+// ExactTimes counts the keys whose times the store keeps as time.Time.
+func (s *Store) ExactTimes() int {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return len(s.exact)
+}

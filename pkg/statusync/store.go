@@ -182,6 +182,13 @@ type Store struct {
 	entries  events.Records[entry]
 	version  uint64          // bumped by every change, to tell a key's states apart
 	disabled map[string]bool // kinds whose reconciliation is disabled
+	// exact holds the times, last reconcile and next retry, of the keys
+	// one of whose times an entry cannot hold as an instant; in the
+	// daemon, none.
+	exact map[events.Handle][2]time.Time
+	// changing is the Status update has change edit: a Status of its own
+	// would escape to the heap, through change, at every event.
+	changing Status
 	// For Quiescent: keys queued for a write, writes in progress, and
 	// when the keys whose write failed are retried.
 	queued  int
@@ -192,24 +199,8 @@ type Store struct {
 	failing map[events.Key]*failureLog
 }
 
-// entry is what the store knows of a key. Its fields are guarded by mu.
-type entry struct {
-	state
-	// writing: being written or waiting for a write retry. Changes are then
-	// not queued: the write's success queues the newest state, and a
-	// failed write's retry writes it, after its backoff.
-	writing bool
-	// queued: in the write queue, not yet taken by the writer; a change
-	// then need not add it again.
-	queued bool
-	// writtenSum is the Status.sum of the last successful write, valid if
-	// hasWritten: a write equal to it is skipped.
-	writtenSum uint64
-	hasWritten bool
-}
-
-// state is a key's newest state, as the writer takes it.
-type state struct {
+// snapshot is a key's newest state, as the writer takes it.
+type snapshot struct {
 	status Status
 	// deleted: the resource is gone and its status awaits DeleteStatus;
 	// status keeps only the key and correlation ID.
@@ -243,6 +234,7 @@ func NewStore(b *bus.Bus, opts StoreOptions) *Store {
 		log:      opts.Logger.With("component", storeName),
 		seed:     maphash.MakeSeed(),
 		retryAt:  map[events.Handle]time.Time{},
+		exact:    map[events.Handle][2]time.Time{},
 		stopped:  make(chan struct{}),
 		failing:  map[events.Key]*failureLog{},
 	}
@@ -305,20 +297,21 @@ func (s *Store) Start(ctx context.Context) error {
 func (s *Store) Get(key events.Key) (Status, bool) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	h, ok := s.handles.Lookup(key.Canonical())
+	key = key.Canonical()
+	h, ok := s.handles.Lookup(key)
 	if !ok || s.entries.At(h).deleted {
 		return Status{}, false
 	}
-	return s.entries.At(h).status, true
+	return s.statusLocked(h, key, s.entries.At(h)), true
 }
 
 // List returns every status, sorted by key.
 func (s *Store) List() []Status {
 	s.mu.RLock()
 	out := make([]Status, 0, s.handles.Len())
-	for h := range s.handles.All {
+	for h, key := range s.handles.All {
 		if e := s.entries.At(h); !e.deleted {
-			out = append(out, e.status)
+			out = append(out, s.statusLocked(h, key, e))
 		}
 	}
 	s.mu.RUnlock()
@@ -379,16 +372,18 @@ func (s *Store) update(key events.Key, correlationID string, change func(*Status
 	defer s.mu.Unlock()
 	h, _ := s.handles.Intern(key)
 	e := s.entries.At(h)
-	if e.deleted || change == nil {
-		e.status = Status{}
+	st := &s.changing
+	*st = Status{}
+	if !e.deleted && change != nil {
+		*st = s.statusLocked(h, key, e)
 	}
 	e.deleted = change == nil
 	if change != nil {
-		change(&e.status)
+		change(st)
 	}
-	e.status.Key = key
-	e.status.CorrelationID = correlationID
-	e.status.ReconcileDisabled = len(s.disabled) > 0 && s.disabled[key.Kind]
+	st.CorrelationID = correlationID
+	st.ReconcileDisabled = len(s.disabled) > 0 && s.disabled[key.Kind]
+	s.setLocked(h, e, st)
 	s.changedLocked(h, e)
 }
 
@@ -424,8 +419,8 @@ func (s *Store) SetKindDisabled(kind string, disabled bool) {
 	}
 	// Before Start no status is kept, so nothing is queued here.
 	for h := range s.handles.All {
-		if e := s.entries.At(h); !e.deleted && s.handles.Key(h).Kind == kind && e.status.ReconcileDisabled != disabled {
-			e.status.ReconcileDisabled = disabled
+		if e := s.entries.At(h); !e.deleted && s.handles.Key(h).Kind == kind && e.reconcileDisabled != disabled {
+			e.reconcileDisabled = disabled
 			s.changedLocked(h, e)
 		}
 	}
@@ -478,7 +473,7 @@ func (s *Store) sync(ctx context.Context, h events.Handle) {
 		rec, key = s.entries.At(h), s.handles.Key(h)
 	}
 	delete(s.retryAt, h)
-	var e state
+	var e snapshot
 	var writtenSum uint64
 	var hasWritten bool
 	if rec != nil {
@@ -491,7 +486,8 @@ func (s *Store) sync(ctx context.Context, h events.Handle) {
 		// its backoff) nor be lost.
 		rec.writing = true
 		s.inWrite++
-		e, writtenSum, hasWritten = rec.state, rec.writtenSum, rec.hasWritten
+		e = snapshot{status: s.statusLocked(h, key, rec), deleted: rec.deleted, version: rec.version}
+		writtenSum, hasWritten = rec.writtenSum, rec.hasWritten
 	}
 	s.mu.Unlock()
 	if rec == nil { // deleted and its deletion written already
@@ -543,7 +539,7 @@ func (s *Store) write(ctx context.Context, call func(StatusWriter, context.Conte
 
 // succeeded publishes the outcome of the write of e, h's state then, whose
 // Status.sum is sum.
-func (s *Store) succeeded(h events.Handle, key events.Key, e state, sum uint64, category string) {
+func (s *Store) succeeded(h events.Handle, key events.Key, e snapshot, sum uint64, category string) {
 	s.retries.Forget(h)
 	if f := s.failing[key]; f != nil {
 		delete(s.failing, key)
@@ -576,7 +572,7 @@ func (s *Store) succeeded(h events.Handle, key events.Key, e state, sum uint64, 
 	s.mu.Unlock()
 }
 
-func (s *Store) failed(h events.Handle, key events.Key, e state, err error) {
+func (s *Store) failed(h events.Handle, key events.Key, e snapshot, err error) {
 	attempt := s.retries.NumRequeues(h) + 1
 	category := CategoryOf(err)
 	msg := redact.String(err.Error())

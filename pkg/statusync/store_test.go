@@ -585,3 +585,38 @@ func TestHeldWritesWaitAndThenWriteEachResourceOnceWithItsNewestState(t *testing
 		assert.True(t, quiet)
 	})
 }
+
+// The store keeps the times of the pipeline's events (UTC, no monotonic
+// reading) as instants; any other time.Time, and the Unix epoch, which an
+// instant cannot tell from the zero time, comes back exactly as it went in,
+// location and monotonic reading included.
+func TestStoreGivesBackEveryTimeExactly(t *testing.T) {
+	local := time.Now() // outside the bubble: with a monotonic reading, in time.Local
+	synctest.Test(t, func(t *testing.T) {
+		w := &fakeWriter{}
+		h := startStore(t, statusync.StoreOptions{Writer: w})
+		defer h.stop(t)
+		zoned := epoch.Add(time.Second).In(time.FixedZone("X", 3600))
+		unixEpoch := time.Unix(0, 0).UTC()
+		for _, c := range []struct {
+			e     events.Event
+			want  statusync.Status
+			exact int
+		}{
+			{events.ResourceFailed{Meta: events.Meta{Time: local, CorrelationID: "c1"}, Key: gitKey, Attempt: 1, Error: "boom", NextRetry: zoned},
+				statusync.Status{Key: gitKey, State: statusync.StateError, LastReconcileTime: local, LastError: "boom",
+					NextRetry: zoned, CorrelationID: "c1"}, 1},
+			{events.ResourceSynced{Meta: events.Meta{Time: unixEpoch, CorrelationID: "c2"}, Key: gitKey, Attempt: 1},
+				statusync.Status{Key: gitKey, State: statusync.StateSynced, LastReconcileTime: unixEpoch, CorrelationID: "c2"}, 1},
+			{events.ResourceSynced{Meta: events.Meta{Time: epoch, CorrelationID: "c3"}, Key: gitKey, Attempt: 1},
+				statusync.Status{Key: gitKey, State: statusync.StateSynced, LastReconcileTime: epoch, CorrelationID: "c3"}, 0},
+		} {
+			h.publish(c.e)
+			got, ok := h.store.Get(gitKey)
+			require.True(t, ok)
+			assert.Equal(t, c.want, got)
+			assert.Equal(t, c.want, w.Calls()[len(w.Calls())-1].Status, "the writer is given the same")
+			assert.Equal(t, c.exact, h.store.ExactTimes(), "kept as time.Time only while an instant cannot hold it")
+		}
+	})
+}
