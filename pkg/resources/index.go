@@ -101,40 +101,6 @@ type conflict struct {
 	err   error
 }
 
-// fileState is what one file declares.
-type fileState struct {
-	path string
-	// docs is the last parse of the file that could be read, one per key.
-	// A slice, not a map: a file declares one document or a few, and a
-	// map of one costs a kilobyte (issue #7's heap profile: 14.5 of 60 MB
-	// with 10,000 files).
-	docs []slot
-	// byKey indexes docs once there are more than smallFile of them, so
-	// that a file of thousands of documents is not searched linearly.
-	byKey map[events.Key]int
-	// err is set while the file cannot be read or parsed; docs then keeps
-	// the last parse that could.
-	err error
-}
-
-// slot is one document of a file: the entry of its key, and what the
-// document says unless that is the definition in force without error.
-type slot struct {
-	e *entry
-	// own is what the document says; nil when it is the entry's object
-	// and hash, without error, the common case, which then costs nothing
-	// beside the entry. Only the entry's one file sets the definition in
-	// force, from its document, so a document that was it stays it.
-	own *said
-}
-
-// said is what a document says when it is not the definition in force.
-type said struct {
-	object any
-	hash   string
-	err    error
-}
-
 // New returns an empty index.
 func New() *Index {
 	return &Index{files: map[string]*fileState{}, entries: map[events.Key]*entry{},
@@ -158,11 +124,10 @@ func (ix *Index) SetFile(path string, docs []Doc, err error, fallback events.Key
 	next := &fileState{path: path}
 	switch {
 	case err != nil && old != nil:
-		next.docs, next.byKey, next.err = old.docs, old.byKey, err
+		next.keepBroken(old, err)
 	case err != nil:
-		next.docs = []slot{{e: ix.entryOf(next, fallback.Canonical()), own: &said{err: err}}}
+		next.set(slot{e: ix.entryOf(next, fallback.Canonical()), own: &said{err: err}})
 	default:
-		next.docs = make([]slot, 0, len(docs))
 		for _, d := range docs {
 			e := ix.entryOf(next, d.Key.Canonical())
 			next.set(slot{e: e, own: &said{object: d.Object, hash: d.Hash, err: d.Err}})
@@ -172,7 +137,7 @@ func (ix *Index) SetFile(path string, docs []Doc, err error, fallback events.Key
 	newKeys := next.keys()
 	claims := ix.claimsOf(len(oldKeys) + len(newKeys))
 	for _, k := range oldKeys {
-		if next.find(k) < 0 {
+		if next.slotOf(k) == nil {
 			claims.drop(k, path)
 		}
 	}
@@ -189,8 +154,8 @@ func (ix *Index) entryOf(f *fileState, k events.Key) *entry {
 	if e := ix.entries[k]; e != nil {
 		return e
 	}
-	if i := f.find(k); i >= 0 {
-		return f.docs[i].e
+	if s := f.slotOf(k); s != nil {
+		return s.e
 	}
 	return &entry{key: k}
 }
@@ -393,10 +358,10 @@ func (ix *Index) errOf(e *entry) error {
 	switch {
 	case e.file == nil:
 		return ix.conflicts[e.key].err
-	case e.file.err != nil:
-		return e.file.err
+	case e.file.err() != nil:
+		return e.file.err()
 	}
-	if own := e.file.docs[e.file.find(e.key)].own; own != nil {
+	if own := e.file.slotOf(e.key).own; own != nil {
 		return own.err
 	}
 	return nil
@@ -468,8 +433,7 @@ func (ix *Index) refresh(keys []events.Key, path string, claims claims) []Change
 			// change replaces in files but never alters.
 			prevHash, prevErr, prevFiles = e.hash, errText(ix.errOf(e)), ix.filesOf(e)
 		} else {
-			f := ix.files[path]
-			e = f.docs[f.find(k)].e
+			e = ix.files[path].slotOf(k).e
 		}
 		if len(files) > 1 {
 			// The definition in force before the conflict stays.
@@ -493,68 +457,6 @@ func (ix *Index) refresh(keys []events.Key, path string, claims claims) []Change
 		}
 	}
 	return changes
-}
-
-// settle makes f's document of e, f being the one file declaring it, the
-// definition in force if it is good: the last good stays in force while
-// the file or the document is broken. The same content read again (a
-// rescan, a save without changes) keeps the definition in force the same
-// object, so that what was built from it (a workflow's tool) holds.
-func (f *fileState) settle(e *entry) {
-	s := &f.docs[f.find(e.key)]
-	if f.err != nil || s.own == nil || s.own.err != nil {
-		return
-	}
-	if e.object == nil || e.hash != s.own.hash {
-		e.object, e.hash = s.own.object, s.own.hash
-	}
-	s.own = nil
-}
-
-// smallFile is the most documents a fileState searches linearly.
-const smallFile = 8
-
-// set records s, replacing an earlier document of its key: of two
-// documents with one key in one file, the later is what the file says.
-func (f *fileState) set(s slot) {
-	if i := f.find(s.e.key); i >= 0 {
-		f.docs[i] = s
-		return
-	}
-	f.docs = append(f.docs, s)
-	if f.byKey != nil {
-		f.byKey[s.e.key] = len(f.docs) - 1
-	} else if len(f.docs) > smallFile {
-		f.byKey = make(map[events.Key]int, len(f.docs))
-		for i, s := range f.docs {
-			f.byKey[s.e.key] = i
-		}
-	}
-}
-
-// find returns the position of k's document in docs, or -1.
-func (f *fileState) find(k events.Key) int {
-	if f.byKey != nil {
-		if i, ok := f.byKey[k]; ok {
-			return i
-		}
-		return -1
-	}
-	for i := range f.docs {
-		if f.docs[i].e.key == k {
-			return i
-		}
-	}
-	return -1
-}
-
-// keys returns the keys f declares, in the order of its documents.
-func (f *fileState) keys() []events.Key {
-	keys := make([]events.Key, len(f.docs))
-	for i, s := range f.docs {
-		keys[i] = s.e.key
-	}
-	return keys
 }
 
 func errText(err error) string {
