@@ -57,14 +57,14 @@ type Change struct {
 // files, the error) is derived when asked for. At 100,000 files of one
 // document each, an Entry and a Doc per key, each with the key, a
 // one-path Files slice and a sorted key were 465 bytes a resource; this
-// is 273 (BenchmarkRetainedPerResource).
+// is 212 (BenchmarkRetainedPerResource).
 type Index struct {
 	mu    sync.RWMutex
 	files map[string]*fileState
 	// entries holds a resource while a file declares it. An entry is
 	// changed in place, never replaced, so that the documents of files
 	// and sorted can point to it.
-	entries map[events.Key]*entry
+	entries entrySet
 	// conflicts holds the keys that several files declare: the files,
 	// sorted, and the error naming them. There is no other record of who
 	// declares a key: an entry names its one file, and a map of claims
@@ -95,6 +95,8 @@ type entry struct {
 	// (conflicts holds them). Its document of key says what the error is,
 	// if any.
 	file *fileState
+	// next is the next entry of the same hash in entries.
+	next *entry
 }
 
 // conflict is a key that several files declare.
@@ -105,7 +107,7 @@ type conflict struct {
 
 // New returns an empty index.
 func New() *Index {
-	return &Index{files: map[string]*fileState{}, entries: map[events.Key]*entry{},
+	return &Index{files: map[string]*fileState{}, entries: newEntrySet(),
 		conflicts: map[events.Key]conflict{}, sortedOK: true, namespaces: map[string]map[string]int{}}
 }
 
@@ -153,7 +155,7 @@ func (ix *Index) SetFile(path string, docs []Doc, err error, fallback events.Key
 // the one an earlier document of f made, or a new one, which refresh
 // enters in the index.
 func (ix *Index) entryOf(f *fileState, k events.Key) *entry {
-	if e := ix.entries[k]; e != nil {
+	if e := ix.entries.get(k); e != nil {
 		return e
 	}
 	if s := f.slotOf(k); s != nil {
@@ -194,8 +196,8 @@ func (ix *Index) FileKeys(path string) []events.Key {
 func (ix *Index) Get(key events.Key) (Entry, bool) {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
-	e, ok := ix.entries[key.Canonical()]
-	if !ok {
+	e := ix.entries.get(key.Canonical())
+	if e == nil {
 		return Entry{}, false
 	}
 	return ix.export(e), true
@@ -207,7 +209,7 @@ func (ix *Index) Get(key events.Key) (Entry, bool) {
 func (ix *Index) Hash(key events.Key) string {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
-	if e := ix.entries[key.Canonical()]; e != nil {
+	if e := ix.entries.get(key.Canonical()); e != nil {
 		return e.hash
 	}
 	return ""
@@ -217,9 +219,9 @@ func (ix *Index) Hash(key events.Key) string {
 func (ix *Index) List(kind string) []Entry {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
-	out := make([]Entry, 0, len(ix.entries))
-	for k, e := range ix.entries {
-		if kind == "" || k.Kind == kind {
+	out := make([]Entry, 0, ix.entries.n)
+	for e := range ix.entries.all() {
+		if kind == "" || e.key.Kind == kind {
 			out = append(out, ix.export(e))
 		}
 	}
@@ -273,7 +275,7 @@ func (ix *Index) Named(kind, name string) []events.Key {
 	defer ix.mu.RUnlock()
 	var out []events.Key
 	for _, ns := range slices.Sorted(maps.Keys(ix.namespaces[kind])) {
-		if k := events.NewKey(kind, ns, name).Canonical(); ix.entries[k] != nil {
+		if k := events.NewKey(kind, ns, name).Canonical(); ix.entries.get(k) != nil {
 			out = append(out, k)
 		}
 	}
@@ -299,7 +301,7 @@ func (ix *Index) countNamespace(k events.Key, delta int) {
 func (ix *Index) Object(key events.Key) (any, bool) {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
-	if e := ix.entries[key.Canonical()]; e != nil {
+	if e := ix.entries.get(key.Canonical()); e != nil {
 		return e.object, true
 	}
 	return nil, false
@@ -310,7 +312,7 @@ func (ix *Index) sortKeys() {
 	if ix.sortedOK {
 		return
 	}
-	ix.sorted = slices.AppendSeq(make([]*entry, 0, len(ix.entries)), maps.Values(ix.entries))
+	ix.sorted = slices.AppendSeq(make([]*entry, 0, ix.entries.n), ix.entries.all())
 	slices.SortFunc(ix.sorted, func(a, b *entry) int { return events.CompareKeys(a.key, b.key) })
 	ix.sortedOK = true
 }
@@ -386,7 +388,7 @@ func (c claims) of(k events.Key) []string {
 	if files, ok := c.files[k]; ok {
 		return files
 	}
-	if e := c.ix.entries[k]; e != nil {
+	if e := c.ix.entries.get(k); e != nil {
 		return c.ix.filesOf(e)
 	}
 	return nil
@@ -416,11 +418,12 @@ func (ix *Index) refresh(keys []events.Key, path string, claims claims) []Change
 	keys = slices.Compact(keys)
 	var changes []Change
 	for _, k := range keys {
-		e, existed := ix.entries[k]
+		e := ix.entries.get(k)
+		existed := e != nil
 		files := claims.of(k)
 		if len(files) == 0 {
 			if existed {
-				delete(ix.entries, k)
+				ix.entries.remove(e)
 				delete(ix.conflicts, k)
 				ix.sorted, ix.sortedOK = nil, false
 				ix.countNamespace(k, -1)
@@ -448,7 +451,7 @@ func (ix *Index) refresh(keys []events.Key, path string, claims claims) []Change
 			e.file.settle(e)
 		}
 		if !existed {
-			ix.entries[k] = e
+			ix.entries.add(e)
 			ix.noteCreated(e)
 			ix.countNamespace(k, 1)
 			changes = append(changes, Change{Key: k, Op: events.OperationCreate, Hash: e.hash, File: files[0]})
