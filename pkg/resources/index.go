@@ -51,10 +51,10 @@ type Change struct {
 
 // Index is the desired-state index. It is safe for concurrent use.
 //
-// It holds each key once beside the map of entries, in its entry, which
-// the files' documents and sorted point to, and a document's definition
-// only while it is not the one in force; what an Entry lists beside (the
-// files, the error) is derived when asked for. At 100,000 files of one
+// It holds each key once, in its entry, which the entries (found by the
+// key's hash), the files' documents and sorted point to; and a document's
+// definition only while it is not the one in force. What an Entry lists
+// beside (the files, the error) is derived when asked for. At 100,000 files of one
 // document each, an Entry and a Doc per key, each with the key, a
 // one-path Files slice and a sorted key were 465 bytes a resource; this
 // is 212 (BenchmarkRetainedPerResource).
