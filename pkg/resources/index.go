@@ -50,46 +50,65 @@ type Change struct {
 }
 
 // Index is the desired-state index. It is safe for concurrent use.
+//
+// It holds each key once, in its entry, which the entries (found by the
+// key's hash), the files' documents and sorted point to; and a document's
+// definition only while it is not the one in force. What an Entry lists
+// beside (the files, the error) is derived when asked for. At 100,000 files of one
+// document each, an Entry and a Doc per key, each with the key, a
+// one-path Files slice and a sorted key were 465 bytes a resource; this
+// is 212 (BenchmarkRetainedPerResource).
 type Index struct {
 	mu    sync.RWMutex
 	files map[string]*fileState
-	// entries holds a resource while a file declares it; its Files are the
-	// files that do, sorted. There is no other record of who declares a
-	// key: a map of claims beside the entries held the same lists again,
-	// 14 MB with 100,000 resources.
-	entries map[events.Key]*Entry
-	// sorted holds the keys of entries in events.CompareKeys order while
-	// sortedOK; a delete, or a create that does not sort last, clears it
-	// and the next Keys sorts again. A listing creates its keys in the
-	// order of its files, which is theirs, so a cold start never sorts:
-	// the workflow engine lists the keys after every burst, and sorting
-	// 100,000 keys each time was a tenth of that start's CPU.
-	sorted   []events.Key
+	// entries holds a resource while a file declares it. An entry is
+	// changed in place, never replaced, so that the documents of files
+	// and sorted can point to it.
+	entries entrySet
+	// conflicts holds the keys that several files declare: the files,
+	// sorted, and the error naming them. There is no other record of who
+	// declares a key: an entry names its one file, and a map of claims
+	// beside the entries held the lists again, 14 MB with 100,000
+	// resources.
+	conflicts map[events.Key]conflict
+	// sorted holds the entries in events.CompareKeys order of their keys
+	// while sortedOK; a delete, or a create that does not sort last,
+	// clears it and the next Keys sorts again. A listing creates its keys
+	// in the order of its files, which is theirs, so a cold start never
+	// sorts: the workflow engine lists the keys after every burst, and
+	// sorting 100,000 keys each time was a tenth of that start's CPU.
+	sorted   []*entry
 	sortedOK bool
 	// namespaces counts the entries of each kind in each namespace, so that
 	// Named finds a name without listing every key.
 	namespaces map[string]map[string]int
 }
 
-// fileState is what one file declares.
-type fileState struct {
-	// docs is the last parse of the file that could be read, one per key.
-	// A slice, not a map: a file declares one document or a few, and a
-	// map of one costs a kilobyte (issue #7's heap profile: 14.5 of 60 MB
-	// with 10,000 files).
-	docs []Doc
-	// byKey indexes docs once there are more than smallFile of them, so
-	// that a file of thousands of documents is not searched linearly.
-	byKey map[events.Key]int
-	// err is set while the file cannot be read or parsed; docs then keeps
-	// the last parse that could.
-	err error
+// entry is a resource as the index holds it; Entry is it with its files
+// and error spelled out.
+type entry struct {
+	key events.Key
+	// object and hash are the definition in force, as in Entry.
+	object any
+	hash   string
+	// file is the one file declaring the resource; nil while several do
+	// (conflicts holds them). Its document of key says what the error is,
+	// if any.
+	file *fileState
+	// next is the next entry of the same hash in entries.
+	next *entry
+}
+
+// conflict is a key that several files declare.
+type conflict struct {
+	files []string
+	err   error
 }
 
 // New returns an empty index.
 func New() *Index {
-	return &Index{files: map[string]*fileState{}, entries: map[events.Key]*Entry{}, sortedOK: true,
-		namespaces: map[string]map[string]int{}}
+	return &Index{files: map[string]*fileState{}, entries: newEntrySet(),
+		conflicts: map[events.Key]conflict{}, sortedOK: true, namespaces: map[string]map[string]int{}}
 }
 
 // SetFile records what path declares now: docs when it was parsed, or err
@@ -104,27 +123,25 @@ func (ix *Index) SetFile(path string, docs []Doc, err error, fallback events.Key
 	old := ix.files[path]
 	var oldKeys []events.Key
 	if old != nil {
-		oldKeys = keysOf(old.docs)
+		oldKeys = old.keys()
 	}
-	next := &fileState{}
+	next := &fileState{path: path}
 	switch {
 	case err != nil && old != nil:
-		next.docs, next.byKey, next.err = old.docs, old.byKey, err
+		next.keepBroken(old, err)
 	case err != nil:
-		fallback = fallback.Canonical()
-		next.docs = []Doc{{Key: fallback, Err: err}}
+		next.set(slot{e: ix.entryOf(next, fallback.Canonical()), own: &said{err: err}})
 	default:
-		next.docs = make([]Doc, 0, len(docs))
 		for _, d := range docs {
-			d.Key = d.Key.Canonical()
-			next.set(d)
+			e := ix.entryOf(next, d.Key.Canonical())
+			next.set(slot{e: e, own: &said{object: d.Object, hash: d.Hash, err: d.Err}})
 		}
 	}
 	ix.files[path] = next
-	newKeys := keysOf(next.docs)
+	newKeys := next.keys()
 	claims := ix.claimsOf(len(oldKeys) + len(newKeys))
 	for _, k := range oldKeys {
-		if _, still := next.doc(k); !still {
+		if next.slotOf(k) == nil {
 			claims.drop(k, path)
 		}
 	}
@@ -132,6 +149,19 @@ func (ix *Index) SetFile(path string, docs []Doc, err error, fallback events.Key
 		claims.add(k, path)
 	}
 	return ix.refresh(append(oldKeys, newKeys...), path, claims)
+}
+
+// entryOf returns the entry of k for a document of f: the index's, or
+// the one an earlier document of f made, or a new one, which refresh
+// enters in the index.
+func (ix *Index) entryOf(f *fileState, k events.Key) *entry {
+	if e := ix.entries.get(k); e != nil {
+		return e
+	}
+	if s := f.slotOf(k); s != nil {
+		return s.e
+	}
+	return &entry{key: k}
 }
 
 // RemoveFile forgets path: what only it declared is deleted.
@@ -143,7 +173,7 @@ func (ix *Index) RemoveFile(path string) []Change {
 		return nil
 	}
 	delete(ix.files, path)
-	keys := keysOf(old.docs)
+	keys := old.keys()
 	claims := ix.claimsOf(len(keys))
 	for _, k := range keys {
 		claims.drop(k, path)
@@ -157,7 +187,7 @@ func (ix *Index) FileKeys(path string) []events.Key {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	if f := ix.files[path]; f != nil {
-		return keysOf(f.docs)
+		return f.keys()
 	}
 	return nil
 }
@@ -166,11 +196,11 @@ func (ix *Index) FileKeys(path string) []events.Key {
 func (ix *Index) Get(key events.Key) (Entry, bool) {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
-	e, ok := ix.entries[key.Canonical()]
-	if !ok {
+	e := ix.entries.get(key.Canonical())
+	if e == nil {
 		return Entry{}, false
 	}
-	return e.clone(), true
+	return ix.export(e), true
 }
 
 // Hash returns the hash of key's definition in force, "" if it has none or
@@ -179,8 +209,8 @@ func (ix *Index) Get(key events.Key) (Entry, bool) {
 func (ix *Index) Hash(key events.Key) string {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
-	if e := ix.entries[key.Canonical()]; e != nil {
-		return e.Hash
+	if e := ix.entries.get(key.Canonical()); e != nil {
+		return e.hash
 	}
 	return ""
 }
@@ -189,10 +219,10 @@ func (ix *Index) Hash(key events.Key) string {
 func (ix *Index) List(kind string) []Entry {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
-	out := make([]Entry, 0, len(ix.entries))
-	for k, e := range ix.entries {
-		if kind == "" || k.Kind == kind {
-			out = append(out, e.clone())
+	out := make([]Entry, 0, ix.entries.n)
+	for e := range ix.entries.all() {
+		if kind == "" || e.key.Kind == kind {
+			out = append(out, ix.export(e))
 		}
 	}
 	slices.SortFunc(out, func(a, b Entry) int { return events.CompareKeys(a.Key, b.Key) })
@@ -218,20 +248,24 @@ func (ix *Index) Keys(kind string) []events.Key {
 // sortedOf copies the keys of kind (every kind if empty) from sorted.
 // Called with mu held and sortedOK.
 func (ix *Index) sortedOf(kind string) []events.Key {
-	if kind == "" {
-		return append(make([]events.Key, 0, len(ix.sorted)), ix.sorted...)
+	lo, hi := 0, len(ix.sorted)
+	if kind != "" {
+		// Keys of one kind are contiguous: their spellings share the
+		// prefix "kind/".
+		lo = slices.IndexFunc(ix.sorted, func(e *entry) bool { return e.key.Kind == kind })
+		if lo < 0 {
+			return []events.Key{}
+		}
+		hi = lo
+		for hi < len(ix.sorted) && ix.sorted[hi].key.Kind == kind {
+			hi++
+		}
 	}
-	// Keys of one kind are contiguous: their spellings share the prefix
-	// "kind/".
-	lo := slices.IndexFunc(ix.sorted, func(k events.Key) bool { return k.Kind == kind })
-	if lo < 0 {
-		return []events.Key{}
+	out := make([]events.Key, hi-lo)
+	for i, e := range ix.sorted[lo:hi] {
+		out[i] = e.key
 	}
-	hi := lo
-	for hi < len(ix.sorted) && ix.sorted[hi].Kind == kind {
-		hi++
-	}
-	return append(make([]events.Key, 0, hi-lo), ix.sorted[lo:hi]...)
+	return out
 }
 
 // Named returns the keys of kind called name, one per namespace that has
@@ -241,7 +275,7 @@ func (ix *Index) Named(kind, name string) []events.Key {
 	defer ix.mu.RUnlock()
 	var out []events.Key
 	for _, ns := range slices.Sorted(maps.Keys(ix.namespaces[kind])) {
-		if k := events.NewKey(kind, ns, name).Canonical(); ix.entries[k] != nil {
+		if k := events.NewKey(kind, ns, name).Canonical(); ix.entries.get(k) != nil {
 			out = append(out, k)
 		}
 	}
@@ -267,32 +301,32 @@ func (ix *Index) countNamespace(k events.Key, delta int) {
 func (ix *Index) Object(key events.Key) (any, bool) {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
-	if e := ix.entries[key.Canonical()]; e != nil {
-		return e.Object, true
+	if e := ix.entries.get(key.Canonical()); e != nil {
+		return e.object, true
 	}
 	return nil, false
 }
 
-// sortKeys makes sorted hold every key in order. Called with mu held.
+// sortKeys makes sorted hold every entry in order. Called with mu held.
 func (ix *Index) sortKeys() {
 	if ix.sortedOK {
 		return
 	}
-	ix.sorted = slices.AppendSeq(make([]events.Key, 0, len(ix.entries)), maps.Keys(ix.entries))
-	slices.SortFunc(ix.sorted, events.CompareKeys)
+	ix.sorted = slices.AppendSeq(make([]*entry, 0, ix.entries.n), ix.entries.all())
+	slices.SortFunc(ix.sorted, func(a, b *entry) int { return events.CompareKeys(a.key, b.key) })
 	ix.sortedOK = true
 }
 
-// noteCreated keeps sorted in order as k is created. Called with mu held.
-func (ix *Index) noteCreated(k events.Key) {
+// noteCreated keeps sorted in order as e is created. Called with mu held.
+func (ix *Index) noteCreated(e *entry) {
 	if !ix.sortedOK {
 		return
 	}
-	if n := len(ix.sorted); n > 0 && events.CompareKeys(ix.sorted[n-1], k) >= 0 {
+	if n := len(ix.sorted); n > 0 && events.CompareKeys(ix.sorted[n-1].key, e.key) >= 0 {
 		ix.sorted, ix.sortedOK = nil, false
 		return
 	}
-	ix.sorted = append(ix.sorted, k)
+	ix.sorted = append(ix.sorted, e)
 }
 
 // Files returns the paths the index knows, sorted.
@@ -307,15 +341,39 @@ func (ix *Index) Files() []string {
 	return out
 }
 
-func (e *Entry) clone() Entry {
-	c := *e
-	c.Files = slices.Clone(e.Files)
-	return c
+// export spells e out as an Entry, its own copy of the files. Called with
+// mu held.
+func (ix *Index) export(e *entry) Entry {
+	return Entry{Key: e.key, Object: e.object, Hash: e.hash, Files: slices.Clone(ix.filesOf(e)), Err: ix.errOf(e)}
+}
+
+// filesOf returns the files declaring e, sorted; the list of a conflict
+// is the index's, not to be changed. Called with mu held.
+func (ix *Index) filesOf(e *entry) []string {
+	if e.file != nil {
+		return []string{e.file.path}
+	}
+	return ix.conflicts[e.key].files
+}
+
+// errOf says why the files do not yield a good definition of e now: the
+// conflict, the file's error, or its document's. Called with mu held.
+func (ix *Index) errOf(e *entry) error {
+	switch {
+	case e.file == nil:
+		return ix.conflicts[e.key].err
+	case e.file.err() != nil:
+		return e.file.err()
+	}
+	if own := e.file.slotOf(e.key).own; own != nil {
+		return own.err
+	}
+	return nil
 }
 
 // claims are the files declaring some keys after a change, made from the
-// entries' Files before it. A list is copied before it changes, never
-// changed in place: the entry before the change keeps its own, to compare.
+// entries' files before it. A list is copied before it changes, never
+// changed in place: a conflict's list before the change stays, to compare.
 type claims struct {
 	ix    *Index
 	files map[events.Key][]string
@@ -330,8 +388,8 @@ func (c claims) of(k events.Key) []string {
 	if files, ok := c.files[k]; ok {
 		return files
 	}
-	if e := c.ix.entries[k]; e != nil {
-		return e.Files
+	if e := c.ix.entries.get(k); e != nil {
+		return c.ix.filesOf(e)
 	}
 	return nil
 }
@@ -353,111 +411,57 @@ func (c claims) drop(k events.Key, path string) {
 }
 
 // refresh recomputes the entries of keys from their claims and reports
-// those that changed. path is the file that prompted it, named in deletes.
+// those that changed. path is the file that prompted it, named in deletes;
+// the entry of a key it declares first is in its document.
 func (ix *Index) refresh(keys []events.Key, path string, claims claims) []Change {
 	slices.SortFunc(keys, events.CompareKeys)
 	keys = slices.Compact(keys)
 	var changes []Change
 	for _, k := range keys {
-		prev, existed := ix.entries[k]
+		e := ix.entries.get(k)
+		existed := e != nil
 		files := claims.of(k)
 		if len(files) == 0 {
 			if existed {
-				delete(ix.entries, k)
+				ix.entries.remove(e)
+				delete(ix.conflicts, k)
 				ix.sorted, ix.sortedOK = nil, false
 				ix.countNamespace(k, -1)
 				changes = append(changes, Change{Key: k, Op: events.OperationDelete, File: path})
 			}
 			continue
 		}
-		next := &Entry{Key: k, Files: files}
+		var prevHash, prevErr string
+		var prevFiles []string
 		if existed {
-			next.Object, next.Hash = prev.Object, prev.Hash // the last good stays in force
+			// Before the change: e's file is the one it had, which a
+			// change replaces in files but never alters.
+			prevHash, prevErr, prevFiles = e.hash, errText(ix.errOf(e)), ix.filesOf(e)
+		} else {
+			e = ix.files[path].slotOf(k).e
 		}
 		if len(files) > 1 {
-			next.Err = fmt.Errorf("%s is declared by more than one file: %s; remove or rename all but one", k, strings.Join(files, ", "))
+			// The definition in force before the conflict stays.
+			e.file = nil
+			ix.conflicts[k] = conflict{files: files,
+				err: fmt.Errorf("%s is declared by more than one file: %s; remove or rename all but one", k, strings.Join(files, ", "))}
 		} else {
-			f := ix.files[files[0]]
-			d, _ := f.doc(k)
-			switch {
-			case f.err != nil:
-				next.Err = f.err
-			case d.Err != nil:
-				next.Err = d.Err
-			case existed && prev.Object != nil && prev.Hash == d.Hash:
-				// The same content read again (a rescan, a save without
-				// changes): the definition in force stays the same object,
-				// so that what was built from it (a workflow's tool) holds.
-			default:
-				next.Object, next.Hash = d.Object, d.Hash
-			}
+			delete(ix.conflicts, k)
+			e.file = ix.files[files[0]]
+			e.file.settle(e)
 		}
-		ix.entries[k] = next
 		if !existed {
-			ix.noteCreated(k)
+			ix.entries.add(e)
+			ix.noteCreated(e)
 			ix.countNamespace(k, 1)
+			changes = append(changes, Change{Key: k, Op: events.OperationCreate, Hash: e.hash, File: files[0]})
+			continue
 		}
-		switch {
-		case !existed:
-			changes = append(changes, Change{Key: k, Op: events.OperationCreate, Hash: next.Hash, File: files[0]})
-		case prev.Hash != next.Hash || errText(prev.Err) != errText(next.Err) || !slices.Equal(prev.Files, next.Files):
-			changes = append(changes, Change{Key: k, Op: events.OperationUpdate, Hash: next.Hash, File: files[0]})
+		if prevHash != e.hash || prevErr != errText(ix.errOf(e)) || !slices.Equal(prevFiles, files) {
+			changes = append(changes, Change{Key: k, Op: events.OperationUpdate, Hash: e.hash, File: files[0]})
 		}
 	}
 	return changes
-}
-
-// smallFile is the most documents a fileState searches linearly.
-const smallFile = 8
-
-// set records d, replacing an earlier document of its key: of two
-// documents with one key in one file, the later is what the file says.
-func (f *fileState) set(d Doc) {
-	if i := f.find(d.Key); i >= 0 {
-		f.docs[i] = d
-		return
-	}
-	f.docs = append(f.docs, d)
-	if f.byKey != nil {
-		f.byKey[d.Key] = len(f.docs) - 1
-	} else if len(f.docs) > smallFile {
-		f.byKey = make(map[events.Key]int, len(f.docs))
-		for i, d := range f.docs {
-			f.byKey[d.Key] = i
-		}
-	}
-}
-
-// doc returns the document of k.
-func (f *fileState) doc(k events.Key) (Doc, bool) {
-	if i := f.find(k); i >= 0 {
-		return f.docs[i], true
-	}
-	return Doc{}, false
-}
-
-// find returns the position of k's document in docs, or -1.
-func (f *fileState) find(k events.Key) int {
-	if f.byKey != nil {
-		if i, ok := f.byKey[k]; ok {
-			return i
-		}
-		return -1
-	}
-	for i := range f.docs {
-		if f.docs[i].Key == k {
-			return i
-		}
-	}
-	return -1
-}
-
-func keysOf(docs []Doc) []events.Key {
-	keys := make([]events.Key, len(docs))
-	for i, d := range docs {
-		keys[i] = d.Key
-	}
-	return keys
 }
 
 func errText(err error) string {
