@@ -70,6 +70,7 @@ func TestInternerAgreesWithAMap(t *testing.T) {
 			k := events.NewKey("Workflow", "", fmt.Sprint("k", rng.IntN(keys)))
 			if h, held := model[k]; held && rng.IntN(2) == 0 {
 				in.Release(h)
+				require.False(t, in.Held(h), "step %d: %s released", step, k)
 				delete(model, k)
 			} else {
 				h, added := in.Intern(k)
@@ -86,8 +87,27 @@ func TestInternerAgreesWithAMap(t *testing.T) {
 			require.True(t, ok, "%s lost", k)
 			require.Equal(t, h, got)
 			require.Equal(t, k, in.Key(h))
+			require.True(t, in.Held(h), "%s", k)
 		}
 	}
+}
+
+// The zero key is a key like any other: a coalescing mailbox's key
+// function may give it.
+func TestInternerHoldsTheZeroKey(t *testing.T) {
+	var in events.InternerOf[string]
+	h, added := in.Intern("")
+	require.True(t, added)
+	other, _ := in.Intern("x")
+	assert.True(t, in.Held(h))
+	got, ok := in.Lookup("")
+	assert.True(t, ok)
+	assert.Equal(t, h, got)
+	in.Release(h)
+	assert.False(t, in.Held(h))
+	_, ok = in.Lookup("")
+	assert.False(t, ok)
+	assert.True(t, in.Held(other))
 }
 
 func TestInternerClearReleasesEveryHandleAtOnce(t *testing.T) {
