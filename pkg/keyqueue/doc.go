@@ -16,7 +16,10 @@
 // life (a byte per resource: the owners' handles are dense), and the
 // queue itself is a ring of handles (internal/ring, shared with the
 // debouncer's deadlines); the two timestamps of the metrics live with the
-// few handles queued or busy, in the ring and the busy list.
+// few handles queued or busy, in the ring and the busy list. The ring a
+// burst grew is dropped once a small fill empties the queue again, or,
+// with metrics, after 10 s empty with no Add (a daemon at rest makes no
+// small fill).
 //
 // Guarantees, each the client-go queue's and each pinned by a test:
 //

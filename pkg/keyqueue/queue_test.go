@@ -272,3 +272,43 @@ func TestAnIdleCycleAtALargeHandleAllocatesNothing(t *testing.T) {
 	})
 	assert.Zero(t, allocs)
 }
+
+// The ring a burst grew goes once the queue has been empty, with no Add,
+// for 10 s of its metrics goroutine's ticks, and not a tick earlier; an Add
+// meanwhile starts the wait again, and the ring of a small fill stays.
+func TestABurstsRingGoesAfterTenQuietSeconds(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := keyqueue.New(keyqueue.Config{Name: "test", MetricsProvider: &fakeMetrics{}})
+		defer q.ShutDown()
+		fill := func(n int) {
+			for h := range n {
+				q.Add(events.Handle(h))
+			}
+			for range n {
+				q.Done(get(t, q))
+			}
+		}
+		fill(5000)
+		grown := keyqueue.RingCap(q)
+		require.Greater(t, grown, 1024)
+
+		// Ticks come every 500 ms from the start. The first quiet one is
+		// at 1 s; a second burst at 7.25 s, before the 20th, makes the
+		// tick at 7.5 s the last to see an Add, so the 20th quiet tick
+		// is at 17.5 s.
+		time.Sleep(7250 * time.Millisecond)
+		fill(5000)
+		time.Sleep(10240 * time.Millisecond) // 17.49 s
+		synctest.Wait()
+		assert.Equal(t, grown, keyqueue.RingCap(q), "kept until the 20th quiet tick")
+		time.Sleep(20 * time.Millisecond) // 17.51 s
+		synctest.Wait()
+		assert.Zero(t, keyqueue.RingCap(q), "dropped at the 20th quiet tick")
+
+		fill(10)
+		small := keyqueue.RingCap(q)
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		assert.Equal(t, small, keyqueue.RingCap(q), "a small ring stays")
+	})
+}
