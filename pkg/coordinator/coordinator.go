@@ -434,7 +434,7 @@ func (c *Coordinator) claim(h events.Handle) (reconcilers.Request, bool) {
 	}
 	st := c.recs.At(h)
 	st.queued, st.held = false, true
-	if st.pending == noTrigger && (st.wakeAt.IsZero() || c.opts.Clock.Now().Before(st.wakeAt)) {
+	if wake := st.wakeAt(); st.pending == noTrigger && (wake.IsZero() || c.opts.Clock.Now().Before(wake)) {
 		return reconcilers.Request{}, false // wakeLoop queues it again when due
 	}
 	key := c.handles.Key(h)
@@ -443,9 +443,10 @@ func (c *Coordinator) claim(h events.Handle) (reconcilers.Request, bool) {
 		c.log.Debug("pending work of a disabled kind dropped", "key", key)
 		return reconcilers.Request{}, false
 	}
-	st.pending, st.wakeAt, st.retrying = noTrigger, time.Time{}, false
+	st.pending, st.retrying = noTrigger, false
+	st.clearWake()
 	c.inFlight++ // until process returns
-	return reconcilers.Request{Key: key, Attempt: st.backoff.failures + 1, CorrelationID: st.corr}, true
+	return reconcilers.Request{Key: key, Attempt: st.failures() + 1, CorrelationID: st.corr}, true
 }
 
 // recovered runs fn, turning a panic into an error: a bug in one reconciler

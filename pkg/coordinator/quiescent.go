@@ -31,7 +31,7 @@ func (c *Coordinator) Quiescent(now time.Time) (quiet bool, wake time.Time) {
 		if st.pending != noTrigger {
 			quiet = false
 		}
-		soonest(st.wakeAt)
+		soonest(st.wakeAt())
 	}
 	if c.resyncs > 0 {
 		if c.pacedUntil.IsZero() {

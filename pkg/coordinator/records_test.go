@@ -2,6 +2,7 @@ package coordinator
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 
@@ -22,6 +23,7 @@ func TestAHandleIsReleasedOnlyOnceNothingHoldsOrNeedsIt(t *testing.T) {
 		func(st *keyState) { st.pending = runtimeTrigger },
 		func(st *keyState) { st.failed = true },
 		func(st *keyState) { st.exists = true },
+		func(st *keyState) { st.delayed().wakeAt = time.Unix(1, 0) },
 	} {
 		*st = keyState{}
 		keep(st)
@@ -33,4 +35,23 @@ func TestAHandleIsReleasedOnlyOnceNothingHoldsOrNeedsIt(t *testing.T) {
 	assert.False(t, c.handles.Held(h), "released once nothing holds or needs it")
 	b, _ := c.record(events.NewKey("Workflow", "", "b"))
 	assert.Equal(t, h, b, "and given to the next key")
+}
+
+// A key keeps a delay only while it has a wake scheduled or a failure
+// streak: one at rest keeps none.
+func TestARecordKeepsItsDelayOnlyWhileItHasOne(t *testing.T) {
+	var st keyState
+	st.delayed().wakeAt = time.Unix(1, 0)
+	st.delayed().backoff.failures = 2
+	st.clearWake()
+	assert.Equal(t, 2, st.failures(), "the streak outlives the wake")
+	assert.True(t, st.wakeAt().IsZero())
+	st.resetBackoff()
+	assert.Nil(t, st.delay, "neither: no delay")
+
+	st.delayed().wakeAt = time.Unix(1, 0)
+	st.resetBackoff()
+	assert.Equal(t, time.Unix(1, 0), st.wakeAt(), "the wake outlives the streak")
+	st.clearWake()
+	assert.Nil(t, st.delay)
 }

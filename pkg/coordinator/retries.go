@@ -30,7 +30,7 @@ func (c *Coordinator) settle(ctx context.Context, h events.Handle, req reconcile
 	switch {
 	case res.Err == nil:
 		result = ResultSuccess
-		st.backoff = backoffItem{}
+		st.resetBackoff()
 		st.exists = !res.Deleted
 		if res.RequeueAfter > 0 {
 			result = ResultRequeueAfter
@@ -38,13 +38,13 @@ func (c *Coordinator) settle(ctx context.Context, h events.Handle, req reconcile
 		}
 		outcome = events.ResourceSynced{Meta: meta, Key: req.Key, Attempt: req.Attempt, Duration: took,
 			Deleted: res.Deleted, RequeueAfter: res.RequeueAfter, Hash: hash}
-	case !reconcilers.IsPermanent(res.Err) && ctx.Err() == nil && (timed || st.backoff.failures < c.opts.MaxRetries):
+	case !reconcilers.IsPermanent(res.Err) && ctx.Err() == nil && (timed || st.failures() < c.opts.MaxRetries):
 		if at, ok := reconcilers.RetryTime(res.Err); ok {
 			// The reconciler knows when a retry can succeed (a server's
 			// own restart backoff): an earlier one would only fail again.
-			st.backoff.setNext(at.Sub(now))
+			st.delayed().backoff.setNext(at.Sub(now))
 		}
-		c.delayLocked(h, st, now.Add(c.backoff.whenItem(&st.backoff)), now)
+		c.delayLocked(h, st, now.Add(c.backoff.whenItem(&st.delayed().backoff)), now)
 		st.retrying = true
 		// A runtime or resync trigger that arrived during the reconcile
 		// waits for the retry like any other, which continues the failing
@@ -53,9 +53,9 @@ func (c *Coordinator) settle(ctx context.Context, h events.Handle, req reconcile
 			st.pending, st.corr = noTrigger, req.CorrelationID
 		}
 		outcome = events.ResourceFailed{Meta: meta, Key: req.Key, Error: redact.String(res.Err.Error()), Attempt: req.Attempt,
-			Duration: took, NextRetry: st.wakeAt.Round(0).UTC()}
+			Duration: took, NextRetry: st.wakeAt().Round(0).UTC()}
 	default: // permanent, retries used up, or timed out while stopping
-		st.backoff = backoffItem{}
+		st.resetBackoff()
 		// Retries used up: Failed until a change, a manual trigger or a
 		// resync; a runtime trigger that arrived during the reconcile is
 		// dropped, and one of those starts the key afresh. A permanent
@@ -77,7 +77,8 @@ func (c *Coordinator) settle(ctx context.Context, h events.Handle, req reconcile
 // requeue.
 func (c *Coordinator) delayLocked(h events.Handle, st *keyState, at, now time.Time) {
 	c.delays++
-	st.wakeAt, st.wakeSeq = at, c.delays
+	d := st.delayed()
+	d.wakeAt, d.wakeSeq = at, c.delays
 	c.pushWakeLocked(h, at, c.delays)
 	if c.retries != nil {
 		c.retries.Inc()
@@ -156,8 +157,8 @@ func (c *Coordinator) live(e wakeEntry) bool {
 	if !c.handles.Held(e.h) {
 		return false
 	}
-	st := c.recs.At(e.h)
-	return st.wakeSeq == e.seq && st.wakeAt.Equal(e.at)
+	d := c.recs.At(e.h).delay
+	return d != nil && d.wakeSeq == e.seq && d.wakeAt.Equal(e.at)
 }
 
 // pushWakeLocked records key's delay until at; c.mu is held. Stale entries

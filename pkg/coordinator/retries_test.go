@@ -19,8 +19,9 @@ func TestDelaysComeOutDueInOrderAndStaleOnesNever(t *testing.T) {
 	delay := func(name string, after time.Duration) {
 		h, st := c.record(events.NewKey("Workflow", "", name))
 		c.delays++
-		st.wakeAt, st.wakeSeq = t0.Add(after), c.delays
-		c.pushWakeLocked(h, st.wakeAt, c.delays)
+		d := st.delayed()
+		d.wakeAt, d.wakeSeq = t0.Add(after), c.delays
+		c.pushWakeLocked(h, d.wakeAt, c.delays)
 	}
 	names := func(due []events.Handle) (out []string) {
 		for _, h := range due {
@@ -36,7 +37,7 @@ func TestDelaysComeOutDueInOrderAndStaleOnesNever(t *testing.T) {
 	delay("moved", 5*time.Second) // its 1 s entry is stale now
 	delay("cleared", time.Second)
 	_, cleared, _ := c.lookup(events.NewKey("Workflow", "", "cleared"))
-	cleared.wakeAt = time.Time{} // triggered meanwhile
+	cleared.clearWake() // triggered meanwhile
 
 	due, next := c.takeDueLocked(t0.Add(time.Second))
 	assert.Equal(t, []string{"b", "a"}, names(due))

@@ -3,7 +3,6 @@ package coordinator
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/musterd/musterd/pkg/events"
 )
@@ -140,8 +139,9 @@ func (c *Coordinator) enqueueLocked(key events.Key, corr string, reason events.R
 	t := triggerOf(reason)
 	switch {
 	case t == changeTrigger:
-		st.backoff = backoffItem{}
-		st.wakeAt, st.retrying = time.Time{}, false
+		st.resetBackoff()
+		st.clearWake()
+		st.retrying = false
 	case st.retrying:
 		return
 	case st.failed && t < resyncTrigger:
