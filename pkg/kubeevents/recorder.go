@@ -205,12 +205,16 @@ func (r *Recorder) seed(ctx context.Context) {
 		}
 	}
 	for _, s := range servers.Items {
-		r.resources[events.Key{Kind: v1alpha1.KindMCPServer, Namespace: s.Namespace, Name: s.Name}.Canonical()] =
-			&seen{generation: s.Status.ObservedGeneration}
+		if s.Status != nil {
+			r.resources[events.Key{Kind: v1alpha1.KindMCPServer, Namespace: s.Namespace, Name: s.Name}.Canonical()] =
+				&seen{generation: s.Status.ObservedGeneration}
+		}
 	}
 	for _, w := range workflows.Items {
-		r.resources[events.Key{Kind: v1alpha1.KindWorkflow, Namespace: w.Namespace, Name: w.Name}.Canonical()] =
-			&seen{generation: w.Status.ObservedGeneration}
+		if w.Status != nil {
+			r.resources[events.Key{Kind: v1alpha1.KindWorkflow, Namespace: w.Namespace, Name: w.Name}.Canonical()] =
+				&seen{generation: w.Status.ObservedGeneration}
+		}
 	}
 }
 

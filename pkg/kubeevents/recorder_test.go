@@ -69,7 +69,7 @@ func server(name string, gen int64, observed int64) *v1alpha1.MCPServer {
 	return &v1alpha1.MCPServer{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name, Generation: gen},
 		Spec:       v1alpha1.MCPServerSpec{Type: v1alpha1.MCPServerTypeStdio, Command: "x"},
-		Status:     v1alpha1.MCPServerStatus{ObservedGeneration: observed},
+		Status:     &v1alpha1.MCPServerStatus{ObservedGeneration: observed},
 	}
 }
 
@@ -172,7 +172,7 @@ func TestFailuresAndInvalidDefinitionsAreWarningsWithoutSecrets(t *testing.T) {
 func TestANewLeaderDoesNotRepeatItsPredecessorsSyncedEvents(t *testing.T) {
 	f := newFixture(t, server("old", 4, 4), server("new", 2, 1),
 		&v1alpha1.Workflow{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "wf", Generation: 1},
-			Status: v1alpha1.WorkflowStatus{ObservedGeneration: 1}})
+			Status: &v1alpha1.WorkflowStatus{ObservedGeneration: 1}})
 	ctx := t.Context()
 	f.r.seed(ctx)
 

@@ -56,6 +56,9 @@ func (p *CRStatus) Load() ([]Record, error) {
 	p.saved = map[events.Key]Record{}
 	var out []Record
 	for _, s := range list.Items {
+		if s.Status == nil {
+			continue
+		}
 		key := events.NewKey(v1alpha1.KindMCPServer, s.Namespace, s.Name)
 		if r, ok := RecordOf(key, s.Status.Override); ok {
 			out = append(out, r)

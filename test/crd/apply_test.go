@@ -254,7 +254,7 @@ func testStatusSubresource(t *testing.T, cp *kubetest.ControlPlane) {
 	require.NoError(t, cp.Client.Create(ctx, server))
 	require.Equal(t, int64(1), server.Generation)
 
-	server.Status = musterv1alpha1.MCPServerStatus{
+	server.Status = &musterv1alpha1.MCPServerStatus{
 		State:              musterv1alpha1.MCPServerStateRunning,
 		ObservedGeneration: server.Generation,
 		ToolCount:          1,
@@ -310,7 +310,7 @@ func testKubectlShowsPrinterColumns(t *testing.T, cp *kubetest.ControlPlane) {
 	for _, s := range servers {
 		obj := &musterv1alpha1.MCPServer{ObjectMeta: metav1.ObjectMeta{Name: s.name, Namespace: ns}, Spec: s.spec}
 		require.NoError(t, cp.Client.Create(ctx, obj))
-		obj.Status = s.status
+		obj.Status = &s.status
 		require.NoError(t, cp.Client.Status().Update(ctx, obj))
 	}
 	wf := &musterv1alpha1.Workflow{
@@ -320,7 +320,7 @@ func testKubectlShowsPrinterColumns(t *testing.T, cp *kubetest.ControlPlane) {
 		}},
 	}
 	require.NoError(t, cp.Client.Create(ctx, wf))
-	wf.Status = musterv1alpha1.WorkflowStatus{Valid: true, StepCount: 2}
+	wf.Status = &musterv1alpha1.WorkflowStatus{Valid: true, StepCount: 2}
 	require.NoError(t, cp.Client.Status().Update(ctx, wf))
 
 	get := func(args ...string) []string {

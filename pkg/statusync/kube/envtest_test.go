@@ -36,7 +36,7 @@ func TestEnvtestAConflictOnARealAPIServerIsRetried(t *testing.T) {
 				// Another writer gets in between this read and this write.
 				other := &v1alpha1.MCPServer{}
 				require.NoError(t, cp.Client.Get(ctx, client.ObjectKeyFromObject(o), other))
-				other.Status.RestartCount = 7
+				other.Status = &v1alpha1.MCPServerStatus{RestartCount: 7}
 				require.NoError(t, cp.Client.Status().Update(ctx, other))
 			}
 			err := c.SubResource(sub).Update(ctx, o, opts...)

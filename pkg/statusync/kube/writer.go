@@ -159,7 +159,7 @@ func (w *Writer) update(obj client.Object, key events.Key, st statusync.Status) 
 	gen := obj.GetGeneration()
 	switch o := obj.(type) {
 	case *v1alpha1.MCPServer:
-		next := *o.Status.DeepCopy()
+		next := valueOf(o.Status.DeepCopy())
 		if s, ok := observed.(v1alpha1.MCPServerStatus); reconciled && ok {
 			next = s
 		}
@@ -175,10 +175,10 @@ func (w *Writer) update(obj client.Object, key events.Key, st statusync.Status) 
 		case failed && next.LastError == "":
 			next.LastError = st.LastError
 		}
-		setDisabled(&next.Conditions, o.Status.Conditions, st, gen)
+		setDisabled(&next.Conditions, valueOf(o.Status).Conditions, st, gen)
 		return replace(&o.Status, next)
 	case *v1alpha1.Workflow:
-		next := *o.Status.DeepCopy()
+		next := valueOf(o.Status.DeepCopy())
 		if s, ok := observed.(v1alpha1.WorkflowStatus); reconciled && ok {
 			next = s
 		}
@@ -190,17 +190,27 @@ func (w *Writer) update(obj client.Object, key events.Key, st statusync.Status) 
 				c.ObservedGeneration = gen
 			}
 		}
-		setDisabled(&next.Conditions, o.Status.Conditions, st, gen)
+		setDisabled(&next.Conditions, valueOf(o.Status).Conditions, st, gen)
 		return replace(&o.Status, next)
 	}
 	return false
 }
 
+// valueOf is *p, or the zero T when p is nil: an object's status before
+// anything was written.
+func valueOf[T any](p *T) T {
+	if p == nil {
+		var zero T
+		return zero
+	}
+	return *p
+}
+
 // replace sets *cur to next, as the API server will store it, and reports
-// whether that differs from *cur. Times are compared as the API server
-// keeps them, to the second: otherwise every status would differ from the
-// one written.
-func replace[T any](cur *T, next T) bool {
+// whether that differs from *cur (none is the zero T). Times are compared
+// as the API server keeps them, to the second: otherwise every status
+// would differ from the one written.
+func replace[T any](cur **T, next T) bool {
 	var stored T
 	data, err := json.Marshal(next)
 	if err == nil {
@@ -209,10 +219,10 @@ func replace[T any](cur *T, next T) bool {
 	if err != nil {
 		stored = next
 	}
-	if equality.Semantic.DeepEqual(*cur, stored) {
+	if equality.Semantic.DeepEqual(valueOf(*cur), stored) {
 		return false
 	}
-	*cur = stored
+	*cur = &stored
 	return true
 }
 

@@ -120,7 +120,7 @@ func TestAConflictIsRetriedOnTheObjectReadAgain(t *testing.T) {
 				if err := c.Get(ctx, client.ObjectKeyFromObject(o), other); err != nil {
 					return err
 				}
-				other.Status.RestartCount = 7
+				other.Status = &v1alpha1.MCPServerStatus{RestartCount: 7}
 				if err := c.SubResource(sub).Update(ctx, other); err != nil {
 					return err
 				}

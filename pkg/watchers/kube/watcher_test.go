@@ -84,7 +84,7 @@ func TestOnlyANewGenerationIsAChange(t *testing.T) {
 		// the same generation.
 		statusOnly := server(1, "git-mcp")
 		statusOnly.ResourceVersion = "2"
-		statusOnly.Status.State = v1alpha1.MCPServerStateRunning
+		statusOnly.Status = &v1alpha1.MCPServerStatus{State: v1alpha1.MCPServerStateRunning}
 		h.w.upsert(statusOnly)
 		h.w.upsert(statusOnly)
 		assert.Empty(t, h.published(), "a status-only update is no change")

@@ -1,6 +1,7 @@
 package v1alpha1
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -582,5 +583,28 @@ func TestDecodedObjectsShareTheirTypeStrings(t *testing.T) {
 		case *MCPServer:
 			assert.True(t, same(o.APIVersion, APIVersion) && same(o.Kind, KindMCPServer) && same(d.Kind, KindMCPServer), "MCPServer: %+v", o.TypeMeta)
 		}
+	}
+}
+
+// A definition decoded from a file holds no status: a file may not declare
+// one, and the status sits behind a pointer so that the index's 100,000
+// definitions do not each carry an empty one (120 bytes of a Workflow's
+// 464, which made it 352: issue #15). Its hash is what the status-less
+// JSON gives, as before.
+func TestADecodedDefinitionHoldsNoStatus(t *testing.T) {
+	for _, src := range []string{stdioServer, "apiVersion: muster.giantswarm.io/v1alpha1\nkind: Workflow\nmetadata:\n  name: w\nspec:\n  steps:\n    - id: a\n      tool: t\n"} {
+		docs, err := DecodeFile("x.yaml", []byte(src))
+		require.NoError(t, err)
+		require.NoError(t, docs[0].Err)
+		switch o := docs[0].Object.(type) {
+		case *MCPServer:
+			assert.Nil(t, o.Status)
+		case *Workflow:
+			assert.Nil(t, o.Status)
+		}
+		assert.Equal(t, hashJSON(docs[0].Object), docs[0].Hash)
+		data, err := json.Marshal(docs[0].Object)
+		require.NoError(t, err)
+		assert.NotContains(t, string(data), `"status"`)
 	}
 }

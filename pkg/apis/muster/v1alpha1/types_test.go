@@ -85,7 +85,7 @@ func TestDeepCopySharesNothing(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, docs[0].Err)
 	orig := docs[0].Object.(*Workflow)
-	orig.Status.Conditions = []metav1.Condition{{Type: ConditionReady, Status: metav1.ConditionTrue}}
+	orig.Status = &WorkflowStatus{Conditions: []metav1.Condition{{Type: ConditionReady, Status: metav1.ConditionTrue}}}
 	before, err := json.Marshal(orig)
 	require.NoError(t, err)
 
