@@ -75,15 +75,15 @@ func (k *kubeEnv) server(t *testing.T, name string) (*v1alpha1.MCPServer, bool) 
 	return &s, true
 }
 
-// waitStatus polls the custom resource until its status subresource
-// satisfies cond.
+// waitStatus polls the custom resource until it has a status and its
+// status subresource satisfies cond.
 func (k *kubeEnv) waitStatus(t *testing.T, name, what string, cond func(*v1alpha1.MCPServer) bool) *v1alpha1.MCPServer {
 	t.Helper()
 	var last *v1alpha1.MCPServer
 	eventually(t, "MCPServer "+name+" "+what, func() bool {
 		s, ok := k.server(t, name)
 		last = s
-		return ok && cond(s)
+		return ok && s.Status != nil && cond(s)
 	})
 	return last
 }
