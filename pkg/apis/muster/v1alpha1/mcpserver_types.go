@@ -90,10 +90,12 @@ type MCPServer struct {
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
 	Spec MCPServerSpec `json:"spec,omitempty"`
-	// Status is nil until a status is written: a definition from a file
-	// never has one (musterd keeps statuses apart), and an empty status
-	// in each of 100,000 definitions in the index was a quarter of
-	// their memory (issue #15). The CRD's schema is the same either way.
+	// (Not the field's documentation, which the CRD shows: Status is nil
+	// until a status is written. A definition from a file never has one,
+	// musterd keeping statuses apart, and an empty status in each of
+	// 100,000 definitions in the index was a quarter of their memory,
+	// issue #15. The CRD's schema is the same either way.)
+
 	Status *MCPServerStatus `json:"status,omitempty"`
 }
 

@@ -35,10 +35,12 @@ type Workflow struct {
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
 	Spec WorkflowSpec `json:"spec,omitempty"`
-	// Status is nil until a status is written: a definition from a file
-	// never has one (musterd keeps statuses apart), and an empty status
-	// in each of 100,000 definitions in the index was a quarter of
-	// their memory (issue #15). The CRD's schema is the same either way.
+	// (Not the field's documentation, which the CRD shows: Status is nil
+	// until a status is written. A definition from a file never has one,
+	// musterd keeping statuses apart, and an empty status in each of
+	// 100,000 definitions in the index was a quarter of their memory,
+	// issue #15. The CRD's schema is the same either way.)
+
 	Status *WorkflowStatus `json:"status,omitempty"`
 }
 
