@@ -131,6 +131,20 @@ func (h *harness) record() {
 // start runs the watcher with fsnotify until the test ends and waits for
 // its initial listing.
 func (h *harness) start() *harness {
+	h.t.Helper()
+	return h.startWith(h.w.Start)
+}
+
+// startRescansOnly is start with no watches: only the rescans see
+// changes, never an event that fsnotify delivers late.
+func (h *harness) startRescansOnly() *harness {
+	h.t.Helper()
+	return h.startWith(func(ctx context.Context) error {
+		return h.w.run(ctx, noWatches{}, make(chan fsnotify.Event), make(chan error))
+	})
+}
+
+func (h *harness) startWith(run func(context.Context) error) *harness {
 	t := h.t
 	t.Helper()
 	h.record()
@@ -147,7 +161,7 @@ func (h *harness) start() *harness {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- h.w.Start(ctx) }()
+	go func() { done <- run(ctx) }()
 	t.Cleanup(func() {
 		cancel()
 		select {
