@@ -37,7 +37,7 @@ func (w *Watcher) recheckFiles(files []string) {
 		c := spare
 		spare = nil
 		if c == nil {
-			c = &chunkRead{results: make([]readResult, min(readChunk, len(files))), known: make([]fileStamp, min(readChunk, len(files)))}
+			c = &chunkRead{results: make([]readResult, min(readChunk, len(files))), known: make([]stampPrint, min(readChunk, len(files)))}
 		}
 		n := min(len(c.results), len(files))
 		c.start(w, files[:n], workers)
@@ -59,7 +59,7 @@ func (w *Watcher) recheckFiles(files []string) {
 type chunkRead struct {
 	files   []string
 	results []readResult // results[j] is what files[j] held
-	known   []fileStamp  // known[j] is the stamp of files[j]'s last read
+	known   []stampPrint // known[j] is the print of files[j]'s last read's stamp
 	done    sync.WaitGroup
 }
 

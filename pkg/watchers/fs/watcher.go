@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	iofs "io/fs"
 	"log/slog"
 	"maps"
@@ -95,10 +96,11 @@ type Watcher struct {
 
 	// Owned by the Start goroutine.
 	watches   watchList
-	watched   map[string]bool      // paths given to watches.Add
-	published int                  // ResourceChanged events published
-	stamps    map[string]fileStamp // definition file → its stamp when last read, if keepable (stamps.go)
-	present   map[string]bool      // "." and subdirs → whether last seen; absent when never looked
+	watched   map[string]bool       // paths given to watches.Add
+	published int                   // ResourceChanged events published
+	stamps    map[string]stampPrint // definition file → its stamp's print when last read, if keepable (stamps.go)
+	stampSeed maphash.Seed          // seeds printOf
+	present   map[string]bool       // "." and subdirs → whether last seen; absent when never looked
 	work      pending
 }
 
@@ -160,18 +162,19 @@ func New(b *bus.Bus, opts Options) (*Watcher, error) {
 		opts.Logger = slog.Default()
 	}
 	w := &Watcher{
-		bus:      b,
-		index:    opts.Index,
-		decode:   opts.Decode,
-		root:     root,
-		kinds:    maps.Clone(kinds),
-		subdirs:  slices.Sorted(maps.Keys(kinds)),
-		interval: opts.RescanInterval,
-		racy:     racyMargin,
-		log:      opts.Logger.With("component", "fs-watcher", "configDir", root),
-		watched:  map[string]bool{},
-		present:  map[string]bool{},
-		stamps:   map[string]fileStamp{},
+		bus:       b,
+		index:     opts.Index,
+		decode:    opts.Decode,
+		root:      root,
+		kinds:     maps.Clone(kinds),
+		subdirs:   slices.Sorted(maps.Keys(kinds)),
+		interval:  opts.RescanInterval,
+		racy:      racyMargin,
+		log:       opts.Logger.With("component", "fs-watcher", "configDir", root),
+		watched:   map[string]bool{},
+		present:   map[string]bool{},
+		stamps:    map[string]stampPrint{},
+		stampSeed: maphash.MakeSeed(),
 	}
 	w.readFile = func(rel string) ([]byte, fileStamp, error) { return readDefinition(w.abs(rel)) }
 	w.statFile = func(rel string) (fileStamp, error) { return statStamp(w.abs(rel)) }
@@ -537,11 +540,11 @@ func (w *Watcher) dirGone(sub string) bool {
 
 // recheckFile brings the index up to date with what rel holds now.
 func (w *Watcher) recheckFile(rel string) {
-	w.apply(rel, w.read(rel, fileStamp{}))
+	w.apply(rel, w.read(rel, 0))
 }
 
 // readResult is what read found in a file: gone, unchanged since the read
-// that left the stamp it was given, or its documents, or the error that
+// that left the print it was given, or its documents, or the error that
 // makes it unusable as a whole; and its stamp, if it was read and the
 // stamp is keepable.
 type readResult struct {
@@ -551,12 +554,12 @@ type readResult struct {
 	stamp           fileStamp
 }
 
-// read reads and decodes rel, unless known, the stamp of its last read,
-// is not zero and is still its stamp. It touches no state of the
+// read reads and decodes rel, unless known, the print of its last read's
+// stamp, is not zero and is still its stamp's. It touches no state of the
 // watcher's but its settings, so that several files can be read at once.
-func (w *Watcher) read(rel string, known fileStamp) readResult {
-	if known != (fileStamp{}) {
-		if now, err := w.statFile(rel); err == nil && now == known {
+func (w *Watcher) read(rel string, known stampPrint) readResult {
+	if known != 0 {
+		if now, err := w.statFile(rel); err == nil && w.printOf(now) == known {
 			return readResult{unchanged: true}
 		}
 	}
