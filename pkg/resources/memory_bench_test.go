@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/musterd/musterd/internal/memtest"
 	"github.com/musterd/musterd/pkg/events"
 	"github.com/musterd/musterd/pkg/resources"
 )
@@ -36,13 +37,13 @@ func BenchmarkRetainedPerResource(b *testing.B) {
 	}
 	var perResource float64
 	for b.Loop() {
-		before := liveHeap()
+		before := memtest.LiveHeap()
 		ix := resources.New()
 		for i := range n {
 			ix.SetFile(paths[i], []resources.Doc{{Key: keys[i], Object: objects[i], Hash: hashes[i]}}, nil, keys[i])
 		}
 		ix.Keys("") // the workflow engine lists the keys after the burst
-		perResource = float64(liveHeap()-before) / n
+		perResource = float64(memtest.LiveHeap()-before) / n
 		runtime.KeepAlive(ix)
 	}
 	runtime.KeepAlive(paths)
@@ -50,14 +51,6 @@ func BenchmarkRetainedPerResource(b *testing.B) {
 	runtime.KeepAlive(objects)
 	runtime.KeepAlive(hashes)
 	b.ReportMetric(perResource, "B/resource")
-}
-
-func liveHeap() int64 {
-	runtime.GC()
-	runtime.GC()
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	return int64(m.HeapAlloc)
 }
 
 // BenchmarkHashLookup is what finding a key costs, Hash being what the

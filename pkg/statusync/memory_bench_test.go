@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/musterd/musterd/internal/memtest"
 	"github.com/musterd/musterd/pkg/bus"
 	"github.com/musterd/musterd/pkg/events"
 	"github.com/musterd/musterd/pkg/statusync"
@@ -49,7 +50,7 @@ func BenchmarkStoreRetainedHeap(b *testing.B) {
 // storeHeapPerResource runs a store, feeds it outcome, an event per key, and
 // returns the heap it then retains, per key.
 func storeHeapPerResource(b *testing.B, outcome []events.Event) float64 {
-	before := liveHeap()
+	before := memtest.LiveHeap()
 	bu := bus.New(bus.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	store := statusync.NewStore(bu, statusync.StoreOptions{Logger: slog.New(slog.DiscardHandler)})
 	ctx, cancel := context.WithCancel(context.Background())
@@ -69,7 +70,7 @@ func storeHeapPerResource(b *testing.B, outcome []events.Event) float64 {
 	for quiet, _ := store.Quiescent(time.Now()); !quiet; quiet, _ = store.Quiescent(time.Now()) {
 		time.Sleep(time.Millisecond)
 	}
-	after := liveHeap()
+	after := memtest.LiveHeap()
 	if _, ok := store.Get(outcome[len(outcome)-1].(events.Keyed).ResourceKey()); !ok {
 		b.Fatal("the last key has no status")
 	}
@@ -86,12 +87,4 @@ func waitIdle(bu *bus.Bus) {
 	for !bu.Idle() {
 		time.Sleep(100 * time.Microsecond)
 	}
-}
-
-func liveHeap() uint64 {
-	var m runtime.MemStats
-	runtime.GC()
-	runtime.GC()
-	runtime.ReadMemStats(&m)
-	return m.HeapAlloc
 }

@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/musterd/musterd/internal/memtest"
 	"github.com/musterd/musterd/pkg/apis/muster/v1alpha1"
 	"github.com/musterd/musterd/pkg/catalogue"
 	"github.com/musterd/musterd/pkg/events"
@@ -58,12 +59,12 @@ spec:
 			}
 			var perWorkflow float64
 			for b.Loop() {
-				before := liveHeap()
+				before := memtest.LiveHeap()
 				r := workflow.New(ix, cat)
 				for _, k := range keys {
 					r.Reconcile(context.Background(), reconcilers.Request{Key: k, Attempt: 1})
 				}
-				perWorkflow = float64(liveHeap()-before) / n
+				perWorkflow = float64(memtest.LiveHeap()-before) / n
 				if st, _ := r.Status(keys[n-1]); st.(v1alpha1.WorkflowStatus).Valid != offered {
 					b.Fatalf("%v: valid is %v, want %v", keys[n-1], st.(v1alpha1.WorkflowStatus).Valid, offered)
 				}
@@ -73,12 +74,4 @@ spec:
 			b.ReportMetric(perWorkflow, "B/workflow")
 		})
 	}
-}
-
-func liveHeap() int64 {
-	runtime.GC()
-	runtime.GC()
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	return int64(m.HeapAlloc)
 }

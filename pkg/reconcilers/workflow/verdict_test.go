@@ -13,7 +13,6 @@ import (
 	"github.com/musterd/musterd/pkg/catalogue"
 	"github.com/musterd/musterd/pkg/events"
 	"github.com/musterd/musterd/pkg/reconcilers/workflow"
-	"github.com/musterd/musterd/pkg/resources"
 )
 
 // A compact verdict, which keeps a bit per missing tool and spells out its
@@ -72,7 +71,7 @@ func TestACompactVerdictReadsAsTheVerdictSpelledOut(t *testing.T) {
 						for _, h := range []*harness{compact, spelled} {
 							h.declare(t, path, def, key)
 							if brokenEdit {
-								declareAnyway(t, h.ix, path, fmt.Sprintf(broken, name), key)
+								h.declare(t, path, fmt.Sprintf(broken, name), key)
 							}
 						}
 						resA, a := compact.reconcile(t, key)
@@ -94,17 +93,4 @@ func TestACompactVerdictReadsAsTheVerdictSpelledOut(t *testing.T) {
 			})
 		}
 	}
-}
-
-// declareAnyway records src at path as the watcher does, its document's
-// errors included.
-func declareAnyway(t *testing.T, ix *resources.Index, path, src string, k events.Key) {
-	t.Helper()
-	docs, err := v1alpha1.DecodeFile(path, []byte(src))
-	require.NoError(t, err)
-	var out []resources.Doc
-	for _, d := range docs {
-		out = append(out, resources.Doc{Key: d.Key(), Object: d.Object, Hash: d.Hash, Err: d.Err})
-	}
-	ix.SetFile(path, out, nil, k)
 }
