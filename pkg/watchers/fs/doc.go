@@ -65,7 +65,9 @@
 //     filesystems that miss events. Rescans publish only real differences,
 //     and read only the files whose stamp (inode, size, modification and
 //     change times) differs from their last read, or that were written
-//     within a few seconds of it (stamps.go).
+//     within a few seconds of it (stamps.go). A stamp is kept as a 64-bit
+//     print: two versions of a file share one once in 2⁶⁴, and then only
+//     a rescan, never an event, takes the new one for the old.
 //
 // Cost: one goroutine and one fsnotify watcher; one read per changed file,
 // a directory listing only for directory-level events, overflows and the
