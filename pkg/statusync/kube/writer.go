@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/client-go/util/retry"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/musterd/musterd/pkg/apis/muster/v1alpha1"
@@ -159,7 +160,7 @@ func (w *Writer) update(obj client.Object, key events.Key, st statusync.Status) 
 	gen := obj.GetGeneration()
 	switch o := obj.(type) {
 	case *v1alpha1.MCPServer:
-		next := valueOf(o.Status.DeepCopy())
+		next := ptr.Deref(o.Status.DeepCopy(), v1alpha1.MCPServerStatus{})
 		if s, ok := observed.(v1alpha1.MCPServerStatus); reconciled && ok {
 			next = s
 		}
@@ -175,10 +176,10 @@ func (w *Writer) update(obj client.Object, key events.Key, st statusync.Status) 
 		case failed && next.LastError == "":
 			next.LastError = st.LastError
 		}
-		setDisabled(&next.Conditions, valueOf(o.Status).Conditions, st, gen)
+		setDisabled(&next.Conditions, ptr.Deref(o.Status, v1alpha1.MCPServerStatus{}).Conditions, st, gen)
 		return replace(&o.Status, next)
 	case *v1alpha1.Workflow:
-		next := valueOf(o.Status.DeepCopy())
+		next := ptr.Deref(o.Status.DeepCopy(), v1alpha1.WorkflowStatus{})
 		if s, ok := observed.(v1alpha1.WorkflowStatus); reconciled && ok {
 			next = s
 		}
@@ -190,20 +191,10 @@ func (w *Writer) update(obj client.Object, key events.Key, st statusync.Status) 
 				c.ObservedGeneration = gen
 			}
 		}
-		setDisabled(&next.Conditions, valueOf(o.Status).Conditions, st, gen)
+		setDisabled(&next.Conditions, ptr.Deref(o.Status, v1alpha1.WorkflowStatus{}).Conditions, st, gen)
 		return replace(&o.Status, next)
 	}
 	return false
-}
-
-// valueOf is *p, or the zero T when p is nil: an object's status before
-// anything was written.
-func valueOf[T any](p *T) T {
-	if p == nil {
-		var zero T
-		return zero
-	}
-	return *p
 }
 
 // replace sets *cur to next, as the API server will store it, and reports
@@ -219,7 +210,7 @@ func replace[T any](cur **T, next T) bool {
 	if err != nil {
 		stored = next
 	}
-	if equality.Semantic.DeepEqual(valueOf(*cur), stored) {
+	if equality.Semantic.DeepEqual(ptr.Deref(*cur, *new(T)), stored) {
 		return false
 	}
 	*cur = &stored
