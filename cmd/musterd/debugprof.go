@@ -10,6 +10,10 @@ package main
 //   - MUSTERD_DEBUG_CPUPROFILE=file writes a CPU profile from the start of
 //     the process until it stops, so that a cold start is profiled from
 //     its first instant.
+//   - MUSTERD_DEBUG_TRACE=file writes a runtime/trace execution trace from
+//     the start of the process until it stops: where a cold start waits
+//     (go tool trace -pprof=sched|syscall|sync FILE) when its CPU profile
+//     does not account for its wall time.
 //
 // runtime/pprof, not net/http/pprof: that one registers on the default mux
 // and brings in html/template for its index page; this one adds almost
@@ -23,6 +27,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
+	"runtime/trace"
 	"strconv"
 	"strings"
 	"time"
@@ -31,6 +36,7 @@ import (
 const (
 	envDebugPprof      = "MUSTERD_DEBUG_PPROF"
 	envDebugCPUProfile = "MUSTERD_DEBUG_CPUPROFILE"
+	envDebugTrace      = "MUSTERD_DEBUG_TRACE"
 )
 
 // startDebugProfiling starts what the environment asks for and returns
@@ -54,6 +60,18 @@ func startDebugProfiling(log *slog.Logger) (stop func(), err error) {
 		}
 		log.Info("writing a CPU profile until the daemon stops", "file", file)
 		stops = append(stops, func() { pprof.StopCPUProfile(); f.Close() })
+	}
+	if file := os.Getenv(envDebugTrace); file != "" {
+		f, err := os.Create(file)
+		if err != nil {
+			return stop, fmt.Errorf("$%s: %w", envDebugTrace, err)
+		}
+		if err := trace.Start(f); err != nil {
+			f.Close()
+			return stop, fmt.Errorf("$%s: %w", envDebugTrace, err)
+		}
+		log.Info("writing an execution trace until the daemon stops", "file", file)
+		stops = append(stops, func() { trace.Stop(); f.Close() })
 	}
 	if addr := os.Getenv(envDebugPprof); addr != "" {
 		host, _, err := net.SplitHostPort(addr)
