@@ -86,7 +86,9 @@ func (d Document) Key() events.Key {
 // invalid name) fails the whole file: the returned error is a *FieldError
 // naming the file and line, and no documents are returned.
 func DecodeFile(path string, data []byte) ([]Document, error) {
-	return decodeFile(path, data, checkText, parseFile, decodeDocument)
+	p := fastParsers.Get().(*fastParser)
+	defer p.release() // the trees are in p's arenas, and dead once decoded
+	return decodeFile(path, data, checkText, p.parseFile, decodeDocument)
 }
 
 // decodeFile is DecodeFile with the text check, the parser and the
@@ -242,9 +244,10 @@ type parsedDocument struct {
 }
 
 // parseFile parses data's documents by the fast path (yamlfast.go) if it
-// can, and otherwise by yaml.v3.
-func parseFile(data []byte) ([]parsedDocument, *FieldError) {
-	if trees, ok := fastParse(data); ok {
+// can, and otherwise by yaml.v3. The fast path's trees are good until p is
+// released.
+func (p *fastParser) parseFile(data []byte) ([]parsedDocument, *FieldError) {
+	if trees, ok := p.parse(data); ok {
 		docs := make([]parsedDocument, len(trees))
 		for i, t := range trees {
 			docs[i].tree = t

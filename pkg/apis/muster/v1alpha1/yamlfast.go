@@ -3,7 +3,6 @@ package v1alpha1
 import (
 	"bytes"
 	"reflect"
-	"slices"
 	"strings"
 	"sync"
 )
@@ -33,9 +32,10 @@ import (
 // the corpora and generated files the decoder is tested with, and fuzzes
 // the comparison.
 
-// fastParse parses data if it keeps to the forms above, returning a tree per
-// non-empty document; ok is false otherwise.
-func fastParse(data []byte) (trees []*yvalue, ok bool) {
+// parse parses data if it keeps to the forms above, returning a tree per
+// non-empty document; ok is false otherwise. The trees live in p's arenas:
+// they are good until p is released.
+func (p *fastParser) parse(data []byte) (trees []*yvalue, ok bool) {
 	if !fastText(data) {
 		return nil, false
 	}
@@ -44,17 +44,15 @@ func fastParse(data []byte) (trees []*yvalue, ok bool) {
 	// strings.Clone), so that a decoded object holds its values and not
 	// the file.
 	text := string(data)
-	p := fastParsers.Get().(*fastParser)
-	defer p.release()
 	flush := func() bool {
 		if len(p.lines) == 0 {
 			return true
 		}
-		v := new(yvalue)
-		if !p.block(p.lines[0].indent, v) || p.i != len(p.lines) || v.kind != yMap {
+		var v yvalue
+		if !p.block(p.lines[0].indent, &v) || p.i != len(p.lines) || v.kind != yMap {
 			return false
 		}
-		trees = append(trees, v)
+		trees = append(trees, &p.keepItems([]yvalue{v})[0])
 		clear(p.lines)
 		p.lines, p.i = p.lines[:0], 0
 		return true
@@ -121,14 +119,22 @@ type fastLine struct {
 //
 // A mapping's entries and a sequence's items are gathered on a stack
 // shared by the collections being read, the innermost on top, and copied
-// out at their exact number once the collection ends: each collection
-// costs one allocation of its size, not a slice grown an entry at a time
-// (a small workflow's decode allocated 4.7 KB before, 3.0 after).
+// out at their exact number once the collection ends (a small workflow's
+// decode allocated 4.7 KB when each grew an entry at a time).
 //
-// Parsers are pooled, stacks and all, so that a cold start's thousands of
-// files reuse a few; a parser is cleared of the strings it read before it
-// goes back, and one grown by a file of over fastPooledLines lines is left
-// to the collector.
+// They are copied into the parser's arenas, not into allocations of their
+// own: a tree lives only until its file is decoded (DecodeFile), and the
+// collections of a small workflow's tree were 9 of its decode's 31
+// allocations. Their sizes (a yentry is 112 bytes, one item 88) are
+// those of the definitions a cold start keeps, the steps' arrays (112)
+// and the index's entries (96), and a cold start's heap profile showed
+// the spans of those classes a half to a third empty once the trees were
+// collected: 13 MB with 100,000 workflows.
+//
+// Parsers are pooled, stacks and arenas and all, so that a cold start's
+// thousands of files reuse a few; a parser is cleared of the strings it
+// read before it goes back, and one grown by a file of over
+// fastPooledLines lines is left to the collector.
 type fastParser struct {
 	lines   []fastLine
 	i       int // the next line to read
@@ -136,22 +142,47 @@ type fastParser struct {
 	items   []yvalue
 	// the most entries and items the stacks held: what release clears
 	entriesUsed, itemsUsed int
+	// keptEntries and keptItems are the arenas holding the trees'
+	// collections and roots, in use up to their lengths.
+	keptEntries []yentry
+	keptItems   []yvalue
 }
 
 const fastPooledLines = 1024
 
 var fastParsers = sync.Pool{New: func() any { return new(fastParser) }}
 
-// release clears p and puts it back in the pool.
+// release clears p and puts it back in the pool. The trees it parsed must
+// no longer be in use.
 func (p *fastParser) release() {
-	if cap(p.lines) > fastPooledLines {
+	if cap(p.lines) > fastPooledLines || cap(p.keptEntries)+cap(p.keptItems) > 4*fastPooledLines {
 		return
 	}
 	clear(p.lines)
 	clear(p.entries[:p.entriesUsed])
 	clear(p.items[:p.itemsUsed])
-	*p = fastParser{lines: p.lines[:0], entries: p.entries[:0], items: p.items[:0]}
+	clear(p.keptEntries)
+	clear(p.keptItems)
+	*p = fastParser{lines: p.lines[:0], entries: p.entries[:0], items: p.items[:0],
+		keptEntries: p.keptEntries[:0], keptItems: p.keptItems[:0]}
 	fastParsers.Put(p)
+}
+
+// keepEntries copies a collection's entries into the arena and returns the
+// copy, whose capacity is its length, so that nothing appended to it
+// reaches the arena. An arena that grows leaves the trees made so far in
+// its old array, which they keep alive until they are dropped.
+func (p *fastParser) keepEntries(entries []yentry) []yentry {
+	at := len(p.keptEntries)
+	p.keptEntries = append(p.keptEntries, entries...)
+	return p.keptEntries[at:len(p.keptEntries):len(p.keptEntries)]
+}
+
+// keepItems is keepEntries for a sequence's items, or a document's root.
+func (p *fastParser) keepItems(items []yvalue) []yvalue {
+	at := len(p.keptItems)
+	p.keptItems = append(p.keptItems, items...)
+	return p.keptItems[at:len(p.keptItems):len(p.keptItems)]
 }
 
 // block reads into v the mapping or sequence starting at the next line,
@@ -220,7 +251,7 @@ func (p *fastParser) mapping(indent int, v *yvalue) bool {
 		mine = p.entries[mark:]
 		mine[len(mine)-1].value = nested
 	}
-	*v = yvalue{kind: yMap, line: line, entries: slices.Clone(mine)}
+	*v = yvalue{kind: yMap, line: line, entries: p.keepEntries(mine)}
 	return true
 }
 
@@ -268,7 +299,7 @@ func (p *fastParser) sequence(indent int, v *yvalue) bool {
 		p.items = append(p.items, item)
 		p.itemsUsed = max(p.itemsUsed, len(p.items))
 	}
-	*v = yvalue{kind: ySeq, line: line, items: slices.Clone(p.items[mark:])}
+	*v = yvalue{kind: ySeq, line: line, items: p.keepItems(p.items[mark:])}
 	return true
 }
 

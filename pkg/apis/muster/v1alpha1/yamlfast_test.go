@@ -10,6 +10,10 @@ import (
 	"testing"
 )
 
+// fastParse is the fast path on a parser of its own, never released, so
+// that its trees stay good.
+func fastParse(data []byte) ([]*yvalue, bool) { return new(fastParser).parse(data) }
+
 // fastDiff describes how the fast path's trees of data differ from those
 // yaml.v3 and buildTree make, or is "". took reports whether the fast path
 // took data at all; where it did not, there is nothing to compare.
@@ -239,4 +243,26 @@ func FuzzFastParseMatchesYAML(f *testing.F) {
 			t.Fatal(diff)
 		}
 	})
+}
+
+// TestDecodedObjectsHoldNothingOfTheParsersArenas decodes each benchmark
+// file (maps, sequences, nested steps, conditions) with a parser of its
+// own, then releases the parser, which clears its arenas: an object that
+// shared a collection with the tree would change with them.
+func TestDecodedObjectsHoldNothingOfTheParsersArenas(t *testing.T) {
+	for _, f := range benchFiles {
+		p := new(fastParser)
+		docs, err := decodeFile(f.path, []byte(f.src), checkText, p.parseFile, decodeDocument)
+		if err != nil || len(docs) != 1 || docs[0].Err != nil {
+			t.Fatalf("%s: %v %v", f.name, err, docs)
+		}
+		if len(p.keptEntries) == 0 {
+			t.Fatalf("%s: the fast path did not take the file", f.name)
+		}
+		before := docs[0].Object.DeepCopyObject()
+		p.release()
+		if !reflect.DeepEqual(before, docs[0].Object) {
+			t.Errorf("%s: the decoded object changed when its parser was released:\nbefore %#v\nafter  %#v", f.name, before, docs[0].Object)
+		}
+	}
 }
