@@ -158,13 +158,13 @@ func (d *daemon) addWorkflows(cfg daemonConfig, log *slog.Logger) error {
 			d.MCPRefresh.Kick()
 		}
 	}
-	engine, tools, err := newWorkflowEngine(cfg.stateDir, d.Index, d.Catalogue, d.workflowVerdicts.Recorded, d.Bus, d.Registry, kick, log)
+	engine, tools, err := newWorkflowEngine(cfg.stateDir, d.Index, d.Catalogue, d.workflowVerdicts, d.Bus, d.Registry, kick, log)
 	if err != nil {
 		// A state dir musterd cannot write (a pod's read-only root, where
 		// the config dir is the default state dir) must not stop the
 		// daemon: executions are then kept in memory, and lost with it.
 		log.Warn("workflow executions are kept in memory only: the state dir is not writable", "error", err)
-		if engine, tools, err = newWorkflowEngine("", d.Index, d.Catalogue, d.workflowVerdicts.Recorded, d.Bus, d.Registry, kick, log); err != nil {
+		if engine, tools, err = newWorkflowEngine("", d.Index, d.Catalogue, d.workflowVerdicts, d.Bus, d.Registry, kick, log); err != nil {
 			return err
 		}
 	}
@@ -191,10 +191,10 @@ func (d *daemon) builtinTool(tool string) bool {
 // executions under the state dir, publishing its execution events on b,
 // and a component that refreshes its tools when workflows are reconciled.
 // onToolsChanged is told when the set of workflow tools changed.
-func newWorkflowEngine(stateDir string, ix *resources.Index, cat *catalogue.Catalogue, status func(events.Key) (v1alpha1.WorkflowStatus, bool),
+func newWorkflowEngine(stateDir string, ix *resources.Index, cat *catalogue.Catalogue, verdicts *workflow.Reconciler,
 	b *bus.Bus, reg prometheus.Registerer, onToolsChanged func(), log *slog.Logger) (*workflowrun.Engine, *workflowTools, error) {
 	engine, err := workflowrun.New(workflowrun.Options{
-		Index: ix, Status: status, StateDir: stateDir,
+		Index: ix, Status: verdicts.Recorded, Valid: verdicts.Valid, StateDir: stateDir,
 		Publish:        func(e events.Event) { b.Publish(e) },
 		OnToolsChanged: onToolsChanged,
 		Metrics:        reg,

@@ -30,7 +30,7 @@ func TestWorkflowToolsFollowReconcilesAndDeletes(t *testing.T) {
 		ix, cat := resources.New(), catalogue.New(catalogue.Options{})
 		cat.Set(events.NewKey(v1alpha1.KindMCPServer, "", "fake"), "", []string{"echo"})
 		verdicts := workflow.New(ix, cat)
-		engine, component, err := newWorkflowEngine("", ix, cat, verdicts.Recorded, b, nil, nil, quiet)
+		engine, component, err := newWorkflowEngine("", ix, cat, verdicts, b, nil, nil, quiet)
 		require.NoError(t, err)
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()

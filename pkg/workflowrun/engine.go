@@ -59,6 +59,12 @@ type Options struct {
 	// (workflow.Reconciler.Recorded, which copies nothing: the engine only
 	// reads it). Required: a workflow runs only when it says valid.
 	Status func(events.Key) (v1alpha1.WorkflowStatus, bool)
+	// Valid says whether the reconciler's verdict on a workflow is valid,
+	// and whether it has one: all that deciding on the workflow's tool
+	// needs (workflow.Reconciler.Valid, which spells nothing out, where
+	// Status spells out the lists of a verdict kept compact). Default: read
+	// from Status.
+	Valid func(events.Key) (valid, known bool)
 	// StateDir keeps executions in StateDir/executions, one file each.
 	// Empty keeps them in memory only.
 	StateDir string
@@ -132,6 +138,13 @@ func New(opts Options) (*Engine, error) {
 	if opts.Index == nil || opts.Status == nil {
 		return nil, errors.New("workflowrun: options Index and Status are required")
 	}
+	if opts.Valid == nil {
+		status := opts.Status
+		opts.Valid = func(k events.Key) (bool, bool) {
+			st, known := status(k)
+			return st.Valid, known
+		}
+	}
 	opts.Timeout = cmp.Or(opts.Timeout, DefaultTimeout)
 	opts.MaxTimeout = cmp.Or(opts.MaxTimeout, DefaultMaxTimeout)
 	opts.Concurrency = max(1, cmp.Or(opts.Concurrency, DefaultConcurrency))
@@ -189,9 +202,17 @@ func (e *Engine) find(name string) (workflow, bool) {
 
 // toolDefinition is the definition of name's tool: the index's definition
 // of the workflow called name, nil if none is declared or it cannot run.
+// It is find with the verdict's validity alone (Options.Valid), since
+// only a workflow that cannot run needs its status spelled out: a cold
+// start asks this of every workflow it reconciled.
 func (e *Engine) toolDefinition(name string) *v1alpha1.Workflow {
-	if w, ok := e.find(name); ok && w.available() == nil {
-		return w.def
+	for _, k := range e.opts.Index.Named(v1alpha1.KindWorkflow, name) {
+		if def := e.definition(k); def != nil {
+			if valid, known := e.opts.Valid(k); valid && known {
+				return def
+			}
+			return nil
+		}
 	}
 	return nil
 }
@@ -199,17 +220,21 @@ func (e *Engine) toolDefinition(name string) *v1alpha1.Workflow {
 // load reads the workflow k and its verdict. def is the index's: read it,
 // never change it.
 func (e *Engine) load(k events.Key) (workflow, bool) {
-	obj, ok := e.opts.Index.Object(k)
-	if !ok {
-		return workflow{}, false
-	}
-	def, ok := obj.(*v1alpha1.Workflow)
-	if !ok || def == nil {
+	def := e.definition(k)
+	if def == nil {
 		return workflow{}, false
 	}
 	w := workflow{key: k, def: def}
 	w.status, w.known = e.opts.Status(k)
 	return w, true
+}
+
+// definition is the index's definition of the workflow k, nil if it has
+// none in force.
+func (e *Engine) definition(k events.Key) *v1alpha1.Workflow {
+	obj, _ := e.opts.Index.Object(k)
+	def, _ := obj.(*v1alpha1.Workflow)
+	return def
 }
 
 // available says why w cannot run, or nil.

@@ -79,6 +79,11 @@ func TestACompactVerdictReadsAsTheVerdictSpelledOut(t *testing.T) {
 						assert.Equal(t, resB.Err, resA.Err, name)
 						assert.Equal(t, b, a, name)
 						require.NotEmpty(t, a.Conditions, name)
+						for _, h := range []*harness{compact, spelled} {
+							valid, known := h.r.Valid(key)
+							assert.True(t, known, "%s Valid: known", name)
+							assert.Equal(t, a.Valid, valid, "%s Valid", name)
+						}
 						// Spelled out: a broken file's verdicts, template
 						// errors, a cycle, deploy's x_git_status while git
 						// starts, and sixtyfive's 65th step's tool
@@ -89,6 +94,8 @@ func TestACompactVerdictReadsAsTheVerdictSpelledOut(t *testing.T) {
 						assert.Equal(t, wantCompact, workflow.IsCompact(compact.r, key), "%s compact", name)
 						assert.False(t, workflow.IsCompact(spelled.r, key), "%s spelled out", name)
 					}
+					_, known := compact.r.Valid(events.NewKey(v1alpha1.KindWorkflow, "", "never-declared"))
+					assert.False(t, known, "a workflow never reconciled has no verdict")
 				})
 			})
 		}

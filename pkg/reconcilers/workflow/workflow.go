@@ -167,6 +167,14 @@ func (r *Reconciler) Recorded(key events.Key) (v1alpha1.WorkflowStatus, bool) {
 	return v.status(), ok
 }
 
+// Valid reports whether the last reconcile of key found it valid, and
+// whether there was one: Recorded's Valid and ok, without spelling out
+// the status.
+func (r *Reconciler) Valid(key events.Key) (valid, known bool) {
+	v, ok := r.observed.Get(key)
+	return v.valid, ok
+}
+
 // reference is one tool named in a workflow, and where: "step build",
 // "step fan.a condition", "onFailure step cleanup". The place is spelled
 // out only for a message (where), so that walking a definition's tools
