@@ -52,6 +52,16 @@ type said struct {
 // smallFile is the most documents a fileState searches linearly.
 const smallFile = 8
 
+// drop clears f, a state the index no longer holds (nothing of the index
+// points to it once the change that replaced it is refreshed): it may
+// share its allocation with an entry that outlives it (newFileState), and
+// must then keep nothing of its own alive. f may be nil.
+func (f *fileState) drop() {
+	if f != nil {
+		*f = fileState{}
+	}
+}
+
 // err says why the file cannot be read or parsed now; nil if it can.
 func (f *fileState) err() error {
 	if f.more == nil {
