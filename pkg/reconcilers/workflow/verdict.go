@@ -4,6 +4,7 @@ import (
 	"math/bits"
 	"slices"
 	"strings"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -32,7 +33,7 @@ type verdict struct {
 	def     *v1alpha1.Workflow // nil when the file never held a good definition
 	missing uint64             // compact: bit i, references(def)'s i-th tool is not offered
 	lists   *verdictLists      // spelled out; nil when compact
-	since   metav1.Time        // the Ready condition's last transition
+	since   int64              // the Ready condition's last transition, in Unix nanoseconds: 8 bytes, not a time.Time's 24
 	reason  readyReason
 	valid   bool
 }
@@ -98,7 +99,7 @@ func (v verdict) status() v1alpha1.WorkflowStatus {
 // condition is the Ready condition of v, whose status is st.
 func (v verdict) condition(st v1alpha1.WorkflowStatus) metav1.Condition {
 	c := metav1.Condition{Type: v1alpha1.ConditionReady, Status: metav1.ConditionFalse, Reason: v.reason.String(),
-		ObservedGeneration: st.ObservedGeneration, LastTransitionTime: v.since}
+		ObservedGeneration: st.ObservedGeneration, LastTransitionTime: metav1.NewTime(time.Unix(0, v.since))}
 	switch v.reason {
 	case reasonValid:
 		c.Status, c.Message = metav1.ConditionTrue, "every tool it calls is offered"

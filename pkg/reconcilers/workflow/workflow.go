@@ -69,7 +69,7 @@ func (r *Reconciler) Reconcile(_ context.Context, req reconcilers.Request) recon
 	if prev, ok := r.observed.Get(req.Key); ok && prev.ready() == v.ready() {
 		v.since = prev.since
 	} else {
-		v.since = metav1.NewTime(time.Now())
+		v.since = time.Now().UnixNano()
 	}
 	r.observed.Set(req.Key, v)
 	if entry.Err != nil {
