@@ -63,3 +63,35 @@ func TestRetryAtCarriesItsTimeThroughWrapping(t *testing.T) {
 	assert.False(t, ok)
 	assert.True(t, reconcilers.IsPermanent(reconcilers.RetryAt(reconcilers.Permanent(cause), at)), "permanent stays permanent")
 }
+
+// Observed holds its reconciler's keys by namespace and name; a key of
+// another kind is still its own, and Keys gives every key back whole.
+func TestObservedKeepsKeysOfEveryKindApart(t *testing.T) {
+	var o reconcilers.Observed[int]
+	wfA, wfB := events.NewKey("Workflow", "", "a"), events.NewKey("Workflow", "team", "a")
+	srvA := events.NewKey("MCPServer", "", "a")
+	_, ok := o.Get(wfA)
+	assert.False(t, ok, "empty")
+	o.Delete(wfA) // nothing to forget: no effect
+
+	o.Set(wfA, 1)
+	o.Set(wfB, 2)
+	o.Set(srvA, 3)
+	o.Set(events.Key{Kind: "Workflow", Name: "a"}, 4) // the same key as wfA, not canonical
+	for k, want := range map[events.Key]int{wfA: 4, wfB: 2, srvA: 3} {
+		got, ok := o.Get(k)
+		assert.True(t, ok, "%s", k)
+		assert.Equal(t, want, got, "%s", k)
+	}
+	assert.ElementsMatch(t, []events.Key{wfA, wfB, srvA}, o.Keys())
+
+	o.Delete(srvA)
+	_, ok = o.Get(srvA)
+	assert.False(t, ok)
+	got, ok := o.Get(wfA)
+	assert.True(t, ok)
+	assert.Equal(t, 4, got, "deleting a key of another kind leaves the one of the same name")
+	o.Delete(wfA)
+	assert.Equal(t, []events.Key{wfB}, o.Keys())
+	assert.Equal(t, []events.Key{srvA, wfB}, o.Union([]events.Key{wfB, srvA}), "sorted, without repeats")
+}
