@@ -178,19 +178,47 @@ func pollUntil(within, every time.Duration, done func() (bool, error), what stri
 	return fmt.Errorf("not within %v: %s", within, what)
 }
 
-// rssMB is the daemon's resident memory (VmRSS), in MiB.
-func (d *daemon) rssMB() (float64, error) {
+// memoryMB is the daemon's resident size (VmRSS), in MiB, and the part
+// of it that is pages of mapped files, the binary's own above all
+// (RssFile): that part moves with the page cache between runs of one
+// binary, by 10 MB and more; the rest is what the daemon's code decides.
+func (d *daemon) memoryMB() (rss, file float64, err error) {
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", d.cmd.Process.Pid))
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
+	found := 0
 	for line := range strings.SplitSeq(string(data), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			kb, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 64)
-			return kb / 1024, err
+		for _, f := range []struct {
+			prefix string
+			into   *float64
+		}{{"VmRSS:", &rss}, {"RssFile:", &file}} {
+			if v, ok := strings.CutPrefix(line, f.prefix); ok {
+				kb, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 64)
+				if err != nil {
+					return 0, 0, fmt.Errorf("%s in /proc status: %w", f.prefix, err)
+				}
+				*f.into = kb / 1024
+				found++
+			}
 		}
 	}
-	return 0, errors.New("no VmRSS in /proc status")
+	if found != 2 {
+		return 0, 0, errors.New("no VmRSS or RssFile in /proc status")
+	}
+	return rss, file, nil
+}
+
+// setMemory records the daemon's resident size under key and, under key
+// with rss_file_mb for rss_mb, the part that is mapped files' pages.
+func (d *daemon) setMemory(res *results, key string) error {
+	rss, file, err := d.memoryMB()
+	if err != nil {
+		return err
+	}
+	res.set(key, rss)
+	res.set(strings.Replace(key, "rss_mb", "rss_file_mb", 1), file)
+	return nil
 }
 
 // cpuTime is the user and system CPU time the daemon used so far.
@@ -314,17 +342,14 @@ func coldStart(cfg config, res *results, files int, startKey, rssKey, restKey st
 		return errors.Join(err, d.stop())
 	}
 	time.Sleep(2 * time.Second)
-	rss, err := d.rssMB()
-	if err != nil {
+	if err := d.setMemory(res, rssKey); err != nil {
 		return errors.Join(err, d.stop())
 	}
-	res.set(rssKey, rss)
 	if restKey != "" {
 		time.Sleep(cfg.restFor)
-		if rss, err = d.rssMB(); err != nil {
+		if err := d.setMemory(res, restKey); err != nil {
 			return errors.Join(err, d.stop())
 		}
-		res.set(restKey, rss)
 	}
 	return d.stop()
 }
@@ -340,11 +365,9 @@ func measureIdleRSS(cfg config, res *results) error {
 		return errors.Join(err, d.stop())
 	}
 	time.Sleep(2 * time.Second)
-	rss, err := d.rssMB()
-	if err != nil {
+	if err := d.setMemory(res, "rss_mb_idle"); err != nil {
 		return errors.Join(err, d.stop())
 	}
-	res.set("rss_mb_idle", rss)
 	return d.stop()
 }
 
