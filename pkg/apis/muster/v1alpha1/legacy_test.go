@@ -225,7 +225,7 @@ func legacyScalar(n *yaml.Node) (*legacyValue, *FieldError) {
 }
 
 func legacyDecodeFile(path string, data []byte) ([]Document, error) {
-	return decodeFile(path, data, legacyCheckText, parseDocuments, legacyDecodeDocument)
+	return decodeFile(nil, path, data, legacyCheckText, parseDocuments, legacyDecodeDocument)
 }
 
 // legacyCheckText requires UTF-8 text of YAML's printable characters, reporting

@@ -252,7 +252,7 @@ func FuzzFastParseMatchesYAML(f *testing.F) {
 func TestDecodedObjectsHoldNothingOfTheParsersArenas(t *testing.T) {
 	for _, f := range benchFiles {
 		p := new(fastParser)
-		docs, err := decodeFile(f.path, []byte(f.src), checkText, p.parseFile, decodeDocument)
+		docs, err := decodeFile(nil, f.path, []byte(f.src), checkText, p.parseFile, decodeDocument)
 		if err != nil || len(docs) != 1 || docs[0].Err != nil {
 			t.Fatalf("%s: %v %v", f.name, err, docs)
 		}
@@ -264,5 +264,31 @@ func TestDecodedObjectsHoldNothingOfTheParsersArenas(t *testing.T) {
 		if !reflect.DeepEqual(before, docs[0].Object) {
 			t.Errorf("%s: the decoded object changed when its parser was released:\nbefore %#v\nafter  %#v", f.name, before, docs[0].Object)
 		}
+	}
+}
+
+// AppendFile adds a file's documents after those already in dst, which it
+// leaves alone: one file's name is not another's duplicate, and a file
+// that fails adds nothing.
+func TestAppendFileAddsAFilesDocumentsAfterOthers(t *testing.T) {
+	one := []byte("apiVersion: muster.giantswarm.io/v1alpha1\nkind: Workflow\nmetadata: {name: a}\nspec:\n  steps:\n    - id: s\n      tool: x\n")
+	docs, err := AppendFile(nil, "workflows/a.yaml", one)
+	if err != nil || len(docs) != 1 || docs[0].Err != nil {
+		t.Fatalf("first file: %v %+v", err, docs)
+	}
+	docs, err = AppendFile(docs, "other/a.yaml", one) // the same name, another file
+	if err != nil || len(docs) != 2 || docs[0].Err != nil || docs[1].Err != nil {
+		t.Fatalf("second file: %v %+v", err, docs)
+	}
+	if docs[0].Name != "a" || docs[1].Name != "a" {
+		t.Errorf("names %q %q", docs[0].Name, docs[1].Name)
+	}
+	kept := docs
+	docs, err = AppendFile(docs, "workflows/bad.yaml", []byte("kind: [\n"))
+	if err == nil || len(docs) != 2 || &docs[0] != &kept[0] {
+		t.Errorf("a file that fails: err %v, %d documents, dst kept %v", err, len(docs), len(docs) > 0 && &docs[0] == &kept[0])
+	}
+	if empty, err := DecodeFile("workflows/empty.yaml", []byte("# nothing\n")); err != nil || empty == nil || len(empty) != 0 {
+		t.Errorf("a file of no documents: %v %#v, want an empty slice", err, empty)
 	}
 }
