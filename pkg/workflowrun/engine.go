@@ -56,8 +56,9 @@ type Options struct {
 	// Index holds the workflow definitions in force. Required.
 	Index *resources.Index
 	// Status returns the workflow reconciler's verdict on a workflow
-	// (workflow.Reconciler.Recorded, which copies nothing: the engine only
-	// reads it). Required: a workflow runs only when it says valid.
+	// (workflow.Reconciler.Recorded, whose lists the engine only reads).
+	// Required: a workflow runs only when it says valid, and a call of one
+	// that cannot run is answered with what it says.
 	Status func(events.Key) (v1alpha1.WorkflowStatus, bool)
 	// Valid says whether the reconciler's verdict on a workflow is valid,
 	// and whether it has one: all that deciding on the workflow's tool
