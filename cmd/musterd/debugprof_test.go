@@ -47,4 +47,9 @@ func TestServeProfileWritesANamedProfile(t *testing.T) {
 			t.Errorf("%s: status %d, want %d", path, rec.Code, want)
 		}
 	}
+	rec := httptest.NewRecorder()
+	serveProfile(rec, httptest.NewRequest(http.MethodGet, "/debug/pprof/heapdump", nil))
+	if rec.Code != 200 || !strings.HasPrefix(rec.Body.String(), "go1.7 heap dump\n") {
+		t.Errorf("heapdump: status %d, %d bytes beginning %.20q", rec.Code, rec.Body.Len(), rec.Body.String())
+	}
 }

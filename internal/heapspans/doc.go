@@ -1,0 +1,20 @@
+// Command heapspans reads a Go heap dump (runtime/debug.WriteHeapDump) and
+// says, for each size class of small objects, how full the spans holding
+// its live objects are: what a heap profile cannot show, and what the
+// release log's heap_unused_in_spans_mb only totals.
+//
+// Issue #15's ninth round found with it that a cold start's long-lived
+// objects shared size classes with the scan's garbage, leaving their spans
+// a quarter to a half empty once the garbage was collected.
+//
+// Usage:
+//
+//	MUSTERD_DEBUG_PPROF=127.0.0.1:6060 musterd run …
+//	curl -o heap.dump 127.0.0.1:6060/debug/pprof/heapdump
+//	go run ./internal/heapspans heap.dump
+//
+// Place: a developer's tool; nothing imports it. It reads the dump's
+// objects (format "go1.7 heap dump", which the runtime still writes) and
+// groups them into spans by address, each class's span being as many
+// pages as the runtime's size class table gives it.
+package main
