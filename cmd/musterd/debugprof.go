@@ -54,29 +54,28 @@ func startDebugProfiling(log *slog.Logger) (stop func(), err error) {
 			s()
 		}
 	}
-	if file := os.Getenv(envDebugCPUProfile); file != "" {
+	for _, w := range []struct {
+		env, what   string
+		start       func(io.Writer) error
+		stopWriting func()
+	}{
+		{envDebugCPUProfile, "a CPU profile", pprof.StartCPUProfile, pprof.StopCPUProfile},
+		{envDebugTrace, "an execution trace", trace.Start, trace.Stop},
+	} {
+		file := os.Getenv(w.env)
+		if file == "" {
+			continue
+		}
 		f, err := os.Create(file)
 		if err != nil {
-			return stop, fmt.Errorf("$%s: %w", envDebugCPUProfile, err)
+			return stop, fmt.Errorf("$%s: %w", w.env, err)
 		}
-		if err := pprof.StartCPUProfile(f); err != nil {
+		if err := w.start(f); err != nil {
 			f.Close()
-			return stop, fmt.Errorf("$%s: %w", envDebugCPUProfile, err)
+			return stop, fmt.Errorf("$%s: %w", w.env, err)
 		}
-		log.Info("writing a CPU profile until the daemon stops", "file", file)
-		stops = append(stops, func() { pprof.StopCPUProfile(); f.Close() })
-	}
-	if file := os.Getenv(envDebugTrace); file != "" {
-		f, err := os.Create(file)
-		if err != nil {
-			return stop, fmt.Errorf("$%s: %w", envDebugTrace, err)
-		}
-		if err := trace.Start(f); err != nil {
-			f.Close()
-			return stop, fmt.Errorf("$%s: %w", envDebugTrace, err)
-		}
-		log.Info("writing an execution trace until the daemon stops", "file", file)
-		stops = append(stops, func() { trace.Stop(); f.Close() })
+		log.Info("writing "+w.what+" until the daemon stops", "file", file)
+		stops = append(stops, func() { w.stopWriting(); f.Close() })
 	}
 	if addr := os.Getenv(envDebugPprof); addr != "" {
 		host, _, err := net.SplitHostPort(addr)

@@ -27,8 +27,9 @@ func TestDebugProfilingIsOffUnlessAskedAndServesOnLoopbackOnly(t *testing.T) {
 	}
 
 	t.Setenv(envDebugPprof, "127.0.0.1:0")
-	file := filepath.Join(t.TempDir(), "cpu.prof")
+	file, traceFile := filepath.Join(t.TempDir(), "cpu.prof"), filepath.Join(t.TempDir(), "exec.trace")
 	t.Setenv(envDebugCPUProfile, file)
+	t.Setenv(envDebugTrace, traceFile)
 	stop, err = startDebugProfiling(log)
 	if err != nil {
 		t.Fatal(err)
@@ -36,6 +37,9 @@ func TestDebugProfilingIsOffUnlessAskedAndServesOnLoopbackOnly(t *testing.T) {
 	stop()
 	if info, err := os.Stat(file); err != nil || info.Size() == 0 {
 		t.Fatalf("the CPU profile: %v, %v", info, err)
+	}
+	if info, err := os.Stat(traceFile); err != nil || info.Size() == 0 {
+		t.Fatalf("the execution trace: %v, %v", info, err)
 	}
 }
 
