@@ -16,5 +16,9 @@
 // Place: a developer's tool; nothing imports it. It reads the dump's
 // objects (format "go1.7 heap dump", which the runtime still writes) and
 // groups them into spans by address, each class's span being as many
-// pages as the runtime's size class table gives it.
+// pages as the runtime's size class table gives it. The dump does not
+// give spans' bounds: a span is taken to begin at the page of its first
+// live object, which is exact for the one-page spans of the classes up to
+// 1,280 bytes and may merge neighbouring spans of a larger class, so that
+// their unused bytes are a lower bound.
 package main

@@ -54,7 +54,7 @@ const smallFile = 8
 
 // drop clears f, a state the index no longer holds (nothing of the index
 // points to it once the change that replaced it is refreshed): it may
-// share its allocation with an entry that outlives it (newFileState), and
+// share its allocation with an entry that outlives it (fileOfOne), and
 // must then keep nothing of its own alive. f may be nil.
 func (f *fileState) drop() {
 	if f != nil {

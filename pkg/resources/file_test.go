@@ -19,7 +19,7 @@ func TestAFileOfOneNewDocumentIsAllocatedWithItsEntry(t *testing.T) {
 	ix := New()
 	a, b, c := events.NewKey("Workflow", "", "a"), events.NewKey("Workflow", "", "b"), events.NewKey("Workflow", "", "c")
 	doc := func(k events.Key, hash string) Doc { return Doc{Key: k, Object: hash, Hash: hash} }
-	// paired reports whether e sits where newFileState puts a file's
+	// paired reports whether e sits where fileOfOne puts a file's
 	// entry, just after f: an address compared, never dereferenced.
 	paired := func(f *fileState, e *entry) bool {
 		return uintptr(unsafe.Pointer(e)) == uintptr(unsafe.Pointer(f))+unsafe.Offsetof(fileWithEntry{}.entry)

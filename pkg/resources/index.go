@@ -125,15 +125,20 @@ func (ix *Index) SetFile(path string, docs []Doc, err error, fallback events.Key
 	if old != nil {
 		oldKeys = old.keys()
 	}
-	next, spare := ix.newFileState(path, docs, err)
+	var next *fileState
 	switch {
 	case err != nil && old != nil:
+		next = &fileState{path: path}
 		next.keepBroken(old, err)
 	case err != nil:
-		next.set(slot{e: ix.entryOf(next, fallback.Canonical(), nil), own: &said{err: err}})
+		next = &fileState{path: path}
+		next.set(slot{e: ix.entryOf(next, fallback.Canonical()), own: &said{err: err}})
+	case len(docs) == 1:
+		next = ix.fileOfOne(path, docs[0])
 	default:
+		next = &fileState{path: path}
 		for _, d := range docs {
-			e := ix.entryOf(next, d.Key.Canonical(), spare)
+			e := ix.entryOf(next, d.Key.Canonical())
 			next.set(slot{e: e, own: &said{object: d.Object, hash: d.Hash, err: d.Err}})
 		}
 	}
@@ -154,31 +159,28 @@ func (ix *Index) SetFile(path string, docs []Doc, err error, fallback events.Key
 }
 
 // entryOf returns the entry of k for a document of f: the index's, or
-// the one an earlier document of f made, or spare if it is k's, or a new
-// one, which refresh enters in the index.
-func (ix *Index) entryOf(f *fileState, k events.Key, spare *entry) *entry {
+// the one an earlier document of f made, or a new one, which refresh
+// enters in the index.
+func (ix *Index) entryOf(f *fileState, k events.Key) *entry {
 	if e := ix.entries.get(k); e != nil {
 		return e
 	}
 	if s := f.slotOf(k); s != nil {
 		return s.e
 	}
-	if spare != nil && spare.key == k {
-		return spare
-	}
 	return &entry{key: k}
 }
 
 // fileWithEntry is a file of one document and the entry of its key,
-// allocated together (newFileState).
+// allocated together (fileOfOne).
 type fileWithEntry struct {
 	file  fileState
 	entry entry
 }
 
-// newFileState returns the state of path for docs, and, for a file of one
-// good document whose key has no entry yet (every file of a cold start),
-// the entry that document will need, in the same allocation.
+// fileOfOne returns the state of path declaring d alone. When d's key has
+// no entry yet (every file of a cold start), the file and the entry that
+// refresh enters are one allocation.
 //
 // Apart, the file (48 bytes) and the entry (96) share their size classes
 // with a scan's garbage (the index's changes and Docs are 96 bytes; a
@@ -187,16 +189,18 @@ type fileWithEntry struct {
 // third to a half empty: 9 MB with 100,000 workflows, in a heap dump of
 // the daemon at rest (internal/heapspans). Together they are 144 bytes, a
 // class a scan does not otherwise use.
-func (ix *Index) newFileState(path string, docs []Doc, err error) (*fileState, *entry) {
-	if err != nil || len(docs) != 1 {
-		return &fileState{path: path}, nil
+func (ix *Index) fileOfOne(path string, d Doc) *fileState {
+	k := d.Key.Canonical()
+	var f *fileState
+	e := ix.entries.get(k)
+	if e == nil {
+		both := &fileWithEntry{file: fileState{path: path}, entry: entry{key: k}}
+		f, e = &both.file, &both.entry
+	} else {
+		f = &fileState{path: path}
 	}
-	k := docs[0].Key.Canonical()
-	if ix.entries.get(k) != nil {
-		return &fileState{path: path}, nil
-	}
-	both := &fileWithEntry{file: fileState{path: path}, entry: entry{key: k}}
-	return &both.file, &both.entry
+	f.set(slot{e: e, own: &said{object: d.Object, hash: d.Hash, err: d.Err}})
+	return f
 }
 
 // RemoveFile forgets path: what only it declared is deleted.
