@@ -3,6 +3,7 @@ package resources
 import (
 	"fmt"
 	"maps"
+	"path"
 	"slices"
 	"strings"
 	"sync"
@@ -380,6 +381,27 @@ func (ix *Index) Files() []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// HasFile reports whether the index knows path.
+func (ix *Index) HasFile(path string) bool {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	return ix.files[path] != nil
+}
+
+// CountFilesIn returns how many of the paths the index knows are in the
+// directory dir (path.Dir of them is dir), without listing them.
+func (ix *Index) CountFilesIn(dir string) int {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	n := 0
+	for p := range ix.files {
+		if path.Dir(p) == dir {
+			n++
+		}
+	}
+	return n
 }
 
 // export spells e out as an Entry, its own copy of the files. Called with

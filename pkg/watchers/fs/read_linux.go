@@ -3,6 +3,8 @@ package fs
 import (
 	iofs "io/fs"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // readDefinition reads the regular file at abs, through symlinks, with
@@ -19,8 +21,8 @@ func readDefinition(abs string) ([]byte, fileStamp, error) {
 		return nil, fileStamp{}, &iofs.PathError{Op: "open", Path: abs, Err: err}
 	}
 	defer syscall.Close(fd)
-	var st syscall.Stat_t
-	if err := syscall.Fstat(fd, &st); err != nil {
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
 		return nil, fileStamp{}, &iofs.PathError{Op: "stat", Path: abs, Err: err}
 	}
 	if err := notRegular(abs, fileType(st.Mode)); err != nil {

@@ -66,6 +66,10 @@ func (w *Watcher) printOf(s fileStamp) stampPrint {
 // the file was read, whether or not it decoded (a broken file is not read
 // again until it changes), and its stamp was keepable (read zeroes one
 // that is not); forgotten when the file is gone or could not be read.
+// A stamp is kept only while the index holds its file, which scanDir
+// relies on (listing.go): apply puts every file it keeps a stamp of in
+// the index, and whatever removes a file from the index forgets its stamp
+// first.
 func (w *Watcher) noteStamp(rel string, r readResult) {
 	if r.gone || r.stamp == (fileStamp{}) {
 		delete(w.stamps, rel)

@@ -83,14 +83,16 @@ type Watcher struct {
 	racy     time.Duration // racyMargin; tests set less
 	log      *slog.Logger
 
-	// readFile, statFile and readNames read a path relative to root.
+	// readFile, statFile and openDir read a path relative to root.
 	// Tests replace them to inject errors that a filesystem will not
 	// produce on demand. readFile gives the file's stamp as it was before
-	// the read (zero if the system gives none); readNames gives a
-	// directory's entries' names, sorted.
+	// the read (zero if the system gives none); openDir starts a listing
+	// of a directory (listing.go).
 	readFile  func(rel string) ([]byte, fileStamp, error)
 	statFile  func(rel string) (fileStamp, error)
-	readNames func(rel string) ([]string, error)
+	openDir   func(rel string) (dirListing, error)
+	relBuf    []byte // listChanged's relative path, reused
+	direntBuf []byte // the listings' buffer, reused
 
 	started atomic.Bool
 
@@ -178,7 +180,7 @@ func New(b *bus.Bus, opts Options) (*Watcher, error) {
 	}
 	w.readFile = func(rel string) ([]byte, fileStamp, error) { return readDefinition(w.abs(rel)) }
 	w.statFile = func(rel string) (fileStamp, error) { return statStamp(w.abs(rel)) }
-	w.readNames = func(rel string) ([]string, error) { return readNames(w.abs(rel)) }
+	w.openDir = func(rel string) (dirListing, error) { return w.openListing(w.abs(rel)) }
 	return w, nil
 }
 
@@ -497,38 +499,40 @@ func (w *Watcher) scanDir(sub string, logIt bool) bool {
 	if logIt {
 		w.log.Info("rescanning kind directory", "path", sub)
 	}
-	names, err := w.readNames(sub)
-	if err != nil {
-		if !w.dirGone(sub) {
-			w.log.Warn("cannot list kind directory; keeping what it declared", "path", sub, "error", pathErrorCause(err))
-			return false
-		}
-		names = nil // confirmed gone: it declares nothing
+	changed, unchanged, err := w.listChanged(sub)
+	if !w.listingTells(sub, err) {
+		return false
 	}
-	files := make([]string, 0, len(names)) // sorted, as names are
-	for _, name := range names {
-		if isDefinitionFile(name) {
-			files = append(files, sub+"/"+name)
-		}
-	}
-	w.recheckFiles(files)
-	// What the index holds of sub and the listing did not find is gone.
-	// Both lists are sorted: one walk, where a set of the listing was a
-	// rescan's largest garbage after the listing itself.
-	listed := files
-	for _, rel := range w.index.Files() {
-		if path.Dir(rel) != sub {
-			continue
-		}
-		for len(listed) > 0 && listed[0] < rel {
-			listed = listed[1:]
-		}
-		if len(listed) == 0 || listed[0] != rel {
-			delete(w.stamps, rel)
-			w.publish(w.index.RemoveFile(rel))
+	w.recheckFiles(changed)
+	// What the index holds of sub beyond the files listed is gone. It
+	// holds every unchanged one (listing.go), so unless it holds more
+	// files of sub than those and the changed ones still there, nothing is.
+	present := unchanged
+	for _, rel := range changed {
+		if w.index.HasFile(rel) {
+			present++
 		}
 	}
+	if w.index.CountFilesIn(sub) == present {
+		return true
+	}
+	listed, err := w.listFiles(sub)
+	if !w.listingTells(sub, err) {
+		return false
+	}
+	w.forgetUnlisted(sub, listed)
 	return true
+}
+
+// listingTells reports whether a listing of the kind directory sub that
+// failed with err (nil for none) tells what sub holds: it does unless it
+// failed while sub is there, which it logs.
+func (w *Watcher) listingTells(sub string, err error) bool {
+	if err == nil || w.dirGone(sub) { // gone: it declares nothing
+		return true
+	}
+	w.log.Warn("cannot list kind directory; keeping what it declared", "path", sub, "error", pathErrorCause(err))
+	return false
 }
 
 // dirGone looks again at a directory that could not be listed: only a
@@ -702,20 +706,6 @@ func notRegular(abs string, typ iofs.FileMode) error {
 // tooLarge is the error of reading abs, larger than maxFileSize.
 func tooLarge(abs string) error {
 	return &iofs.PathError{Op: "read", Path: abs, Err: fmt.Errorf("larger than %d MiB; definition files are small", maxFileSize>>20)}
-}
-
-// readNames lists the directory abs's entries' names, sorted: without an
-// entry's type and the structure around it, as os.ReadDir gives them, a
-// rescan of 100,000 files leaves 16 MB less garbage.
-func readNames(abs string) ([]string, error) {
-	f, err := os.Open(abs)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	names, err := f.Readdirnames(-1)
-	slices.Sort(names)
-	return names, err
 }
 
 func isDir(abs string) bool {

@@ -360,38 +360,61 @@ func TestADirectoryThatCannotBeListedDeletesNothing(t *testing.T) {
 	dir := t.TempDir()
 	write(t, filepath.Join(dir, "mcpservers", "git.yaml"), mcp("git", "v1"))
 	h := newHarness(t, dir, Options{})
-	// The listing of mcpservers fails with failWith while it is set.
-	var failWith atomic.Pointer[error]
+	// The listing of mcpservers fails with failWith while it is set: at
+	// once, or after its first entry.
+	type failure struct {
+		err     error
+		entries int // listed before the failure; -1 fails the open
+	}
+	var failWith atomic.Pointer[failure]
 	var failures atomic.Int64
-	readNames := h.w.readNames
-	h.w.readNames = func(rel string) ([]string, error) {
-		if err := failWith.Load(); err != nil && rel == "mcpservers" {
-			failures.Add(1)
-			return nil, *err
+	openDir := h.w.openDir
+	h.w.openDir = func(rel string) (dirListing, error) {
+		f := failWith.Load()
+		if f == nil || rel != "mcpservers" {
+			return openDir(rel)
 		}
-		return readNames(rel)
+		failures.Add(1)
+		if f.entries < 0 {
+			return nil, f.err
+		}
+		l, err := openDir(rel)
+		if err != nil {
+			return nil, err
+		}
+		return &failingListing{dirListing: l, entries: f.entries, failure: f.err}, nil
 	}
 	h.start()
 	h.quiet(0)
+	// Another file, so that a listing cut short after one entry leaves
+	// one out, whichever it lists first.
+	m := h.mark()
+	h.write(filepath.Join(dir, "mcpservers", "fs.yaml"), mcp("fs", "v1"))
+	h.waitChange(m, events.OperationCreate, mcpKey("fs"), hashOf(mcp("fs", "v1")))
+	h.quiet(m)
 
-	for i, err := range []error{
-		&iofs.PathError{Op: "open", Path: filepath.Join(dir, "mcpservers"), Err: syscall.EIO},
+	for i, f := range []failure{
+		{&iofs.PathError{Op: "open", Path: filepath.Join(dir, "mcpservers"), Err: syscall.EIO}, -1},
 		// A listing that claims the directory is gone while it is there:
 		// the second look finds it, so nothing is deleted.
-		&iofs.PathError{Op: "open", Path: filepath.Join(dir, "mcpservers"), Err: syscall.ENOENT},
+		{&iofs.PathError{Op: "open", Path: filepath.Join(dir, "mcpservers"), Err: syscall.ENOENT}, -1},
+		// A listing that fails part way: what it did not list is not gone.
+		{&iofs.PathError{Op: "readdirent", Path: filepath.Join(dir, "mcpservers"), Err: syscall.EIO}, 1},
 	} {
 		m := h.mark()
-		failWith.Store(&err)
+		failWith.Store(&f)
 		h.fsnotify().Errors <- fsnotify.ErrEventOverflow // a full rescan
 		h.eventually("the failed listing", func() bool { return failures.Load() > int64(i) })
-		assert.Empty(t, h.quiet(m), "%v", err)
-		e, ok := h.index.Get(mcpKey("git"))
-		require.True(t, ok)
-		assert.Equal(t, "v1", e.Object)
+		assert.Empty(t, h.quiet(m), "%v", f.err)
+		for _, name := range []string{"git", "fs"} {
+			e, ok := h.index.Get(mcpKey(name))
+			require.True(t, ok, "%s after %v", name, f.err)
+			assert.Equal(t, "v1", e.Object)
+		}
 	}
 
 	// Single files are still read while their directory cannot be listed.
-	m := h.mark()
+	m = h.mark()
 	h.write(filepath.Join(dir, "mcpservers", "git.yaml"), mcp("git", "v2"))
 	h.waitChange(m, events.OperationUpdate, mcpKey("git"), hashOf(mcp("git", "v2")))
 }

@@ -1,0 +1,114 @@
+package fs
+
+import (
+	"path"
+	"slices"
+)
+
+// The rescans' listing: a kind directory is read one entry at a time into
+// a buffer the watcher keeps, and an entry whose stamp is what the last
+// read kept is passed over without a string, a path or a FileInfo made
+// for it.
+//
+// Why: a periodic rescan of 100,000 unchanged files made 28 MB of garbage
+// (the directory's names and their sorted slice, each file's relative and
+// absolute path and the copy of the latter that stat(2) takes, and the
+// index's sorted list of files), once a minute. Collected only when the
+// heap had doubled, it took the resident size of a daemon at rest from
+// 186 MB to 256 within two minutes.
+//
+// How: scanDir lists sub and collects, as strings, only the definition
+// files whose stamp differs from the kept one (or that have none: new,
+// broken or just written), and counts the others. It reads those files
+// again; and since a file's stamp is kept only while the index holds the
+// file (noteStamp), the index then holds, of sub, every unchanged file and
+// every collected one still there. When it holds no more files of sub
+// than that, none is gone; only when it holds more does scanDir list sub
+// once more, by name, to find which.
+
+// dirListing is one reading of a kind directory. It is not safe for
+// concurrent use.
+type dirListing interface {
+	// next returns the next entry's name, valid until the following call,
+	// or false once the entries are over or reading them failed (err says
+	// which).
+	next() ([]byte, bool)
+	// stamp returns the stamp of the file the entry name is, through
+	// symlinks.
+	stamp(name []byte) (fileStamp, error)
+	err() error
+	close() error
+}
+
+// listChanged lists the kind directory sub: the definition files whose
+// stamp differs from the one kept of their last read, sorted, and how
+// many others it lists. The names of the others are made into nothing.
+func (w *Watcher) listChanged(sub string) (changed []string, unchanged int, err error) {
+	l, err := w.openDir(sub)
+	if err != nil {
+		return nil, 0, err
+	}
+	rel := append(w.relBuf[:0], sub...)
+	rel = append(rel, '/')
+	prefix := len(rel)
+	for name, ok := l.next(); ok; name, ok = l.next() {
+		if !isDefinitionFile(string(name)) { // a short name is converted on the stack
+			continue
+		}
+		rel = append(rel[:prefix], name...)
+		if known := w.stamps[string(rel)]; known != 0 { // a map index converts without copying
+			if now, err := l.stamp(name); err == nil && w.printOf(now) == known {
+				unchanged++
+				continue
+			}
+		}
+		changed = append(changed, string(rel))
+	}
+	w.relBuf = rel
+	err = l.err()
+	if cerr := l.close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	slices.Sort(changed)
+	return changed, unchanged, nil
+}
+
+// listFiles lists the definition files of the kind directory sub, sorted.
+func (w *Watcher) listFiles(sub string) ([]string, error) {
+	l, err := w.openDir(sub)
+	if err != nil {
+		return nil, err
+	}
+	var files []string
+	for name, ok := l.next(); ok; name, ok = l.next() {
+		if isDefinitionFile(string(name)) {
+			files = append(files, sub+"/"+string(name))
+		}
+	}
+	err = l.err()
+	if cerr := l.close(); err == nil {
+		err = cerr
+	}
+	slices.Sort(files)
+	return files, err
+}
+
+// forgetUnlisted removes from the index the files of sub that listed, the
+// sorted files of a listing of sub, does not hold.
+func (w *Watcher) forgetUnlisted(sub string, listed []string) {
+	for _, rel := range w.index.Files() {
+		if path.Dir(rel) != sub {
+			continue
+		}
+		for len(listed) > 0 && listed[0] < rel {
+			listed = listed[1:]
+		}
+		if len(listed) == 0 || listed[0] != rel {
+			delete(w.stamps, rel)
+			w.publish(w.index.RemoveFile(rel))
+		}
+	}
+}
