@@ -40,35 +40,43 @@ type dirListing interface {
 	close() error
 }
 
-// listChanged lists the kind directory sub: the definition files whose
-// stamp differs from the one kept of their last read, sorted, and how
-// many others it lists. The names of the others are made into nothing.
-func (w *Watcher) listChanged(sub string) (changed []string, unchanged int, err error) {
+// eachDefinition calls visit with the name of every definition file that
+// the kind directory sub lists, valid during the call alone, and the
+// listing, to stat it by.
+func (w *Watcher) eachDefinition(sub string, visit func(l dirListing, name []byte)) error {
 	l, err := w.openDir(sub)
 	if err != nil {
-		return nil, 0, err
+		return err
 	}
-	rel := append(w.relBuf[:0], sub...)
-	rel = append(rel, '/')
-	prefix := len(rel)
 	for name, ok := l.next(); ok; name, ok = l.next() {
-		if !isDefinitionFile(string(name)) { // a short name is converted on the stack
-			continue
+		if isDefinitionFile(string(name)) { // a short name is converted on the stack
+			visit(l, name)
 		}
-		rel = append(rel[:prefix], name...)
-		if known := w.stamps[string(rel)]; known != 0 { // a map index converts without copying
-			if now, err := l.stamp(name); err == nil && w.printOf(now) == known {
-				unchanged++
-				continue
-			}
-		}
-		changed = append(changed, string(rel))
 	}
-	w.relBuf = rel
 	err = l.err()
 	if cerr := l.close(); err == nil {
 		err = cerr
 	}
+	return err
+}
+
+// listChanged lists the kind directory sub: the definition files whose
+// stamp differs from the one kept of their last read, sorted, and how
+// many others it lists, for which it makes no string.
+func (w *Watcher) listChanged(sub string) (changed []string, unchanged int, err error) {
+	rel := append(append(w.relBuf[:0], sub...), '/')
+	prefix := len(rel)
+	err = w.eachDefinition(sub, func(l dirListing, name []byte) {
+		rel = append(rel[:prefix], name...)
+		if known := w.stamps[string(rel)]; known != 0 { // a map index converts without copying
+			if now, err := l.stamp(name); err == nil && w.printOf(now) == known {
+				unchanged++
+				return
+			}
+		}
+		changed = append(changed, string(rel))
+	})
+	w.relBuf = rel
 	if err != nil {
 		return nil, 0, err
 	}
@@ -78,22 +86,14 @@ func (w *Watcher) listChanged(sub string) (changed []string, unchanged int, err 
 
 // listFiles lists the definition files of the kind directory sub, sorted.
 func (w *Watcher) listFiles(sub string) ([]string, error) {
-	l, err := w.openDir(sub)
-	if err != nil {
+	var files []string
+	if err := w.eachDefinition(sub, func(_ dirListing, name []byte) {
+		files = append(files, sub+"/"+string(name))
+	}); err != nil {
 		return nil, err
 	}
-	var files []string
-	for name, ok := l.next(); ok; name, ok = l.next() {
-		if isDefinitionFile(string(name)) {
-			files = append(files, sub+"/"+string(name))
-		}
-	}
-	err = l.err()
-	if cerr := l.close(); err == nil {
-		err = cerr
-	}
 	slices.Sort(files)
-	return files, err
+	return files, nil
 }
 
 // forgetUnlisted removes from the index the files of sub that listed, the
