@@ -106,3 +106,37 @@ func TestStampKeepable(t *testing.T) {
 		assert.False(t, racy.keepable(now, racyMargin), name)
 	}
 }
+
+// A rescan that finds most files unchanged still finds the one that is
+// gone: it counts the index's files against those it listed (listing.go),
+// and lists by name only when they differ. The watcher runs without
+// watches, so that only the rescans see the changes.
+func TestARescanFindsTheFileGoneAmongUnchangedOnes(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	mcps := filepath.Join(dir, "mcpservers")
+	for _, name := range []string{"a", "b", "c", "d"} {
+		write(t, filepath.Join(mcps, name+".yaml"), mcp(name, "v1"))
+	}
+	h := newHarness(t, dir, Options{RescanInterval: 20 * time.Millisecond})
+	h.w.racy = 0 // every stamp is kept, so the rescans find the files unchanged
+	listings := h.countListings("mcpservers")
+	h.startRescansOnly()
+	h.rescans(listings, 2)
+
+	m := h.mark()
+	require.NoError(t, os.Remove(filepath.Join(mcps, "b.yaml")))
+	h.waitChange(m, events.OperationDelete, mcpKey("b"), "")
+	assert.Equal(t, []string{"delete MCPServer/default/b"}, summary(h.quiet(m)))
+
+	// One gone and one new in the same rescan: as many files as before.
+	m = h.mark()
+	h.edit(func() {
+		require.NoError(t, os.Remove(filepath.Join(mcps, "c.yaml")))
+		write(t, filepath.Join(mcps, "e.yaml"), mcp("e", "v1"))
+	})
+	h.waitChange(m, events.OperationDelete, mcpKey("c"), "")
+	assert.ElementsMatch(t, []string{"delete MCPServer/default/c", "create MCPServer/default/e"}, summary(h.quiet(m)))
+	assert.Equal(t, []string{"mcpservers/a.yaml", "mcpservers/d.yaml", "mcpservers/e.yaml", "workflows/zz-marker.yaml"}, h.index.Files(),
+		"quiet's marker beside")
+}
