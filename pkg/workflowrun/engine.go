@@ -193,35 +193,7 @@ func (e *Engine) lookup(name string) (workflow, bool) {
 // are tools by name alone; of two with one name in different namespaces,
 // the first key in the index's order wins.
 func (e *Engine) find(name string) (workflow, bool) {
-	for _, k := range e.opts.Index.Named(v1alpha1.KindWorkflow, name) {
-		if w, ok := e.load(k); ok {
-			return w, true
-		}
-	}
-	return workflow{}, false
-}
-
-// toolDefinition is the definition of name's tool: the index's definition
-// of the workflow called name, nil if none is declared or it cannot run.
-// It is find with the verdict's validity alone (Options.Valid), since
-// only a workflow that cannot run needs its status spelled out: a cold
-// start asks this of every workflow it reconciled.
-func (e *Engine) toolDefinition(name string) *v1alpha1.Workflow {
-	for _, k := range e.opts.Index.Named(v1alpha1.KindWorkflow, name) {
-		if def := e.definition(k); def != nil {
-			if valid, known := e.opts.Valid(k); valid && known {
-				return def
-			}
-			return nil
-		}
-	}
-	return nil
-}
-
-// load reads the workflow k and its verdict. def is the index's: read it,
-// never change it.
-func (e *Engine) load(k events.Key) (workflow, bool) {
-	def := e.definition(k)
+	k, def := e.declared(name)
 	if def == nil {
 		return workflow{}, false
 	}
@@ -230,12 +202,33 @@ func (e *Engine) load(k events.Key) (workflow, bool) {
 	return w, true
 }
 
-// definition is the index's definition of the workflow k, nil if it has
-// none in force.
-func (e *Engine) definition(k events.Key) *v1alpha1.Workflow {
-	obj, _ := e.opts.Index.Object(k)
-	def, _ := obj.(*v1alpha1.Workflow)
+// toolDefinition is the definition of name's tool: the index's definition
+// of the workflow called name, nil if none is declared or it cannot run.
+// It is find with the verdict's validity alone (Options.Valid), since
+// only a workflow that cannot run needs its status spelled out: a cold
+// start asks this of every workflow it reconciled.
+func (e *Engine) toolDefinition(name string) *v1alpha1.Workflow {
+	k, def := e.declared(name)
+	if def == nil {
+		return nil
+	}
+	if valid, known := e.opts.Valid(k); !valid || !known {
+		return nil
+	}
 	return def
+}
+
+// declared returns the first workflow called name, in key order, that
+// has a definition in force, and that definition: the index's, to read,
+// never to change. def is nil if there is none.
+func (e *Engine) declared(name string) (k events.Key, def *v1alpha1.Workflow) {
+	for _, k := range e.opts.Index.Named(v1alpha1.KindWorkflow, name) {
+		obj, _ := e.opts.Index.Object(k)
+		if def, _ := obj.(*v1alpha1.Workflow); def != nil {
+			return k, def
+		}
+	}
+	return events.Key{}, nil
 }
 
 // available says why w cannot run, or nil.
