@@ -167,3 +167,24 @@ func TestAFileOfManyDocumentsAndAKeyDeclaredTwiceInOneFile(t *testing.T) {
 		assert.Len(t, ix.List("Workflow"), n-1)
 	}
 }
+
+// HasFile and CountFilesIn answer for the files the index knows, whatever
+// they declare: a broken file counts, a removed one does not, and only the
+// files directly in a directory are its own.
+func TestHasFileAndCountFilesIn(t *testing.T) {
+	ix := resources.New()
+	ix.SetFile("mcpservers/git.yaml", []resources.Doc{doc(git, "v1")}, nil, git)
+	ix.SetFile("mcpservers/broken.yaml", nil, errors.New("cannot parse"), stem)
+	ix.SetFile("mcpservers/nested/fs.yaml", []resources.Doc{doc(fs, "v1")}, nil, fs)
+	ix.SetFile("mcpserversx/fs.yaml", []resources.Doc{doc(fs, "v1")}, nil, fs)
+
+	assert.True(t, ix.HasFile("mcpservers/broken.yaml"))
+	assert.False(t, ix.HasFile("mcpservers/none.yaml"))
+	assert.Equal(t, 2, ix.CountFilesIn("mcpservers"), "not nested/, not mcpserversx/")
+	assert.Equal(t, 1, ix.CountFilesIn("mcpservers/nested"))
+	assert.Equal(t, 0, ix.CountFilesIn("workflows"))
+
+	ix.RemoveFile("mcpservers/git.yaml")
+	assert.False(t, ix.HasFile("mcpservers/git.yaml"))
+	assert.Equal(t, 1, ix.CountFilesIn("mcpservers"))
+}
