@@ -45,11 +45,12 @@ generate:
 fmt:
 	gofmt -w $$(git ls-files '*.go')
 
-# The benchmark harness (internal/benchharness): every key of issue #7 in
-# one run, each beside what it is compared with, the daemon-level ones
-# through the built binary. Prints the table (kept in bench/out/) and writes
-# bench/results.json. Takes several minutes on the 2-core machine; ONLY runs
-# some measures, written to bench/out/ rather than over the full results:
+# The benchmark harness (internal/benchharness): every key of
+# docs/performance.md in one run, each beside what it is compared with,
+# the daemon-level ones through the built binary. Prints the table (kept in
+# bench/out/) and writes bench/results.json. Takes about 15 minutes on a
+# 2-core machine; ONLY runs some measures, written to bench/out/ rather
+# than over the full results:
 #   make bench ONLY=noop,cold
 ONLY ?=
 bench: build

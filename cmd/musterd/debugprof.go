@@ -1,7 +1,7 @@
 package main
 
-// Profiling switches for a developer measuring the daemon (issue #15's cold
-// start and memory), off unless the environment names them:
+// Profiling switches for a developer measuring the daemon (its cold start
+// and its memory above all), off unless the environment names them:
 //
 //   - MUSTERD_DEBUG_PPROF=127.0.0.1:6060 serves runtime/pprof's profiles
 //     (/debug/pprof/heap, allocs, goroutine, …, and profile?seconds=N for

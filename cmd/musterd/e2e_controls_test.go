@@ -1,6 +1,6 @@
 package main
 
-// End-to-end tests of the operators' controls (issue #14): services
+// End-to-end tests of the operators' controls: services
 // stopped, started and restarted, kinds disabled and enabled, resyncs, the
 // overview, each through the real binary's CLI and API.
 

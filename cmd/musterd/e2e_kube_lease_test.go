@@ -93,7 +93,7 @@ func TestE2EKubeALeaderThatLosesTheLeaseStopsItsServersAndExits(t *testing.T) {
 	t.Logf("the other replica ran every server %s after the Lease was stolen (the thief's Lease: %s)",
 		time.Since(stolen).Round(time.Millisecond), lease)
 	// Twice each: its pass asks for the start, and the start's outcome is
-	// reconciled when it comes (issue #17: no reconcile waits for a start).
+	// reconciled when it comes (no reconcile waits for a start).
 	eventually(t, "the new leader's pass has reconciled every resource", func() bool {
 		return mcpReconciles(t, follower) >= 2*len(names)
 	})

@@ -376,7 +376,7 @@ func TestE2EKubeLeaderElectionOnlyTheLeaderReconcilesAndAnotherTakesOver(t *test
 		})
 		running := time.Now()
 		// Twice each: the pass asks for the start, and the start's outcome
-		// is reconciled when it comes (issue #17).
+		// is reconciled when it comes: no reconcile waits for a start.
 		eventually(t, "the new leader's pass has reconciled every resource", func() bool {
 			return mcpReconciles(t, leader) >= 2*len(names)
 		})

@@ -1,6 +1,7 @@
 package main
 
-// The lifecycle of issue #14 end to end: the real binary, driven through
+// A definition's and a server's lifecycle end to end (declare, start,
+// stop, restart, update, delete): the real binary, driven through
 // the MCP endpoint exactly as muster's CLI calls it (protocol 2024-11-05,
 // call_tool's envelope), with files, processes and the API checked at each
 // step.

@@ -16,9 +16,8 @@ import (
 )
 
 // A declared workflow that cannot run is no tool on /mcp/direct, yet its
-// native call says what it misses, as call_tool's does (#13); and
-// core_reconcile_status with no name shows the overview the API shows
-// (#14).
+// native call says what it misses, as call_tool's does; and
+// core_reconcile_status with no name shows the overview the API shows.
 func TestE2EDirectCallOfAnUnavailableWorkflowAndTheMCPOverview(t *testing.T) {
 	e := startFS(t)
 	e.write(t, "mcpservers/fake.yaml", mcpServerYAML("fake", append(stdioSpec("-tools", "echo"), "toolPrefix: fk")...))

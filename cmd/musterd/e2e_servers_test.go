@@ -492,7 +492,7 @@ spec:
 	eventually(t, "the workflow is valid with its tools offered", func() bool {
 		w = get()
 		// While greeter starts the workflow waits for it: no validation
-		// error, not valid yet, its tools still missing (issue #17).
+		// error, not valid yet, its tools still missing.
 		return w.Reconcile.State == "Synced" && w.Status.Valid && len(w.Status.MissingTools) == 0
 	})
 	assert.Equal(t, v1alpha1.WorkflowStatus{Valid: true, ReferencedTools: invalid.ReferencedTools, StepCount: 2}, withoutConditions(w.Status))

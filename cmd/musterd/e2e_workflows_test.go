@@ -629,7 +629,7 @@ func TestE2EAWorkflowTurningValidOrInvalidIsAnnounced(t *testing.T) {
 	e.write(t, "workflows/callee.yaml", "apiVersion: muster.giantswarm.io/v1alpha1\nkind: Workflow\nmetadata:\n  name: callee\nspec:\n  steps:\n    - {id: s, tool: x_late_json, args: {from: callee}}\n")
 	waitTool(t, s, "workflow_caller", true)
 	// caller's verdict needs callee declared, not runnable: callee runs once
-	// late, started side by side (#17), offers x_late_json.
+	// late, started side by side with the others, offers x_late_json.
 	waitTool(t, s, "workflow_callee", true)
 	doc, isError = callJSON(t, s, "workflow_callee", nil)
 	require.False(t, isError, "%v", doc)

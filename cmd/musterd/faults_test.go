@@ -27,7 +27,7 @@ import (
 // 0, then after at least 1, 2, 4, 8 and 16 s (jitter only lengthens a
 // delay, by up to 10%), so the 6th start comes by 31·1.1 s plus the
 // crashes' own time and the 7th not before 63 s. That is exactly 6 starts,
-// 5 restarts, in the first 60 s (the issue allows 8; muster's users saw 131
+// 5 restarts, in the first 60 s (the bound is 8; muster's users saw 131
 // in 53 s). It takes a real minute, so it runs in parallel with the others.
 func TestE2ECrashingServerRestartsFiveTimesInItsFirstMinute(t *testing.T) {
 	t.Parallel()

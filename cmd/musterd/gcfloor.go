@@ -3,12 +3,12 @@ package main
 // The collector's heap floor.
 //
 // Why: every JSON message the go-sdk decodes (internal/json.Unmarshal, over
-// segmentio's Decoder) allocates a fresh 32 KiB read buffer, nine of them
-// for one tool call proxied through /mcp/direct: 93% of the bytes musterd
-// allocates under call load. The daemon's live heap while serving calls is
-// small (about 2 MB), and Go's collector starts a cycle each time the heap
-// doubles (GOGC=100, with a 4 MB minimum goal): measured, a collection every
-// 7 calls, 29% of the daemon's CPU in marking and each cycle's
+// segmentio's Decoder) allocates a fresh 32 KiB read buffer, several of
+// them for one tool call proxied through /mcp/direct: nearly all the bytes
+// musterd allocates under call load. The daemon's live heap while serving
+// calls is small (a few MB), and Go's collector starts a cycle each time
+// the heap doubles (GOGC=100, with a 4 MB minimum goal): a collection every
+// few calls, a large share of the daemon's CPU in marking, and each cycle's
 // stop-the-world pauses on the calls' path. The cause is in the go-sdk;
 // what musterd can do is not collect so often while its heap is small.
 //
@@ -19,9 +19,9 @@ package main
 // over gcMaxPercent. An operator's GOGC in the environment turns this off.
 //
 // When: at the first request to the MCP endpoint, not at start. Engaged at
-// start, the floor let start-up garbage stay until the heap reached 16 MiB:
-// an idle daemon that serves no MCP client took 38-45 MB resident instead
-// of 30 (issue #15's rss_mb_idle).
+// start, the floor would let start-up garbage stay until the heap reached
+// 16 MiB, and an idle daemon that serves no MCP client would keep that
+// much more resident for nothing.
 
 import (
 	"os"
@@ -33,10 +33,10 @@ import (
 
 const (
 	// gcHeapFloor is the heap size below which musterd does not collect
-	// for the sake of the go-sdk's garbage. 16 MiB: a collection every
-	// ~45 calls instead of every 7, for a resident size 9 MB larger while
-	// calls are served (47 → 56 MB); 32 MiB bought no more latency and
-	// cost 35 MB.
+	// for the sake of the go-sdk's garbage. 16 MiB makes collections several
+	// times rarer under call load for a resident size some 10 MB larger
+	// while calls are served; a larger floor buys no more latency and costs
+	// its whole size in resident memory.
 	gcHeapFloor = 16 << 20
 	// gcMaxPercent bounds GOGC for a tiny live heap (1 MB: goal 17 MB).
 	gcMaxPercent = 1600

@@ -2,9 +2,8 @@ package main
 
 // The status writes' hold at start.
 //
-// Why: a cold start's status writes competed with its decoding and
-// reconciles for the CPU (a fifth of a cold start's CPU with 10,000
-// workflows). Held until the first full reconcile, they follow it, each
+// Why: a cold start's status writes compete with its decoding and
+// reconciles for the CPU, a large share of it with many resources. Held until the first full reconcile, they follow it, each
 // resource's once with its outcome; the API and the metrics show every
 // status meanwhile (statusync.StoreOptions.HoldWrites).
 //

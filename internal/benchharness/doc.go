@@ -1,6 +1,6 @@
 // Command benchharness is musterd's benchmark harness, what make bench runs.
-// It measures every key of issues #7 and #15 in one run, each beside what it is
-// compared with, prints a table and writes bench/results.json (one number
+// It measures every key of docs/performance.md in one run, each beside what
+// it is compared with, prints a table and writes bench/results.json (one number
 // per key, and the machine).
 //
 // Three kinds of measure:
@@ -21,7 +21,7 @@
 //     change to Synced on the HTTP API, cold starts with 10,000 and with
 //     100,000 workflow files and the resident memory after each, the
 //     resident memory with nothing declared, and 60 s of idle with 1,000;
-//     and (issue #17) ten mcp-fake servers that take 2 s each to start,
+//     and ten mcp-fake servers that take 2 s each to start,
 //     from the binary's start to all Running, and a workflow edit made
 //     1.5 s into their start-up to Synced.
 //   - The MCP endpoint through the binary (mcp.go): a tool call through
@@ -34,5 +34,5 @@
 // project's machine is shared, and its figures move with the load.
 //
 // It is not a test: nothing here passes or fails on a timing. The table
-// says which goals hold; the closing note of #7 says why.
+// says which goals hold; docs/performance.md says why the others do not.
 package main

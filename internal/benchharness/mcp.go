@@ -1,6 +1,6 @@
 package main
 
-// The MCP endpoint's measures (issue #12), through the real binary:
+// The MCP endpoint's measures, through the real binary:
 //
 //   - mcp_call_p50_us, mcp_call_p99_us: one go-sdk client calling a stdio
 //     server's echo tool through musterd's /mcp/direct, one call at a

@@ -10,8 +10,9 @@ import (
 	"time"
 )
 
-// slowServers and slowStart are issue #17's set-up: ten servers that take
-// 2 s each to start, as npx and uvx cold starts do.
+// slowServers and slowStart set up servers slow to start: ten that take
+// 2 s each, as npx and uvx cold starts do, so that starts run side by
+// side, not two at a time on the reconcile workers.
 const (
 	slowServers = 10
 	slowStart   = 2 * time.Second
@@ -23,7 +24,7 @@ const (
 // one workflow naming a tool of the first. start_10_slow_servers_ms runs
 // from the binary's start until the API shows all ten Running;
 // change_during_starts_ms from an edit of the workflow, made 1.5 s into
-// the start-up as in the issue (not all ten Running yet), until the API
+// the start-up (not all ten Running yet), until the API
 // shows the edit Synced.
 func measureSlowStarts(cfg config, res *results) error {
 	fake := *mcpFake // the MCP measures' flag (mcp.go)

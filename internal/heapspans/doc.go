@@ -3,9 +3,9 @@
 // its live objects are: what a heap profile cannot show, and what the
 // release log's heap_unused_in_spans_mb only totals.
 //
-// Issue #15's ninth round found with it that a cold start's long-lived
-// objects shared size classes with the scan's garbage, leaving their spans
-// a quarter to a half empty once the garbage was collected.
+// It shows, for instance, long-lived objects of a cold start that share a
+// size class with the scan's garbage: once the garbage is collected their
+// spans stay partly empty, resident memory no heap profile attributes.
 //
 // Usage:
 //

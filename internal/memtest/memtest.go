@@ -1,5 +1,5 @@
 // Package memtest measures what the heap retains, for the benchmarks that
-// report bytes a resource (issue #15): the index's, the status store's,
+// report bytes a resource: the index's, the status store's,
 // the workflow reconciler's.
 //
 // Place: test support; only test binaries import it. It imports nothing

@@ -250,10 +250,9 @@ func (b *fifoBox) put(it item) (outcome, int) {
 // drain: the allocation goes once it has room for more than
 // retainedItems and for more than four times that peak, which after a
 // burst takes about a dozen small drains. Letting it go at the first
-// small drain made a long burst, whose drains are large and small in
-// turn, grow its mailbox afresh, doublings and all, again and again: 172
-// times in the no-op benchmark's 300,000 keys, a third of its
-// allocations (issue #15).
+// small drain would make a long burst, whose drains are large and small
+// in turn, grow its mailbox afresh, doublings and all, again and again,
+// and those regrowths would be a large share of a burst's allocations.
 type burst struct{ peak int }
 
 // over records a drain of n from an allocation with room for capacity

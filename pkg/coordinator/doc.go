@@ -20,8 +20,7 @@
 // keyqueue.Queue: client-go's workqueue rules (fair, stingy, one worker per
 // item, dirty requeue) and metrics, exported through
 // [Options].MetricsProvider, over records indexed by handle instead of
-// client-go's maps keyed by item (see pkg/keyqueue for the profile that
-// made the change). Retries and requeues are timed by one
+// client-go's maps keyed by item (pkg/keyqueue says why). Retries and requeues are timed by one
 // timer on the coordinator's clock, armed before the reconcile that asks
 // for them counts as done, rather than by the workqueue's delaying queue,
 // whose goroutine arms its timer later on its own: a replay stepping a fake

@@ -32,9 +32,9 @@ const maxBatchKeys = 1024
 // idleRelease is how long the debouncer stays without a key in its
 // refractory period, after a burst grew its tables, before it lets them go.
 // The interner keeps a burst's table for the next fill of a stream
-// (events.Interner), and only a small fill let it go: at rest after a cold
-// start of 100,000 files, with no edit to make that fill, the table, the
-// records and the deadline queue held 18 MB for the daemon's life. A
+// (events.Interner), and only a small fill lets it go: at rest after a
+// large cold start, with no edit to make that fill, the table, the records
+// and the deadline queue would be held for the daemon's life. A
 // stream's fills come within a few refractory periods of each other, far
 // less than this.
 const idleRelease = 10 * time.Second

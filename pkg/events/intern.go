@@ -22,16 +22,14 @@ type Interner = InternerOf[Key]
 // old holder still acts on it would act on another key.
 //
 // Its index is its own open-addressing table rather than a Go map, so that
-// a key is hashed once per Intern and never at Release: a map hashed a new
-// key twice (the lookup, then the insert) and again at its delete, and the
-// three interners of a reconcile's path were a fifth of the no-op
-// benchmark's CPU. Each slot holds a handle and the upper half of its key's
+// a key is hashed once per Intern and never at Release: a map hashes a new
+// key twice (the lookup, then the insert) and again at its delete, and
+// every stage on a reconcile's path interns its key. Each slot holds a handle and the upper half of its key's
 // hash, so a probe compares keys only where the hashes agree; and a key's
 // home slot is its hash's top bits, which that half holds at every table
 // size, so growing the table and a delete's shifting back of the entries
 // after it (no tombstones) read the slots alone, never the keys' records:
-// reading each record as the table grew was a cache miss a key, 7% of the
-// no-op benchmark's CPU.
+// reading each record as the table grew would be a cache miss a key.
 //
 // Keys may be of any comparable type: besides the stages' resource keys
 // ([Interner]), a coalescing mailbox interns the keys of its pending
@@ -58,9 +56,8 @@ func (s slot) tag() uint64              { return uint64(s) &^ 0xffffffff }
 
 // internedKey is the interner's record of a handle: its key alone. The
 // key's hash is not kept beside it, nor whether the handle is held (the
-// interner's held bits say that): with a stage's 100,000 resources they
-// were a quarter of each interner's records, 16 of 64 bytes a key in each
-// of the stages, and only Release, once a key, hashes the key again.
+// interner's held bits say that): they would be a quarter of each
+// interner's records, 16 of 64 bytes a key in each of the stages, and only Release, once a key, hashes the key again.
 type internedKey[K comparable] struct {
 	key K
 }

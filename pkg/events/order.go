@@ -3,9 +3,9 @@ package events
 import "strings"
 
 // CompareKeys orders keys as their spellings kind/namespace/name
-// (Key.String) compare, without spelling them: sorting 10,000 keys by
-// String made two strings per comparison, most of a cold start's sorting
-// time and a fifth of its garbage (issue #15's profile). The order is the
+// (Key.String) compare, without spelling them: sorting keys by String
+// would make two strings per comparison, which on a cold start's large
+// sorts is most of the sorting time and much of its garbage. The order is the
 // spelling's, not the fields' one after another: "a-b" sorts before "a/"
 // because '-' < '/', so a namespace "a-b" comes before "a".
 func CompareKeys(a, b Key) int {

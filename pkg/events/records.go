@@ -5,10 +5,10 @@ const recordsPage = 256
 
 // Records is a stage's table of per-key records, indexed by the handles of
 // its [Interner], kept in fixed-size pages. Growing it allocates a page and
-// never moves a record: a slice grown a handle at a time copied every
+// never moves a record: a slice grown a handle at a time would copy every
 // record about four times over as it grew (Go grows large slices by a
-// quarter), which in the no-op benchmark was a sixth of all CPU, and held
-// the old and the new array at once at the peak. Pointers it returns stay
+// quarter), a large share of a burst's CPU, and hold the old and the new
+// array at once at the peak. Pointers it returns stay
 // valid until Reset. The zero value is empty and ready to use; it is not
 // safe for concurrent use.
 type Records[T any] struct {

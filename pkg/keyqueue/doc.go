@@ -9,9 +9,9 @@
 // Why not client-go's own queue with handles as items: it keeps four maps
 // keyed by item (dirty, processing, and its metrics' add and start times),
 // each as large as the backlog. A burst of 100,000 keys makes every Add
-// and Get probe maps of 100,000 entries, cache misses that the profile of
-// issue #15 put at a quarter of the pipeline's CPU once keys were handles,
-// in the coordinator's queue and the status store's. Here the same state
+// and Get probe maps of 100,000 entries, a cache miss each: in the
+// coordinator's queue and the status store's, those probes would be a
+// large share of the pipeline's CPU. Here the same state
 // is a byte per handle, in a slice indexed by it and kept for the queue's
 // life (a byte per resource: the owners' handles are dense), and the
 // queue itself is a ring of handles (internal/ring, shared with the

@@ -40,8 +40,8 @@ const retainedHandles = 1024
 // quietTicksBeforeRelease is how many of the metrics goroutine's ticks
 // (unfinishedWorkPeriod apart) without an Add let an empty queue drop the
 // ring a burst grew, which the next small fill would otherwise drop: at
-// rest after a cold start there is none, and the two queues of a daemon
-// with 100,000 resources kept 4 MB of rings for life. 10 s, as the
+// rest after a cold start there is none, and a daemon's two queues would
+// keep the rings of its largest burst for life. 10 s, as the
 // debouncer waits before it lets go of a burst's tables.
 const quietTicksBeforeRelease = 20
 
@@ -56,8 +56,8 @@ type Queue struct {
 	// handles are dense and it keeps them while their resources exist, so
 	// this is a byte per resource; the times live with the few handles
 	// queued or busy. (Per-handle records with the times, dropped whenever
-	// the queue fell idle, were allocated anew up to each next handle: at
-	// 100,000 resources a paced resync made 2 GB of garbage in 30 s.)
+	// the queue fell idle, would be allocated anew up to each next handle:
+	// a paced resync lets the queue fall idle after every key.)
 	state []uint8
 	// busy lists the handles being processed: at most one per worker, so
 	// the unfinished-work scan is short.

@@ -33,8 +33,8 @@ const (
 	ReasonInvalidDefinition = "InvalidDefinition"
 	ReasonServerStarted     = "ServerStarted"
 	ReasonServerRestarted   = "ServerRestarted"
-	// A remote server's session is up, down or refused: issue #16's
-	// transitions, each an Event.
+	// A remote server's session is up, down or refused: each transition an
+	// Event, so that kubectl shows a remote's outage as it happens.
 	ReasonServerConnected    = "ServerConnected"
 	ReasonServerDisconnected = "ServerDisconnected"
 	ReasonServerFailed       = "ServerFailed"

@@ -184,8 +184,8 @@ type Observed[S any] struct {
 	mu sync.RWMutex
 	// kind is the kind of the first key recorded. A reconciler's keys are
 	// all of its kind, so m holds them by namespace and name alone: a
-	// 32-byte key in each of the map's slots, not 48 (2.4 MB of the
-	// workflow reconciler's verdicts with 100,000 workflows). A key of
+	// 32-byte key in each of the map's slots, not 48, in a map with a slot
+	// per resource of the kind. A key of
 	// another kind, which a reconciler does not record, is kept in others.
 	kind   string
 	m      map[namedKey]S

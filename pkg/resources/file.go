@@ -19,8 +19,8 @@ type fileState struct {
 // moreDocs is what a file has beyond one document that reads fine.
 type moreDocs struct {
 	// docs are the documents after the first. A slice, not a map: a file
-	// declares one document or a few, and a map of one costs a kilobyte
-	// (issue #7's heap profile: 14.5 of 60 MB with 10,000 files).
+	// declares one document or a few, and a map of one costs a kilobyte,
+	// a large share of the index's memory when multiplied by every file.
 	docs []slot
 	// byKey indexes the documents, first 0, once there are more than
 	// smallFile of them, so that a file of thousands of documents is not

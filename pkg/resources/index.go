@@ -69,8 +69,7 @@ type Index struct {
 	// conflicts holds the keys that several files declare: the files,
 	// sorted, and the error naming them. There is no other record of who
 	// declares a key: an entry names its one file, and a map of claims
-	// beside the entries held the lists again, 14 MB with 100,000
-	// resources.
+	// beside the entries would hold the lists again for every resource.
 	conflicts map[events.Key]conflict
 	// sorted holds the entries in events.CompareKeys order of their keys
 	// while sortedOK; a delete, or a create that does not sort last,
@@ -187,8 +186,8 @@ type fileWithEntry struct {
 // with a scan's garbage (the index's changes and Docs are 96 bytes; a
 // said, a one-key slice and a map's header 48). A class's spans are
 // filled in turn by both, and once the garbage is collected they stay a
-// third to a half empty: 9 MB with 100,000 workflows, in a heap dump of
-// the daemon at rest (internal/heapspans). Together they are 144 bytes, a
+// third to a half empty, as a heap dump of a daemon at rest shows
+// (internal/heapspans). Together they are 144 bytes, a
 // class a scan does not otherwise use.
 func (ix *Index) fileOfOne(path string, d Doc) *fileState {
 	k := d.Key.Canonical()

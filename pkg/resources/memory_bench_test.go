@@ -15,7 +15,7 @@ import (
 // BenchmarkRetainedPerResource builds an index of 100,000 files of one
 // document each, the common case, through SetFile in the order of the
 // files as the fs watcher's cold start does, and reports the heap the
-// index itself keeps per resource (issue #15). What the caller made and
+// index itself keeps per resource. What the caller made and
 // the index holds, the path, the key's strings, the definition and its
 // hash, is made before the first measure and alive at the second, so the
 // figure is the index's own; each file's []Doc is made per call, as the

@@ -88,7 +88,7 @@ func (g *rig) ensure(t *testing.T, k events.Key, spec v1alpha1.MCPServerSpec) su
 	defer cancel()
 	_, err := g.sup.Ensure(ctx, k, spec)
 	require.NoError(t, err)
-	obs, _, err := g.sup.Wait(ctx, k) // the start runs on the supervisor's goroutine (#17)
+	obs, _, err := g.sup.Wait(ctx, k) // the start runs on the supervisor's goroutine
 	require.NoError(t, err)
 	return obs
 }

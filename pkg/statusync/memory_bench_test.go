@@ -18,7 +18,7 @@ import (
 // BenchmarkStoreRetainedHeap measures the heap a memory-only store keeps at
 // rest for each resource, once every one of 100,000 distinct keys has had
 // its outcome (all synced, or all failed and waiting for a retry) and its
-// write is done (issue #15). The events stay alive throughout, so their
+// write is done. The events stay alive throughout, so their
 // keys, correlation IDs, hashes and errors, which the daemon's other stages
 // hold as well, are not counted: the figure is the store's own.
 func BenchmarkStoreRetainedHeap(b *testing.B) {

@@ -10,7 +10,7 @@ import (
 // entry is what the store knows of a key: its Status, kept compact, and its
 // write's bookkeeping. Its fields are guarded by Store.mu.
 //
-// A daemon keeps one per resource, 100,000 of them at rest (issue #15), so
+// A daemon keeps one per resource, 100,000 of them at rest at scale, so
 // it holds no copy of a Status: the key is the interner's already, the state
 // is a small number and the times are instants, and the Status is built
 // again as it is read (Get, List, the writer). What only a failure sets is

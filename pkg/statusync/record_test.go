@@ -15,7 +15,7 @@ import (
 
 // A page of the store's Records (256 entries) is an exact size class at 72
 // bytes an entry (18 KB); a field more, or a field order that pads, costs a
-// resource 10 bytes or more (issue #15).
+// resource 10 bytes or more, at every resource a daemon holds.
 func TestEntryIs72Bytes(t *testing.T) {
 	if unsafe.Sizeof(uintptr(0)) != 8 {
 		t.Skip("sizes are of a 64-bit platform")

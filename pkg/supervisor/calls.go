@@ -347,7 +347,7 @@ func (s *Supervisor) call(ctx context.Context, key events.Key, what string, do f
 	defer cancelTimeout()
 	err = do(callCtx, inst)
 	if err == nil {
-		s.touch(e, inst) // the server answered: lastConnected is now (#16)
+		s.touch(e, inst) // the server answered: lastConnected is now
 		return nil
 	}
 	if ctx.Err() == nil && context.Cause(callCtx) == errCallTimeout {

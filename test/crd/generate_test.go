@@ -95,9 +95,9 @@ var allowedDifferences = map[string][]string{
 		`changed /metadata/annotations/controller-gen.kubebuilder.io/version: "v0.21.0" -> "v0.23.0"`,
 		// Status fields musterd adds; status is written only by the
 		// controller, so no user's document is affected. The generation the
-		// status describes, which the issue asks for.
+		// status describes, so that a stale status can be told apart.
 		// The last failure and its time, kept after the server recovered,
-		// while lastError says only why it is down now (issue #16).
+		// while lastError says only why it is down now.
 		`added /spec/versions/0/schema/openAPIV3Schema/properties/status/properties/lastFailure: {"type":"string"}`,
 		`added /spec/versions/0/schema/openAPIV3Schema/properties/status/properties/lastFailureTime: {"format":"date-time","type":"string"}`,
 		`added /spec/versions/0/schema/openAPIV3Schema/properties/status/properties/observedGeneration: {"format":"int64","type":"integer"}`,
@@ -248,7 +248,8 @@ type printerColumn struct {
 
 // TestPrinterColumns pins what `kubectl get` shows. MCPServer's default
 // columns differ from muster's (Type, URL, AutoStart, Status, Age) on
-// purpose: the issue asks for Type, State and Tools; muster's URL and
+// purpose: Type, State and Tools say at a glance whether a server
+// serves; muster's URL and
 // AutoStart stay available with priority 1 (`kubectl get -o wide`), and
 // its "Status" column is "State", named after the field it shows.
 func TestPrinterColumns(t *testing.T) {

@@ -93,7 +93,7 @@ func TestARestartResetsTheFailureStreak(t *testing.T) {
 }
 
 // An operator's stop made while the server starts wins: the start is
-// cancelled, no process is left, and nothing starts it after (#17).
+// cancelled, no process is left, and nothing starts it after.
 func TestAStopOverrideDuringAStartWins(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, supervisor.Options{})

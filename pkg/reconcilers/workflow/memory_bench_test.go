@@ -17,7 +17,7 @@ import (
 
 // BenchmarkRetainedPerWorkflow reconciles 100,000 workflows of one step,
 // the files of make bench's 100,000-workflow start, and reports the heap
-// the reconciler keeps per workflow once they are all judged (issue #15).
+// the reconciler keeps per workflow once they are all judged.
 // Its tool is offered by no server, as in make bench, so each verdict
 // holds a validation error and a missing tool; "offered" is the same with
 // the tool on offer. The index and its definitions are made before the

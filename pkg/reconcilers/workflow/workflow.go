@@ -160,8 +160,8 @@ func (r *Reconciler) Status(key events.Key) (any, bool) {
 // (a verdict spelled out shares its own). A reconcile records a new
 // verdict and never changes one it recorded, so what Recorded returned
 // stays as it was. The workflow engine reads every workflow's verdict
-// after every burst; a deep copy each was a fifth of that, and boxing
-// each 26 MB of garbage per burst with 100,000 workflows.
+// after every burst; a deep copy or a boxing of each would make garbage
+// in proportion to every workflow, at every burst.
 func (r *Reconciler) Recorded(key events.Key) (v1alpha1.WorkflowStatus, bool) {
 	v, ok := r.observed.Get(key)
 	return v.status(), ok

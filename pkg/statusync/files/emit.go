@@ -8,10 +8,10 @@ import (
 // A status file's YAML, written straight from its JSON.
 //
 // Why: through the YAML library (the JSON parsed as a YAML node tree,
-// then that tree emitted), a status cost about 190 µs and 60 KB of
-// garbage; with 100,000 resources that was a sixth of a cold start's CPU,
-// and the garbage kept the collector's goal up while the writes trailed
-// the start (issue #15).
+// then that tree emitted), a status costs tens of times more CPU and
+// garbage than writing it directly; with many resources that is a
+// noticeable share of a cold start's CPU, and the garbage keeps the
+// collector's goal up while the writes trail the start.
 //
 // How: the common statuses (maps of plain names to short ASCII text,
 // numbers, booleans, timestamps) are written here, exactly as the library

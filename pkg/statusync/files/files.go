@@ -43,8 +43,8 @@ type Writer struct {
 	strays sync.RWMutex
 	// cleaned holds the directories already rid of strays. Strays come
 	// from an earlier process, so once per directory is enough; listing the
-	// directory on every write cost O(files) per write, and 100 s of a cold
-	// start with 10,000 resources (issue #7).
+	// directory on every write would cost O(files) per write, O(files²)
+	// over a cold start.
 	cleaned map[string]bool
 }
 

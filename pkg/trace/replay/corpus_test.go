@@ -19,7 +19,7 @@ const corpus = "../../../testdata/traces"
 
 // TestCorpus replays each recorded trace through the pipeline (debouncer,
 // coordinator replaying the recorded outcomes, status store), compares
-// the output with its golden file, and checks the promise: the
+// the output with its golden file, and checks the replay's promise: the
 // replay yields the recorded sequence of Synced and Failed outcomes per
 // resource.
 func TestCorpus(t *testing.T) {

@@ -18,8 +18,8 @@ import (
 
 // A rescan that finds every file unchanged makes next to no garbage per
 // file: the listing's names are read into a buffer the watcher keeps and
-// stat(2)'s copy of a name is all it allocates. Its garbage, made once a
-// minute by a daemon at rest, was 342 bytes a file here (listing.go). Bytes
+// stat(2)'s copy of a name is all it allocates. Listing by name would make
+// hundreds of bytes a file, once a minute, in a daemon at rest (listing.go). Bytes
 // allocated are counted, not timed; the least of three rescans is taken,
 // so that a runtime goroutine's allocation does not count.
 func TestARescanOfUnchangedFilesMakesNextToNoGarbagePerFile(t *testing.T) {

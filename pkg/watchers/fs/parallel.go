@@ -14,13 +14,13 @@ const readChunk = 256
 // order, skipping those whose stamp has not changed since their last read
 // (stamps.go). It reads and decodes them on every core, with the same
 // changes to the index and the same events as one after another: decoding
-// was a third of the CPU of a cold start with 100,000 files, and the
-// listing's files are independent until they reach the index.
+// is a large share of a cold start's CPU, and the listing's files are
+// independent until they reach the index.
 //
 // Two chunks are in flight: while this goroutine applies one, in the
 // listing's order, the workers read the next. Applying a chunk (the index,
-// the stamps, the events) left the workers idle for a sixth of a cold
-// start's scan when it came between the chunks' reads.
+// the stamps, the events) would leave the workers idle if it came between
+// the chunks' reads.
 func (w *Watcher) recheckFiles(files []string) {
 	workers := min(runtime.GOMAXPROCS(0), len(files))
 	if workers < 2 || len(files) < 2*workers {

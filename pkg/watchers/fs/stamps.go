@@ -28,8 +28,8 @@ import (
 // any later write must leave a later time.
 
 // What is kept of a stamp is its print, a 64-bit hash of its fields (zero
-// for none), not the 40 bytes of its fields: a map of 100,000 stamps kept
-// 7.5 MB, one of prints 3 MB (issue #15). Two versions of a file whose
+// for none), not the 40 bytes of its fields: a map of prints is well under
+// half the size of a map of stamps. Two versions of a file whose
 // stamps differ have one print once in 2⁶⁴; then only a rescan (an event
 // always reads its file) takes the new version for the old, until the
 // file's next change. rsync's quick check trusts size and modification

@@ -5,7 +5,7 @@ import (
 )
 
 // benchFiles are definition files of the sizes a cold start decodes by the
-// thousand (issue #15): the smallest workflow, a typical remote MCPServer
+// thousand: the smallest workflow, a typical remote MCPServer
 // and a larger workflow with arguments, templates and nested steps.
 var benchFiles = []struct{ name, path, src string }{
 	{"SmallWorkflow", "workflows/wf00001.yaml", `apiVersion: muster.giantswarm.io/v1alpha1

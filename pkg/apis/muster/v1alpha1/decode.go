@@ -102,7 +102,7 @@ func AppendFile(dst []Document, path string, data []byte) ([]Document, error) {
 
 // decodeFile is DecodeFile with the text check, the parser and the
 // document decoder given: the differential test (legacy_diff_test.go)
-// hands it those of the decoder before issue #15. parse returns the file's
+// hands it those of the legacy decoder. parse returns the file's
 // non-empty documents, each of which decodeDocument decodes in turn.
 func decodeFile[D any](dst []Document, path string, data []byte, checkText func([]byte) *FieldError,
 	parse func([]byte) ([]D, *FieldError), decodeDocument func(D, string) (Document, *FieldError)) ([]Document, error) {

@@ -587,11 +587,10 @@ func TestDecodedObjectsShareTheirTypeStrings(t *testing.T) {
 }
 
 // A definition decoded from a file holds no status: a file may not declare
-// one, and the status sits behind a pointer so that the index's 100,000
+// one, and the status sits behind a pointer so that the index's
 // definitions do not each carry an empty one (120 bytes of a Workflow's
-// 464, which made it 352: issue #15). Its hash is the one it had while
-// the status was a value: the hashes below are what the decoder gave
-// before (f704689).
+// 464). Its hash is the one it had while the status was a value: the
+// hashes below are what a decoder with a status value gives.
 func TestADecodedDefinitionHoldsNoStatus(t *testing.T) {
 	for src, hash := range map[string]string{
 		stdioServer: "sha256:f5d7673883647a038b104010a407432fa7e5108ccc723ec5ebcd4268e890762e",

@@ -1,7 +1,7 @@
 package v1alpha1
 
-// The decoder as it was before issue #15 made it cheaper (commit 3240356),
-// kept as the reference the differential tests (legacy_diff_test.go) hold
+// The decoder as it was before the strict decoder's single walk and the
+// YAML fast path made it cheaper, kept as the reference the differential tests (legacy_diff_test.go) hold
 // the decoder to: the same documents, hashes and errors for every input.
 // Only the parts since rewritten are kept here; the rest is shared.
 

@@ -32,8 +32,8 @@ const maxJSONDepth = 10000
 // against the Go type as it goes. It knows field names only from json tags,
 // so the types stay the one source of the schema; encoding/json alone would
 // not do, as it matches names regardless of case. It sets what
-// encoding/json would set from the checked tree's JSON, which musterd
-// produced and decoded until issue #15 found it a third of the cost of
+// encoding/json would set from the checked tree's JSON, without producing
+// and decoding that JSON, which would be a large share of the cost of
 // decoding: null struct fields mean "not set", as they do to an API server,
 // and JSON fields hold the JSON encoding of their value.
 type objectDecoder struct {
@@ -266,7 +266,7 @@ func (d *objectDecoder) decodeSlice(v *yvalue, rv reflect.Value, level int) {
 }
 
 // checkedPlain is tree, which decode accepted for type t, as the values
-// the strict check handed encoding/json before issue #15: decodeObject
+// a strict check through encoding/json would hand it: decodeObject
 // still has encoding/json decode these when a value nests too deeply for
 // it, to fail as it did.
 func checkedPlain(v *yvalue, t reflect.Type) any {

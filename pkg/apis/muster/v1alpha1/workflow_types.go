@@ -37,9 +37,9 @@ type Workflow struct {
 	Spec WorkflowSpec `json:"spec,omitempty"`
 	// (Not the field's documentation, which the CRD shows: Status is nil
 	// until a status is written. A definition from a file never has one,
-	// musterd keeping statuses apart, and an empty status in each of
-	// 100,000 definitions in the index was a quarter of their memory,
-	// issue #15. The CRD's schema is the same either way.)
+	// musterd keeping statuses apart, and an empty status in each of the
+	// index's definitions would be a large share of their memory. The CRD's
+	// schema is the same either way.)
 
 	Status *WorkflowStatus `json:"status,omitempty"`
 }

@@ -11,11 +11,11 @@ import (
 //
 // Why: yaml.v3 turns text into tokens, events and then nodes, and buildTree
 // turns the nodes into yvalues. For the short definition files musterd
-// reads by the thousand at a cold start that was most of the start's CPU
-// (yaml.v3 27 of the 35 µs a file takes, and 11 of its 14 KB of garbage),
-// and most of the decode on the path from a saved file to its reconcile.
-// By this path the smallest workflow decodes in about 8 µs, allocating 3
-// KB (BenchmarkDecodeFile).
+// reads by the thousand at a cold start that is most of the start's CPU
+// (yaml.v3 is most of a file's decoding time and of its garbage), and most
+// of the decode on the path from a saved file to its reconcile. By this
+// path a small workflow decodes several times faster, with a fraction of
+// the garbage (BenchmarkDecodeFile measures both ways).
 //
 // What: nearly every definition file is written in the same few forms:
 // block mappings and sequences, one-line scalars (plain, single- or
@@ -119,13 +119,13 @@ type fastLine struct {
 //
 // A mapping's entries and a sequence's items are gathered on a stack
 // shared by the collections being read, the innermost on top, and copied
-// out at their exact number once the collection ends (a small workflow's
-// decode allocated 4.7 KB when each grew an entry at a time).
+// out at their exact number once the collection ends (growing each an
+// entry at a time would allocate every collection several times over).
 //
 // They are copied into the parser's arenas, not into allocations of their
-// own: a tree lives only until its file is decoded (DecodeFile), and a
-// small workflow's decode then allocates 1.7 KB in 25 allocations, where
-// a collection each made it 2.9 KB in 31 (BenchmarkDecodeFile).
+// own: a tree lives only until its file is decoded (DecodeFile), so an
+// allocation per collection would be garbage at once (BenchmarkDecodeFile
+// counts a decode's allocations).
 //
 // Parsers are pooled, stacks and arenas and all, so that a cold start's
 // thousands of files reuse a few; a parser is cleared of the strings it

@@ -33,7 +33,7 @@ const (
 // A tree holds its values inline (entries and items are slices of values,
 // scalars are not boxed), so that building it costs an allocation per
 // mapping or sequence rather than one or two per value: decoding is on
-// the cold start's path (issue #15).
+// the cold start's path.
 type yvalue struct {
 	kind    yvalueKind
 	line    int
