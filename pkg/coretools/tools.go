@@ -13,6 +13,7 @@ import (
 	"github.com/musterd/musterd/pkg/controls"
 	"github.com/musterd/musterd/pkg/declare"
 	"github.com/musterd/musterd/pkg/events"
+	"github.com/musterd/musterd/pkg/redact"
 )
 
 // The MCP server tools (muster's internal/mcpserver/api_adapter.go).
@@ -30,13 +31,16 @@ func (p *Provider) validate(m map[string]any, w writes, noun string) *mcp.CallTo
 		return bad
 	}
 	spec := w.spec(a)
-	if _, _, err := declare.Validate(p.key(w.kind, name), spec, nil); err != nil {
+	key := p.key(w.kind, name)
+	if _, _, err := declare.Validate(key, spec, nil); err != nil {
 		msg := err.Error()
 		if w.scrub {
 			msg = declare.Scrub(spec, msg)
 		}
+		p.validated(key, "validate", msg)
 		return fail("Validation failed: " + msg)
 	}
+	p.validated(key, "validate", "")
 	return text("Validation successful for " + noun + " " + name)
 }
 
@@ -120,6 +124,9 @@ func (p *Provider) write(ctx context.Context, m map[string]any, w writes, op str
 			invalid *declare.InvalidError
 			exists  *declare.ExistsError
 		)
+		if errors.As(err, &invalid) {
+			p.validated(key, op, msg)
+		}
 		switch {
 		case w.invalid != "" && errors.As(err, &invalid):
 			return fail(w.invalid + msg)
@@ -128,6 +135,7 @@ func (p *Provider) write(ctx context.Context, m map[string]any, w writes, op str
 		}
 		return fail("Failed to " + op + " " + w.what + ": " + msg)
 	}
+	p.validated(key, op, "")
 	p.log.Info(w.logWhat+" "+op+"d", "key", key.String(), "where", def.Where)
 	ok := w.created
 	if op == opUpdate {
@@ -272,4 +280,16 @@ func (p *Provider) service(ctx context.Context, m map[string]any, action string,
 		return text(fmt.Sprintf("Requested to %s service '%s'; not done yet (state %s, correlation %s)", verb[0], name, res.State, res.CorrelationID))
 	}
 	return text(fmt.Sprintf("Successfully %s service '%s'", verb[1], name))
+}
+
+// validated publishes the outcome of a check of key's definition that
+// request (validate, create or update) asked for: invalid, with why
+// (already scrubbed of env and header values, and redacted here), or
+// valid.
+func (p *Provider) validated(key events.Key, request, invalid string) {
+	if p.opts.Publish == nil {
+		return
+	}
+	p.opts.Publish(events.DefinitionValidated{Meta: events.NewMeta(""), Key: key, Request: request,
+		Error: redact.String(invalid)})
 }
