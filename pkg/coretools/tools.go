@@ -110,6 +110,16 @@ func (p *Provider) write(ctx context.Context, m map[string]any, w writes, op str
 		def declare.Definition
 		err error
 	)
+	// A create's definition is told valid before it is written, as muster
+	// tells it: its WorkflowValidationSucceeded comes before its
+	// WorkflowCreated. An update's is whole only once merged by the Store.
+	told := false
+	if op == opCreate {
+		if _, _, verr := declare.Validate(key, spec, nil); verr == nil {
+			p.validated(key, op, "")
+			told = true
+		}
+	}
 	if op == opCreate {
 		def, err = p.opts.Store.Create(ctx, key, spec)
 	} else {
@@ -124,7 +134,7 @@ func (p *Provider) write(ctx context.Context, m map[string]any, w writes, op str
 			invalid *declare.InvalidError
 			exists  *declare.ExistsError
 		)
-		if errors.As(err, &invalid) {
+		if errors.As(err, &invalid) && !told {
 			p.validated(key, op, msg)
 		}
 		switch {
@@ -135,7 +145,9 @@ func (p *Provider) write(ctx context.Context, m map[string]any, w writes, op str
 		}
 		return fail("Failed to " + op + " " + w.what + ": " + msg)
 	}
-	p.validated(key, op, "")
+	if !told {
+		p.validated(key, op, "")
+	}
 	p.log.Info(w.logWhat+" "+op+"d", "key", key.String(), "where", def.Where)
 	ok := w.created
 	if op == opUpdate {

@@ -24,7 +24,7 @@ func TestEveryCheckOfADefinitionIsPublished(t *testing.T) {
 	_, isErr = h.call(t, "core_workflow_create", map[string]any{"name": "flow", "steps": []any{step("a")}})
 	assert.False(t, isErr)
 	_, isErr = h.call(t, "core_workflow_create", map[string]any{"name": "flow", "steps": []any{step("a")}})
-	assert.True(t, isErr, "exists: no check failed, nothing published")
+	assert.True(t, isErr, "exists: the definition was valid, as told before the write")
 	_, isErr = h.call(t, "core_mcpserver_validate", map[string]any{"name": "s", "type": "stdio", "command": "x", "env": map[string]any{"TOKEN": "s3cr3t-value"}, "timeout": "x"})
 	assert.True(t, isErr)
 
@@ -34,13 +34,14 @@ func TestEveryCheckOfADefinitionIsPublished(t *testing.T) {
 		checks = append(checks, check{e.Key.String(), e.Request, e.Error})
 		assert.NotContains(t, e.Error, "s3cr3t-value")
 	}
-	if assert.Len(t, checks, 4) {
+	if assert.Len(t, checks, 5) {
 		assert.Equal(t, check{"Workflow/default/ok", "validate", ""}, checks[0])
 		assert.Equal(t, "Workflow/default/dupes", checks[1].key)
 		assert.Equal(t, "create", checks[1].request)
 		assert.Contains(t, checks[1].err, "duplicate step id")
 		assert.Equal(t, check{"Workflow/default/flow", "create", ""}, checks[2])
-		assert.Equal(t, "MCPServer/default/s", checks[3].key)
-		assert.NotEmpty(t, checks[3].err)
+		assert.Equal(t, check{"Workflow/default/flow", "create", ""}, checks[3])
+		assert.Equal(t, "MCPServer/default/s", checks[4].key)
+		assert.NotEmpty(t, checks[4].err)
 	}
 }

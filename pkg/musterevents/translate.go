@@ -192,6 +192,12 @@ func (t *Translator) transition(key events.Key, emit func(Reason, Data)) {
 	if !ok || !isServer || st.State == "" {
 		return
 	}
+	why := firstLine(st.LastError)
+	if st.State == v1alpha1.MCPServerStateDisconnected && why == "" {
+		// A remote server not connected, and not for an error: stopped,
+		// or never started (autoStart: false).
+		st.State = v1alpha1.MCPServerStateStopped
+	}
 	s := t.servers[key]
 	if s == nil {
 		s = &server{restarts: st.RestartCount}
@@ -209,7 +215,6 @@ func (t *Translator) transition(key events.Key, emit func(Reason, Data)) {
 			emit(MCPServerToolsUnavailable, Data{})
 		}
 	}
-	why := firstLine(st.LastError)
 	switch st.State {
 	case v1alpha1.MCPServerStateStarting, v1alpha1.MCPServerStateConnecting:
 		if prev == v1alpha1.MCPServerStateStarting || prev == v1alpha1.MCPServerStateConnecting {
@@ -240,11 +245,7 @@ func (t *Translator) transition(key events.Key, emit func(Reason, Data)) {
 		emit(MCPServerFailed, Data{Error: why})
 	case v1alpha1.MCPServerStateDisconnected:
 		lost()
-		if why == "" {
-			emit(MCPServerStopped, Data{})
-		} else {
-			emit(MCPServerHealthCheckFailed, Data{Error: why})
-		}
+		emit(MCPServerHealthCheckFailed, Data{Error: why})
 	case v1alpha1.MCPServerStateAuthRequired:
 		lost()
 		emit(MCPServerAuthRequired, Data{})

@@ -159,6 +159,7 @@ func TestServerLifecycleIsToldOncePerTransition(t *testing.T) {
 		return reasons
 	}
 	assert.Empty(t, synced(v1alpha1.MCPServerStatus{State: v1alpha1.MCPServerStateStopped}), "autoStart false: never ran")
+	assert.Empty(t, synced(v1alpha1.MCPServerStatus{State: v1alpha1.MCPServerStateDisconnected}), "a remote server not connected, for no error, is stopped")
 	assert.Equal(t, []string{"MCPServerStarting: MCPServer git service is starting up", "MCPServerRestarting: MCPServer git service is restarting"},
 		synced(v1alpha1.MCPServerStatus{State: v1alpha1.MCPServerStateStarting}))
 	assert.Equal(t, []string{"MCPServerStarted: MCPServer git service started successfully",
