@@ -44,7 +44,7 @@ var allowed = map[string][]string{
 	// bus that keeps it, beside the history.
 	"pkg/musterevents": {"pkg/events", "pkg/bus", "pkg/redact", "pkg/apis"},
 	// Kubernetes Events: an observer of the bus's outcomes, leader-only.
-	"pkg/kubeevents": {"pkg/events", "pkg/bus", "pkg/redact", "pkg/apis"},
+	"pkg/kubeevents": {"pkg/events", "pkg/bus", "pkg/redact", "pkg/apis", "pkg/musterevents"},
 	"pkg/supervisor": {"pkg/events", "pkg/apis", "pkg/redact", "internal/registry"}, // runs servers; knows nothing of the bus
 	// The router is the MCP endpoint's view of the running servers: the
 	// catalogue's tools and the supervisor's calls; never the bus.

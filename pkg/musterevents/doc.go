@@ -28,7 +28,8 @@
 //     MCPServerHealthCheckFailed (a remote server disconnected with an
 //     error), MCPServerAuthRequired, and MCPServerToolsUnavailable when a
 //     server that served its tools stops doing so; each once per
-//     transition. DefinitionValidated of a Workflow →
+//     transition. A remote server's Connecting is an attempt whose outcome
+//     tells: a reconnect that fails again tells nothing new. DefinitionValidated of a Workflow →
 //     WorkflowValidationSucceeded or WorkflowValidationFailed.
 //     WorkflowExecutionStarted → WorkflowExecutionStarted;
 //     WorkflowExecutionFinished → WorkflowExecutionTracked, then

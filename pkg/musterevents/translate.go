@@ -198,6 +198,11 @@ func (t *Translator) transition(key events.Key, emit func(Reason, Data)) {
 		// or never started (autoStart: false).
 		st.State = v1alpha1.MCPServerStateStopped
 	}
+	if st.State == v1alpha1.MCPServerStateConnecting {
+		// A remote server's (re)connection attempt: its outcome is what
+		// tells, and a reconnect that fails again is no new transition.
+		return
+	}
 	s := t.servers[key]
 	if s == nil {
 		s = &server{restarts: st.RestartCount}
@@ -216,10 +221,7 @@ func (t *Translator) transition(key events.Key, emit func(Reason, Data)) {
 		}
 	}
 	switch st.State {
-	case v1alpha1.MCPServerStateStarting, v1alpha1.MCPServerStateConnecting:
-		if prev == v1alpha1.MCPServerStateStarting || prev == v1alpha1.MCPServerStateConnecting {
-			return
-		}
+	case v1alpha1.MCPServerStateStarting:
 		lost()
 		emit(MCPServerStarting, Data{})
 		if prev == v1alpha1.MCPServerStateStopped || prev == v1alpha1.MCPServerStateFailed || prev == v1alpha1.MCPServerStateDisconnected {

@@ -180,6 +180,9 @@ func TestServerLifecycleIsToldOncePerTransition(t *testing.T) {
 	assert.Equal(t, []string{"MCPServerToolsUnavailable: MCPServer git tools became unavailable",
 		"MCPServerHealthCheckFailed: MCPServer git health check failed: ping unanswered"},
 		synced(v1alpha1.MCPServerStatus{State: v1alpha1.MCPServerStateDisconnected, LastError: "ping unanswered", RestartCount: 2}))
+	assert.Empty(t, synced(v1alpha1.MCPServerStatus{State: v1alpha1.MCPServerStateConnecting, RestartCount: 2}), "a reconnect attempt")
+	assert.Empty(t, synced(v1alpha1.MCPServerStatus{State: v1alpha1.MCPServerStateDisconnected, LastError: "refused", RestartCount: 2}),
+		"refused again: no new transition")
 	assert.Equal(t, []string{"MCPServerAuthRequired: MCPServer git requires OAuth authentication to connect"},
 		synced(v1alpha1.MCPServerStatus{State: v1alpha1.MCPServerStateAuthRequired, RestartCount: 2}))
 	synced(v1alpha1.MCPServerStatus{State: v1alpha1.MCPServerStateConnected, RestartCount: 2})
