@@ -97,7 +97,8 @@ func newCoreTools(cfg daemonConfig, d *daemon, kubeParts *kubeStages, log *slog.
 		return nil, err
 	}
 	return coretools.New(coretools.Options{Store: store, Index: d.Index, Statuses: d.Store, Controls: d.Controls,
-		Namespace: namespace, WaitTimeout: cfg.reconcileTimeout, Logger: log})
+		Namespace: namespace, WaitTimeout: cfg.reconcileTimeout, Logger: log,
+		Publish: func(e events.Event) { d.Bus.Publish(e) }})
 }
 
 // queueDepth reads the coordinator's workqueue depth from its gauge.

@@ -27,6 +27,7 @@ import (
 	"github.com/musterd/musterd/pkg/events"
 	"github.com/musterd/musterd/pkg/lifecycle"
 	"github.com/musterd/musterd/pkg/mcpserve"
+	"github.com/musterd/musterd/pkg/musterevents"
 	"github.com/musterd/musterd/pkg/pipeline"
 	"github.com/musterd/musterd/pkg/reconcilers"
 	"github.com/musterd/musterd/pkg/reconcilers/mcpserver"
@@ -347,6 +348,8 @@ type daemon struct {
 	Supervisor *supervisor.Supervisor
 	Readiness  *statusync.Readiness
 	History    *statusync.History
+	// MusterEvents is muster's view of the events, for core_events.
+	MusterEvents *musterevents.Log
 	// Overrides are the operators' service requests; Controls serve them
 	// and the other controls to the API and the core tools.
 	Overrides *services.Overrides
@@ -475,6 +478,10 @@ func newDaemon(cfg daemonConfig, log *slog.Logger, record io.Writer) (*daemon, e
 	}
 	d.History = statusync.NewHistory(b, statusync.HistoryOptions{})
 	if err := d.Add(d.History); err != nil {
+		return nil, err
+	}
+	d.MusterEvents = musterevents.NewLog(b, musterevents.LogOptions{Translate: musterTranslation(d)})
+	if err := d.Add(d.MusterEvents); err != nil {
 		return nil, err
 	}
 	if d.Controls, err = newControls(cfg, d, log); err != nil {

@@ -211,8 +211,8 @@ func TestE2EKubeStatusFollowsARemoteThatDiesAndAServerThatHangs(t *testing.T) {
 
 	eventually(t, "an Event on each transition", func() bool {
 		remote, hangs := k.kubeEvents(t, "remote"), k.kubeEvents(t, "hangs")
-		return slices.ContainsFunc(remote, func(e string) bool { return strings.HasPrefix(e, "Warning ServerDisconnected: ") }) &&
-			slices.Contains(remote, "Normal ServerConnected: server connected, serving 1 tools") &&
-			slices.Contains(hangs, "Warning ServerFailed: server failed: health ping failed: no answer within 500ms")
+		return slices.ContainsFunc(remote, func(e string) bool { return strings.HasPrefix(e, "Warning MCPServerHealthCheckFailed: ") }) &&
+			slices.Contains(remote, "Normal MCPServerStarted: MCPServer remote service started successfully") &&
+			slices.Contains(hangs, "Warning MCPServerFailed: MCPServer hangs operation failed: health ping failed: no answer within 500ms")
 	})
 }

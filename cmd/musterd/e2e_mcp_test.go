@@ -82,7 +82,7 @@ func TestE2EMustersCLIViewOfTheCoreTools(t *testing.T) {
 	// muster events
 	out, isErr = musterCall(t, cs, "core_events", map[string]any{"resourceName": "fake"})
 	require.False(t, isErr, out)
-	assert.Contains(t, out, `"reason":"ResourceSynced"`)
+	assert.Contains(t, out, `"reason":"MCPServerStarted"`)
 
 	// A tool nobody offers: muster's plain error, no envelope.
 	out, isErr = callTool(t, cs, "call_tool", map[string]any{"name": "x_nobody_home"})

@@ -256,6 +256,7 @@ func newKubeStages(cfg daemonConfig, d *daemon, b *bus.Bus, log *slog.Logger) (*
 			e, _ := d.Index.Get(key)
 			return e.Err
 		},
+		StepCount: musterTranslation(d).StepCount,
 		Namespace: k.namespace,
 		Logger:    log,
 	}); err != nil {

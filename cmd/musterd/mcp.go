@@ -36,8 +36,7 @@ func (d *daemon) addMCP(cfg daemonConfig, log *slog.Logger) error {
 		// core_reconcile_status with no name shows the controls'
 		// overview, the one GET /api/v1/overview answers.
 		Overview:   d.Controls.Overview,
-		History:    d.History,
-		Bus:        d.Bus,
+		Events:     d.MusterEvents,
 		Leader:     d.leader,
 		Token:      cfg.token,
 		Kubernetes: cfg.kube.enabled,

@@ -40,8 +40,11 @@ var allowed = map[string][]string{
 	"pkg/watchers/runtime": {"pkg/events", "pkg/bus", "pkg/redact", "pkg/apis", "pkg/resources", "pkg/supervisor", "pkg/catalogue", "pkg/reconcilers/workflow"},
 	"pkg/lifecycle":        {"pkg/bus", "pkg/redact"},
 	"pkg/election":         {"pkg/events", "pkg/bus"}, // a foundation gating the leader-only stages
+	// muster's view of the events: a translation, and an observer of the
+	// bus that keeps it, beside the history.
+	"pkg/musterevents": {"pkg/events", "pkg/bus", "pkg/redact", "pkg/apis"},
 	// Kubernetes Events: an observer of the bus's outcomes, leader-only.
-	"pkg/kubeevents": {"pkg/events", "pkg/bus", "pkg/redact", "pkg/apis"},
+	"pkg/kubeevents": {"pkg/events", "pkg/bus", "pkg/redact", "pkg/apis", "pkg/musterevents"},
 	"pkg/supervisor": {"pkg/events", "pkg/apis", "pkg/redact", "internal/registry"}, // runs servers; knows nothing of the bus
 	// The router is the MCP endpoint's view of the running servers: the
 	// catalogue's tools and the supervisor's calls; never the bus.
@@ -54,7 +57,7 @@ var allowed = map[string][]string{
 	// servers only through its Backend interface (package router), never
 	// the supervisor or the catalogue. It shows the controls' overview
 	// (core_reconcile_status), as the API does: one source of it.
-	"pkg/mcpserve": {"pkg/events", "pkg/bus", "pkg/apis", "pkg/resources", "pkg/statusync", "pkg/redact", "pkg/api/shared", "pkg/api/types", "pkg/controls"},
+	"pkg/mcpserve": {"pkg/events", "pkg/bus", "pkg/apis", "pkg/resources", "pkg/statusync", "pkg/redact", "pkg/api/shared", "pkg/api/types", "pkg/controls", "pkg/musterevents"},
 	// What the API and the MCP endpoint must do alike: a leaf of the edges.
 	"pkg/api/shared": {"pkg/api/types", "pkg/apis", "pkg/redact", "pkg/statusync"},
 	// Declared state: writes definitions where the watchers read them, as
@@ -68,7 +71,9 @@ var allowed = map[string][]string{
 	"pkg/services": {"pkg/events", "pkg/apis", "pkg/reconcilers"},
 	// The core tools that change things: a tool provider the MCP endpoint
 	// plugs in, over declare and controls; it knows nothing of the endpoint.
-	"pkg/coretools": {"pkg/events", "pkg/apis", "pkg/resources", "pkg/statusync", "pkg/declare", "pkg/controls"},
+	// Its checks' outcomes go out through a function the wiring puts on
+	// the bus, redacted.
+	"pkg/coretools": {"pkg/events", "pkg/apis", "pkg/resources", "pkg/statusync", "pkg/declare", "pkg/controls", "pkg/redact"},
 	// The trace format and recorder: an observer of the bus, like a
 	// logger.
 	"pkg/trace":    {"pkg/events", "pkg/bus"},

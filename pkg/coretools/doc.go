@@ -33,4 +33,9 @@
 //     answer within 30s") rather than holding it.
 //   - Env values and headers are never echoed: every error text is scrubbed
 //     of them (declare.Scrub).
+//   - Every check of a definition (a validate, and a create's or update's:
+//     invalid, or valid and written) is published as an
+//     events.DefinitionValidated through Options.Publish, its error
+//     scrubbed and redacted: a definition refused here never reaches the
+//     watchers, and muster's clients see its WorkflowValidationFailed.
 package coretools

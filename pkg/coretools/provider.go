@@ -45,6 +45,11 @@ type Options struct {
 	// Poll is how often the index and status store are read while
 	// waiting. Default 20ms.
 	Poll time.Duration
+	// Publish receives an events.DefinitionValidated for every check of a
+	// definition: the validate tools', and a create's or update's (invalid,
+	// or valid and written); the wiring puts it on the bus. It must not
+	// block. Default: none.
+	Publish func(events.Event)
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 }

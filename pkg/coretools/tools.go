@@ -13,6 +13,7 @@ import (
 	"github.com/musterd/musterd/pkg/controls"
 	"github.com/musterd/musterd/pkg/declare"
 	"github.com/musterd/musterd/pkg/events"
+	"github.com/musterd/musterd/pkg/redact"
 )
 
 // The MCP server tools (muster's internal/mcpserver/api_adapter.go).
@@ -30,13 +31,16 @@ func (p *Provider) validate(m map[string]any, w writes, noun string) *mcp.CallTo
 		return bad
 	}
 	spec := w.spec(a)
-	if _, _, err := declare.Validate(p.key(w.kind, name), spec, nil); err != nil {
+	key := p.key(w.kind, name)
+	if _, _, err := declare.Validate(key, spec, nil); err != nil {
 		msg := err.Error()
 		if w.scrub {
 			msg = declare.Scrub(spec, msg)
 		}
+		p.validated(key, "validate", msg)
 		return fail("Validation failed: " + msg)
 	}
+	p.validated(key, "validate", "")
 	return text("Validation successful for " + noun + " " + name)
 }
 
@@ -106,6 +110,16 @@ func (p *Provider) write(ctx context.Context, m map[string]any, w writes, op str
 		def declare.Definition
 		err error
 	)
+	// A create's definition is told valid before it is written, as muster
+	// tells it: its WorkflowValidationSucceeded comes before its
+	// WorkflowCreated. An update's is whole only once merged by the Store.
+	told := false
+	if op == opCreate {
+		if _, _, verr := declare.Validate(key, spec, nil); verr == nil {
+			p.validated(key, op, "")
+			told = true
+		}
+	}
 	if op == opCreate {
 		def, err = p.opts.Store.Create(ctx, key, spec)
 	} else {
@@ -120,6 +134,9 @@ func (p *Provider) write(ctx context.Context, m map[string]any, w writes, op str
 			invalid *declare.InvalidError
 			exists  *declare.ExistsError
 		)
+		if errors.As(err, &invalid) && !told {
+			p.validated(key, op, msg)
+		}
 		switch {
 		case w.invalid != "" && errors.As(err, &invalid):
 			return fail(w.invalid + msg)
@@ -127,6 +144,9 @@ func (p *Provider) write(ctx context.Context, m map[string]any, w writes, op str
 			return fail(fmt.Sprintf(w.exists, name))
 		}
 		return fail("Failed to " + op + " " + w.what + ": " + msg)
+	}
+	if !told {
+		p.validated(key, op, "")
 	}
 	p.log.Info(w.logWhat+" "+op+"d", "key", key.String(), "where", def.Where)
 	ok := w.created
@@ -272,4 +292,16 @@ func (p *Provider) service(ctx context.Context, m map[string]any, action string,
 		return text(fmt.Sprintf("Requested to %s service '%s'; not done yet (state %s, correlation %s)", verb[0], name, res.State, res.CorrelationID))
 	}
 	return text(fmt.Sprintf("Successfully %s service '%s'", verb[1], name))
+}
+
+// validated publishes the outcome of a check of key's definition that
+// request (validate, create or update) asked for: invalid, with why
+// (already scrubbed of env and header values, and redacted here), or
+// valid.
+func (p *Provider) validated(key events.Key, request, invalid string) {
+	if p.opts.Publish == nil {
+		return
+	}
+	p.opts.Publish(events.DefinitionValidated{Meta: events.NewMeta(""), Key: key, Request: request,
+		Error: redact.String(invalid)})
 }

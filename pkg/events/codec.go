@@ -35,6 +35,9 @@ func init() {
 	Register[LostLeadership]()
 	Register[WorkflowExecutionStarted]()
 	Register[WorkflowExecutionFinished]()
+	Register[WorkflowStepStarted]()
+	Register[WorkflowStepFinished]()
+	Register[DefinitionValidated]()
 }
 
 // Register makes T decodable by Unmarshal under its EventType name. The

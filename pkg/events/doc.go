@@ -10,7 +10,9 @@
 //	statusync ──StatusSynced / StatusSyncFailed──▶ observers
 //	supervisors ──ServiceStateChanged──▶ debouncer
 //	leader election ──BecameLeader / LostLeadership──▶ lifecycle
-//	workflow engine ──WorkflowExecutionStarted / WorkflowExecutionFinished──▶ observers
+//	workflow engine ──WorkflowExecutionStarted / WorkflowExecutionFinished,
+//	                  WorkflowStepStarted / WorkflowStepFinished──▶ observers
+//	core tools ──DefinitionValidated──▶ observers
 //
 // Guarantees:
 //

@@ -42,10 +42,10 @@ func TestEveryEventRoundTripsThroughJSON(t *testing.T) {
 func TestEventTypeNamesAreStable(t *testing.T) {
 	// Traces are recorded by these names; renaming one breaks every trace.
 	assert.Equal(t, []string{
-		"BecameLeader", "IndexSynchronized", "LostLeadership", "ReconciliationStarted",
+		"BecameLeader", "DefinitionValidated", "IndexSynchronized", "LostLeadership", "ReconciliationStarted",
 		"ReconciliationTriggered", "ResourceChanged", "ResourceFailed", "ResourceSynced",
 		"ServiceStateChanged", "StatusSyncFailed", "StatusSynced",
-		"WorkflowExecutionFinished", "WorkflowExecutionStarted",
+		"WorkflowExecutionFinished", "WorkflowExecutionStarted", "WorkflowStepFinished", "WorkflowStepStarted",
 	}, events.Types())
 }
 

@@ -8,6 +8,11 @@
 // did. The reconcilers stay Kubernetes-agnostic and never see it.
 //
 //	coordinator ──ResourceSynced / ResourceFailed──▶ kube-events ──events.k8s.io/v1 Events──▶ API server
+//	workflow engine, core tools ──runs, steps, validations──▶ kube-events
+//
+// The servers' lifecycle and the workflows' runs, steps and validations
+// are told in muster's words, by the same translation as core_events
+// (package musterevents): MCPServerStarted, WorkflowStepFailed, …
 //
 // It records through client-go's events.k8s.io broadcaster (the
 // EventRecorder controller-runtime's manager hands out), which aggregates
@@ -28,16 +33,21 @@
 //   - Warning InvalidDefinition when a resource's current generation fails
 //     validation, once per distinct error; the last good definition stays
 //     in force, which no Synced claims otherwise.
-//   - Normal ServerStarted when an MCPServer's reconcile finds its server
-//     Running and it was not when this recorder last looked (a new leader
-//     starts its servers itself); ServerRestarted instead when its restart
-//     count grew since.
-//   - Normal ServerConnected when a remote server is Connected, Warning
-//     ServerDisconnected when its connection dropped (or a reconnect was
-//     refused), Warning ServerFailed when a server failed (a crash, a
-//     failed start, a ping unanswered), with the error's first line: one
-//     Event per transition, whether or not the reconcile succeeded (a
-//     server in its backoff fails its reconcile).
+//   - An MCPServer's lifecycle in muster's reasons, one Event per
+//     transition of its observed status, whether or not the reconcile
+//     succeeded (a server in its backoff fails its reconcile):
+//     MCPServerStarting (and MCPServerRestarting), MCPServerStarted with
+//     MCPServerToolsDiscovered (Running or Connected; a new leader starts
+//     its servers itself, so it tells their start), MCPServerFailed and
+//     MCPServerHealthCheckFailed (Warnings, with the error's first line),
+//     MCPServerToolsUnavailable, MCPServerStopped, MCPServerAuthRequired.
+//     A remote server's reconnect that fails again tells nothing new.
+//   - A Workflow's runs, steps and validations on request, in muster's
+//     reasons (WorkflowExecutionStarted/Tracked/Completed/Failed,
+//     WorkflowStepStarted/Completed/Failed/Skipped,
+//     WorkflowValidationSucceeded/Failed), each an Event, from a lossy
+//     subscription of their own (1024 pending): a burst past it loses
+//     Events, counted by the bus, and never slows a run.
 //   - No secret in an Event: every note passes pkg/redact, and is cut to
 //     the API's 1 KiB.
 //   - Best effort, never in the way: an Event whose object cannot be read

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -20,24 +19,20 @@ import (
 	"github.com/musterd/musterd/pkg/apis/muster/v1alpha1"
 	"github.com/musterd/musterd/pkg/bus"
 	"github.com/musterd/musterd/pkg/events"
+	"github.com/musterd/musterd/pkg/musterevents"
 	"github.com/musterd/musterd/pkg/redact"
 )
 
 // Name is the component's name.
 const Name = "kube-events"
 
-// Reasons of the Events recorded.
+// musterd's own reasons of the Events recorded, beside muster's
+// (package musterevents) for the servers' lifecycle and the workflows'
+// runs, steps and validations.
 const (
 	ReasonSynced            = "Synced"
 	ReasonReconcileFailed   = "ReconcileFailed"
 	ReasonInvalidDefinition = "InvalidDefinition"
-	ReasonServerStarted     = "ServerStarted"
-	ReasonServerRestarted   = "ServerRestarted"
-	// A remote server's session is up, down or refused: each transition an
-	// Event, so that kubectl shows a remote's outage as it happens.
-	ReasonServerConnected    = "ServerConnected"
-	ReasonServerDisconnected = "ServerDisconnected"
-	ReasonServerFailed       = "ServerFailed"
 )
 
 // Actions of the Events recorded (events.k8s.io/v1 requires one).
@@ -45,6 +40,7 @@ const (
 	ActionReconcile = "Reconcile"
 	ActionValidate  = "Validate"
 	ActionStart     = "Start"
+	ActionExecute   = "Execute"
 )
 
 // Defaults of Options.
@@ -68,6 +64,9 @@ type Options struct {
 	// DefinitionError returns why the resource's current definition is not
 	// usable (the desired-state index's entry error), or nil. Optional.
 	DefinitionError func(key events.Key) error
+	// StepCount returns the number of steps of a workflow's definition in
+	// force, for muster's execution messages. Optional.
+	StepCount func(key events.Key) (int, bool)
 	// Namespace limits the start's listing to one namespace, as the
 	// watcher watches; empty means all namespaces.
 	Namespace string
@@ -83,14 +82,8 @@ type Options struct {
 
 // seen is what the recorder last knew of a resource.
 type seen struct {
-	generation int64 // the last generation recorded Synced (or found observed at start)
-	// known: running and restarts were observed by this recorder.
-	known    bool
-	running  bool
-	restarts int
-	invalid  string // the InvalidDefinition error recorded, while it holds
-	// state is the MCPServer state last recorded by a transition Event.
-	state v1alpha1.MCPServerState
+	generation int64  // the last generation recorded Synced (or found observed at start)
+	invalid    string // the InvalidDefinition error recorded, while it holds
 }
 
 // Recorder is the component that records Events. Make it with New.
@@ -104,8 +97,12 @@ type Recorder struct {
 
 	// record sends an Event; replaced in Start by the broadcaster's.
 	record toolsevents.EventRecorder
-	// resources is touched by the subscription's goroutine only.
+	// resources and servers are touched by the outcomes' subscription's
+	// goroutine only; runs by the runs' subscription's.
 	resources map[events.Key]*seen
+	// servers tells the servers' lifecycle, runs the workflows' runs,
+	// steps and validations, in muster's words.
+	servers, runs *musterevents.Translator
 }
 
 // New returns a recorder of b's outcomes, or an error naming the missing
@@ -143,8 +140,16 @@ func New(b *bus.Bus, opts Options) (*Recorder, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kube-events: events client for %s: %w", opts.Config.Host, err)
 	}
-	return &Recorder{bus: b, opts: opts, scheme: scheme, reader: reader, events: clientset,
-		resources: map[events.Key]*seen{}}, nil
+	r := &Recorder{bus: b, opts: opts, scheme: scheme, reader: reader, events: clientset}
+	r.init()
+	return r, nil
+}
+
+// init makes the recorder's memory and translators.
+func (r *Recorder) init() {
+	r.resources = map[events.Key]*seen{}
+	tr := musterevents.Options{Status: r.opts.ResourceStatus, StepCount: r.opts.StepCount, DefinitionError: r.opts.DefinitionError, Listed: true}
+	r.servers, r.runs = musterevents.New(tr), musterevents.New(tr)
 }
 
 // Name is the component's name.
@@ -174,18 +179,62 @@ func (r *Recorder) Start(ctx context.Context) error {
 		// duplicate.
 		Delivery: bus.Coalescing(bus.ByTypeAndResourceKey),
 		Handlers: []bus.Handler{
-			bus.On(func(e events.ResourceSynced) { r.outcome(ctx, e.Key, e.Deleted, "") }),
-			bus.On(func(e events.ResourceFailed) { r.outcome(ctx, e.Key, false, e.Error) }),
+			bus.On(func(e events.ResourceSynced) { r.outcome(ctx, e, e.Key, e.Deleted, "") }),
+			bus.On(func(e events.ResourceFailed) { r.outcome(ctx, e, e.Key, false, e.Error) }),
 		},
 	})
 	if err != nil {
 		return fmt.Errorf("kube-events: %w", err)
 	}
+	// Every run, step and validation tells something of its own: they
+	// are not coalesced, and a burst past the bound loses the excess
+	// (counted by the bus) rather than slowing the engine.
+	runs, err := r.bus.Subscribe(bus.SubscriberOptions{
+		Name:     Name + "-runs",
+		Delivery: bus.Lossy(runsBuffer),
+		Handlers: []bus.Handler{
+			bus.On(func(e events.WorkflowExecutionStarted) { r.run(ctx, e) }),
+			bus.On(func(e events.WorkflowExecutionFinished) { r.run(ctx, e) }),
+			bus.On(func(e events.WorkflowStepStarted) { r.run(ctx, e) }),
+			bus.On(func(e events.WorkflowStepFinished) { r.run(ctx, e) }),
+			bus.On(func(e events.DefinitionValidated) { r.run(ctx, e) }),
+		},
+	})
+	if err != nil {
+		sub.Unsubscribe()
+		return fmt.Errorf("kube-events: %w", err)
+	}
 	r.attached.Attach(sub)
 	<-ctx.Done()
 	sub.Unsubscribe()
+	runs.Unsubscribe()
 	<-sub.Done()
+	<-runs.Done()
 	return nil
+}
+
+// runsBuffer bounds the runs' subscription's mailbox.
+const runsBuffer = 1024
+
+// run records the muster events of a workflow's run, step or validation.
+func (r *Recorder) run(ctx context.Context, e events.Keyed) {
+	out := r.runs.Translate(e)
+	if len(out) == 0 {
+		return
+	}
+	obj, err := r.object(ctx, e.ResourceKey().Canonical())
+	if err != nil {
+		r.opts.Logger.Debug("kube-events: event not recorded", "key", e.ResourceKey().String(), "reason", string(out[0].Reason),
+			"error", redact.String(err.Error()))
+		return
+	}
+	for _, m := range out {
+		action := ActionExecute
+		if _, ok := e.(events.DefinitionValidated); ok {
+			action = ActionValidate
+		}
+		r.record.Eventf(obj, nil, m.Type, string(m.Reason), action, "%s", cut(redact.String(m.Message)))
+	}
 }
 
 // seed takes the observedGeneration of each resource's status as
@@ -220,8 +269,9 @@ func (r *Recorder) seed(ctx context.Context) {
 
 // outcome records what a reconcile's outcome says that was not said yet.
 // failure is the reconcile's error, empty when it succeeded.
-func (r *Recorder) outcome(ctx context.Context, key events.Key, deleted bool, failure string) {
+func (r *Recorder) outcome(ctx context.Context, e events.Event, key events.Key, deleted bool, failure string) {
 	key = key.Canonical()
+	told := r.servers.Translate(e) // kept up to date, deletions included
 	if deleted {
 		delete(r.resources, key) // its Events go with the object
 		return
@@ -244,13 +294,13 @@ func (r *Recorder) outcome(ctx context.Context, key events.Key, deleted bool, fa
 		pending = append(pending, note{corev1.EventTypeWarning, ReasonReconcileFailed, ActionReconcile, failure})
 	}
 	status, ok := r.opts.ResourceStatus(key)
-	if ok {
-		// A server down is a reconcile that fails (its backoff), and still
-		// a transition to tell.
-		pending = append(pending, transition(s, status)...)
-	}
 	if failure == "" && ok {
 		pending = append(pending, r.observed(s, status)...)
+	}
+	// A server down is a reconcile that fails (its backoff), and still
+	// a transition to tell, in muster's words.
+	for _, m := range told {
+		pending = append(pending, note{m.Type, string(m.Reason), ActionStart, m.Message})
 	}
 	if len(pending) == 0 {
 		return
@@ -281,30 +331,6 @@ func cut(msg string) string {
 // note is one Event to record.
 type note struct{ eventType, reason, action, message string }
 
-// transition returns the Event of an MCPServer that became Connected,
-// Disconnected or Failed since s was recorded (Running is ServerStarted's),
-// and updates s. Starting and Connecting pass unrecorded.
-func transition(s *seen, status any) []note {
-	st, ok := status.(v1alpha1.MCPServerStatus)
-	if !ok || st.State == s.state || st.State == v1alpha1.MCPServerStateStarting || st.State == v1alpha1.MCPServerStateConnecting {
-		return nil
-	}
-	s.state = st.State
-	why, _, _ := strings.Cut(st.LastError, "\n")
-	switch st.State {
-	case v1alpha1.MCPServerStateConnected:
-		return []note{{corev1.EventTypeNormal, ReasonServerConnected, ActionStart, fmt.Sprintf("server connected, serving %d tools", st.ToolCount)}}
-	case v1alpha1.MCPServerStateDisconnected:
-		if why == "" {
-			return nil // stopped, as asked
-		}
-		return []note{{corev1.EventTypeWarning, ReasonServerDisconnected, ActionStart, "server disconnected, reconnecting on the backoff: " + why}}
-	case v1alpha1.MCPServerStateFailed:
-		return []note{{corev1.EventTypeWarning, ReasonServerFailed, ActionStart, "server failed: " + why}}
-	}
-	return nil
-}
-
 // observed compares what the reconciler observed now with s, updates s,
 // and returns the Events the difference calls for.
 func (r *Recorder) observed(s *seen, status any) []note {
@@ -313,16 +339,6 @@ func (r *Recorder) observed(s *seen, status any) []note {
 	switch st := status.(type) {
 	case v1alpha1.MCPServerStatus:
 		generation = st.ObservedGeneration
-		running := st.State == v1alpha1.MCPServerStateRunning
-		switch {
-		case running && s.known && st.RestartCount > s.restarts:
-			out = append(out, note{corev1.EventTypeNormal, ReasonServerRestarted, ActionStart,
-				fmt.Sprintf("server restarted (%d restarts), serving %d tools", st.RestartCount, st.ToolCount)})
-		case running && !s.running:
-			out = append(out, note{corev1.EventTypeNormal, ReasonServerStarted, ActionStart,
-				fmt.Sprintf("server started, serving %d tools", st.ToolCount)})
-		}
-		s.known, s.running, s.restarts = true, running, st.RestartCount
 	case v1alpha1.WorkflowStatus:
 		generation = st.ObservedGeneration
 	default:

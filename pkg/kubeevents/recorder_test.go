@@ -43,11 +43,11 @@ func newFixture(t *testing.T, objs ...client.Object) *fixture {
 			RequestTimeout:  DefaultRequestTimeout,
 			Logger:          slog.New(slog.DiscardHandler),
 		},
-		scheme:    scheme,
-		reader:    fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).Build(),
-		record:    f.fake,
-		resources: map[events.Key]*seen{},
+		scheme: scheme,
+		reader: fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).Build(),
+		record: f.fake,
 	}
+	f.r.init()
 	return f
 }
 
@@ -64,6 +64,9 @@ func (f *fixture) recorded() []string {
 		}
 	}
 }
+
+// synced is the outcome the tests drive: a reconcile of key.
+func synced(key events.Key) events.Event { return events.ResourceSynced{Key: key} }
 
 func server(name string, gen int64, observed int64) *v1alpha1.MCPServer {
 	return &v1alpha1.MCPServer{
@@ -83,32 +86,41 @@ func TestSyncedOncePerGenerationAndServerStartsAndRestarts(t *testing.T) {
 	key := mcpKey("git")
 
 	f.statuses[key] = running(1, 0)
-	f.r.outcome(ctx, key, false, "")
+	f.r.outcome(ctx, synced(key), key, false, "")
 	assert.Equal(t, []string{
 		"Normal Synced generation 1 reconciled",
-		"Normal ServerStarted server started, serving 2 tools",
+		"Normal MCPServerStarted MCPServer git service started successfully",
+		"Normal MCPServerToolsDiscovered MCPServer git tools discovered and registered successfully",
 	}, f.recorded(), "a first successful reconcile")
 
-	f.r.outcome(ctx, key, false, "")
-	f.r.outcome(ctx, key, false, "")
+	f.r.outcome(ctx, synced(key), key, false, "")
+	f.r.outcome(ctx, synced(key), key, false, "")
 	assert.Empty(t, f.recorded(), "a resync of the same generation, the server running on, records nothing")
 
 	f.statuses[key] = running(1, 1)
-	f.r.outcome(ctx, key, false, "")
-	assert.Equal(t, []string{"Normal ServerRestarted server restarted (1 restarts), serving 2 tools"}, f.recorded())
+	f.r.outcome(ctx, synced(key), key, false, "")
+	assert.Equal(t, []string{
+		"Normal MCPServerRestarting MCPServer git service is restarting",
+		"Normal MCPServerStarted MCPServer git service started successfully",
+		"Normal MCPServerToolsDiscovered MCPServer git tools discovered and registered successfully",
+	}, f.recorded())
 
 	f.statuses[key] = v1alpha1.MCPServerStatus{State: v1alpha1.MCPServerStateFailed, ObservedGeneration: 1, RestartCount: 1,
 		LastError: "exited with exit code 1; stderr:\nthe tail"}
-	f.r.outcome(ctx, key, false, "")
-	assert.Equal(t, []string{"Warning ServerFailed server failed: exited with exit code 1; stderr:"}, f.recorded(),
+	f.r.outcome(ctx, synced(key), key, false, "")
+	assert.Equal(t, []string{
+		"Warning MCPServerToolsUnavailable MCPServer git tools became unavailable",
+		"Warning MCPServerFailed MCPServer git operation failed: exited with exit code 1; stderr:",
+	}, f.recorded(),
 		"a server found down: its transition, not a Synced")
-	f.r.outcome(ctx, key, false, "backing off")
+	f.r.outcome(ctx, synced(key), key, false, "backing off")
 	assert.Equal(t, []string{"Warning ReconcileFailed backing off"}, f.recorded(), "the transition once")
 	f.statuses[key] = running(2, 1)
-	f.r.outcome(ctx, key, false, "")
+	f.r.outcome(ctx, synced(key), key, false, "")
 	assert.Equal(t, []string{
 		"Normal Synced generation 2 reconciled",
-		"Normal ServerStarted server started, serving 2 tools",
+		"Normal MCPServerStarted MCPServer git service started successfully",
+		"Normal MCPServerToolsDiscovered MCPServer git tools discovered and registered successfully",
 	}, f.recorded(), "a new generation, and the server up again")
 
 	// A remote: connected, dropped, refused again (no new transition),
@@ -121,15 +133,16 @@ func TestSyncedOncePerGenerationAndServerStartsAndRestarts(t *testing.T) {
 		{State: v1alpha1.MCPServerStateConnected, ObservedGeneration: 2, ToolCount: 1},
 	} {
 		f.statuses[key] = st
-		f.r.outcome(ctx, key, false, "")
+		f.r.outcome(ctx, synced(key), key, false, "")
 	}
 	assert.Equal(t, []string{
-		"Normal ServerConnected server connected, serving 1 tools",
-		"Warning ServerDisconnected server disconnected, reconnecting on the backoff: closed its MCP connection",
-		"Normal ServerConnected server connected, serving 1 tools",
-	}, f.recorded(), "one Event per transition: a Connecting in between is none")
+		"Warning MCPServerToolsUnavailable MCPServer git tools became unavailable",
+		"Warning MCPServerHealthCheckFailed MCPServer git health check failed: closed its MCP connection",
+		"Normal MCPServerStarted MCPServer git service started successfully",
+		"Normal MCPServerToolsDiscovered MCPServer git tools discovered and registered successfully",
+	}, f.recorded(), "one Event per transition: a Connecting in between is none; Running and Connected are one to muster")
 
-	f.r.outcome(ctx, key, true, "")
+	f.r.outcome(ctx, events.ResourceSynced{Key: key, Deleted: true}, key, true, "")
 	assert.Empty(t, f.recorded(), "a deletion records nothing: the Events go with the object")
 	assert.NotContains(t, f.r.resources, key, "and the resource is forgotten")
 }
@@ -139,7 +152,7 @@ func TestFailuresAndInvalidDefinitionsAreWarningsWithoutSecrets(t *testing.T) {
 	ctx := t.Context()
 	key := mcpKey("git")
 
-	f.r.outcome(ctx, key, false, "start git-mcp: connect https://admin:hunter2@example.com: password=hunter2 refused")
+	f.r.outcome(ctx, synced(key), key, false, "start git-mcp: connect https://admin:hunter2@example.com: password=hunter2 refused")
 	got := f.recorded()
 	require.Len(t, got, 1)
 	assert.True(t, strings.HasPrefix(got[0], "Warning ReconcileFailed start git-mcp: connect https://[redacted]@example.com"), got[0])
@@ -147,19 +160,20 @@ func TestFailuresAndInvalidDefinitionsAreWarningsWithoutSecrets(t *testing.T) {
 
 	f.invalid[key] = errors.New("MCPServer default/git (generation 2): spec.command: required for type stdio; token=s3cret")
 	f.statuses[key] = running(1, 0)
-	f.r.outcome(ctx, key, false, "")
-	f.r.outcome(ctx, key, false, "")
+	f.r.outcome(ctx, synced(key), key, false, "")
+	f.r.outcome(ctx, synced(key), key, false, "")
 	assert.Equal(t, []string{
 		"Warning InvalidDefinition MCPServer default/git (generation 2): spec.command: required for type stdio; token=[redacted]",
-		"Normal ServerStarted server started, serving 2 tools",
+		"Normal MCPServerStarted MCPServer git service started successfully",
+		"Normal MCPServerToolsDiscovered MCPServer git tools discovered and registered successfully",
 	}, f.recorded(), "once per distinct error; no Synced while the current generation is refused")
 
 	delete(f.invalid, key)
 	f.statuses[key] = running(3, 0)
-	f.r.outcome(ctx, key, false, "")
+	f.r.outcome(ctx, synced(key), key, false, "")
 	assert.Equal(t, []string{"Normal Synced generation 3 reconciled"}, f.recorded(), "a valid generation again")
 
-	f.r.outcome(ctx, key, false, strings.Repeat("é", maxNote))
+	f.r.outcome(ctx, synced(key), key, false, strings.Repeat("é", maxNote))
 	got = f.recorded()
 	require.Len(t, got, 1)
 	note := strings.TrimPrefix(got[0], "Warning ReconcileFailed ")
@@ -178,27 +192,54 @@ func TestANewLeaderDoesNotRepeatItsPredecessorsSyncedEvents(t *testing.T) {
 
 	wf := events.Key{Kind: v1alpha1.KindWorkflow, Namespace: "default", Name: "wf"}
 	f.statuses[wf] = v1alpha1.WorkflowStatus{ObservedGeneration: 1}
-	f.r.outcome(ctx, wf, false, "")
+	f.r.outcome(ctx, synced(wf), wf, false, "")
 	f.statuses[mcpKey("old")] = running(4, 0)
-	f.r.outcome(ctx, mcpKey("old"), false, "")
-	assert.Equal(t, []string{"Normal ServerStarted server started, serving 2 tools"}, f.recorded(),
+	f.r.outcome(ctx, synced(mcpKey("old")), mcpKey("old"), false, "")
+	assert.Equal(t, []string{
+		"Normal MCPServerStarted MCPServer old service started successfully",
+		"Normal MCPServerToolsDiscovered MCPServer old tools discovered and registered successfully",
+	}, f.recorded(),
 		"the new leader started the server itself; the generations were reported before")
 
 	f.statuses[mcpKey("new")] = running(2, 0)
-	f.r.outcome(ctx, mcpKey("new"), false, "")
+	f.r.outcome(ctx, synced(mcpKey("new")), mcpKey("new"), false, "")
 	assert.Equal(t, []string{
 		"Normal Synced generation 2 reconciled",
-		"Normal ServerStarted server started, serving 2 tools",
+		"Normal MCPServerStarted MCPServer new service started successfully",
+		"Normal MCPServerToolsDiscovered MCPServer new tools discovered and registered successfully",
 	}, f.recorded(), "a generation the predecessor had not reconciled")
 }
 
 func TestAnEventAboutAnObjectThatIsGoneIsDropped(t *testing.T) {
 	f := newFixture(t)
-	f.r.outcome(t.Context(), mcpKey("gone"), false, "exit status 1")
+	f.r.outcome(t.Context(), events.ResourceFailed{Key: mcpKey("gone")}, mcpKey("gone"), false, "exit status 1")
 	assert.Empty(t, f.recorded())
 }
 
 func TestNewNamesWhatIsMissing(t *testing.T) {
 	_, err := New(nil, Options{})
 	assert.ErrorContains(t, err, "a bus is required")
+}
+
+// Runs, steps and validations are recorded in muster's words on the
+// Workflow.
+func TestRunsStepsAndValidationsAreMustersEvents(t *testing.T) {
+	f := newFixture(t, &v1alpha1.Workflow{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "wf", Generation: 1}})
+	ctx := t.Context()
+	wf := events.Key{Kind: v1alpha1.KindWorkflow, Namespace: "default", Name: "wf"}
+	f.r.run(ctx, events.DefinitionValidated{Key: wf, Request: "update", Error: "duplicate step id; token=s3cret"})
+	f.r.run(ctx, events.WorkflowExecutionStarted{Key: wf, ExecutionID: "e1"})
+	f.r.run(ctx, events.WorkflowStepStarted{Key: wf, ExecutionID: "e1", StepID: "a", Tool: "x_t"})
+	f.r.run(ctx, events.WorkflowStepFinished{Key: wf, ExecutionID: "e1", StepID: "a", Tool: "x_t", Status: events.StepFailed, Error: "boom"})
+	f.r.run(ctx, events.WorkflowExecutionFinished{Key: wf, ExecutionID: "e1", Status: "failed", Error: "workflow wf, step a: boom"})
+	assert.Equal(t, []string{
+		"Warning WorkflowValidationFailed Workflow wf validation failed: duplicate step id; token=[redacted]",
+		"Normal WorkflowExecutionStarted Workflow wf execution started (execution: e1)",
+		"Normal WorkflowStepStarted Workflow wf step a started (tool: x_t)",
+		"Warning WorkflowStepFailed Workflow wf step a failed: boom",
+		"Normal WorkflowExecutionTracked Workflow wf execution state persisted (execution: e1)",
+		"Warning WorkflowExecutionFailed Workflow wf execution failed: workflow wf, step a: boom",
+	}, f.recorded())
+	f.r.run(ctx, events.WorkflowExecutionStarted{Key: events.Key{Kind: v1alpha1.KindWorkflow, Namespace: "default", Name: "gone"}})
+	assert.Empty(t, f.recorded(), "an object gone: dropped")
 }

@@ -162,22 +162,28 @@ func TestCoreReconcileStatusShowsOneResourceOrAll(t *testing.T) {
 	assert.Contains(t, text(t, res), `unknown kind "pods"`)
 }
 
-func TestCoreEventsListsHistoryAndFollowStreamsNotifications(t *testing.T) {
+func TestCoreEventsListsMustersEventsNewestFirst(t *testing.T) {
 	h := newHarness(t, nil)
 	declareAll(h)
-	h.history.events = []events.Event{
-		events.ResourceSynced{Meta: events.NewMetaAt(at, "c-1"), Key: fakeKey, Duration: 12 * time.Millisecond},
-		events.ResourceFailed{Meta: events.NewMetaAt(at.Add(time.Second), "c-2"), Key: remoteKey, Error: "token=abc rejected", NextRetry: at.Add(time.Minute)},
-	}
+	h.bus.Start()
+	h.bus.Publish(events.IndexSynchronized{Meta: events.NewMetaAt(at, "c-0"), Source: events.SourceFilesystem})
+	h.bus.Publish(events.ResourceChanged{Meta: events.NewMetaAt(at, "c-1"), Key: fakeKey, Operation: events.OperationCreate, Source: events.SourceFilesystem})
+	h.bus.Publish(events.ResourceSynced{Meta: events.NewMetaAt(at, "c-1"), Key: fakeKey, Duration: 12 * time.Millisecond}) // observed running
+	h.observe(remoteKey, v1alpha1.MCPServerStatus{State: v1alpha1.MCPServerStateFailed, LastError: "token=abc rejected"})
+	h.bus.Publish(events.ResourceFailed{Meta: events.NewMetaAt(at.Add(time.Second), "c-2"), Key: remoteKey, Error: "token=abc rejected", NextRetry: at.Add(time.Minute)})
 	cs := h.connect(PathDirect, musterProtocol, nil)
 	assert.JSONEq(t, `[
-		{"timestamp":"2026-11-24 12:00:00","resource_type":"MCPServer","resource_name":"fake","namespace":"default","reason":"ResourceSynced","message":"reconciled in 12ms","type":"Normal"},
-		{"timestamp":"2026-11-24 12:00:01","resource_type":"MCPServer","resource_name":"remote","namespace":"default","reason":"ResourceFailed","message":"reconcile failed: token=[redacted] rejected; retry at 2026-11-24T12:01:00Z","type":"Warning"}]`,
+		{"timestamp":"2026-11-24 12:00:01","resource_type":"MCPServer","resource_name":"remote","namespace":"default","reason":"MCPServerFailed","message":"MCPServer remote operation failed: token=[redacted] rejected","type":"Warning"},
+		{"timestamp":"2026-11-24 12:00:00","resource_type":"MCPServer","resource_name":"fake","namespace":"default","reason":"MCPServerToolsDiscovered","message":"MCPServer fake tools discovered and registered successfully","type":"Normal"},
+		{"timestamp":"2026-11-24 12:00:00","resource_type":"MCPServer","resource_name":"fake","namespace":"default","reason":"MCPServerStarted","message":"MCPServer fake service started successfully","type":"Normal"},
+		{"timestamp":"2026-11-24 12:00:00","resource_type":"MCPServer","resource_name":"fake","namespace":"default","reason":"MCPServerCreated","message":"MCPServer fake successfully created in namespace default","type":"Normal"}]`,
 		text(t, call(t, cs, "core_events", nil)))
 	assert.Contains(t, text(t, call(t, cs, "core_events", map[string]any{"eventType": "Warning"})), `"remote"`)
 	assert.NotContains(t, text(t, call(t, cs, "core_events", map[string]any{"eventType": "Warning"})), `"fake"`)
 	assert.Equal(t, "[]", text(t, call(t, cs, "core_events", map[string]any{"resourceType": "workflow"})))
-	assert.NotContains(t, text(t, call(t, cs, "core_events", map[string]any{"limit": 1})), `"fake"`, "the latest")
+	assert.Equal(t, "[]", text(t, call(t, cs, "core_events", map[string]any{"resourceType": "DoesNotExist"})), "muster: an unknown type matches nothing")
+	assert.Contains(t, text(t, call(t, cs, "core_events", map[string]any{"resourceType": "mcpserver", "resourceName": "fake"})), `"MCPServerCreated"`)
+	assert.NotContains(t, text(t, call(t, cs, "core_events", map[string]any{"limit": 1})), `"fake"`, "the newest")
 	res := call(t, cs, "core_events", map[string]any{"since": "yesterday"})
 	assert.True(t, res.IsError)
 	assert.Contains(t, text(t, res), "Invalid 'since' time format")
@@ -211,15 +217,17 @@ func TestCoreEventsFollowWritesNotificationsToTheSessionStream(t *testing.T) {
 	require.Equal(t, http.StatusOK, code)
 	require.Contains(t, body, `\"isError\":false`)
 
+	h.observe(remoteKey, v1alpha1.MCPServerStatus{State: v1alpha1.MCPServerStateConnected})
+	h.observe(fakeKey, v1alpha1.MCPServerStatus{State: v1alpha1.MCPServerStateStarting})
 	h.bus.Publish(events.ResourceSynced{Meta: events.NewMetaAt(at, "c-9"), Key: remoteKey, Duration: time.Millisecond}) // filtered out
-	h.bus.Publish(events.ServiceStateChanged{Meta: events.NewMetaAt(at, "c-9"), Key: fakeKey, PreviousState: "Starting", State: "Running"})
+	h.bus.Publish(events.ResourceSynced{Meta: events.NewMetaAt(at, "c-9"), Key: fakeKey, Duration: time.Millisecond})
 	for {
 		data := waitFor(t, stream, "the followed event")
 		if !strings.Contains(data, "notifications/muster/event") {
 			continue
 		}
 		assert.JSONEq(t, `{"jsonrpc":"2.0","method":"notifications/muster/event","params":{"timestamp":"2026-11-24 12:00:00","resource_type":"MCPServer",
-			"resource_name":"fake","namespace":"default","reason":"ServiceStateChanged","message":"server Starting → Running","type":"Normal"}}`, data)
+			"resource_name":"fake","namespace":"default","reason":"MCPServerStarting","message":"MCPServer fake service is starting up","type":"Normal"}}`, data)
 		break
 	}
 }

@@ -5,8 +5,8 @@
 //
 // Place in the pipeline: at its end, an edge beside the HTTP API (package
 // api). It reads what the stages keep (the index, the status store, the
-// reconcilers' observed status, the event history) for the core tools,
-// follows the bus for core_events' follow, and reaches the running servers
+// reconcilers' observed status, muster's view of the events, package
+// musterevents) for the core tools, and reaches the running servers
 // only through its Backend interface (package router implements it over
 // the supervisor's sessions and the catalogue). The daemon calls Refresh
 // whenever what is exposed may have changed.
@@ -95,9 +95,13 @@
 //     subscribed exactly while a session is recorded; other URIs' do not
 //     wait for them. An unsubscribe is carried through whatever becomes of
 //     its request (a listen stream's ends with the stream).
-//   - core_events' follow writes notifications/muster/event to the
-//     session's stream (a streamable session's standalone GET stream, or
-//     an SSE session's stream), between the go-sdk's own events; a follow is a bus.Lossy subscription, so a slow
-//     session loses its own events and delays nothing else, and it ends
-//     with the session.
+//   - core_events lists muster's events (musterevents: MCPServerCreated,
+//     WorkflowStepCompleted, …), newest first, at most limit (50), as
+//     muster does; a resourceType it does not know matches nothing, as in
+//     muster. Its follow returns those and then writes each later event as
+//     notifications/muster/event to the session's stream (a streamable
+//     session's standalone GET stream, or an SSE session's stream),
+//     between the go-sdk's own events; a follow has its own goroutine and
+//     bounded queue, so a slow session loses its own events and delays
+//     nothing else, and it ends with the session.
 package mcpserve

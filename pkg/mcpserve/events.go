@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -13,9 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/musterd/musterd/pkg/api/types"
-	"github.com/musterd/musterd/pkg/bus"
-	"github.com/musterd/musterd/pkg/events"
-	"github.com/musterd/musterd/pkg/redact"
+	"github.com/musterd/musterd/pkg/musterevents"
 )
 
 const (
@@ -23,85 +19,13 @@ const (
 	defaultEventLimit = 50
 	// eventNotification is the method of a followed event, muster's.
 	eventNotification = "notifications/muster/event"
-	// eventTimeLayout is how muster shows an event's time.
-	eventTimeLayout = "2006-01-02 15:04:05"
-	// followBuffer bounds a follow's bus subscription: a session that
-	// cannot keep up loses events (counted by the bus), nothing else waits.
-	followBuffer = 1024
 )
 
-// eventView is an event as muster's core_events shows it.
-type eventView struct {
-	Timestamp    string `json:"timestamp"`
-	ResourceType string `json:"resource_type"`
-	ResourceName string `json:"resource_name"`
-	Namespace    string `json:"namespace"`
-	Reason       string `json:"reason"`
-	Message      string `json:"message"`
-	Type         string `json:"type"`
-	Count        int    `json:"count,omitempty"`
-	at           time.Time
-}
-
-// viewOf shows e in muster's terms: its type as the reason, a sentence as
-// the message, Warning for failures. Events about no resource are not
-// shown.
-func viewOf(e events.Event) (eventView, bool) {
-	k, ok := e.(events.Keyed)
-	if !ok {
-		return eventView{}, false
-	}
-	key := k.ResourceKey().Canonical()
-	v := eventView{ResourceType: key.Kind, ResourceName: key.Name, Namespace: key.Namespace,
-		Reason: e.EventType(), Type: "Normal", at: e.Metadata().Time}
-	v.Timestamp = v.at.Format(eventTimeLayout)
-	switch e := e.(type) {
-	case events.ResourceChanged:
-		v.Message = fmt.Sprintf("definition %s (%s)", e.Operation, e.Source)
-	case events.ReconciliationStarted:
-		v.Message = fmt.Sprintf("reconcile started, attempt %d", e.Attempt)
-	case events.ResourceSynced:
-		v.Message = fmt.Sprintf("reconciled in %s", e.Duration.Round(time.Millisecond))
-		if e.Deleted {
-			v.Message = "deleted: nothing runs for it any more"
-		}
-	case events.ResourceFailed:
-		v.Type = "Warning"
-		v.Message = "reconcile failed: " + e.Error
-		if e.WillRetry() {
-			v.Message += "; retry at " + e.NextRetry.UTC().Format(time.RFC3339)
-		}
-	case events.StatusSynced:
-		v.Message = "status " + e.Category
-	case events.StatusSyncFailed:
-		v.Type = "Warning"
-		v.Message = "status write failed: " + e.Error
-	case events.ServiceStateChanged:
-		v.Message = "server " + strings.TrimPrefix(e.PreviousState+" → ", " → ") + e.State
-		if e.Error != "" {
-			v.Type = "Warning"
-			v.Message += ": " + e.Error
-		}
-	default:
-		v.Message = e.EventType()
-	}
-	v.Message = redact.String(v.Message)
-	return v, true
-}
-
-// eventQuery is core_events' filter.
-type eventQuery struct {
-	kind, name, namespace, typ string
-	since, until               time.Time
-}
-
-func (q eventQuery) match(v eventView) bool {
-	return (q.kind == "" || v.ResourceType == q.kind) &&
-		(q.name == "" || v.ResourceName == q.name) &&
-		(q.namespace == "" || v.Namespace == q.namespace) &&
-		(q.typ == "" || strings.EqualFold(v.Type, q.typ)) &&
-		(q.since.IsZero() || !v.at.Before(q.since)) &&
-		(q.until.IsZero() || !v.at.After(q.until))
+// EventLog is what core_events reads: muster's view of the events
+// (musterevents.Log).
+type EventLog interface {
+	Query(ctx context.Context, f musterevents.Filter, limit int) []musterevents.Event
+	Follow(ctx context.Context, f musterevents.Filter, fn func(musterevents.Event)) (stop func(), dropped func() uint64)
 }
 
 // parseTime reads a time filter: a duration back from now ("1h"), RFC3339,
@@ -110,7 +34,7 @@ func parseTime(s string, now time.Time) (time.Time, error) {
 	if d, err := time.ParseDuration(s); err == nil {
 		return now.Add(-d), nil
 	}
-	for _, layout := range []string{time.RFC3339, "2006-01-02", eventTimeLayout} {
+	for _, layout := range []string{time.RFC3339, "2006-01-02", musterevents.TimeLayout} {
 		if t, err := time.Parse(layout, s); err == nil {
 			return t, nil
 		}
@@ -118,20 +42,23 @@ func parseTime(s string, now time.Time) (time.Time, error) {
 	return time.Time{}, fmt.Errorf("%q is neither a duration (1h, 30m) nor a time (RFC3339, 2006-01-02, or 2006-01-02 15:04:05)", s)
 }
 
+// coreEvents lists muster's events, newest first, as muster does; with
+// follow, it also streams the later ones to the session.
 func (s *Server) coreEvents(ctx context.Context, a args) (*mcp.CallToolResult, error) {
-	q := eventQuery{name: a.str("resourceName"), namespace: a.str("namespace"), typ: a.str("eventType")}
+	q := musterevents.Filter{Name: a.str("resourceName"), Namespace: a.str("namespace"), Type: a.str("eventType")}
 	if k := a.str("resourceType"); k != "" {
-		kind, err := types.ResolveKind(k)
-		if err != nil {
-			return errorResult("core_events: resourceType: " + err.Error()), nil
+		// muster compares the kind as given: a type it does not know
+		// matches nothing. musterd also takes the kinds' aliases.
+		q.Kind = k
+		if kind, err := types.ResolveKind(k); err == nil {
+			q.Kind = kind.Name
 		}
-		q.kind = kind.Name
 	}
 	now := time.Now()
 	for _, f := range []struct {
 		name string
 		dst  *time.Time
-	}{{"since", &q.since}, {"until", &q.until}} {
+	}{{"since", &q.Since}, {"until", &q.Until}} {
 		if v := a.str(f.name); v != "" {
 			t, err := parseTime(v, now)
 			if err != nil {
@@ -149,19 +76,11 @@ func (s *Server) coreEvents(ctx context.Context, a args) (*mcp.CallToolResult, e
 			return errorResult("core_events: follow: " + err.Error()), nil
 		}
 	}
-	list := []eventView{}
-	if s.opts.History != nil {
-		for _, ev := range s.opts.History.All() {
-			if v, ok := viewOf(ev); ok && q.match(v) {
-				list = append(list, v)
-			}
+	list := []musterevents.View{}
+	if s.opts.Events != nil {
+		for _, e := range s.opts.Events.Query(ctx, q, limit) {
+			list = append(list, e.View())
 		}
-	}
-	// In the order recorded, which is the order published; sorted by time
-	// too, as a clock stepped back may have put them out of it.
-	slices.SortStableFunc(list, func(x, y eventView) int { return x.at.Compare(y.at) })
-	if len(list) > limit {
-		list = list[len(list)-limit:]
 	}
 	return jsonResult(list)
 }
@@ -183,7 +102,7 @@ func (f *follows) init() {
 // follow streams the events q matches to the calling session, as
 // notifications/muster/event on its standalone stream, until the session
 // closes or follows again.
-func (s *Server) follow(ctx context.Context, q eventQuery) error {
+func (s *Server) follow(ctx context.Context, q musterevents.Filter) error {
 	info := callInfoFrom(ctx)
 	session := info.session
 	if session == "" && info.serverSession != nil {
@@ -192,35 +111,26 @@ func (s *Server) follow(ctx context.Context, q eventQuery) error {
 	if session == "" || info.serverSession == nil {
 		return fmt.Errorf("it needs an MCP session with a stream (/mcp, /mcp/direct or /sse); this call has none")
 	}
-	if s.opts.Bus == nil {
-		return fmt.Errorf("the daemon's event bus is not available here")
+	if s.opts.Events == nil {
+		return fmt.Errorf("the daemon's events are not available here")
 	}
 	f := &s.follows
-	name := fmt.Sprintf("mcp-follow-%d", f.n.Add(1))
-	sub, err := s.opts.Bus.Subscribe(bus.SubscriberOptions{
-		Name:     name,
-		Delivery: bus.Lossy(followBuffer),
-		Handlers: []bus.Handler{bus.On(func(e events.Event) {
-			v, ok := viewOf(e)
-			if !ok || !q.match(v) {
-				return
-			}
-			f.mu.Lock()
-			out := f.sinks[session]
-			f.mu.Unlock()
-			if out == nil {
-				return // no stream open: nowhere to say it
-			}
-			data, err := marshal(map[string]any{"jsonrpc": "2.0", "method": eventNotification, "params": v}, false)
-			if err == nil {
-				out.inject(data)
-			}
-		})},
-	})
-	if err != nil {
-		return err
-	}
+	n := f.n.Add(1)
 	stopCtx, stop := context.WithCancel(context.Background())
+	// The log calls this on the follow's own goroutine: a stream slow to
+	// write delays this follow alone.
+	unfollow, _ := s.opts.Events.Follow(stopCtx, q, func(e musterevents.Event) {
+		f.mu.Lock()
+		out := f.sinks[session]
+		f.mu.Unlock()
+		if out == nil {
+			return // no stream open: nowhere to say it
+		}
+		data, err := marshal(map[string]any{"jsonrpc": "2.0", "method": eventNotification, "params": e.View()}, false)
+		if err == nil {
+			out.inject(data)
+		}
+	})
 	f.mu.Lock()
 	if prev := f.active[session]; prev != nil {
 		prev()
@@ -237,7 +147,7 @@ func (s *Server) follow(ctx context.Context, q eventQuery) error {
 		case <-closed:
 		case <-stopCtx.Done():
 		}
-		sub.Unsubscribe()
+		unfollow()
 		f.mu.Lock()
 		if f.active[session] != nil && stopCtx.Err() == nil {
 			delete(f.active, session)
@@ -245,7 +155,7 @@ func (s *Server) follow(ctx context.Context, q eventQuery) error {
 		f.mu.Unlock()
 		stop()
 	}()
-	s.log.Debug("event follow started", "session", session, "subscriber", name)
+	s.log.Debug("event follow started", "session", session, "follow", n)
 	return nil
 }
 

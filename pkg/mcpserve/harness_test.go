@@ -21,6 +21,7 @@ import (
 	"github.com/musterd/musterd/pkg/apis/muster/v1alpha1"
 	"github.com/musterd/musterd/pkg/bus"
 	"github.com/musterd/musterd/pkg/events"
+	"github.com/musterd/musterd/pkg/musterevents"
 	"github.com/musterd/musterd/pkg/resources"
 	"github.com/musterd/musterd/pkg/statusync"
 )
@@ -99,11 +100,6 @@ func (f *fakeStatuses) Get(k events.Key) (statusync.Status, bool) {
 	return st, ok
 }
 
-// fakeHistory is a History the test sets.
-type fakeHistory struct{ events []events.Event }
-
-func (f *fakeHistory) All() []events.Event { return f.events }
-
 // harness serves an endpoint over real HTTP.
 type harness struct {
 	t         *testing.T
@@ -113,7 +109,7 @@ type harness struct {
 	index     *resources.Index
 	statuses  *fakeStatuses
 	observed  map[events.Key]any
-	history   *fakeHistory
+	events    *musterevents.Log
 	bus       *bus.Bus
 	reg       *prometheus.Registry
 	http      *http.Client
@@ -128,10 +124,24 @@ func newHarness(t *testing.T, configure func(*Options)) *harness {
 		index:    resources.New(),
 		statuses: &fakeStatuses{m: map[events.Key]statusync.Status{}},
 		observed: map[events.Key]any{},
-		history:  &fakeHistory{},
 		bus:      bus.New(bus.Options{Logger: quiet()}),
 		reg:      prometheus.NewRegistry(),
 	}
+	// The real log of muster's events, on the harness's bus; a test that
+	// publishes starts the bus.
+	h.events = musterevents.NewLog(h.bus, musterevents.LogOptions{Translate: musterevents.Options{
+		Status: func(k events.Key) (any, bool) {
+			h.observeMu.Lock()
+			defer h.observeMu.Unlock()
+			st, ok := h.observed[k.Canonical()]
+			return st, ok
+		},
+	}})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- h.events.Start(ctx) }()
+	<-h.events.SubscriptionReady()
+	t.Cleanup(func() { cancel(); <-done })
 	opts := Options{
 		Backend:  h.backend,
 		Index:    h.index,
@@ -148,8 +158,7 @@ func newHarness(t *testing.T, configure func(*Options)) *harness {
 			}
 			return nil
 		},
-		History:    h.history,
-		Bus:        h.bus,
+		Events:     h.events,
 		Version:    "1.2.3",
 		Registerer: h.reg,
 		Logger:     quiet(),

@@ -18,7 +18,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/musterd/musterd/pkg/api/shared"
-	"github.com/musterd/musterd/pkg/bus"
 	"github.com/musterd/musterd/pkg/controls"
 	"github.com/musterd/musterd/pkg/events"
 	"github.com/musterd/musterd/pkg/redact"
@@ -62,14 +61,10 @@ type Options struct {
 	// (supervisor.Observed.Tools), for toolsCount. Default: none, and
 	// toolsCount is left out.
 	ServerTools func(events.Key) []string
-	// History holds the resources' latest events (statusync.History), for
-	// core_events. Default: none, and core_events lists nothing.
-	History interface {
-		All() []events.Event
-	}
-	// Bus is followed by core_events with follow set. Default: none, and
-	// follow is refused.
-	Bus *bus.Bus
+	// Events is muster's view of the events (musterevents.Log), which
+	// core_events lists and follows. Default: none, and core_events lists
+	// nothing and refuses to follow.
+	Events EventLog
 	// Leader reports, under leader election, whether this replica leads
 	// and, when not, the leader's identity. A follower runs no server, so it
 	// answers every MCP request with an error naming the leader. Default:

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/musterd/musterd/pkg/apis/muster/v1alpha1"
 	"github.com/musterd/musterd/pkg/events"
 )
 
@@ -88,9 +89,11 @@ func TestCoreEventsFollowOverSSEWritesNotificationsToTheStream(t *testing.T) {
 	answer := next(`"id":2`)
 	require.Contains(t, answer, `\"isError\":false`, "follow is accepted over SSE")
 
+	h.observe(remoteKey, v1alpha1.MCPServerStatus{State: v1alpha1.MCPServerStateConnected})
+	h.observe(fakeKey, v1alpha1.MCPServerStatus{State: v1alpha1.MCPServerStateStarting})
 	h.bus.Publish(events.ResourceSynced{Meta: events.NewMetaAt(at, "c-9"), Key: remoteKey, Duration: time.Millisecond}) // filtered out
-	h.bus.Publish(events.ServiceStateChanged{Meta: events.NewMetaAt(at, "c-9"), Key: fakeKey, PreviousState: "Starting", State: "Running"})
+	h.bus.Publish(events.ResourceSynced{Meta: events.NewMetaAt(at, "c-9"), Key: fakeKey, Duration: time.Millisecond})
 	assert.JSONEq(t, `{"jsonrpc":"2.0","method":"notifications/muster/event","params":{"timestamp":"2026-11-24 12:00:00","resource_type":"MCPServer",
-		"resource_name":"fake","namespace":"default","reason":"ServiceStateChanged","message":"server Starting → Running","type":"Normal"}}`,
+		"resource_name":"fake","namespace":"default","reason":"MCPServerStarting","message":"MCPServer fake service is starting up","type":"Normal"}}`,
 		next("notifications/muster/event"))
 }

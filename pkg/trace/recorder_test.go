@@ -155,6 +155,15 @@ func restamp(e events.Event, meta events.Meta) events.Event {
 	case events.WorkflowExecutionFinished:
 		e.Meta = meta
 		return e
+	case events.WorkflowStepStarted:
+		e.Meta = meta
+		return e
+	case events.WorkflowStepFinished:
+		e.Meta = meta
+		return e
+	case events.DefinitionValidated:
+		e.Meta = meta
+		return e
 	}
 	panic("restamp: unknown event type " + e.EventType())
 }

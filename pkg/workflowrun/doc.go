@@ -10,7 +10,10 @@
 // the wiring gives it (the endpoint's router, which routes x_…, core_… and
 // workflow_… names, so a step may run another workflow). It never imports
 // the bus: each run's WorkflowExecutionStarted and
-// WorkflowExecutionFinished events go out through Options.Publish, which
+// WorkflowExecutionFinished events, and each tool step's
+// WorkflowStepStarted (as its call begins) and WorkflowStepFinished
+// (completed, failed, or skipped by its condition), go out through
+// Options.Publish, synchronously on the run's goroutine, which
 // the wiring points at the bus, so that `musterd events`, the per-resource
 // history and traces show runs next to the reconciles of the same
 // workflow, while the engine stays testable alone.

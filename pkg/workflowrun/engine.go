@@ -103,8 +103,10 @@ type Options struct {
 	MaxExecutions int
 	MaxAge        time.Duration
 	// Publish receives an events.WorkflowExecutionStarted and an
-	// events.WorkflowExecutionFinished per run; the wiring puts them on the
-	// bus. Optional.
+	// events.WorkflowExecutionFinished per run, and a WorkflowStepStarted
+	// and WorkflowStepFinished per tool step (only the Finished for a step
+	// its condition skipped); the wiring puts them on the bus. It must not
+	// block. Optional.
 	Publish func(events.Event)
 	// OnToolsChanged is called after Refresh finds that Tools changed: a
 	// workflow became valid or invalid, or its arguments changed. Optional.

@@ -235,14 +235,14 @@ func TestEachRunPublishesItsStartAndEndAndIsCounted(t *testing.T) {
 	h.run("bad", nil)
 	h.run("bad", nil)
 
-	started := (<-h.events).(events.WorkflowExecutionStarted)
+	started := nextRunEvent(h).(events.WorkflowExecutionStarted)
 	assert.Equal(t, k, started.Key)
 	assert.Equal(t, id, started.ExecutionID)
-	finished := (<-h.events).(events.WorkflowExecutionFinished)
+	finished := nextRunEvent(h).(events.WorkflowExecutionFinished)
 	assert.Equal(t, id, finished.ExecutionID)
 	assert.Equal(t, "completed", finished.Status)
-	<-h.events
-	failed := (<-h.events).(events.WorkflowExecutionFinished)
+	nextRunEvent(h)
+	failed := nextRunEvent(h).(events.WorkflowExecutionFinished)
 	assert.Equal(t, "failed", failed.Status)
 	assert.Equal(t, `workflow bad, step s: x_fake_fail returned an error: failed as asked: {}`, failed.Error)
 

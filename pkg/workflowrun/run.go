@@ -28,6 +28,9 @@ type runner struct {
 	caller   Caller
 	progress func(*mcp.ProgressNotificationParams)
 	input    map[string]any
+	// key and execID name the run in its step events.
+	key    events.Key
+	execID string
 
 	mu      sync.Mutex // guards records, appended by concurrent sub-steps
 	records []*record
@@ -104,7 +107,7 @@ func (e *Engine) run(ctx context.Context, name string, args map[string]any, prog
 
 	exec := e.store.start(name, redact.Args(args))
 	e.publish(events.WorkflowExecutionStarted{Meta: events.NewMeta(""), Key: w.key, ExecutionID: exec.ExecutionID})
-	r := &runner{e: e, wf: w.def, name: name, progress: progress}
+	r := &runner{e: e, wf: w.def, name: name, progress: progress, key: w.key, execID: exec.ExecutionID}
 	e.running.Store(exec.ExecutionID, r)
 	defer e.running.Delete(exec.ExecutionID) // after finish saved the steps
 	doc, err := r.execute(ctx, args, exec.ExecutionID)
@@ -318,6 +321,7 @@ func (r *runner) call(ctx context.Context, st step, recID string, sc *scope) (bo
 		if !info.passed {
 			rec.status, rec.end = types.StepSkipped, time.Now()
 			r.add(sc, rec)
+			r.stepFinished(rec)
 			return false, nil
 		}
 	}
@@ -326,12 +330,14 @@ func (r *runner) call(ctx context.Context, st step, recID string, sc *scope) (bo
 		return false, stepErr(r.name, st.id, "", err)
 	}
 	rec.input = args
+	r.stepStarted(rec)
 	result, callErr := r.callTool(ctx, st.tool, args)
 	rec.end = time.Now()
 	if callErr != nil {
 		err := stepErr(r.name, recID, "", callErr)
 		rec.status, rec.err = types.ExecutionFailed, redact.String(callErr.Error())
 		r.add(sc, rec)
+		r.stepFinished(rec)
 		failed := map[string]any{"success": false, "isError": true, "error": rec.err}
 		sc.results[st.id] = failed
 		if recID != st.id {
@@ -344,6 +350,7 @@ func (r *runner) call(ctx context.Context, st step, recID string, sc *scope) (bo
 	}
 	rec.status, rec.result = types.ExecutionCompleted, result
 	r.add(sc, rec)
+	r.stepFinished(rec)
 	sc.results[st.id] = result
 	if recID != st.id {
 		sc.results[recID] = result

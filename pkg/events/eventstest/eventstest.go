@@ -35,5 +35,11 @@ func Catalogue(meta events.Meta) []events.Event {
 		events.WorkflowExecutionStarted{Meta: meta, Key: events.NewKey("Workflow", "", "deploy"), ExecutionID: "0b5e7c1a-2f3d-4e5f-8a9b-0c1d2e3f4a5b"},
 		events.WorkflowExecutionFinished{Meta: meta, Key: events.NewKey("Workflow", "", "deploy"), ExecutionID: "0b5e7c1a-2f3d-4e5f-8a9b-0c1d2e3f4a5b",
 			Status: "failed", Duration: 2500 * time.Millisecond, Error: "workflow deploy, step build: boom"},
+		events.WorkflowStepStarted{Meta: meta, Key: events.NewKey("Workflow", "", "deploy"), ExecutionID: "0b5e7c1a-2f3d-4e5f-8a9b-0c1d2e3f4a5b",
+			StepID: "build", Tool: "x_git_status", Condition: "true"},
+		events.WorkflowStepFinished{Meta: meta, Key: events.NewKey("Workflow", "", "deploy"), ExecutionID: "0b5e7c1a-2f3d-4e5f-8a9b-0c1d2e3f4a5b",
+			StepID: "build", Tool: "x_git_status", Status: events.StepFailed, Duration: 30 * time.Millisecond, Error: "boom",
+			AllowFailure: true, Condition: "true"},
+		events.DefinitionValidated{Meta: meta, Key: events.NewKey("Workflow", "", "deploy"), Request: "create", Error: "duplicate step ID 'a' found"},
 	}
 }
