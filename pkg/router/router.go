@@ -140,8 +140,9 @@ func (r *Router) Tools() []*mcp.Tool { return r.cat.Definitions() }
 // argument is removed before the call). args is not changed.
 //
 // An error means the call could not be made or completed: an unknown tool
-// (catalogue.ErrUnknownTool, at once), a family's instance argument
-// missing or wrong, a server not running or not ready within its wait, or
+// (catalogue.ErrUnknownTool, at once), a tool whose server stopped running
+// ("server not found: …" wrapping the supervisor's *supervisor.ServerError,
+// see Claims), a family's instance argument missing or wrong, a server not running or not ready within its wait, or
 // dead or stopped mid-call (*supervisor.ServerError), the caller's
 // cancellation (forwarded to the server as notifications/cancelled). A
 // tool-level failure is a result with IsError. The result (content of every
@@ -151,6 +152,14 @@ func (r *Router) Tools() []*mcp.Tool { return r.cat.Definitions() }
 func (r *Router) CallTool(ctx context.Context, name string, args map[string]any,
 	progress func(*mcp.ProgressNotificationParams)) (*mcp.CallToolResult, error) {
 	target, err := r.cat.Resolve(name, args)
+	if errors.Is(err, catalogue.ErrUnknownTool) {
+		if res, gone, goneErr := r.callGone(ctx, name, args, progress); gone { // gone.go
+			if goneErr != nil {
+				r.log.Debug("mcp tool call of a server not running", "tool", name, "error", redact.String(goneErr.Error()))
+			}
+			return res, goneErr
+		}
+	}
 	if err != nil {
 		r.log.Debug("mcp tool call refused", "tool", name, "error", redact.String(err.Error()))
 		return nil, err
