@@ -228,16 +228,20 @@ func TestE2EDiscoveryLabelsFacetAndCoreToolsInFull(t *testing.T) {
 	out, isErr = callTool(t, cs, "list_core_tools", map[string]any{"include_schema": false})
 	require.False(t, isErr, out)
 	assert.NotContains(t, out, "inputSchema")
+}
 
-	// A workflow file that does not decode (muster's harness writes an
-	// input_schema musterd does not know) is deleted all the same.
-	bad := strings.Replace(workflowYAML("lct-sample", "core_service_list"), "spec:\n", "spec:\n  input_schema: {type: object}\n", 1)
+func TestE2EADefinitionThatDoesNotDecodeIsDeletedAllTheSame(t *testing.T) {
+	e := startFS(t)
+	cs := e.mcpClient(t, "/mcp", "2024-11-05", nil)
+	// A workflow file that does not decode (a field musterd does not know,
+	// as muster's harness writes) is deleted all the same.
+	bad := strings.Replace(workflowYAML("lct-sample", "core_service_list"), "spec:\n", "spec:\n  notAField: {type: object}\n", 1)
 	e.write(t, "workflows/lct-sample.yaml", bad)
 	eventually(t, "the invalid workflow is known", func() bool {
 		out, _ := musterCall(t, cs, "core_workflow_list", nil)
 		return strings.Contains(out, "lct-sample")
 	})
-	out, isErr = musterCall(t, cs, "core_workflow_delete", map[string]any{"name": "lct-sample"})
+	out, isErr := musterCall(t, cs, "core_workflow_delete", map[string]any{"name": "lct-sample"})
 	require.False(t, isErr, out)
 	_, err := os.Stat(filepath.Join(e.config, "workflows", "lct-sample.yaml"))
 	assert.ErrorIs(t, err, os.ErrNotExist, "its file is gone")
