@@ -7,7 +7,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/musterd/musterd/pkg/apis/muster/v1alpha1"
 	"github.com/musterd/musterd/pkg/supervisor"
 )
 
@@ -41,7 +40,7 @@ func (r *Router) callGone(ctx context.Context, name string, args map[string]any,
 		// The supervisor forgets a server it stops: stopped by its user,
 		// or deleted.
 		stopped := *se
-		stopped.State = v1alpha1.MCPServerStateStopped
+		stopped.State = "Stopped" // v1alpha1's, which the router does not import
 		err = &stopped
 	}
 	return nil, true, fmt.Errorf("server not found: %s: %w", gone.Server.Name, err)
