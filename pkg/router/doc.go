@@ -25,7 +25,8 @@
 //     running (catalogue.Gone) is claimed (Claims), so that its call
 //     reaches the router though it is not listed, and fails with muster's
 //     "server not found: <server>" and the supervisor's error naming the
-//     server and its state; one starting again is waited for. The server's
+//     server and its state, or saying that its definition is deleted
+//     (Options.Declared); one starting again is waited for. The server's
 //     result passes through unchanged; a server that is starting or being
 //     restarted is waited for (supervisor.Options.CallWait); one that is
 //     not running fails at once; one that dies mid-call fails the call

@@ -22,7 +22,8 @@ func (r *Router) Claims(name string) bool {
 // callGone calls name, a tool whose server stopped running, at that server:
 // one starting again is waited for as any call is (and the call then
 // succeeds), one that is not running fails with muster's "server not found"
-// and the supervisor's error naming the server and its state.
+// and the supervisor's error naming the server and its state, or saying
+// that its definition is deleted (Options.Declared).
 func (r *Router) callGone(ctx context.Context, name string, args map[string]any,
 	progress func(*mcp.ProgressNotificationParams)) (*mcp.CallToolResult, bool, error) {
 	gone, ok := r.cat.Gone(name)
@@ -38,7 +39,11 @@ func (r *Router) callGone(ctx context.Context, name string, args map[string]any,
 	}
 	if se, isServerErr := errors.AsType[*supervisor.ServerError](err); isServerErr && se.State == "" {
 		// The supervisor forgets a server it stops: stopped by its user,
-		// or deleted.
+		// or its definition deleted.
+		if r.declared != nil && !r.declared(gone.Server) {
+			return nil, true, fmt.Errorf("server not found: %s: mcp server %s %w: its definition is deleted",
+				gone.Server.Name, gone.Server, supervisor.ErrNotRunning)
+		}
 		stopped := *se
 		stopped.State = "Stopped" // v1alpha1's, which the router does not import
 		err = &stopped

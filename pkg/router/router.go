@@ -47,6 +47,11 @@ type Options struct {
 	Logger *slog.Logger
 	// Now is the clock of the catalogue age. Default time.Now.
 	Now func() time.Time
+	// Declared, if set, says whether a server is still declared, so that
+	// the call of a tool whose server went says whether the server was
+	// stopped or its definition deleted. Default: every server counts as
+	// declared (stopped).
+	Declared func(events.Key) bool
 	// ListTimeout bounds each background listing of a server's resources,
 	// resource templates and prompts. Default 10s.
 	ListTimeout time.Duration
@@ -72,6 +77,7 @@ type Router struct {
 
 	listTimeout time.Duration
 	listings    listings
+	declared    func(events.Key) bool
 
 	subs subscriptions // subscribe.go
 
@@ -104,6 +110,7 @@ func New(opts Options) (*Router, error) {
 		servers:     opts.Servers,
 		log:         opts.Logger.With("component", "router"),
 		listTimeout: opts.ListTimeout,
+		declared:    opts.Declared,
 	}
 	r.listings.init(r)
 	if opts.Registerer != nil {
