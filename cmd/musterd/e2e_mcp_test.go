@@ -207,7 +207,10 @@ func TestE2EDirectViewFollowsRealFiles(t *testing.T) {
 		}
 	})
 	t.Logf("server file deleted to its tool gone after list_changed: %s", time.Since(removed).Round(time.Millisecond))
-	_, err = cs.CallTool(callCtx(t), &mcp.CallToolParams{Name: tool})
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "unknown tool")
+	// Its call says, as muster's does, that its server is not found.
+	res, err = cs.CallTool(callCtx(t), &mcp.CallToolParams{Name: tool})
+	require.NoError(t, err)
+	require.True(t, res.IsError)
+	assert.Equal(t, "server not found: fresh: mcp server MCPServer/default/fresh is not running: its definition is deleted",
+		res.Content[0].(*mcp.TextContent).Text)
 }

@@ -14,7 +14,8 @@ import (
 func (d *daemon) addMCP(cfg daemonConfig, log *slog.Logger) error {
 	// The router serves the running servers' tools, resources and prompts
 	// from the catalogue, and calls into their sessions.
-	rt, err := router.New(router.Options{Catalogue: d.Catalogue, Servers: d.Supervisor, Registerer: d.Registry, Logger: log})
+	rt, err := router.New(router.Options{Catalogue: d.Catalogue, Servers: d.Supervisor, Registerer: d.Registry, Logger: log,
+		Declared: func(k events.Key) bool { _, ok := d.Index.Get(k); return ok }})
 	if err != nil {
 		return err
 	}

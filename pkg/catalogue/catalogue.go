@@ -90,13 +90,15 @@ type Catalogue struct {
 	names    map[string]*exposed
 	subs     registry.Funcs[func(Change)]
 	starting map[events.Key]string // server starting → the prefix of the names it will expose
+	gone     goneTools             // tools of servers that stopped running (gone.go)
 }
 
 // offer is what one running server offers.
 type offer struct {
 	naming   Naming
-	tools    map[string]*mcp.Tool // exposed name → the server's own definition
+	own      []*mcp.Tool // the server's tools, the first of each name
 	listedAt time.Time
+	exposure // under which names: computed by expose
 }
 
 // exposed is one exposed name.
@@ -211,15 +213,14 @@ func (c *Catalogue) Set(server events.Key, toolPrefix string, tools []string) (c
 // name, the first in tools counts.
 func (c *Catalogue) Update(server events.Key, naming Naming, tools []*mcp.Tool, listedAt time.Time) (changed []string) {
 	server = server.Canonical()
-	next := &offer{naming: naming, tools: make(map[string]*mcp.Tool, len(tools)), listedAt: listedAt}
+	next := &offer{naming: naming, own: make([]*mcp.Tool, 0, len(tools)), listedAt: listedAt}
+	seen := make(map[string]bool, len(tools))
 	for _, t := range tools {
-		if t == nil {
+		if t == nil || seen[t.Name] {
 			continue
 		}
-		name := c.ExposedName(server, naming, t.Name)
-		if _, dup := next.tools[name]; !dup {
-			next.tools[name] = t
-		}
+		seen[t.Name] = true
+		next.own = append(next.own, t)
 	}
 	return c.apply(server, next)
 }
@@ -236,21 +237,30 @@ func (c *Catalogue) apply(key events.Key, next *offer) []string {
 
 	c.mu.Lock()
 	prev := c.servers[key]
-	affected := map[string]bool{}
+	// The names of a family's members depend on one another (family.go):
+	// every running member of a family the server left or joined is named
+	// again, and the names of each are compared with its names before.
+	var families []string
+	for _, o := range []*offer{prev, next} {
+		if o != nil && o.naming.Family != "" && !slices.Contains(families, o.naming.Family) {
+			families = append(families, o.naming.Family)
+		}
+	}
+	before := map[events.Key]map[string]*mcp.Tool{key: nil}
 	if prev != nil {
-		for name := range prev.tools {
-			affected[name] = true
+		before[key] = prev.tools
+	}
+	for _, f := range families {
+		for _, k := range c.familyMembers(f) {
+			if k != key {
+				before[k] = c.servers[k].tools
+			}
 		}
 	}
-	if next != nil {
-		for name := range next.tools {
+	affected := map[string]bool{}
+	for _, old := range before {
+		for name := range old {
 			affected[name] = true
-		}
-	}
-	before := make(map[string][]byte, len(affected))
-	for name := range affected {
-		if x := c.names[name]; x != nil {
-			before[name] = x.print
 		}
 	}
 	if next == nil {
@@ -258,26 +268,39 @@ func (c *Catalogue) apply(key events.Key, next *offer) []string {
 	} else {
 		c.servers[key] = next
 	}
-	for name := range affected {
-		had := prev != nil && prev.tools[name] != nil
-		has := next != nil && next.tools[name] != nil
-		x := c.names[name]
-		switch {
-		case has && !had:
-			if x == nil {
-				x = &exposed{}
-				c.names[name] = x
-			}
-			i, _ := slices.BinarySearchFunc(x.owners, key, events.CompareKeys)
-			x.owners = slices.Insert(x.owners, i, key)
-		case had && !has:
-			if i, found := slices.BinarySearchFunc(x.owners, key, events.CompareKeys); found {
-				x.owners = slices.Delete(x.owners, i, i+1)
+	var groups [][]events.Key
+	if next != nil && next.naming.Family == "" {
+		groups = append(groups, []events.Key{key})
+	}
+	for _, f := range families {
+		groups = append(groups, c.familyMembers(f))
+	}
+	for _, group := range groups {
+		for k, e := range c.expose(group) {
+			c.servers[k].exposure = e
+			for name := range e.tools {
+				affected[name] = true
 			}
 		}
 	}
-	// A family tool's definition names its instances, the members that
-	// offer it: those of names outside affected stay as they were.
+	prints := make(map[string][]byte, len(affected))
+	for name := range affected {
+		if x := c.names[name]; x != nil {
+			prints[name] = x.print
+		}
+	}
+	for k, old := range before {
+		var now map[string]*mcp.Tool
+		if s := c.servers[k]; s != nil {
+			now = s.tools
+		}
+		c.moveOwners(k, old, now)
+	}
+	if next == nil && prev != nil {
+		c.rememberGone(key, prev)
+	} else if next != nil {
+		c.gone.forget(key)
+	}
 	var changed []string
 	for name := range affected {
 		x := c.names[name]
@@ -292,7 +315,7 @@ func (c *Catalogue) apply(key events.Key, next *offer) []string {
 		if x != nil {
 			after = x.print
 		}
-		if !bytes.Equal(before[name], after) {
+		if !bytes.Equal(prints[name], after) {
 			changed = append(changed, name)
 		}
 	}
@@ -310,6 +333,46 @@ func (c *Catalogue) apply(key events.Key, next *offer) []string {
 	return changed
 }
 
+// moveOwners records that server offers the names of now, no longer those
+// of old only. c.mu is held.
+func (c *Catalogue) moveOwners(server events.Key, old, now map[string]*mcp.Tool) {
+	for name := range old {
+		if now[name] != nil {
+			continue
+		}
+		if x := c.names[name]; x != nil {
+			if i, found := slices.BinarySearchFunc(x.owners, server, events.CompareKeys); found {
+				x.owners = slices.Delete(x.owners, i, i+1)
+			}
+		}
+	}
+	for name := range now {
+		if old[name] != nil {
+			continue
+		}
+		x := c.names[name]
+		if x == nil {
+			x = &exposed{}
+			c.names[name] = x
+		}
+		if i, found := slices.BinarySearchFunc(x.owners, server, events.CompareKeys); !found {
+			x.owners = slices.Insert(x.owners, i, server)
+		}
+	}
+}
+
+// rememberGone records the tools that server, which stopped running,
+// offered under its own names (gone.go). c.mu is held.
+func (c *Catalogue) rememberGone(server events.Key, prev *offer) {
+	tools := make(map[string]GoneTool, len(prev.tools))
+	for name, t := range prev.tools {
+		if !prev.grouped[name] {
+			tools[name] = GoneTool{Server: server, Tool: t.Name}
+		}
+	}
+	c.gone.remember(server, tools)
+}
+
 // refresh recomputes the view of name from its owners; c.mu is held.
 func (c *Catalogue) refresh(name string, x *exposed) {
 	owner := x.owners[0]
@@ -318,16 +381,17 @@ func (c *Catalogue) refresh(name string, x *exposed) {
 	def := *own // shallow: the nested values are shared, never changed
 	def.Name = name
 	t := Tool{Name: name, Server: owner, ServerTool: own.Name}
-	if s.naming.Family != "" {
+	if s.grouped[name] {
 		t.Family, t.InstanceArg = s.naming.Family, s.naming.InstanceArg
 		for _, k := range x.owners {
-			if m := c.servers[k]; m != nil && m.naming.Family == t.Family {
+			if m := c.servers[k]; m != nil && m.grouped[name] && m.naming.Family == t.Family {
 				t.Instances = append(t.Instances, k.Name)
 			}
 		}
 		slices.Sort(t.Instances)
 		t.Instances = slices.Compact(t.Instances)
-		def.InputSchema = withInstanceArg(own.InputSchema, t.Family, t.InstanceArg, t.Instances)
+		def.Description = annotateInstances(own.Description, t.Instances)
+		def.InputSchema = withInstanceArg(own.InputSchema, t.InstanceArg, t.Instances)
 	}
 	t.Definition = &def
 	x.tool = t
@@ -339,44 +403,6 @@ func (c *Catalogue) refresh(name string, x *exposed) {
 		view = []byte(owner.String() + "\x00" + name + "\x00unencodable")
 	}
 	x.print = view
-}
-
-// withInstanceArg returns a copy of schema, an input schema, with the
-// required string argument arg that picks one of instances.
-func withInstanceArg(schema any, family, arg string, instances []string) any {
-	m := map[string]any{}
-	if schema != nil {
-		if data, err := json.Marshal(schema); err == nil {
-			_ = json.Unmarshal(data, &m) // an object or nothing: an input schema is an object
-		}
-	}
-	if m == nil {
-		m = map[string]any{}
-	}
-	if _, ok := m["type"]; !ok {
-		m["type"] = "object"
-	}
-	props, _ := m["properties"].(map[string]any)
-	props = maps.Clone(props)
-	if props == nil {
-		props = map[string]any{}
-	}
-	props[arg] = map[string]any{
-		"type":        "string",
-		"description": "The instance of the " + family + " family to call: one of " + strings.Join(instances, ", ") + ".",
-		"enum":        slices.Clone(instances),
-	}
-	m["properties"] = props
-	var required []any
-	if r, ok := m["required"].([]any); ok {
-		for _, v := range r {
-			if v != arg {
-				required = append(required, v)
-			}
-		}
-	}
-	m["required"] = append(required, arg)
-	return m
 }
 
 // Has reports whether some running server offers the exposed name tool.
@@ -494,9 +520,10 @@ type Target struct {
 // server that offers it (Lookup's) or, for a family tool, the member named
 // by the instance argument, which is removed from the arguments (args
 // itself is not changed). A name no running server offers fails with
-// ErrUnknownTool; a family tool whose instance argument is missing, not a
-// string or names no member that offers it fails with an error naming the
-// argument and the instances on offer.
+// ErrUnknownTool. A family tool whose instance argument is missing or
+// empty, or names no running member that offers it, fails with muster's
+// error naming the argument or the instance, and the instances on offer;
+// one whose instance argument is not a string says so.
 func (c *Catalogue) Resolve(name string, args map[string]any) (Target, error) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
@@ -510,22 +537,21 @@ func (c *Catalogue) Resolve(name string, args map[string]any) (Target, error) {
 	}
 	offered := strings.Join(t.Instances, ", ")
 	raw, given := args[t.InstanceArg]
-	if !given {
-		return Target{}, fmt.Errorf("tool %q of family %q needs the argument %q, the instance to call: one of %s",
-			name, t.Family, t.InstanceArg, offered)
-	}
 	instance, isString := raw.(string)
-	if !isString {
-		return Target{}, fmt.Errorf("tool %q of family %q: argument %q must be a string naming the instance to call: one of %s",
-			name, t.Family, t.InstanceArg, offered)
+	switch {
+	case given && !isString:
+		return Target{}, fmt.Errorf("tool %s is provided by a family on servers %s; the %q parameter is required: a string naming the instance to call",
+			name, offered, t.InstanceArg)
+	case instance == "":
+		return Target{}, fmt.Errorf("tool %s is provided by a family on servers %s; the %q parameter is required",
+			name, offered, t.InstanceArg)
 	}
 	for _, k := range x.owners {
-		if m := c.servers[k]; m != nil && m.naming.Family == t.Family && k.Name == instance {
+		if m := c.servers[k]; m != nil && m.grouped[name] && m.naming.Family == t.Family && k.Name == instance {
 			rest := maps.Clone(args)
 			delete(rest, t.InstanceArg)
 			return Target{Server: k, Tool: m.tools[name].Name, Arguments: rest}, nil
 		}
 	}
-	return Target{}, fmt.Errorf("tool %q of family %q: argument %q names %q, which does not offer it: one of %s",
-		name, t.Family, t.InstanceArg, instance, offered)
+	return Target{}, fmt.Errorf("tool %s is not available on server %q (available: %s)", name, instance, offered)
 }

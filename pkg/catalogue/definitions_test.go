@@ -130,7 +130,8 @@ func TestAFamilySharesOneToolThatPicksItsInstanceByArgument(t *testing.T) {
 	props := s["properties"].(map[string]any)
 	assert.Equal(t, map[string]any{"type": "string"}, props["namespace"], "the tool's own arguments stay")
 	assert.Equal(t, []any{"mc-a", "mc-b"}, props["cluster"].(map[string]any)["enum"])
-	assert.Contains(t, props["cluster"].(map[string]any)["description"], "kubernetes")
+	assert.Equal(t, "Target instance to execute this tool on. Available: mc-a, mc-b", props["cluster"].(map[string]any)["description"], "muster's text")
+	assert.Equal(t, "gets (available on servers: mc-a, mc-b)", got.Definition.Description, "the members named, as muster does")
 
 	logs, _ := c.Tool("x_kubernetes_logs")
 	assert.Equal(t, []string{"mc-a"}, logs.Instances, "only the members that offer it")
@@ -144,16 +145,16 @@ func TestAFamilySharesOneToolThatPicksItsInstanceByArgument(t *testing.T) {
 
 	_, err = c.Resolve("x_kubernetes_get", map[string]any{"namespace": "default"})
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), `needs the argument "cluster"`)
+	assert.Equal(t, `tool x_kubernetes_get is provided by a family on servers mc-a, mc-b; the "cluster" parameter is required`, err.Error(), "muster's text")
 	assert.Contains(t, err.Error(), "mc-a, mc-b")
 
 	_, err = c.Resolve("x_kubernetes_logs", map[string]any{"cluster": "mc-b"})
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), `names "mc-b", which does not offer it: one of mc-a`)
+	assert.Equal(t, `tool x_kubernetes_logs is not available on server "mc-b" (available: mc-a)`, err.Error(), "muster's text")
 
 	_, err = c.Resolve("x_kubernetes_get", map[string]any{"cluster": 7})
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), `argument "cluster" must be a string`)
+	assert.Contains(t, err.Error(), `the "cluster" parameter is required: a string naming the instance to call`)
 
 	_, err = c.Resolve("x_kubernetes_gone", nil)
 	require.ErrorIs(t, err, catalogue.ErrUnknownTool)

@@ -20,12 +20,23 @@
 //   - Each exposed tool keeps its server's definition (description, title,
 //     input and output schema, annotations) with Name set to the exposed
 //     name, and the server's own name for routing.
-//   - Families: the members of a family (Naming.Family) share one tool per
-//     tool name, x_<family>_<tool>, whose input schema gains the required
-//     string argument Naming.InstanceArg, enumerating the members that
-//     offer it. Resolve picks the member by that argument (by server name)
-//     and removes it from the arguments; a missing, non-string or unknown
-//     instance is an error naming the argument and the instances on offer.
+//   - Families, by muster's rules (family.go): the running members of a
+//     family (Naming.Family) share one tool per tool name,
+//     x_<family>_<tool>, whose description names the members that offer
+//     it and whose input schema gains the required string argument
+//     Naming.InstanceArg, enumerating them. Members declaring different
+//     instance arguments fall back entirely to their own names
+//     (x_<toolPrefix or server>_<tool>); a tool the members describe
+//     differently, or one that takes an argument named as the instance
+//     argument, falls back alone. Resolve picks the member by that
+//     argument (by server name) and removes it from the arguments; a
+//     missing instance, or one that does not run or offer the tool, is
+//     muster's error naming the argument or the instance and the
+//     instances on offer.
+//   - Gone remembers the tools a server offered when it stopped running
+//     (family tools aside), until it or another server offers the name
+//     again, for MaxGoneServers servers, so that a call can say the server
+//     is not running.
 //   - Update, Set and Remove report exactly the exposed names whose answer
 //     changed: a name that appeared or disappeared, or whose owner or
 //     definition (a family's instances included) is now another. Nothing

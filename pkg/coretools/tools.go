@@ -175,6 +175,12 @@ func (p *Provider) delete(ctx context.Context, m map[string]any, kind, ok, faile
 	key := p.key(kind, name)
 	since := time.Now()
 	cur, err := p.opts.Store.Get(ctx, key)
+	if _, invalid := errors.AsType[*declare.InvalidError](err); invalid {
+		// A definition that does not decode is deleted all the same, as
+		// muster's users delete what they cannot fix in place: Delete
+		// judges whether its file declares it alone.
+		cur, err = declare.Definition{}, nil
+	}
 	if err == nil {
 		err = p.opts.Store.Delete(ctx, key, version)
 	}

@@ -68,9 +68,10 @@
 //     type for a meta or core tool (naming the argument and the types).
 //   - A call of a name not listed goes to Server.CallTool on every view,
 //     /mcp/direct included (a receiving middleware, unlisted.go): a claimed
-//     name (a declared workflow that cannot run) is answered by its
-//     claimer, saying what is missing; any other is musterd's
-//     invalid-params error naming the tool.
+//     name (a declared workflow that cannot run, or a tool whose server
+//     stopped running) is answered by its claimer, saying what is missing;
+//     any other is musterd's invalid-params error naming the tool ("unknown
+//     tool …: tool not found: …").
 //   - A managed server's tool the go-sdk would reject (an input schema not
 //     of type object) is left off /mcp/direct with a warning, never a
 //     panic; it stays reachable through call_tool.

@@ -4,11 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"path/filepath"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/musterd/musterd/pkg/apis/muster/v1alpha1"
 )
 
 // Discovery defaults of filter_tools, muster's.
@@ -244,24 +247,20 @@ func (s *Server) filter(o filterOptions) (*mcp.CallToolResult, error) {
 	})
 }
 
-// metaLabels is the _meta key of a tool's discovery labels, muster's.
-const metaLabels = "io.giantswarm.muster/labels"
-
-// labelsOf returns the discovery labels in t's _meta, if any.
+// labelsOf returns the discovery labels in t's _meta
+// (v1alpha1.MetaKeyLabels, muster's key), if any.
 func labelsOf(t *mcp.Tool) map[string]string {
-	raw, ok := t.Meta[metaLabels]
-	if !ok {
-		return nil
+	switch m := t.Meta[v1alpha1.MetaKeyLabels].(type) {
+	case map[string]string:
+		return maps.Clone(m)
+	case map[string]any:
+		out := make(map[string]string, len(m))
+		for k, v := range m {
+			out[k] = fmt.Sprint(v)
+		}
+		return out
 	}
-	m, ok := raw.(map[string]any)
-	if !ok {
-		return nil
-	}
-	out := map[string]string{}
-	for k, v := range m {
-		out[k] = fmt.Sprint(v)
-	}
-	return out
+	return nil
 }
 
 func hasLabels(t *mcp.Tool, want map[string]string) bool {

@@ -114,7 +114,7 @@ func TestCallToolWrapsTheResultInMustersEnvelope(t *testing.T) {
 
 	res = call(t, cs, "call_tool", map[string]any{"name": "x_gone_tool"})
 	assert.True(t, res.IsError)
-	assert.Equal(t, `Tool execution failed: unknown tool "x_gone_tool": no core tool, running server or workflow offers it`, text(t, res), "no envelope when the call cannot be made")
+	assert.Equal(t, `Tool execution failed: unknown tool "x_gone_tool": tool not found: no core tool, running server or workflow offers it`, text(t, res), "no envelope when the call cannot be made")
 
 	// Core tools go through call_tool too, as muster's CLI calls them.
 	list := call(t, cs, "call_tool", map[string]any{"name": "core_service_list"})

@@ -45,6 +45,8 @@ func (s *Server) answerUnlisted(next mcp.MethodHandler) mcp.MethodHandler {
 }
 
 // unknownTool is the error of a call of a name nothing exposes or claims.
+// It says "tool not found" as muster's does, for the clients and scripts
+// that look for those words.
 func unknownTool(name string) error {
-	return fmt.Errorf("%w %q: no core tool, running server or workflow offers it", ErrUnknownTool, name)
+	return fmt.Errorf("%w %q: tool not found: no core tool, running server or workflow offers it", ErrUnknownTool, name)
 }

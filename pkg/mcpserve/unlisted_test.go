@@ -53,5 +53,5 @@ func TestDirectAnswersAnUnavailableWorkflowWithoutListingIt(t *testing.T) {
 	// A name nobody offers or claims: musterd's own error, naming it.
 	_, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "x_gone_echo", Arguments: map[string]any{}})
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), `unknown tool "x_gone_echo": no core tool, running server or workflow offers it`)
+	assert.Contains(t, err.Error(), `unknown tool "x_gone_echo": tool not found: no core tool, running server or workflow offers it`)
 }

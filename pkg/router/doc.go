@@ -19,7 +19,14 @@
 //     is offered before its server answered tools/list.
 //   - CallTool routes an exposed name to the server that offers it, a
 //     family tool to the member its instance argument names (the argument
-//     removed). An unknown tool fails at once, naming it. The server's
+//     removed). An unknown tool fails at once, naming it; a family's
+//     member that does not run is "not available on server" (muster's
+//     text), naming the members that do. A tool whose server stopped
+//     running (catalogue.Gone) is claimed (Claims), so that its call
+//     reaches the router though it is not listed, and fails with muster's
+//     "server not found: <server>" and the supervisor's error naming the
+//     server and its state, or saying that its definition is deleted
+//     (Options.Declared); one starting again is waited for. The server's
 //     result passes through unchanged; a server that is starting or being
 //     restarted is waited for (supervisor.Options.CallWait); one that is
 //     not running fails at once; one that dies mid-call fails the call

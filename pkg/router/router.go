@@ -47,6 +47,11 @@ type Options struct {
 	Logger *slog.Logger
 	// Now is the clock of the catalogue age. Default time.Now.
 	Now func() time.Time
+	// Declared, if set, says whether a server is still declared, so that
+	// the call of a tool whose server went says whether the server was
+	// stopped or its definition deleted. Default: every server counts as
+	// declared (stopped).
+	Declared func(events.Key) bool
 	// ListTimeout bounds each background listing of a server's resources,
 	// resource templates and prompts. Default 10s.
 	ListTimeout time.Duration
@@ -72,6 +77,7 @@ type Router struct {
 
 	listTimeout time.Duration
 	listings    listings
+	declared    func(events.Key) bool
 
 	subs subscriptions // subscribe.go
 
@@ -104,6 +110,7 @@ func New(opts Options) (*Router, error) {
 		servers:     opts.Servers,
 		log:         opts.Logger.With("component", "router"),
 		listTimeout: opts.ListTimeout,
+		declared:    opts.Declared,
 	}
 	r.listings.init(r)
 	if opts.Registerer != nil {
@@ -140,8 +147,9 @@ func (r *Router) Tools() []*mcp.Tool { return r.cat.Definitions() }
 // argument is removed before the call). args is not changed.
 //
 // An error means the call could not be made or completed: an unknown tool
-// (catalogue.ErrUnknownTool, at once), a family's instance argument
-// missing or wrong, a server not running or not ready within its wait, or
+// (catalogue.ErrUnknownTool, at once), a tool whose server stopped running
+// ("server not found: …" wrapping the supervisor's *supervisor.ServerError,
+// see Claims), a family's instance argument missing or wrong, a server not running or not ready within its wait, or
 // dead or stopped mid-call (*supervisor.ServerError), the caller's
 // cancellation (forwarded to the server as notifications/cancelled). A
 // tool-level failure is a result with IsError. The result (content of every
@@ -151,6 +159,14 @@ func (r *Router) Tools() []*mcp.Tool { return r.cat.Definitions() }
 func (r *Router) CallTool(ctx context.Context, name string, args map[string]any,
 	progress func(*mcp.ProgressNotificationParams)) (*mcp.CallToolResult, error) {
 	target, err := r.cat.Resolve(name, args)
+	if errors.Is(err, catalogue.ErrUnknownTool) {
+		if res, gone, goneErr := r.callGone(ctx, name, args, progress); gone { // gone.go
+			if goneErr != nil {
+				r.log.Debug("mcp tool call of a server not running", "tool", name, "error", redact.String(goneErr.Error()))
+			}
+			return res, goneErr
+		}
+	}
 	if err != nil {
 		r.log.Debug("mcp tool call refused", "tool", name, "error", redact.String(err.Error()))
 		return nil, err

@@ -138,8 +138,15 @@ func TestToolsAreRoutedToTheServersThatOfferThem(t *testing.T) {
 
 	require.NoError(t, g.sup.Stop(t.Context(), key("beta")))
 	_, err = g.r.CallTool(callCtx(t), "x_b_echo", nil, nil)
-	require.ErrorIs(t, err, catalogue.ErrUnknownTool, "a tool gone fails at once, naming it")
-	assert.ErrorContains(t, err, `"x_b_echo"`)
+	require.ErrorIs(t, err, supervisor.ErrNotRunning, "a tool whose server stopped fails at once, naming the server")
+	assert.EqualError(t, err, "server not found: beta: mcp server MCPServer/default/beta is not running (state Stopped)",
+		"muster's words, and the server and its state")
+	assert.True(t, g.r.Claims("x_b_echo"), "claimed, so that the endpoint routes it here")
+	assert.False(t, g.r.Claims("x_alpha_echo"), "a tool on offer is listed, not claimed")
+	_, err = g.r.CallTool(callCtx(t), "x_nobody_echo", nil, nil)
+	require.ErrorIs(t, err, catalogue.ErrUnknownTool, "a tool nobody offered fails at once, naming it")
+	assert.ErrorContains(t, err, `"x_nobody_echo"`)
+	assert.False(t, g.r.Claims("x_nobody_echo"))
 	assert.Equal(t, []string{"x_alpha_echo", "x_alpha_shout"}, g.names())
 	assert.Equal(t, 1.0, counter(t, g.reg, "beta", "x_b_echo", "success"))
 }
@@ -175,12 +182,13 @@ func TestAFamilyToolIsRoutedByItsInstanceArgument(t *testing.T) {
 
 	_, err = g.r.CallTool(callCtx(t), "x_k8s_echo", map[string]any{"x": 1}, nil)
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), `needs the argument "cluster", the instance to call: one of mc-a, mc-b`)
+	assert.EqualError(t, err, `tool x_k8s_echo is provided by a family on servers mc-a, mc-b; the "cluster" parameter is required`)
 
 	require.NoError(t, g.sup.Stop(t.Context(), key("mc-b")))
 	_, err = g.r.CallTool(callCtx(t), "x_k8s_echo", map[string]any{"cluster": "mc-b"}, nil)
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), `names "mc-b", which does not offer it: one of mc-a`)
+	assert.EqualError(t, err, `tool x_k8s_echo is not available on server "mc-b" (available: mc-a)`,
+		"a stopped member is rejected with muster's text, naming the members that run")
 }
 
 // TestWatchersAreToldOfEveryChangeOfTheTools: a start, a server's own

@@ -145,7 +145,7 @@ func TestCallsCountPerRealToolWithTheirResult(t *testing.T) {
 	_, err = r.CallTool(t.Context(), "x_gone", nil, nil)
 	require.ErrorIs(t, err, catalogue.ErrUnknownTool)
 	_, err = r.CallTool(t.Context(), "x_k8s_get", map[string]any{}, nil)
-	require.ErrorContains(t, err, `needs the argument "cluster"`)
+	require.ErrorContains(t, err, `the "cluster" parameter is required`)
 
 	assert.Equal(t, []string{`echo echo {"a":1}`, `mc-b get {"ns":"x"}`, `mc-a get {}`}, f.calls,
 		"routed by instance, the argument removed; refused calls reach no server")

@@ -2,6 +2,7 @@ package workflowrun
 
 import (
 	"encoding/json"
+	"maps"
 	"slices"
 	"strings"
 
@@ -74,6 +75,10 @@ func buildTool(def *v1alpha1.Workflow) *mcp.Tool {
 		desc = "Runs workflow " + def.Name
 	}
 	tool := &mcp.Tool{Name: ToolPrefix + def.Name, Description: desc}
+	if len(def.Labels) > 0 {
+		// The discovery labels filter_tools facets on, as muster's.
+		tool.Meta = mcp.Meta{v1alpha1.MetaKeyLabels: maps.Clone(def.Labels)}
+	}
 	schema := inputSchema(def)
 	// Arguments' defaults are decoded JSON, so this does not fail; if it
 	// did, the map would still list, and the endpoint says what is wrong.

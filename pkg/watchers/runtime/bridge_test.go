@@ -370,14 +370,16 @@ func TestDefinitionsFamiliesAndListingTimesReachTheCatalogue(t *testing.T) {
 		listed := time.Now()
 		for _, name := range []string{"mc-a", "mc-b"} {
 			obs := up("get")
-			obs.ToolDefs[0].Description = "gets from " + name
+			obs.ToolDefs[0].Title = "get from " + name // members that describe it alike share it
+			obs.ToolDefs[0].Description = "gets"
 			obs.Family = &v1alpha1.MCPServerFamily{Name: "k8s", InstanceArg: "cluster"}
 			obs.ListedAt = listed
 			h.change(events.NewKey(v1alpha1.KindMCPServer, "", name), obs)
 		}
 		tool, ok := h.cat.Tool("x_k8s_get")
 		require.True(t, ok)
-		assert.Equal(t, "gets from mc-a", tool.Definition.Description, "the first member's definition")
+		assert.Equal(t, "get from mc-a", tool.Definition.Title, "the first member's definition")
+		assert.Equal(t, "gets (available on servers: mc-a, mc-b)", tool.Definition.Description)
 		assert.Equal(t, []string{"mc-a", "mc-b"}, tool.Instances)
 		assert.Equal(t, "cluster", tool.InstanceArg)
 		servers := h.cat.Servers()
