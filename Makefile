@@ -11,7 +11,7 @@ STATE   ?= .cache/state
 LISTEN  ?= 127.0.0.1:8090
 GOFLAGS ?=
 
-.PHONY: all build run test vet fmt bench bench-go clean generate fuzz stress
+.PHONY: all build run test vet tidy fmt bench bench-go clean generate fuzz stress
 
 all: build
 
@@ -26,12 +26,17 @@ run: build
 vet:
 	$(GO) vet ./...
 
+# go.mod and go.sum say exactly what the code imports, direct requirements
+# not marked indirect: go mod tidy must change nothing (it prints the diff).
+tidy:
+	$(GO) mod tidy -diff
+
 # The suite runs with the race detector on this 2-core machine well inside
 # CI's limit; -count=1 so a cached pass never hides a flaky one. Where node
 # and npm are, npm-servers and npm-clients install the pinned packages, and
 # MUSTERD_REQUIRE_NPM=1 makes a missing one fail the tests that need it
 # (internal/npmtest) instead of skipping them.
-test: vet npm-servers npm-clients envtest-assets
+test: vet tidy npm-servers npm-clients envtest-assets
 	@unformatted="$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))"; \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	MUSTERD_REQUIRE_ENVTEST=1 MUSTERD_REQUIRE_NPM=$$(command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 && echo 1) \
