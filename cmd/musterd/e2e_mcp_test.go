@@ -8,6 +8,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"slices"
 	"testing"
@@ -211,6 +212,6 @@ func TestE2EDirectViewFollowsRealFiles(t *testing.T) {
 	res, err = cs.CallTool(callCtx(t), &mcp.CallToolParams{Name: tool})
 	require.NoError(t, err)
 	require.True(t, res.IsError)
-	assert.Equal(t, "server not found: fresh: mcp server MCPServer/default/fresh is not running: its definition is deleted",
+	assert.Equal(t, fmt.Sprintf("server not found: fresh: tool %q: mcp server MCPServer/default/fresh is not running: its definition is deleted", tool),
 		res.Content[0].(*mcp.TextContent).Text)
 }

@@ -143,7 +143,7 @@ func TestDaemonServesHealthMetricsAndStatusThenStopsOnSIGTERM(t *testing.T) {
 		names = append(names, c.Name)
 		assert.Equal(t, "running", c.State, c.Name)
 	}
-	assert.ElementsMatch(t, []string{"coordinator", "debouncer", "fs-watcher", "metrics", "history", "mcp-refresh", "readiness", "runtime-bridge", "status-store", "supervisor", "workflow-tools"}, names)
+	assert.ElementsMatch(t, []string{"coordinator", "debouncer", "fs-watcher", "metrics", "history", "mcp-refresh", "muster-events", "readiness", "runtime-bridge", "status-store", "supervisor", "workflow-tools"}, names)
 
 	code, body = d.get(t, "/metrics")
 	assert.Equal(t, http.StatusOK, code)

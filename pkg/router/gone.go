@@ -22,7 +22,7 @@ func (r *Router) Claims(name string) bool {
 // callGone calls name, a tool whose server stopped running, at that server:
 // one starting again is waited for as any call is (and the call then
 // succeeds), one that is not running fails with muster's "server not found"
-// and the supervisor's error naming the server and its state, or saying
+// naming the tool, and the supervisor's error naming the server and its state, or saying
 // that its definition is deleted (Options.Declared).
 func (r *Router) callGone(ctx context.Context, name string, args map[string]any,
 	progress func(*mcp.ProgressNotificationParams)) (*mcp.CallToolResult, bool, error) {
@@ -41,12 +41,12 @@ func (r *Router) callGone(ctx context.Context, name string, args map[string]any,
 		// The supervisor forgets a server it stops: stopped by its user,
 		// or its definition deleted.
 		if r.declared != nil && !r.declared(gone.Server) {
-			return nil, true, fmt.Errorf("server not found: %s: mcp server %s %w: its definition is deleted",
-				gone.Server.Name, gone.Server, supervisor.ErrNotRunning)
+			return nil, true, fmt.Errorf("server not found: %s: tool %q: mcp server %s %w: its definition is deleted",
+				gone.Server.Name, name, gone.Server, supervisor.ErrNotRunning)
 		}
 		stopped := *se
 		stopped.State = "Stopped" // v1alpha1's, which the router does not import
 		err = &stopped
 	}
-	return nil, true, fmt.Errorf("server not found: %s: %w", gone.Server.Name, err)
+	return nil, true, fmt.Errorf("server not found: %s: tool %q: %w", gone.Server.Name, name, err)
 }

@@ -34,16 +34,16 @@ func TestAGoneServersToolSaysWhetherItWasStoppedOrDeleted(t *testing.T) {
 	f.err = &supervisor.ServerError{Key: key("kept"), Err: supervisor.ErrNotRunning}
 	_, err = r.CallTool(t.Context(), "x_kept_echo", map[string]any{"a": 1}, nil)
 	require.ErrorIs(t, err, supervisor.ErrNotRunning)
-	assert.EqualError(t, err, "server not found: kept: mcp server MCPServer/default/kept is not running (state Stopped)")
+	assert.EqualError(t, err, "server not found: kept: tool \"x_kept_echo\": mcp server MCPServer/default/kept is not running (state Stopped)")
 
 	f.err = &supervisor.ServerError{Key: key("gone"), Err: supervisor.ErrNotRunning}
 	_, err = r.CallTool(t.Context(), "x_gone_echo", nil, nil)
 	require.ErrorIs(t, err, supervisor.ErrNotRunning)
-	assert.EqualError(t, err, "server not found: gone: mcp server MCPServer/default/gone is not running: its definition is deleted")
+	assert.EqualError(t, err, "server not found: gone: tool \"x_gone_echo\": mcp server MCPServer/default/gone is not running: its definition is deleted")
 
 	f.err = &supervisor.ServerError{Key: key("kept"), State: "Failed", Err: supervisor.ErrNotRunning, Detail: "last error: boom"}
 	_, err = r.CallTool(t.Context(), "x_kept_echo", nil, nil)
-	assert.EqualError(t, err, "server not found: kept: mcp server MCPServer/default/kept is not running (state Failed): last error: boom",
+	assert.EqualError(t, err, "server not found: kept: tool \"x_kept_echo\": mcp server MCPServer/default/kept is not running (state Failed): last error: boom",
 		"a state the supervisor knows is its own")
 
 	f.err, f.result = nil, &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "back"}}}

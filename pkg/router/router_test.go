@@ -139,7 +139,7 @@ func TestToolsAreRoutedToTheServersThatOfferThem(t *testing.T) {
 	require.NoError(t, g.sup.Stop(t.Context(), key("beta")))
 	_, err = g.r.CallTool(callCtx(t), "x_b_echo", nil, nil)
 	require.ErrorIs(t, err, supervisor.ErrNotRunning, "a tool whose server stopped fails at once, naming the server")
-	assert.EqualError(t, err, "server not found: beta: mcp server MCPServer/default/beta is not running (state Stopped)",
+	assert.EqualError(t, err, "server not found: beta: tool \"x_b_echo\": mcp server MCPServer/default/beta is not running (state Stopped)",
 		"muster's words, and the server and its state")
 	assert.True(t, g.r.Claims("x_b_echo"), "claimed, so that the endpoint routes it here")
 	assert.False(t, g.r.Claims("x_alpha_echo"), "a tool on offer is listed, not claimed")

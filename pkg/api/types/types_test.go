@@ -48,7 +48,7 @@ func TestEventFilterRoundTripsThroughTheQuery(t *testing.T) {
 	_, err = types.ParseEventFilter(url.Values{"kind": {"pods"}})
 	assert.ErrorIs(t, err, types.ErrUnknownKind)
 	_, err = types.ParseEventFilter(url.Values{"type": {"ResourceSynced,Nope"}})
-	assert.ErrorContains(t, err, `unknown event type "Nope": valid types are BecameLeader, IndexSynchronized,`)
+	assert.ErrorContains(t, err, `unknown event type "Nope": valid types are BecameLeader, DefinitionValidated, IndexSynchronized,`)
 }
 
 func TestEventFilterMatch(t *testing.T) {
