@@ -11,8 +11,8 @@ import (
 
 // record144 is 144 bytes, a size class of its own.
 type record144 struct {
-	next *record144
-	pad  [136]byte
+	_ *record144
+	_ [136]byte
 }
 
 // The test's own heap, dumped: the 20,000 records it keeps are in the

@@ -56,7 +56,6 @@ type ControlPlane struct {
 	StartDuration time.Duration
 
 	env     *envtest.Environment
-	admin   *envtest.AuthenticatedUser
 	logPath string
 	mu      sync.Mutex
 	// kubeconfigs caches a kubeconfig file per user, for Kubectl.

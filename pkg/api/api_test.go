@@ -1,7 +1,6 @@
 package api_test
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -52,9 +51,6 @@ var (
 	gitKey   = events.NewKey(v1alpha1.KindMCPServer, "", "git")
 	greetKey = events.NewKey(v1alpha1.KindWorkflow, "team-a", "greet")
 )
-
-// epoch is the virtual time at which every synctest bubble starts.
-var epoch = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
 
 func meta(correlationID string) events.Meta {
 	return events.Meta{Time: events.Now(), CorrelationID: correlationID}
@@ -501,13 +497,6 @@ func TestMetricsServesTheGatherer(t *testing.T) {
 		assert.Equal(t, http.StatusOK, code)
 		assert.Contains(t, body, "# TYPE musterd_test_total counter\nmusterd_test_total 3\n")
 	})
-}
-
-// ctxTimeout bounds a request inside a bubble, where it is virtual time.
-func ctxTimeout(t *testing.T, d time.Duration) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	t.Cleanup(cancel)
-	return ctx
 }
 
 // With a token, every mutating request and every event endpoint answers 401

@@ -155,7 +155,7 @@ type ComponentHealth struct {
 
 // errExitedEarly is the failure of a Start that returned nil while the
 // registry was not stopping.
-var errExitedEarly = errors.New("Start returned before shutdown")
+var errExitedEarly = errors.New("its Start returned before shutdown")
 
 // ErrStartTimeout is matched (errors.Is) by the failure of a component that
 // did not signal SubscriptionReady within Options.StartTimeout.

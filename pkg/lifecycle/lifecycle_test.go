@@ -399,7 +399,7 @@ func TestCriticalFailureStopsEverything(t *testing.T) {
 		cause error
 	}{
 		{"error", func() error { return diskFull }, `lifecycle: critical component "store" failed: disk full`, diskFull},
-		{"returned nil before shutdown", func() error { return nil }, `lifecycle: critical component "store" failed: Start returned before shutdown`, errExitedEarly},
+		{"returned nil before shutdown", func() error { return nil }, `lifecycle: critical component "store" failed: its Start returned before shutdown`, errExitedEarly},
 		{"panic", func() error { panic("kaboom") }, `lifecycle: critical component "store" failed: panic: kaboom`, nil},
 	}
 	for _, tc := range cases {

@@ -68,10 +68,7 @@ func TestListToolsListsServerCoreAndProviderTools(t *testing.T) {
 	h.srv.Refresh()
 	cs := h.connect(PathMCP, musterProtocol, nil)
 
-	var got struct {
-		Tools []struct{ Name, Description string } `json:"tools"`
-	}
-	got = decode[struct {
+	got := decode[struct {
 		Tools []struct{ Name, Description string } `json:"tools"`
 	}](t, call(t, cs, "list_tools", nil))
 	var names []string

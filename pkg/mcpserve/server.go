@@ -191,7 +191,8 @@ func New(opts Options) (*Server, error) {
 		Tools:     &mcp.ToolCapabilities{ListChanged: true},
 		Resources: &mcp.ResourceCapabilities{ListChanged: true},
 		Prompts:   &mcp.PromptCapabilities{ListChanged: true},
-		Logging:   &mcp.LoggingCapabilities{},
+		//lint:ignore SA1019 clients may still set a log level; logging stays in the protocol through its deprecation window.
+		Logging: &mcp.LoggingCapabilities{},
 	}
 	metaOpts := &mcp.ServerOptions{Capabilities: caps, Logger: s.log, Instructions: metaInstructions}
 	directOpts := &mcp.ServerOptions{Capabilities: caps, Logger: s.log}

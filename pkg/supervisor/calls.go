@@ -559,18 +559,6 @@ func (s *Supervisor) drain(ctx context.Context, e *entry, inst *instance) {
 		"reason", reason)
 }
 
-// replaced is Ensure's deferred hook: a replacement, if one was under way,
-// is over (the new instance runs, or failed), so calls waiting for it look
-// again.
-func (s *Supervisor) replaced(e *entry) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if e.replacing {
-		e.replacing = false
-		s.broadcastLocked()
-	}
-}
-
 func transient(state v1alpha1.MCPServerState) bool {
 	return state == v1alpha1.MCPServerStateStarting || state == v1alpha1.MCPServerStateConnecting
 }

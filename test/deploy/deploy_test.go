@@ -236,7 +236,7 @@ func TestManifestsApplyAndGrantLeastPrivilege(t *testing.T) {
 	for _, obj := range r.raw {
 		// Server-side apply, as `kubectl apply --server-side` would; the
 		// CRDs are installed already and apply unchanged over themselves.
-		require.NoError(t, cp.Client.Patch(ctx, obj, client.Apply, client.FieldOwner("kubectl"), client.ForceOwnership),
+		require.NoError(t, cp.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj), client.FieldOwner("kubectl"), client.ForceOwnership),
 			"%s %s", obj.GetKind(), obj.GetName())
 	}
 
