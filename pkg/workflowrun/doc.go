@@ -68,9 +68,14 @@
 //     with a UUID, status inprogress, completed or failed, its input with
 //     secret-looking keys and values redacted, every step's input (so
 //     redacted too) and result (values under secret-looking keys
-//     redacted), each bounded by Options.MaxRecordBytes. Under a state dir
-//     each is a file, written atomically (temporary file, fsync, rename,
-//     fsync of the directory, mode 0600), so executions survive a restart;
+//     redacted). A record is bounded by Options.MaxRecordBytes (256 KiB,
+//     muster's): in one larger, as muster does, every input and result
+//     over an eighth of it is replaced by muster's TruncationMarker and
+//     truncated is set; then, since musterd records every step's payloads
+//     where muster keeps few, the largest left until it fits. Under a
+//     state dir each is a file, written atomically (temporary file, fsync,
+//     rename, fsync of the directory, mode 0600), so executions survive a
+//     restart;
 //     one found in progress at start is marked failed with
 //     ReasonInterrupted. At most Options.MaxExecutions are kept, none older
 //     than Options.MaxAge.

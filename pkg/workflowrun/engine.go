@@ -41,7 +41,7 @@ const (
 	DefaultMaxTimeout     = time.Hour
 	DefaultConcurrency    = 4
 	DefaultMaxResultBytes = 1 << 20
-	DefaultMaxRecordBytes = 64 << 10
+	DefaultMaxRecordBytes = 256 << 10 // muster's
 	DefaultCleanupTimeout = time.Minute
 	DefaultMaxExecutions  = 1000
 	DefaultMaxAge         = 7 * 24 * time.Hour
@@ -89,9 +89,10 @@ type Options struct {
 	// MaxResultBytes bounds a tool's result (its text and structured
 	// content); a larger one fails the step. Default DefaultMaxResultBytes.
 	MaxResultBytes int
-	// MaxRecordBytes bounds each input and result kept in an execution
-	// record; a larger one is replaced by a marker. Default
-	// DefaultMaxRecordBytes.
+	// MaxRecordBytes bounds an execution record, as JSON: in one larger,
+	// each input and result larger than an eighth of it is replaced by
+	// TruncationMarker (muster's rule), then the largest left until it
+	// fits. The run's own result is whole. Default DefaultMaxRecordBytes.
 	MaxRecordBytes int
 	// CleanupTimeout bounds the onFailure steps of a run that failed
 	// because it was cancelled or ran out of time: they run on a context
