@@ -39,7 +39,9 @@
 //     whatever edits arrive meanwhile.
 //   - A workflow the reconciler does not find valid is not a tool, and a
 //     call of it fails at once naming what is missing ("workflow X is not
-//     available (missing required tools: …)"). Cycles are refused by the
+//     available (missing required tools: …)"). A call of one declared but
+//     not judged yet (called right after core_workflow_create, as muster's
+//     clients do) waits for the verdict, up to Options.VerdictWait. Cycles are refused by the
 //     validator; MaxDepth stops any that a mid-run edit could still make.
 //   - Bad input is an error naming the workflow, the step and the field
 //     (*Error): a template that fails as it runs (one that does not parse

@@ -80,6 +80,9 @@ func (r *runner) adopt(sc, child *scope) {
 // run is CallTool for workflow_<name>.
 func (e *Engine) run(ctx context.Context, name string, args map[string]any, progress func(*mcp.ProgressNotificationParams)) *mcp.CallToolResult {
 	w, ok := e.lookup(name)
+	if ok && !w.known {
+		w, ok = e.awaitVerdict(ctx, name)
+	}
 	if !ok {
 		return textResult(fmt.Sprintf("workflow %s not found", name), true)
 	}
