@@ -212,7 +212,7 @@ spec:
 	t.Run("input with defaults, a result as JSON and through jsonPath, a condition both ways, an output template", func(t *testing.T) {
 		doc, isError := callJSON(t, s, "workflow_deploy", nil)
 		require.False(t, isError, "%v", doc)
-		assert.Equal(t, map[string]any{"env": "staging", "applied": "web", "count": 2.0}, doc)
+		assert.Equal(t, map[string]any{"env": "staging", "applied": "web", "count": 2.0}, outputOf(t, doc))
 
 		doc, isError = callJSON(t, s, "workflow_deploy", map[string]any{"env": "prod", "_debug": true})
 		require.False(t, isError, "%v", doc)
@@ -229,13 +229,13 @@ spec:
 		require.False(t, isError, text)
 		var doc map[string]any
 		require.NoError(t, json.Unmarshal([]byte(text), &doc))
-		assert.Equal(t, map[string]any{"env": "prod", "applied": "web", "count": 3.0}, doc)
+		assert.Equal(t, map[string]any{"env": "prod", "applied": "web", "count": 3.0}, outputOf(t, doc))
 	})
 
 	t.Run("forEach with its indexed results", func(t *testing.T) {
 		doc, isError := callJSON(t, s, "workflow_loop", map[string]any{"hosts": []any{"a", "b"}})
 		require.False(t, isError, "%v", doc)
-		assert.Equal(t, map[string]any{"first": "a", "second": 1.0}, doc)
+		assert.Equal(t, map[string]any{"first": "a", "second": 1.0}, outputOf(t, doc))
 	})
 
 	t.Run("parallel", func(t *testing.T) {
@@ -302,7 +302,7 @@ spec:
 		waitTool(t, s, "workflow_weather", true)
 		doc, isError := callJSON(t, s, "workflow_weather", nil)
 		require.False(t, isError, "%v", doc)
-		assert.Equal(t, map[string]any{"said": "Echo: Light rain / drizzle; The sum of 36 and 82 is 118."}, doc)
+		assert.Equal(t, map[string]any{"said": "Echo: Light rain / drizzle; The sum of 36 and 82 is 118."}, outputOf(t, doc))
 	})
 
 	t.Run("cancellation mid-run cancels the server's call", func(t *testing.T) {

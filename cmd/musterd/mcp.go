@@ -40,6 +40,7 @@ func (d *daemon) addMCP(cfg daemonConfig, log *slog.Logger) error {
 		Events:     d.MusterEvents,
 		Leader:     d.leader,
 		Token:      cfg.token,
+		Config:     func() any { return musterConfig(cfg) },
 		Kubernetes: cfg.kube.enabled,
 		Version:    version,
 		Registerer: d.Registry,

@@ -28,6 +28,7 @@ func (s *Server) newCoreTools() []*builtin {
 		return []arg{{name: "name", typ: typeString, required: true, description: "Name of the " + what + " (name, or namespace/name)"}}
 	}
 	return []*builtin{
+		{name: "core_config_get", description: "Get the current muster configuration", call: s.configGet},
 		{name: "core_events", description: "List and filter events for muster resources", args: []arg{
 			{name: "resourceType", typ: typeString, description: "Filter by resource type (MCPServer, Workflow)"},
 			{name: "resourceName", typ: typeString, description: "Filter by resource name"},

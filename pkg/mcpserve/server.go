@@ -78,6 +78,10 @@ type Options struct {
 	// when asked for no one resource. Default: none, and it shows only the
 	// resources' reconcile states.
 	Overview func() controls.Overview
+	// Config returns the daemon's configuration as core_config_get shows
+	// it: muster's MusterConfig as muster encodes it. Default: none, and
+	// core_config_get answers an empty object.
+	Config func() any
 	// Kubernetes says the resources come from custom resources: the "mode"
 	// core_mcpserver_list reports. Default false: "filesystem".
 	Kubernetes bool

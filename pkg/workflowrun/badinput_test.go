@@ -34,15 +34,15 @@ func TestBadInputNamesTheWorkflowTheStepAndTheField(t *testing.T) {
 	}, {
 		name: "template failing as it runs",
 		spec: "  args:\n    name: {type: string, default: x}\n  steps:\n    - {id: render, tool: x_fake_json, args: {x: \"{{ index .input.name 5 }}\"}}\n",
-		want: `workflow bad, step render, field args.x: template: line 1:3: at <index .input.name 5>: error calling index: index out of range: 5`,
+		want: `workflow bad, step render, field args.x: failed to render arguments: template: line 1:3: at <index .input.name 5>: error calling index: index out of range: 5`,
 	}, {
 		name: "missing key",
 		spec: "  steps:\n    - {id: render, tool: x_fake_json, args: {deep: {x: \"{{ .results.nope.field }}\"}}}\n",
-		want: `workflow bad, step render, field args.deep.x: template: line 1:11: at <.results.nope.field>: map has no entry for key "nope"`,
+		want: `workflow bad, step render, field args.deep.x: failed to render arguments: template: line 1:11: at <.results.nope.field>: map has no entry for key "nope"`,
 	}, {
 		name: "missing required argument",
 		spec: "  args:\n    name: {type: string, required: true}\n  steps:\n    - {id: s, tool: x_fake_json}\n",
-		want: `workflow bad, field input.name: required argument is missing`,
+		want: `workflow bad, field input.name: input validation failed: required field 'name' is missing`,
 	}, {
 		name: "wrong argument type",
 		spec: "  args:\n    count: {type: integer}\n  steps:\n    - {id: s, tool: x_fake_json}\n",
@@ -56,7 +56,7 @@ func TestBadInputNamesTheWorkflowTheStepAndTheField(t *testing.T) {
 	}, {
 		name: "forEach items not an array",
 		spec: "  args:\n    name: {type: string, default: x}\n  steps:\n    - id: each\n      forEach:\n        items: \"{{ .input.name }}\"\n        steps: [{id: s, tool: x_fake_json}]\n",
-		want: `workflow bad, step each, field forEach.items: "{{ .input.name }}" resolved to string, not an array`,
+		want: `workflow bad, step each, field forEach.items: items expression "{{ .input.name }}" resolved to string, expected a list`,
 	}, {
 		name: "jsonPath matching nothing",
 		spec: "  steps:\n    - id: gated\n      tool: x_fake_json\n      condition:\n        tool: x_fake_json\n        args: {a: 1}\n        expect:\n          jsonPath: {\"items[0].name\": x}\n",
@@ -68,7 +68,7 @@ func TestBadInputNamesTheWorkflowTheStepAndTheField(t *testing.T) {
 	}, {
 		name: "output template",
 		spec: "  steps:\n    - {id: s, tool: x_fake_json}\n  output:\n    x: \"{{ .results.s.nope }}\"\n",
-		want: `workflow bad, field output.x: template: line 1:11: at <.results.s.nope>: map has no entry for key "nope"`,
+		want: `workflow bad, field output.x: failed to render output template: template: line 1:11: at <.results.s.nope>: map has no entry for key "nope"`,
 	}, {
 		name: "fromStep that did not run",
 		spec: "  steps:\n    - id: s\n      tool: x_fake_json\n      condition:\n        fromStep: later\n        expect: {success: true}\n    - {id: later, tool: x_fake_json}\n",

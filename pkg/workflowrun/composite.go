@@ -106,9 +106,10 @@ func (r *runner) forEach(ctx context.Context, st step, sc *scope) error {
 // items resolves a forEach's items to a list: a template that yields an
 // array, or a JSON array in text.
 func (r *runner) items(st step, sc *scope) ([]any, error) {
+	r.track(sc, st.forEach.Items)
 	v, err := render(st.forEach.Items, sc.data(r.input))
 	if err != nil {
-		return nil, &Error{Workflow: r.name, Step: st.id, Field: "forEach.items", Err: err}
+		return nil, &Error{Workflow: r.name, Step: st.id, Field: "forEach.items", Err: fmt.Errorf("failed to resolve items expression: %w", err)}
 	}
 	if s, ok := v.(string); ok {
 		var parsed []any
@@ -118,8 +119,12 @@ func (r *runner) items(st step, sc *scope) ([]any, error) {
 	}
 	items, ok := v.([]any)
 	if !ok {
+		what := typeName(v)
+		if v == nil {
+			what = "nil" // muster's word
+		}
 		return nil, &Error{Workflow: r.name, Step: st.id, Field: "forEach.items",
-			Err: fmt.Errorf("%q resolved to %s, not an array", st.forEach.Items, typeName(v))}
+			Err: fmt.Errorf("items expression %q resolved to %s, expected a list", st.forEach.Items, what)}
 	}
 	return items, nil
 }

@@ -27,14 +27,21 @@
 //     is JSON is parsed.
 //   - Steps: a tool with args; a condition (a template, a tool call or
 //     fromStep, with expect and expectNot on success and jsonPath); forEach
-//     (items, as, <as>_index, results kept as <subID>_<i>); parallel
-//     (results merged by sub-step id); allowFailure; output (store);
-//     onFailure steps, run in order when the run fails; an output template,
-//     and the reserved argument _debug: true for everything.
+//     (items, as, <as>_index; each iteration a step of its sub-step's id,
+//     its result kept as <subID>_<i> too, which core_workflow_execution_get
+//     finds by step_id); parallel (results merged by sub-step id);
+//     allowFailure; output (store); onFailure steps, run in order when a
+//     step fails (not when the run succeeds, nor when only the output
+//     template fails); an output template, and the reserved argument
+//     _debug: true for everything.
 //   - The result is muster's JSON: execution_id, workflow, status, input,
-//     steps, template_vars; the last step's result merged in when it is a
-//     plain tool step not marked output (without overwriting those keys);
-//     only the rendered output when the workflow declares one.
+//     steps, template_vars (the input references, "input.<name>", of the
+//     templates rendered, in the order rendered); the last step's result
+//     merged in when it is a plain tool step not marked output (without
+//     overwriting those keys); with an output template, the rendered
+//     output with execution_id added, as muster adds it. An output
+//     template that fails leaves the run failed with the document, every
+//     step's result in it, and output_error.
 //
 // Guarantees:
 //
@@ -42,14 +49,21 @@
 //     whatever edits arrive meanwhile.
 //   - A workflow the reconciler does not find valid is not a tool, and a
 //     call of it fails at once naming what is missing ("workflow X is not
-//     available (missing required tools: …)"). Cycles are refused by the
-//     validator; MaxDepth stops any that a mid-run edit could still make.
+//     available (missing required tools: …)"). A call of one declared but
+//     not judged yet (called right after core_workflow_create, as muster's
+//     clients do) waits for the verdict, up to Options.VerdictWait. Cycles
+//     are refused by the validator; MaxDepth stops any that a mid-run edit
+//     could still make.
 //   - Bad input is an error naming the workflow, the step and the field
-//     (*Error): a template that fails as it runs (one that does not parse
-//     is refused by the validator, naming step and field, so the workflow
-//     is unavailable), a missing or mistyped argument, forEach items
-//     that are no array, a jsonPath that matches nothing, a result over
-//     Options.MaxResultBytes. It fails that run alone.
+//     (*Error), its cause in muster's words where muster's clients look
+//     for them ("failed to render arguments", "failed to render output
+//     template", "input validation failed: required field 'x' is
+//     missing", "… expected a list"): a template that fails as it runs
+//     (one that does not parse is refused by the validator, naming step
+//     and field, so the workflow is unavailable), a missing or mistyped
+//     argument, forEach items that are no array, a jsonPath that matches
+//     nothing, a result over Options.MaxResultBytes. It fails that run
+//     alone.
 //   - Bounds: a template render is bounded by what it may produce (text/
 //     template ignores the run's deadline): its output, and every string
 //     or list a function returns, by tmplfuncs.MaxBytes and MaxItems, the
@@ -71,9 +85,14 @@
 //     with a UUID, status inprogress, completed or failed, its input with
 //     secret-looking keys and values redacted, every step's input (so
 //     redacted too) and result (values under secret-looking keys
-//     redacted), each bounded by Options.MaxRecordBytes. Under a state dir
-//     each is a file, written atomically (temporary file, fsync, rename,
-//     fsync of the directory, mode 0600), so executions survive a restart;
+//     redacted). A record is bounded by Options.MaxRecordBytes (256 KiB,
+//     muster's): in one larger, as muster does, every input and result
+//     over an eighth of it is replaced by muster's TruncationMarker and
+//     truncated is set; then, since musterd records every step's payloads
+//     where muster keeps few, the largest left until it fits. Under a
+//     state dir each is a file, written atomically (temporary file, fsync,
+//     rename, fsync of the directory, mode 0600), so executions survive a
+//     restart;
 //     one found in progress at start is marked failed with
 //     ReasonInterrupted. At most Options.MaxExecutions are kept, none older
 //     than Options.MaxAge.

@@ -41,10 +41,11 @@ const (
 	DefaultMaxTimeout     = time.Hour
 	DefaultConcurrency    = 4
 	DefaultMaxResultBytes = 1 << 20
-	DefaultMaxRecordBytes = 64 << 10
+	DefaultMaxRecordBytes = 256 << 10 // muster's
 	DefaultCleanupTimeout = time.Minute
 	DefaultMaxExecutions  = 1000
 	DefaultMaxAge         = 7 * 24 * time.Hour
+	DefaultVerdictWait    = 10 * time.Second
 	// MaxDepth bounds how deep workflows may call workflows. The validator
 	// refuses cycles; this catches one that a definition changed mid-run
 	// could still make.
@@ -89,9 +90,10 @@ type Options struct {
 	// MaxResultBytes bounds a tool's result (its text and structured
 	// content); a larger one fails the step. Default DefaultMaxResultBytes.
 	MaxResultBytes int
-	// MaxRecordBytes bounds each input and result kept in an execution
-	// record; a larger one is replaced by a marker. Default
-	// DefaultMaxRecordBytes.
+	// MaxRecordBytes bounds an execution record, as JSON: in one larger,
+	// each input and result larger than an eighth of it is replaced by
+	// TruncationMarker (muster's rule), then the largest left until it
+	// fits. The run's own result is whole. Default DefaultMaxRecordBytes.
 	MaxRecordBytes int
 	// CleanupTimeout bounds the onFailure steps of a run that failed
 	// because it was cancelled or ran out of time: they run on a context
@@ -102,6 +104,11 @@ type Options struct {
 	// deleted. Defaults DefaultMaxExecutions and DefaultMaxAge.
 	MaxExecutions int
 	MaxAge        time.Duration
+	// VerdictWait bounds how long a call of a workflow that is declared
+	// but not validated yet waits for the reconciler's verdict: muster
+	// creates a workflow synchronously, so its clients call one right
+	// after core_workflow_create. Default DefaultVerdictWait.
+	VerdictWait time.Duration
 	// Publish receives an events.WorkflowExecutionStarted and an
 	// events.WorkflowExecutionFinished per run, and a WorkflowStepStarted
 	// and WorkflowStepFinished per tool step (only the Finished for a step
@@ -130,6 +137,10 @@ type Engine struct {
 
 	mu    sync.Mutex
 	tools toolSet
+	// refreshed is closed, and replaced, by every Refresh and
+	// RefreshWorkflows: a run waiting for a workflow's first verdict
+	// looks again then (awaitVerdict).
+	refreshed chan struct{}
 }
 
 type callerBox struct{ Caller }
@@ -157,7 +168,9 @@ func New(opts Options) (*Engine, error) {
 	opts.CleanupTimeout = cmp.Or(opts.CleanupTimeout, DefaultCleanupTimeout)
 	opts.MaxExecutions = cmp.Or(opts.MaxExecutions, DefaultMaxExecutions)
 	opts.MaxAge = cmp.Or(opts.MaxAge, DefaultMaxAge)
-	e := &Engine{opts: opts, log: cmp.Or(opts.Logger, slog.Default()).With("component", "workflowrun"), execTools: executionTools()}
+	opts.VerdictWait = cmp.Or(opts.VerdictWait, DefaultVerdictWait)
+	e := &Engine{opts: opts, log: cmp.Or(opts.Logger, slog.Default()).With("component", "workflowrun"), execTools: executionTools(),
+		refreshed: make(chan struct{})}
 	var err error
 	if e.store, err = openStore(opts.StateDir, opts.MaxExecutions, opts.MaxAge, e.log); err != nil {
 		return nil, err
@@ -231,6 +244,31 @@ func (e *Engine) declared(name string) (k events.Key, def *v1alpha1.Workflow) {
 		}
 	}
 	return events.Key{}, nil
+}
+
+// awaitVerdict looks name up again after each Refresh or
+// RefreshWorkflows, until the reconciler has a verdict on it, it is no
+// longer declared, ctx ends or Options.VerdictWait passes; it returns the
+// last lookup.
+func (e *Engine) awaitVerdict(ctx context.Context, name string) (workflow, bool) {
+	timer := time.NewTimer(e.opts.VerdictWait)
+	defer timer.Stop()
+	for {
+		e.mu.Lock()
+		refreshed := e.refreshed
+		e.mu.Unlock()
+		w, ok := e.lookup(name)
+		if !ok || w.known {
+			return w, ok
+		}
+		select {
+		case <-refreshed:
+		case <-ctx.Done():
+			return w, ok
+		case <-timer.C:
+			return w, ok
+		}
+	}
 }
 
 // available says why w cannot run, or nil.
@@ -309,6 +347,10 @@ func (e *Engine) RefreshWorkflows(names ...string) {
 }
 
 func (e *Engine) toolsChanged(changed bool) {
+	e.mu.Lock()
+	close(e.refreshed)
+	e.refreshed = make(chan struct{})
+	e.mu.Unlock()
 	if changed && e.opts.OnToolsChanged != nil {
 		e.opts.OnToolsChanged()
 	}

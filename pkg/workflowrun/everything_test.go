@@ -48,6 +48,6 @@ func TestAWorkflowOverServerEverything(t *testing.T) {
 	// the echo, whose template names the sum, fails naming it.
 	doc, isError = h.run("weather", map[string]any{"city": "Los Angeles"})
 	require.True(t, isError)
-	assert.Equal(t, `workflow weather, step say, field args.message: template: line 1:46: at <.results.sum>: map has no entry for key "sum"`, doc["error"])
+	assert.Equal(t, `workflow weather, step say, field args.message: failed to render arguments: template: line 1:46: at <.results.sum>: map has no entry for key "sum"`, doc["error"])
 	assert.Equal(t, "skipped", stepsOf(t, doc)["sum"]["status"])
 }

@@ -165,7 +165,8 @@ func (e *Engine) executionGet(args map[string]any) *mcp.CallToolResult {
 
 // View is muster's answer to core_workflow_execution_get: with stepID,
 // the execution with that step alone (and its input only when the step
-// failed); without steps, the execution without them and its result
+// failed): the first step with that id, else the one whose result is kept
+// under that name (a forEach iteration's <id>_<index>); without steps, the execution without them and its result
 // without steps and template_vars; else the whole execution.
 func View(exec *types.Execution, includeSteps bool, stepID string) (*types.Execution, error) {
 	if stepID != "" {
@@ -173,13 +174,14 @@ func View(exec *types.Execution, includeSteps bool, stepID string) (*types.Execu
 			if s.StepID != stepID {
 				continue
 			}
-			v := *exec
-			v.Result, v.Error, v.Input = nil, nil, map[string]any{}
-			if s.Status == types.ExecutionFailed {
-				v.Error, v.Input = s.Error, exec.Input
+			return stepView(exec, s), nil
+		}
+		// A forEach iteration's step by the name its result is kept
+		// under: <id>_<index>.
+		for _, s := range exec.Steps {
+			if s.StoredAs == stepID {
+				return stepView(exec, s), nil
 			}
-			v.Steps = []types.ExecutionStep{s}
-			return &v, nil
 		}
 		return nil, fmt.Errorf("step %s not found in execution %s", stepID, exec.ExecutionID)
 	}
@@ -198,4 +200,16 @@ func View(exec *types.Execution, includeSteps bool, stepID string) (*types.Execu
 		v.Result = r
 	}
 	return &v, nil
+}
+
+// stepView is the execution with step s alone: no result, and the input
+// and error only when s failed (muster's).
+func stepView(exec *types.Execution, s types.ExecutionStep) *types.Execution {
+	v := *exec
+	v.Result, v.Error, v.Input = nil, nil, map[string]any{}
+	if s.Status == types.ExecutionFailed {
+		v.Error, v.Input = s.Error, exec.Input
+	}
+	v.Steps = []types.ExecutionStep{s}
+	return &v
 }

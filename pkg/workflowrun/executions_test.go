@@ -213,18 +213,6 @@ func TestRetentionIsBoundedByCountAndAge(t *testing.T) {
 	assert.Len(t, files, 3)
 }
 
-func TestRecordsAreTruncatedAtTheirBound(t *testing.T) {
-	h := newHarness(t, workflowrun.Options{MaxRecordBytes: 100})
-	h.declare(wf("wordy", "  steps:\n    - {id: s, tool: x_fake_json, args: {text: \""+strings.Repeat("y", 200)+"\"}}\n"))
-	doc, isError := h.run("wordy", nil)
-	require.False(t, isError)
-	assert.Len(t, doc["text"], 200, "the run's own result is whole")
-	exec, ok := h.engine.Execution(doc["execution_id"].(string))
-	require.True(t, ok)
-	assert.True(t, exec.Truncated)
-	assert.Equal(t, "[truncated: 211 bytes, more than the record's limit of 100]", exec.Steps[0].Result)
-}
-
 func TestEachRunPublishesItsStartAndEndAndIsCounted(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	h := newHarness(t, workflowrun.Options{Metrics: reg})

@@ -49,7 +49,8 @@ func checkInput(wfName string, spec map[string]v1alpha1.ArgDefinition, args map[
 				}
 				input[name] = d
 			case def.Required:
-				return nil, &Error{Workflow: wfName, Field: "input." + name, Err: fmt.Errorf("required argument is missing")}
+				// muster's words, which its clients look for.
+				return nil, &Error{Workflow: wfName, Field: "input." + name, Err: fmt.Errorf("input validation failed: required field '%s' is missing", name)}
 			default:
 				delete(input, name)
 			}

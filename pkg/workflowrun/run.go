@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"regexp"
 	"slices"
 	"sync"
 	"time"
@@ -32,22 +31,27 @@ type runner struct {
 	key    events.Key
 	execID string
 
-	mu      sync.Mutex // guards records, appended by concurrent sub-steps
+	mu      sync.Mutex // guards records and templateVars, appended by concurrent sub-steps
 	records []*record
+	// templateVars are the input references of the templates rendered so
+	// far, muster's template_vars.
+	templateVars []string
 }
 
 // record is one step's outcome, for the result's steps[] and the
 // execution's.
 type record struct {
-	id, tool     string
-	status       string
-	started, end time.Time
-	input        map[string]any
-	result       any
-	err          string
-	output       bool
-	allowFailure bool
-	cond         *condInfo
+	// id is the step's id as declared; key is where its result is kept
+	// for templates: the id, or <id>_<index> in a forEach iteration.
+	id, key, tool string
+	status        string
+	started, end  time.Time
+	input         map[string]any
+	result        any
+	err           string
+	output        bool
+	allowFailure  bool
+	cond          *condInfo
 }
 
 // condInfo is how a condition was evaluated, as muster reports it.
@@ -70,19 +74,28 @@ func (r *runner) add(sc *scope, rec *record) {
 	r.records = append(r.records, rec)
 }
 
-// adopt moves the records of child into sc's list, or the run's.
+// adopt moves the records and template_vars of child into sc's lists, or
+// the run's.
 func (r *runner) adopt(sc, child *scope) {
 	r.mu.Lock()
 	recs := *child.records
+	var tvars []string
+	if child.tvars != nil {
+		tvars = *child.tvars
+	}
 	r.mu.Unlock()
 	for _, rec := range recs {
 		r.add(sc, rec)
 	}
+	r.noteVars(sc, tvars)
 }
 
 // run is CallTool for workflow_<name>.
 func (e *Engine) run(ctx context.Context, name string, args map[string]any, progress func(*mcp.ProgressNotificationParams)) *mcp.CallToolResult {
 	w, ok := e.lookup(name)
+	if ok && !w.known {
+		w, ok = e.awaitVerdict(ctx, name)
+	}
 	if !ok {
 		return textResult(fmt.Sprintf("workflow %s not found", name), true)
 	}
@@ -191,20 +204,21 @@ func (r *runner) execute(ctx context.Context, args map[string]any, execID string
 	}
 
 	if len(r.wf.Spec.Output) > 0 {
-		out := map[string]any{}
-		for _, k := range slices.Sorted(maps.Keys(r.wf.Spec.Output)) {
-			v, err := decodeJSON(r.wf.Spec.Output[k].Raw)
-			if err == nil {
-				v, err = renderValue(v, sc.data(r.input), "output."+k)
-			}
-			if err != nil {
-				err = stepErr(r.name, "", "", err)
-				r.onFailure(ctx, sc)
-				return r.failure(execID, err), err
-			}
-			out[k] = v
+		out, err := r.output(sc)
+		if err != nil {
+			// As muster: every step succeeded, so onFailure does not run,
+			// and their results stay recoverable: the document with every
+			// step's result, and output_error in muster's words.
+			doc := r.document(execID, types.ExecutionFailed, true)
+			doc["output_error"] = redact.String("failed to render output template: " + err.Error())
+			err = stepErr(r.name, "", "", rephrase(err, "failed to render output template"))
+			doc["error"] = redact.String(err.Error())
+			return doc, err
 		}
 		if !debug {
+			// muster adds the execution's id to the output, as to any
+			// result that is an object.
+			out["execution_id"] = execID
 			return out, nil
 		}
 		doc := r.document(execID, types.ExecutionCompleted, true)
@@ -225,6 +239,23 @@ func (r *runner) execute(ctx context.Context, args map[string]any, execID string
 		}
 	}
 	return doc, nil
+}
+
+// output renders the workflow's output template: each key's value, in
+// key order. The error is the first key's that fails, a *fieldError naming
+// it.
+func (r *runner) output(sc *scope) (map[string]any, error) {
+	out := map[string]any{}
+	for _, k := range slices.Sorted(maps.Keys(r.wf.Spec.Output)) {
+		v, err := decodeJSON(r.wf.Spec.Output[k].Raw)
+		if err != nil {
+			return nil, &fieldError{field: "output." + k, err: err}
+		}
+		if out[k], err = renderValue(v, sc.data(r.input), "output."+k); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 // document is muster's result: execution_id, workflow, status, input,
@@ -261,7 +292,7 @@ func (r *runner) document(execID, status string, allResults bool) map[string]any
 		input = map[string]any{}
 	}
 	return map[string]any{"execution_id": execID, "workflow": r.name, "status": status,
-		"input": redact.Args(input), "steps": steps, "template_vars": templateVars(r.wf)}
+		"input": redact.Args(input), "steps": steps, "template_vars": append([]string{}, r.templateVars...)}
 }
 
 // failure is the result of a failed run: the document with status failed
@@ -270,19 +301,6 @@ func (r *runner) failure(execID string, err error) map[string]any {
 	doc := r.document(execID, types.ExecutionFailed, false)
 	doc["error"] = redact.String(err.Error())
 	return doc
-}
-
-var inputRef = regexp.MustCompile(`\.input\.([A-Za-z_][A-Za-z0-9_]*)`)
-
-// templateVars lists the input arguments wf's templates name, sorted.
-func templateVars(wf *v1alpha1.Workflow) []string {
-	data, _ := json.Marshal(wf.Spec)
-	var out []string
-	for _, m := range inputRef.FindAllSubmatch(data, -1) {
-		out = append(out, string(m[1]))
-	}
-	slices.Sort(out)
-	return slices.Compact(append(out, []string{}...))
 }
 
 // onFailure runs the workflow's onFailure steps in order, each allowed to
@@ -311,7 +329,7 @@ func (r *runner) onFailure(ctx context.Context, sc *scope) {
 // the workflow must stop (a bad input, or a failure the step does not
 // allow).
 func (r *runner) call(ctx context.Context, st step, recID string, sc *scope) (bool, error) {
-	rec := &record{id: recID, tool: st.tool, started: time.Now(), output: st.output, allowFailure: st.allowFailure}
+	rec := &record{id: st.id, key: recID, tool: st.tool, started: time.Now(), output: st.output, allowFailure: st.allowFailure}
 	if st.cond != nil {
 		info, err := r.condition(ctx, st, sc)
 		if err != nil {
@@ -367,8 +385,10 @@ func (r *runner) args(raw map[string]v1alpha1.JSON, sc *scope, field string) (ma
 		if err != nil {
 			return nil, &fieldError{field: field + "." + k, err: err}
 		}
+		r.track(sc, v)
 		if out[k], err = renderValue(v, data, field+"."+k); err != nil {
-			return nil, err
+			// muster's words, which its clients look for.
+			return nil, rephrase(err, "failed to render arguments")
 		}
 	}
 	return out, nil
@@ -454,8 +474,8 @@ func (r *runner) executionSteps() []types.ExecutionStep {
 			msg := rec.err
 			s.Error = &msg
 		}
-		if rec.output {
-			s.StoredAs = rec.id
+		if rec.status != types.StepSkipped {
+			s.StoredAs = rec.key
 		}
 		out = append(out, s)
 	}

@@ -56,7 +56,10 @@ func TestInputDefaultsAndAStepResultFeedTheNextStepTyped(t *testing.T) {
 	assert.Equal(t, "a", doc["firstTag"])
 	assert.Equal(t, "hello ADA", doc["greeting"])
 	assert.Equal(t, 3.0, doc["same"])
-	assert.Equal(t, []any{"count", "name", "tags"}, doc["template_vars"])
+	// template_vars, as muster lists them: the input references of the
+	// templates rendered, in the order rendered (a step's arguments in key
+	// order), each once.
+	assert.Equal(t, []any{"input.count", "input.tags", "input.name"}, doc["template_vars"])
 	steps := stepsOf(t, doc)
 	assert.Equal(t, "completed", steps["first"]["status"])
 	assert.Nil(t, steps["first"]["result"], "results of steps not marked output are not shown")
@@ -176,6 +179,8 @@ func TestForEachKeepsEveryIterationsResult(t *testing.T) {
 `))
 		doc, isError := h.run("loop", map[string]any{"hosts": []any{"a", "b", "c"}})
 		require.False(t, isError, "%v", doc)
+		assert.NotEmpty(t, doc["execution_id"], "muster adds the execution's id to the output")
+		delete(doc, "execution_id")
 		assert.Equal(t, map[string]any{"first": "a", "third": "c", "index": 1.0, "last": "c"}, doc, "concurrency %d", concurrency)
 	}
 }
@@ -249,6 +254,8 @@ func TestOutputTemplateAndDebug(t *testing.T) {
 `))
 	doc, isError := h.run("shaped", nil)
 	require.False(t, isError)
+	assert.NotEmpty(t, doc["execution_id"], "muster adds the execution's id to the output")
+	delete(doc, "execution_id")
 	assert.Equal(t, map[string]any{"count": 3.0, "nested": map[string]any{"first": 1.0, "text": "n=3"}}, doc)
 
 	doc, _ = h.run("shaped", map[string]any{"_debug": true})

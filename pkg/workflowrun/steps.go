@@ -46,8 +46,9 @@ type scope struct {
 	results map[string]any
 	vars    map[string]any
 	// records, when set, collects the records of a scope whose steps run
-	// beside others', for runner.adopt.
+	// beside others', for runner.adopt; tvars its template_vars.
 	records *[]*record
+	tvars   *[]string
 }
 
 func newScope() *scope { return &scope{results: map[string]any{}, vars: map[string]any{}} }
@@ -55,14 +56,14 @@ func newScope() *scope { return &scope{results: map[string]any{}, vars: map[stri
 // child is a copy of s for a sequential iteration: its records go where
 // s's go.
 func (s *scope) child() *scope {
-	return &scope{results: maps.Clone(s.results), vars: maps.Clone(s.vars), records: s.records}
+	return &scope{results: maps.Clone(s.results), vars: maps.Clone(s.vars), records: s.records, tvars: s.tvars}
 }
 
 // isolated is a copy of s for steps that run beside others: it keeps its
 // records apart.
 func (s *scope) isolated() *scope {
 	c := s.child()
-	c.records = &[]*record{}
+	c.records, c.tvars = &[]*record{}, &[]string{}
 	return c
 }
 

@@ -259,35 +259,6 @@ func summarize(e *types.Execution) types.ExecutionSummary {
 		StartedAt: e.StartedAt, CompletedAt: e.CompletedAt, DurationMs: e.DurationMs, StepCount: len(e.Steps), Error: e.Error}
 }
 
-// bound replaces every input and result of exec larger than maxBytes, as
-// JSON, with a marker, and says so in Truncated.
-func bound(exec *types.Execution, maxBytes int) {
-	over := func(v any) (string, bool) {
-		if v == nil {
-			return "", false
-		}
-		data, err := json.Marshal(v)
-		if err != nil || len(data) <= maxBytes {
-			return "", false
-		}
-		return fmt.Sprintf("[truncated: %d bytes, more than the record's limit of %d]", len(data), maxBytes), true
-	}
-	if m, ok := over(exec.Input); ok {
-		exec.Input, exec.Truncated = map[string]any{"_truncated": m}, true
-	}
-	if m, ok := over(exec.Result); ok {
-		exec.Result, exec.Truncated = m, true
-	}
-	for i := range exec.Steps {
-		if m, ok := over(exec.Steps[i].Input); ok {
-			exec.Steps[i].Input, exec.Truncated = map[string]any{"_truncated": m}, true
-		}
-		if m, ok := over(exec.Steps[i].Result); ok {
-			exec.Steps[i].Result, exec.Truncated = m, true
-		}
-	}
-}
-
 // newID returns a random UUID (version 4), as muster's execution ids are.
 func newID() string {
 	var b [16]byte

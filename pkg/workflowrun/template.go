@@ -3,6 +3,7 @@ package workflowrun
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"text/template"
 	"text/template/parse"
@@ -133,6 +134,17 @@ type fieldError struct {
 }
 
 func (e *fieldError) Error() string { return e.field + ": " + e.err.Error() }
+
+// rephrase puts what failed, in muster's words ("failed to render
+// arguments"), before the cause of a *fieldError err; other errors are
+// returned as they are.
+func rephrase(err error, what string) error {
+	var fe *fieldError
+	if !errors.As(err, &fe) {
+		return err
+	}
+	return &fieldError{field: fe.field, err: fmt.Errorf("%s: %w", what, fe.err)}
+}
 func (e *fieldError) Unwrap() error { return e.err }
 
 // decodeJSON decodes raw JSON into plain values; empty is nil.
