@@ -625,6 +625,12 @@ func (s *Subscription) Pending() int {
 	return s.box.len()
 }
 
+// Unhandled returns the number of events published to the subscription
+// that its handlers have not finished with: those in its mailbox, and
+// those taken from it but not yet delivered (between two deliveries of a
+// batch the subscription is neither busy nor holding them pending).
+func (s *Subscription) Unhandled() int { return int(s.unhandled.Load()) }
+
 // BusySince reports since when a handler (or OnIdle) has been running, if
 // one is. A component that has been busy on one event for too long is
 // stalled.

@@ -138,7 +138,7 @@ func (l *Log) catchUp(ctx context.Context) {
 	if sub == nil {
 		return
 	}
-	if _, busy := sub.BusySince(); !busy && sub.Pending() == 0 {
+	if sub.Unhandled() == 0 {
 		return
 	}
 	l.mu.Lock()
