@@ -39,6 +39,8 @@ func TestAWorkflowOverServerEverything(t *testing.T) {
 `))
 	doc, isError := h.run("weather", nil)
 	require.False(t, isError, "%v", doc)
+	assert.NotEmpty(t, doc["execution_id"], "the output carries its execution, as muster's does")
+	delete(doc, "execution_id")
 	assert.Equal(t, map[string]any{
 		"said":        "Echo: Light rain / drizzle; The sum of 36 and 82 is 118.",
 		"temperature": 36.0,
