@@ -641,6 +641,35 @@ func TestBusySinceReportsAHandlerThatRuns(t *testing.T) {
 	})
 }
 
+// Unhandled counts every event not yet handled, those taken from the
+// mailbox included, where Pending counts only the mailbox: a reader that
+// waits for Unhandled to reach zero has seen what was published before it.
+func TestUnhandledCountsEventsTakenFromTheMailboxUntilHandled(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := started()
+		defer b.Close()
+		gate := make(chan struct{})
+		sub, err := bus.Subscribe(b, "gated", bus.Unbounded(), func(events.ResourceChanged) { <-gate })
+		require.NoError(t, err)
+		assert.Zero(t, sub.Unhandled())
+
+		for i := range 3 {
+			bus.Publish(b, events.ResourceChanged{Generation: int64(i)})
+		}
+		synctest.Wait() // the handler holds the first; the batch took all three
+		assert.Zero(t, sub.Pending(), "the mailbox was drained into the batch")
+		assert.Equal(t, 3, sub.Unhandled())
+
+		gate <- struct{}{}
+		synctest.Wait()
+		assert.Zero(t, sub.Pending())
+		assert.Equal(t, 3, sub.Unhandled(), "a batch is counted off once all of it is handled")
+		close(gate)
+		synctest.Wait()
+		assert.Zero(t, sub.Unhandled())
+	})
+}
+
 type notAnEvent interface {
 	events.Event
 	Extra()
