@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/yosida95/uritemplate/v3"
 
+	"github.com/musterd/musterd/internal/jsoneq"
 	"github.com/musterd/musterd/pkg/catalogue"
 	"github.com/musterd/musterd/pkg/events"
 	"github.com/musterd/musterd/pkg/supervisor"
@@ -186,8 +187,8 @@ func (r *Router) running(key events.Key) bool {
 // Resources, ResourceTemplates or Prompts answer changed.
 func (l *listings) rebuildLocked() bool {
 	next := l.r.makeView(l.servers)
-	changed := !equalJSON(next.resources, l.current.resources) || !equalJSON(next.templates, l.current.templates) ||
-		!equalJSON(next.prompts, l.current.prompts)
+	changed := !jsoneq.Equal(next.resources, l.current.resources) || !jsoneq.Equal(next.templates, l.current.templates) ||
+		!jsoneq.Equal(next.prompts, l.current.prompts)
 	l.current = next
 	return changed
 }

@@ -2,7 +2,6 @@ package router
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"log/slog"
 	"sync"
@@ -239,12 +238,4 @@ func (r *Router) deliver(done chan struct{}) {
 			fn()
 		}
 	}
-}
-
-// equalJSON compares two values by their JSON encoding: what a client
-// would see of them.
-func equalJSON(a, b any) bool {
-	ja, errA := json.Marshal(a)
-	jb, errB := json.Marshal(b)
-	return errA == nil && errB == nil && string(ja) == string(jb)
 }

@@ -1,9 +1,7 @@
 package supervisor
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -16,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/musterd/musterd/internal/jsoneq"
 	"github.com/musterd/musterd/pkg/apis/muster/v1alpha1"
 	"github.com/musterd/musterd/pkg/events"
 )
@@ -402,7 +401,7 @@ func (s *Supervisor) callError(ctx context.Context, e *entry, inst *instance, wh
 	case cause != nil || errors.Is(err, mcp.ErrConnectionClosed):
 		detail := what + ": " + inst.scrub.clean(err.Error())
 		if lastError != "" && cause != nil {
-			detail = what + ": " + summaryLine(lastError)
+			detail = what + ": " + Summary(lastError)
 		}
 		return &ServerError{Key: e.key, State: state, Err: ErrDied, Detail: detail}
 	default:
@@ -447,10 +446,10 @@ func (s *Supervisor) acquire(ctx context.Context, key events.Key) (*entry, *inst
 		if e != nil {
 			state = e.obs.State
 		}
-		if e == nil || !(transient(state) || e.replacing || e.inst != nil && e.inst.calls.draining) {
+		if e == nil || !(state.Transient() || e.replacing || e.inst != nil && e.inst.calls.draining) {
 			err := &ServerError{Key: key, State: state, Err: ErrNotRunning}
 			if e != nil && e.obs.LastError != "" {
-				err.Detail = "last error: " + summaryLine(e.obs.LastError)
+				err.Detail = "last error: " + Summary(e.obs.LastError)
 			}
 			s.mu.Unlock()
 			return nil, nil, err
@@ -559,12 +558,9 @@ func (s *Supervisor) drain(ctx context.Context, e *entry, inst *instance) {
 		"reason", reason)
 }
 
-func transient(state v1alpha1.MCPServerState) bool {
-	return state == v1alpha1.MCPServerStateStarting || state == v1alpha1.MCPServerStateConnecting
-}
-
-// summaryLine is the first line of a last error, without the stderr tail.
-func summaryLine(lastError string) string {
+// Summary is the first line of a server's last error (Observed.LastError),
+// without the stderr tail that follows it: what a one-line message shows.
+func Summary(lastError string) string {
 	line, _, _ := strings.Cut(lastError, "\n")
 	return strings.TrimSuffix(line, stderrSeparator)
 }
@@ -587,17 +583,9 @@ func sameTools(a, b []*mcp.Tool) bool {
 		return false
 	}
 	for i := range a {
-		if !equalJSON(a[i], b[i]) {
+		if !jsoneq.Equal(a[i], b[i]) {
 			return false
 		}
 	}
 	return true
-}
-
-// equalJSON compares two values by their JSON encoding: what a client of
-// musterd's would see of them.
-func equalJSON(a, b any) bool {
-	ja, errA := json.Marshal(a)
-	jb, errB := json.Marshal(b)
-	return errA == nil && errB == nil && bytes.Equal(ja, jb)
 }

@@ -114,7 +114,7 @@ func (br *Bridge) OnChange(key events.Key, obs supervisor.Observed) {
 	// A server starting for the first time, or again after it went down,
 	// is what workflows naming its tools wait for; one being replaced
 	// keeps its tools offered meanwhile, and nobody waits.
-	starting := br.cat.SetStarting(key, naming(obs), transient(obs.State) && !restarting(obs))
+	starting := br.cat.SetStarting(key, naming(obs), obs.State.Transient() && !restarting(obs))
 	if br.stopped {
 		return
 	}
@@ -156,7 +156,7 @@ func (br *Bridge) Start(ctx context.Context) error {
 func (br *Bridge) apply(c change) {
 	key, obs, tools := c.key, c.obs, c.tools
 	prev := br.last[key]
-	if obs.Running() || failed(obs) || transient(obs.State) {
+	if obs.Running() || failed(obs) || obs.State.Transient() {
 		br.last[key] = obs
 	} else {
 		delete(br.last, key) // stopped: a later start begins afresh
@@ -169,7 +169,7 @@ func (br *Bridge) apply(c change) {
 			Key:           key,
 			State:         string(obs.State),
 			PreviousState: string(prev.State),
-			Error:         summary(obs.LastError),
+			Error:         redact.String(supervisor.Summary(obs.LastError)),
 		})
 	}
 	workflows := br.naming(tools, c.starting)
@@ -206,7 +206,7 @@ func needsReconcile(prev, obs supervisor.Observed) bool {
 // failed reports whether obs records a failure of the server's own, which
 // arms its restart backoff; a stop asked for never does.
 func failed(obs supervisor.Observed) bool {
-	return !obs.Running() && !transient(obs.State) && !obs.NextRetryAfter.IsZero()
+	return !obs.Running() && !obs.State.Transient() && !obs.NextRetryAfter.IsZero()
 }
 
 // restarting holds for an observation of a server the supervisor is
@@ -214,10 +214,6 @@ func failed(obs supervisor.Observed) bool {
 // the start of the new one: not failed (yet).
 func restarting(obs supervisor.Observed) bool {
 	return obs.Replacing && obs.State != v1alpha1.MCPServerStateFailed
-}
-
-func transient(state v1alpha1.MCPServerState) bool {
-	return state == v1alpha1.MCPServerStateStarting || state == v1alpha1.MCPServerStateConnecting
 }
 
 // naming returns the declared Workflows whose definition in force names
@@ -250,11 +246,4 @@ func naming(obs supervisor.Observed) catalogue.Naming {
 		n.Family, n.InstanceArg = obs.Family.Name, obs.Family.InstanceArg
 	}
 	return n
-}
-
-// summary is the first line of a server's last error, without the stderr
-// tail that the status carries.
-func summary(lastError string) string {
-	line, _, _ := strings.Cut(lastError, "\n")
-	return redact.String(strings.TrimSuffix(line, "; stderr:"))
 }

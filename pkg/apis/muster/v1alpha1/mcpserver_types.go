@@ -48,6 +48,12 @@ const (
 // MCPServerStateFailed is the state of a server of any type that failed.
 const MCPServerStateFailed MCPServerState = "Failed"
 
+// Transient reports whether s is on the way up (Starting, Connecting):
+// neither running nor down, so a call waits for it rather than failing.
+func (s MCPServerState) Transient() bool {
+	return s == MCPServerStateStarting || s == MCPServerStateConnecting
+}
+
 // AuthType is how musterd authenticates to a remote MCP server.
 // +kubebuilder:validation:Enum=oauth;none
 type AuthType string
