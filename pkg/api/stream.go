@@ -65,34 +65,16 @@ func (s *server) events(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	// The handler runs on the subscription's goroutine and hands events
-	// over; while this goroutine writes, the subscription's bounded mailbox
-	// absorbs what comes, and drops (and counts) the excess.
-	handoff := make(chan events.Event, 64)
-	gone := make(chan struct{})
+	// The follower's bounded mailbox absorbs what comes while this
+	// goroutine writes, and drops (and counts) the excess.
 	name := fmt.Sprintf("api-events-%d", s.streams.Add(1))
-	sub, err := s.opts.Bus.Subscribe(bus.SubscriberOptions{
-		Name:     name,
-		Delivery: bus.Lossy(streamBuffer),
-		Handlers: []bus.Handler{bus.On(func(e events.Event) {
-			if !filter.Match(e) {
-				return
-			}
-			select {
-			case handoff <- e:
-			case <-gone:
-			}
-		})},
-	})
+	follow, err := bus.Follow(s.opts.Bus, bus.FollowOptions[events.Event]{Name: name, Buffer: streamBuffer,
+		Select: func(e events.Event) (events.Event, bool) { return e, filter.Match(e) }})
 	if err != nil {
 		writeError(w, http.StatusServiceUnavailable, "event stream unavailable: "+err.Error())
 		return
 	}
-	defer func() {
-		close(gone) // releases a handler blocked on the handoff
-		sub.Unsubscribe()
-		<-sub.Done()
-	}()
+	defer follow.Stop()
 	log := s.log.With("subscriber", name)
 	log.Debug("event stream opened", "remote", r.RemoteAddr, "filter", r.URL.RawQuery)
 
@@ -155,7 +137,7 @@ func (s *server) events(w http.ResponseWriter, r *http.Request) {
 		case <-r.Context().Done():
 			log.Debug("event stream closed by the client", "dropped", reported)
 			return
-		case <-sub.Done():
+		case <-follow.Done():
 			log.Debug("event stream ended: the bus closed", "dropped", reported)
 			if asTrace {
 				endTrace(trace.EndShutdown, 0)
@@ -163,17 +145,17 @@ func (s *server) events(w http.ResponseWriter, r *http.Request) {
 			return
 		case <-heartbeat:
 			buf.WriteString(": heartbeat\n\n")
-		case e := <-handoff:
+		case e := <-follow.Events():
 			batch = append(batch, e)
-			for range len(handoff) {
-				batch = append(batch, <-handoff)
+			for range len(follow.Events()) {
+				batch = append(batch, <-follow.Events())
 			}
 		}
 		if asTrace {
 			// Every event of the batch was handed over before this count,
 			// so if it is zero none comes after a gap; if it is not, the
 			// trace ends before the batch.
-			if dropped := s.dropped(name); dropped > 0 {
+			if dropped := follow.Dropped(); dropped > 0 {
 				log.Warn("trace stream ended: the client read too slowly and events were dropped", "dropped", dropped)
 				endTrace(trace.EndSlowClient, dropped)
 				return
@@ -186,7 +168,7 @@ func (s *server) events(w http.ResponseWriter, r *http.Request) {
 			for _, e := range batch {
 				s.encode(&buf, e)
 			}
-			if dropped := s.dropped(name); dropped > reported {
+			if dropped := follow.Dropped(); dropped > reported {
 				fmt.Fprintf(&buf, ": dropped %d\n\n", dropped-reported)
 				reported = dropped
 			}
@@ -216,15 +198,4 @@ func (s *server) encodeTrace(tw *trace.Writer, e events.Event) {
 	if err := tw.Record(e); err != nil {
 		s.log.Error("event stream: cannot encode event; skipped", "type", e.EventType(), "error", err)
 	}
-}
-
-// dropped returns how many events subscription name has dropped so far.
-func (s *server) dropped(name string) uint64 {
-	var n uint64
-	for _, h := range s.opts.Bus.Stats().Handlers {
-		if h.Subscriber == name {
-			n += h.Dropped
-		}
-	}
-	return n
 }
