@@ -98,7 +98,23 @@ func newCoreTools(cfg daemonConfig, d *daemon, kubeParts *kubeStages, log *slog.
 	}
 	return coretools.New(coretools.Options{Store: store, Index: d.Index, Statuses: d.Store, Controls: d.Controls,
 		Namespace: namespace, WaitTimeout: cfg.reconcileTimeout, Logger: log,
-		Publish: func(e events.Event) { d.Bus.Publish(e) }})
+		Publish:        func(e events.Event) { d.Bus.Publish(e) },
+		ResourceStatus: d.Reconcilers.Status,
+		ServerTools: func(k events.Key) []string {
+			obs, ok := d.Supervisor.Get(k)
+			if !ok {
+				return nil
+			}
+			return obs.Tools
+		},
+		// core_reconcile_status with no name shows the controls'
+		// overview, the one GET /api/v1/overview answers.
+		Overview:   d.Controls.Overview,
+		Events:     d.MusterEvents,
+		Config:     func() any { return musterConfig(cfg) },
+		Kubernetes: cfg.kube.enabled,
+		Executions: d.Workflows,
+	})
 }
 
 // queueDepth reads the coordinator's workqueue depth from its gauge.

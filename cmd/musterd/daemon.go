@@ -33,6 +33,7 @@ import (
 	"github.com/musterd/musterd/pkg/reconcilers/mcpserver"
 	"github.com/musterd/musterd/pkg/reconcilers/workflow"
 	"github.com/musterd/musterd/pkg/resources"
+	"github.com/musterd/musterd/pkg/router"
 	"github.com/musterd/musterd/pkg/services"
 	"github.com/musterd/musterd/pkg/statusync"
 	"github.com/musterd/musterd/pkg/statusync/files"
@@ -354,8 +355,8 @@ type daemon struct {
 	// and the other controls to the API and the core tools.
 	Overrides *services.Overrides
 	Controls  *controls.Controller
-	// CoreTools are the core tools that change definitions and services,
-	// a Provider for the MCP endpoint.
+	// CoreTools are the core tools, read and write: the router's first
+	// source.
 	CoreTools *coretools.Provider
 	// Ready is /readyz.
 	Ready func() bool
@@ -364,12 +365,15 @@ type daemon struct {
 	lost <-chan error
 	// leader is api.Options.Leader; nil without leader election.
 	leader func() (string, bool)
+	// Router is the one way in for a tool call: it lists and calls the
+	// core tools, the running servers' tools and the workflows.
+	Router *router.Router
 	// MCP is the MCP endpoint, and MCPRefresh keeps its exposed set
 	// current.
 	MCP        *mcpserve.Server
 	MCPRefresh *mcpserve.Refresher
-	// Workflows runs workflows: a provider of the MCP endpoint's tools,
-	// whose steps call tools through it (workflows.go).
+	// Workflows runs workflows: a source of the router's tools, whose
+	// steps call tools through the router (workflows.go).
 	Workflows *workflowrun.Engine
 	// workflowVerdicts is the Workflow reconciler, whose recorded statuses
 	// the engine reads without a copy.
@@ -487,10 +491,10 @@ func newDaemon(cfg daemonConfig, log *slog.Logger, record io.Writer) (*daemon, e
 	if d.Controls, err = newControls(cfg, d, log); err != nil {
 		return nil, err
 	}
-	if d.CoreTools, err = newCoreTools(cfg, d, kubeParts, log); err != nil {
+	if err := d.addWorkflows(cfg, log); err != nil {
 		return nil, err
 	}
-	if err := d.addWorkflows(cfg, log); err != nil {
+	if d.CoreTools, err = newCoreTools(cfg, d, kubeParts, log); err != nil {
 		return nil, err
 	}
 	if err := d.addMCP(cfg, log); err != nil {

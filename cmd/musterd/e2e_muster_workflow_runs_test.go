@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/musterd/musterd/pkg/api/types"
+	"github.com/musterd/musterd/pkg/coretools"
 	"github.com/musterd/musterd/pkg/workflowrun"
 )
 
@@ -92,7 +93,7 @@ spec:
 	id := doc["execution_id"].(string)
 
 	t.Run("the record with its steps", func(t *testing.T) {
-		text, isErr := musterCall(t, ms, workflowrun.ToolExecutionGet, map[string]any{"execution_id": id, "include_steps": true})
+		text, isErr := musterCall(t, ms, coretools.ToolExecutionGet, map[string]any{"execution_id": id, "include_steps": true})
 		require.False(t, isErr, text)
 		var exec types.Execution
 		require.NoError(t, json.Unmarshal([]byte(text), &exec))
@@ -115,7 +116,7 @@ spec:
 
 	t.Run("one step by step_id", func(t *testing.T) {
 		for stepID, said := range map[string]string{"hello": "hello ada", "hello_1": "hello alan"} {
-			text, isErr := musterCall(t, ms, workflowrun.ToolExecutionGet, map[string]any{"execution_id": id, "step_id": stepID})
+			text, isErr := musterCall(t, ms, coretools.ToolExecutionGet, map[string]any{"execution_id": id, "step_id": stepID})
 			require.False(t, isErr, text)
 			var exec types.Execution
 			require.NoError(t, json.Unmarshal([]byte(text), &exec))
@@ -134,7 +135,7 @@ spec:
 		var out map[string]any
 		require.NoError(t, json.Unmarshal([]byte(text), &out))
 		assert.Equal(t, "pod-a", out["first"])
-		got, isErr := musterCall(t, ms, workflowrun.ToolExecutionGet, map[string]any{"execution_id": out["execution_id"]})
+		got, isErr := musterCall(t, ms, coretools.ToolExecutionGet, map[string]any{"execution_id": out["execution_id"]})
 		require.False(t, isErr, got)
 		assert.Contains(t, got, `"workflow_name":"shaped"`)
 	})
@@ -155,7 +156,7 @@ spec:
 		var out map[string]any
 		require.NoError(t, json.Unmarshal([]byte(text), &out))
 		assert.Len(t, out["blob"], 400000, "the caller gets it whole")
-		got, isErr := musterCall(t, ms, workflowrun.ToolExecutionGet, map[string]any{"execution_id": out["execution_id"]})
+		got, isErr := musterCall(t, ms, coretools.ToolExecutionGet, map[string]any{"execution_id": out["execution_id"]})
 		require.False(t, isErr, got)
 		assert.Contains(t, got, workflowrun.TruncationMarker)
 		assert.Less(t, len(got), 256<<10)

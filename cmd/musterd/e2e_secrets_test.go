@@ -19,7 +19,7 @@ import (
 
 	"github.com/musterd/musterd/pkg/api/types"
 	"github.com/musterd/musterd/pkg/apis/muster/v1alpha1"
-	"github.com/musterd/musterd/pkg/workflowrun"
+	"github.com/musterd/musterd/pkg/coretools"
 )
 
 // lineStream collects the lines of a streaming response (an event stream)
@@ -135,7 +135,7 @@ spec:
 	// A run that fails on a step whose error repeats the password.
 	text, isError = musterCall(t, muster, "workflow_refused", map[string]any{"password": password})
 	require.True(t, isError, text)
-	text, isError = callTool(t, direct, workflowrun.ToolExecutionList, nil)
+	text, isError = callTool(t, direct, coretools.ToolExecutionList, nil)
 	require.False(t, isError, text)
 	var list types.ExecutionList
 	require.NoError(t, json.Unmarshal([]byte(text), &list), text)
@@ -164,10 +164,10 @@ spec:
 		served["core_mcpserver_get "+name] = text
 	}
 	for _, id := range executions {
-		text, isError := callTool(t, direct, workflowrun.ToolExecutionGet, map[string]any{"execution_id": id})
+		text, isError := callTool(t, direct, coretools.ToolExecutionGet, map[string]any{"execution_id": id})
 		require.False(t, isError, text)
 		served["core_workflow_execution_get "+id] = text
-		text, isError = musterCall(t, muster, workflowrun.ToolExecutionGet, map[string]any{"execution_id": id})
+		text, isError = musterCall(t, muster, coretools.ToolExecutionGet, map[string]any{"execution_id": id})
 		require.False(t, isError, text)
 		served["core_workflow_execution_get (muster) "+id] = text
 	}

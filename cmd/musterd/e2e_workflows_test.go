@@ -27,6 +27,7 @@ import (
 
 	"github.com/musterd/musterd/internal/npmtest"
 	"github.com/musterd/musterd/pkg/api/types"
+	"github.com/musterd/musterd/pkg/coretools"
 	"github.com/musterd/musterd/pkg/workflowrun"
 )
 
@@ -334,7 +335,7 @@ spec:
 			return strings.Contains(text, `"cancelled":1`)
 		})
 		eventually(t, "the execution failed, cancelled", func() bool {
-			list, _ := callJSON(t, s, workflowrun.ToolExecutionList, map[string]any{"workflow_name": "slow"})
+			list, _ := callJSON(t, s, coretools.ToolExecutionList, map[string]any{"workflow_name": "slow"})
 			execs, _ := list["executions"].([]any)
 			if len(execs) != 1 {
 				return false
@@ -346,14 +347,14 @@ spec:
 
 	t.Run("execution list and get, and the events and metrics of runs", func(t *testing.T) {
 		var list types.ExecutionList
-		text, isError := callTool(t, s, workflowrun.ToolExecutionList, map[string]any{"workflow_name": "deploy", "limit": 2})
+		text, isError := callTool(t, s, coretools.ToolExecutionList, map[string]any{"workflow_name": "deploy", "limit": 2})
 		require.False(t, isError, text)
 		require.NoError(t, json.Unmarshal([]byte(text), &list))
 		assert.Equal(t, 4, list.Total)
 		assert.True(t, list.HasMore)
 		id := list.Executions[0].ExecutionID
 		var exec types.Execution
-		text, isError = callTool(t, s, workflowrun.ToolExecutionGet, map[string]any{"execution_id": id, "step_id": "prodOnly"})
+		text, isError = callTool(t, s, coretools.ToolExecutionGet, map[string]any{"execution_id": id, "step_id": "prodOnly"})
 		require.False(t, isError, text)
 		require.NoError(t, json.Unmarshal([]byte(text), &exec))
 		require.Len(t, exec.Steps, 1)
@@ -521,7 +522,7 @@ func TestE2EExecutionsSurviveARestart(t *testing.T) {
 
 	s = e.directClient(t, nil)
 	var got types.Execution
-	text, isError := callTool(t, s, workflowrun.ToolExecutionGet, map[string]any{"execution_id": quickID, "include_steps": false})
+	text, isError := callTool(t, s, coretools.ToolExecutionGet, map[string]any{"execution_id": quickID, "include_steps": false})
 	require.False(t, isError, text)
 	require.NoError(t, json.Unmarshal([]byte(text), &got))
 	assert.Equal(t, "completed", got.Status)

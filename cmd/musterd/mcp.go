@@ -9,39 +9,29 @@ import (
 	"github.com/musterd/musterd/pkg/router"
 )
 
-// addMCP builds the MCP endpoint over the daemon's state and adds the
-// component that keeps its exposed set current.
+// addMCP builds the router, the one way in for every tool call, and the
+// MCP endpoint over it, and adds the component that keeps the endpoint's
+// exposed set current.
 func (d *daemon) addMCP(cfg daemonConfig, log *slog.Logger) error {
-	// The router serves the running servers' tools, resources and prompts
-	// from the catalogue, and calls into their sessions.
+	// The router lists and calls the core tools first, then the running
+	// servers' tools (from the catalogue, through their sessions), then
+	// the workflows.
 	rt, err := router.New(router.Options{Catalogue: d.Catalogue, Servers: d.Supervisor, Registerer: d.Registry, Logger: log,
-		Declared: func(k events.Key) bool { _, ok := d.Index.Get(k); return ok }})
+		Declared: func(k events.Key) bool { _, ok := d.Index.Get(k); return ok },
+		Core:     d.CoreTools,
+		Sources:  []router.Source{d.Workflows},
+	})
 	if err != nil {
 		return err
 	}
+	d.Router = rt
+	// Workflow steps call tools as clients do, through the router: x_…,
+	// core_… and other workflows alike.
+	d.Workflows.SetCaller(rt)
 	d.MCP, err = mcpserve.New(mcpserve.Options{
-		Backend: rt,
-		// The workflows, and the core tools that change definitions and
-		// services (core_mcpserver_create, core_service_stop, …).
-		Providers:      []mcpserve.Provider{d.Workflows, d.CoreTools},
-		Index:          d.Index,
-		Statuses:       d.Store,
-		ResourceStatus: d.Reconcilers.Status,
-		ServerTools: func(k events.Key) []string {
-			obs, ok := d.Supervisor.Get(k)
-			if !ok {
-				return nil
-			}
-			return obs.Tools
-		},
-		// core_reconcile_status with no name shows the controls'
-		// overview, the one GET /api/v1/overview answers.
-		Overview:   d.Controls.Overview,
-		Events:     d.MusterEvents,
+		Backend:    rt,
 		Leader:     d.leader,
 		Token:      cfg.token,
-		Config:     func() any { return musterConfig(cfg) },
-		Kubernetes: cfg.kube.enabled,
 		Version:    version,
 		Registerer: d.Registry,
 		Logger:     log,
@@ -49,13 +39,10 @@ func (d *daemon) addMCP(cfg daemonConfig, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	d.MCPRefresh = mcpserve.NewRefresher(d.Bus, d.MCP)
-	// Workflow steps call tools as clients do, through the endpoint: x_…,
-	// core_… and other workflows alike.
-	d.Workflows.SetCaller(d.MCP)
-	// The router knows of a change of the servers' offer first (a server
-	// started, stopped, relisted its tools): list_changed need not wait
-	// for the reconcile's outcome on the bus.
+	// Every change of what is exposed reaches the endpoint through the
+	// router: the catalogue's (a server started, stopped, relisted its
+	// tools, resources or prompts) and its sources' (the workflows').
+	d.MCPRefresh = mcpserve.NewRefresher(d.MCP)
 	rt.OnChange(d.MCPRefresh.Kick)
 	return d.Add(d.MCPRefresh)
 }

@@ -150,12 +150,14 @@ func (w *workflowTools) revalidateCallers(changed map[string]bool) {
 }
 
 // addWorkflows builds the workflow engine and adds the component that
-// keeps its tools current. The endpoint, built next, serves its tools and
-// is the router its steps call through.
+// keeps its tools current. The router, built after, lists its tools and is
+// what its steps call through.
 func (d *daemon) addWorkflows(cfg daemonConfig, log *slog.Logger) error {
+	// A change of the workflows' tools reaches the endpoint as every
+	// change of what is exposed does: through the router.
 	kick := func() {
-		if d.MCPRefresh != nil {
-			d.MCPRefresh.Kick()
+		if d.Router != nil {
+			d.Router.SourceChanged()
 		}
 	}
 	engine, tools, err := newWorkflowEngine(cfg.stateDir, d.Index, d.Catalogue, d.workflowVerdicts, d.Bus, d.Registry, kick, log)
@@ -172,19 +174,10 @@ func (d *daemon) addWorkflows(cfg daemonConfig, log *slog.Logger) error {
 	return d.Add(tools)
 }
 
-// builtinTool reports whether the MCP endpoint serves tool itself (core_…),
-// for the workflow reconciler: a step may call it though no server offers
-// it.
+// builtinTool reports whether tool is a core tool, for the workflow
+// reconciler: a step may call it though no server offers it.
 func (d *daemon) builtinTool(tool string) bool {
-	if !strings.HasPrefix(tool, "core_") || d.MCP == nil {
-		return false
-	}
-	for _, t := range d.MCP.Tools() {
-		if t.Name == tool {
-			return true
-		}
-	}
-	return false
+	return d.CoreTools != nil && d.CoreTools.Has(tool)
 }
 
 // newWorkflowEngine builds the engine that runs workflows, keeping their

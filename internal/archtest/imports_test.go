@@ -45,19 +45,21 @@ var allowed = map[string][]string{
 	"pkg/musterevents": {"pkg/events", "pkg/bus", "pkg/redact", "pkg/apis"},
 	// Kubernetes Events: an observer of the bus's outcomes, leader-only.
 	"pkg/kubeevents": {"pkg/events", "pkg/bus", "pkg/redact", "pkg/apis", "pkg/musterevents"},
-	"pkg/supervisor": {"pkg/events", "pkg/apis", "pkg/redact", "internal/registry"}, // runs servers; knows nothing of the bus
-	// The router is the MCP endpoint's view of the running servers: the
-	// catalogue's tools and the supervisor's calls; never the bus.
-	"pkg/router": {"pkg/events", "pkg/redact", "pkg/catalogue", "pkg/supervisor", "internal/registry"},
+	"pkg/supervisor": {"pkg/events", "pkg/apis", "pkg/redact", "internal/registry", "internal/jsoneq"}, // runs servers; knows nothing of the bus
+	// The router is the one way in for a tool call: the exposed set (its
+	// sources, the core tools and the workflows, plugged in by the wiring
+	// through its Source interface; the running servers' tools from the
+	// catalogue, called through the supervisor); never the bus.
+	"pkg/router": {"pkg/events", "pkg/redact", "pkg/catalogue", "pkg/supervisor", "internal/registry", "internal/jsoneq"},
+	// How a tool musterd implements is declared: a leaf.
+	"pkg/tooldef": {},
 	// The API is an edge, like cmd: it reads the stages' state and serves it.
 	"pkg/api": {"pkg/events", "pkg/bus", "pkg/apis", "pkg/resources", "pkg/statusync", "pkg/lifecycle", "pkg/redact", "pkg/trace", "pkg/controls"},
-	// The MCP endpoint is an edge like the API: it reads the stages' state,
-	// shares the API's token check and redaction (package api/shared, not
-	// the API server itself) and wire types, and reaches the running
-	// servers only through its Backend interface (package router), never
-	// the supervisor or the catalogue. It shows the controls' overview
-	// (core_reconcile_status), as the API does: one source of it.
-	"pkg/mcpserve": {"pkg/events", "pkg/bus", "pkg/apis", "pkg/resources", "pkg/statusync", "pkg/redact", "pkg/api/shared", "pkg/api/types", "pkg/controls", "pkg/musterevents"},
+	// The MCP endpoint is an edge like the API: its views and sessions. It
+	// lists and calls every exposed tool through its Backend (package
+	// router) and implements only muster's meta-tools itself, sharing the
+	// API's token check (package api/shared, not the API server itself).
+	"pkg/mcpserve": {"pkg/events", "pkg/apis", "pkg/redact", "pkg/api/shared", "pkg/router", "pkg/tooldef"},
 	// What the API and the MCP endpoint must do alike: a leaf of the edges.
 	"pkg/api/shared": {"pkg/api/types", "pkg/apis", "pkg/redact", "pkg/statusync"},
 	// Declared state: writes definitions where the watchers read them, as
@@ -69,11 +71,14 @@ var allowed = map[string][]string{
 	// The overrides the MCPServer reconciler honours: its input, like the
 	// index.
 	"pkg/services": {"pkg/events", "pkg/apis", "pkg/reconcilers"},
-	// The core tools that change things: a tool provider the MCP endpoint
-	// plugs in, over declare and controls; it knows nothing of the endpoint.
-	// Its checks' outcomes go out through a function the wiring puts on
-	// the bus, redacted.
-	"pkg/coretools": {"pkg/events", "pkg/apis", "pkg/resources", "pkg/statusync", "pkg/declare", "pkg/controls", "pkg/redact"},
+	// The core tools, read and write: a source of the router's, over the
+	// state the stages keep (index, status store, reconcilers' statuses,
+	// muster's events, the engine's executions), declare and controls; it
+	// knows nothing of the endpoint. Its checks' outcomes go out through a
+	// function the wiring puts on the bus, redacted; a follow of
+	// core_events writes to its caller's session through router.Caller.
+	"pkg/coretools": {"pkg/events", "pkg/apis", "pkg/resources", "pkg/statusync", "pkg/declare", "pkg/controls", "pkg/redact",
+		"pkg/api/shared", "pkg/api/types", "pkg/musterevents", "pkg/router", "pkg/tooldef", "pkg/workflowrun"},
 	// The trace format and recorder: an observer of the bus, like a
 	// logger.
 	"pkg/trace":    {"pkg/events", "pkg/bus"},
@@ -97,6 +102,8 @@ var allowed = map[string][]string{
 	// The registered funcs of the stages that tell others of their changes
 	// (supervisor, catalogue, router): a leaf.
 	"internal/registry": {},
+	// Comparing listings as a client sees them: a leaf.
+	"internal/jsoneq": {},
 	// The bad-input corpus of the watcher's and the daemon's tests.
 	"internal/badinput": {},
 	// The npm packages the tests run against (server-everything, the
@@ -175,7 +182,10 @@ func TestTheCheckCatchesWrongWayImports(t *testing.T) {
 	assert.Empty(t, violations("pkg/trace/replay", []string{module + "/pkg/trace", module + "/pkg/coordinator", module + "/pkg/lifecycle"}), "replay is wiring")
 	assert.Len(t, violations("pkg/trace/replay", []string{module + "/pkg/api"}), 1, "replay does not reach the edges")
 	assert.Len(t, violations("pkg/mcpserve", []string{module + "/pkg/api"}), 1, "the MCP endpoint shares api/shared, not the API server")
-	assert.Empty(t, violations("pkg/mcpserve", []string{module + "/pkg/api/shared", module + "/pkg/api/types"}))
+	assert.Empty(t, violations("pkg/mcpserve", []string{module + "/pkg/api/shared", module + "/pkg/router"}))
+	assert.Len(t, violations("pkg/mcpserve", []string{module + "/pkg/supervisor"}), 1, "the endpoint reaches servers only through the router")
+	assert.Len(t, violations("pkg/mcpserve", []string{module + "/pkg/coretools"}), 1, "the endpoint implements no exposed tool")
+	assert.Len(t, violations("pkg/router", []string{module + "/pkg/coretools"}), 1, "the router knows its sources by interface")
 }
 
 // packages returns the module's packages (their paths below it, test-only

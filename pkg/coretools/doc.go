@@ -1,18 +1,39 @@
-// Package coretools is the tool provider of muster's core tools that
-// change things: core_mcpserver_validate/create/update/delete,
-// core_workflow_validate/create/update/delete and
-// core_service_start/stop/restart, with muster's arguments and answer
-// texts (muster's internal/mcpserver, internal/workflow and
-// internal/orchestrator api adapters). The MCP endpoint (package mcpserve)
-// plugs it in as a Provider; it knows nothing of the endpoint.
+// Package coretools is the one home of muster's core tools, with muster's
+// names, arguments and answers, declared with package tooldef:
 //
-// Place in the pipeline: an edge. Definitions are changed through package
+//   - reading (read.go, events.go, config.go): core_mcpserver_list/get,
+//     core_service_list/status, core_workflow_list/get/available,
+//     core_events, core_config_get, and musterd's core_reconcile_status;
+//   - changing definitions (tools.go): core_mcpserver_validate/create/
+//     update/delete and core_workflow_validate/create/update/delete;
+//   - services: core_service_start/stop/restart;
+//   - executions (executions.go): core_workflow_execution_list/get.
+//
+// Place in the pipeline: an edge. The router (package router) lists and
+// calls the Provider first among its sources; the Provider knows nothing
+// of the endpoint. It reads what the stages keep (the index, the status
+// store, the reconcilers' observed status, muster's view of the events,
+// the engine's executions). Definitions are changed through package
 // declare, which writes where the watchers read; services through package
-// controls. Neither path applies a change itself: the pipeline does.
+// controls. Neither path applies a change itself: the pipeline does. The
+// tools a Provider offers follow its Options: without a Store, Controls or
+// Executions, the tools that need them are not offered.
 //
 // Guarantees:
 //
-//   - Answers are muster's: one text item, a plain string, isError set on
+//   - The read tools answer muster's shapes as one text item of compact
+//     JSON; arguments of the wrong type are the tool's error naming them
+//     (tooldef.Tool.Check). Env values and headers are redacted in the
+//     answers (api/shared.RedactMCPServer).
+//   - core_events lists muster's events (musterevents: MCPServerCreated,
+//     WorkflowStepCompleted, …), newest first, at most limit (50), as
+//     muster does; a resourceType it does not know matches nothing, as in
+//     muster. Its follow returns those and then writes each later event as
+//     notifications/muster/event to the caller's session
+//     (router.Caller.Notify); a follow has its own goroutine and bounded
+//     queue, so a slow session loses its own events and delays nothing
+//     else, and it ends with the session or the session's next follow.
+//   - The tools that change things answer muster's texts: one text item, a plain string, isError set on
 //     failure ("MCP server 'x' created successfully", "Validation failed:
 //     …", "Failed to update workflow: workflow x not found").
 //   - A create, update or delete answers once the change is in force, the

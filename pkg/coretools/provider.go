@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -16,25 +18,59 @@ import (
 	"github.com/musterd/musterd/pkg/events"
 	"github.com/musterd/musterd/pkg/resources"
 	"github.com/musterd/musterd/pkg/statusync"
+	"github.com/musterd/musterd/pkg/tooldef"
 )
 
-// Options configures a Provider.
+// Options configures a Provider. Index and Statuses are required; without
+// Store and Controls the tools that change definitions and services are
+// not offered.
 type Options struct {
-	// Store changes the definitions. Required.
+	// Store changes the definitions. Default: none, and the tools that
+	// change definitions are not offered.
 	Store declare.Store
 	// StoreTimeout bounds each call of Store (a Kubernetes API server or
 	// a disk that hangs fails the tool call, naming the store, rather
 	// than holding it). Default DefaultStoreTimeout (30s).
 	StoreTimeout time.Duration
-	// Index is what the watchers read: a change is in force once it holds
-	// it. Required.
+	// Index is what the watchers read, which the read tools show: a
+	// change is in force once it holds it. Required.
 	Index *resources.Index
-	// Statuses is the status store, read by wait: true. Required.
+	// Statuses is the status store, read by wait: true and
+	// core_reconcile_status. Required.
 	Statuses interface {
 		Get(events.Key) (statusync.Status, bool)
 	}
-	// Controls start, stop and restart services. Required.
+	// Controls start, stop and restart services. Default: none, and
+	// core_service_start, _stop and _restart are not offered.
 	Controls *controls.Controller
+	// ResourceStatus returns a resource's status in the v1alpha1 schema as
+	// its reconciler last observed it (reconcilers.Registry.Status).
+	// Default: none, and servers show no state.
+	ResourceStatus func(events.Key) (any, bool)
+	// ServerTools returns the names of a running server's own tools
+	// (supervisor.Observed.Tools), for toolsCount. Default: none, and
+	// toolsCount is left out.
+	ServerTools func(events.Key) []string
+	// Events is muster's view of the events (musterevents.Log), which
+	// core_events lists and follows. Default: none, and core_events lists
+	// nothing and refuses to follow.
+	Events EventLog
+	// Overview returns the daemon at a glance (controls.Controller.Overview,
+	// what GET /api/v1/overview answers), which core_reconcile_status shows
+	// when asked for no one resource. Default: none, and it shows only the
+	// resources' reconcile states.
+	Overview func() controls.Overview
+	// Config returns the daemon's configuration as core_config_get shows
+	// it: muster's MusterConfig as muster encodes it. Default: none, and
+	// core_config_get answers an empty object.
+	Config func() any
+	// Executions are the workflow executions core_workflow_execution_list
+	// and _get show (*workflowrun.Engine). Default: none, and those tools
+	// are not offered.
+	Executions Executions
+	// Kubernetes says the resources come from custom resources: the "mode"
+	// core_mcpserver_list reports. Default false: "filesystem".
+	Kubernetes bool
 	// Namespace is where definitions are made: "default" in filesystem
 	// mode, the watched namespace in Kubernetes mode. Default "default".
 	Namespace string
@@ -54,70 +90,72 @@ type Options struct {
 	Logger *slog.Logger
 }
 
-// Provider serves the core tools that change what is declared and what
-// runs. It implements mcpserve's Provider interface.
+// Provider serves the core tools, read and write. It is a router.Source.
 type Provider struct {
-	opts  Options
-	log   *slog.Logger
-	tools []*mcp.Tool
-	calls map[string]func(context.Context, map[string]any) *mcp.CallToolResult
+	opts    Options
+	log     *slog.Logger
+	tools   []*mcp.Tool
+	byName  map[string]*tooldef.Tool
+	follows follows // events.go
 }
 
 // New returns the provider.
 func New(opts Options) (*Provider, error) {
-	if opts.Store == nil || opts.Index == nil || opts.Statuses == nil || opts.Controls == nil {
-		return nil, errors.New("coretools: Store, Index, Statuses and Controls are required")
+	if opts.Index == nil || opts.Statuses == nil {
+		return nil, errors.New("coretools: Index and Statuses are required")
 	}
 	opts.Namespace = cmp.Or(opts.Namespace, events.DefaultNamespace)
 	opts.InForceTimeout = cmp.Or(opts.InForceTimeout, 30*time.Second)
 	opts.WaitTimeout = cmp.Or(opts.WaitTimeout, 5*time.Minute+30*time.Second)
 	opts.Poll = cmp.Or(opts.Poll, 20*time.Millisecond)
 	opts.StoreTimeout = cmp.Or(opts.StoreTimeout, DefaultStoreTimeout)
-	opts.Store = boundedStore{Store: opts.Store, timeout: opts.StoreTimeout}
-	p := &Provider{opts: opts, log: cmp.Or(opts.Logger, slog.Default()).With("component", "coretools"),
-		calls: map[string]func(context.Context, map[string]any) *mcp.CallToolResult{}}
-	add := func(name, description string, schema map[string]any, call func(context.Context, map[string]any) *mcp.CallToolResult) {
-		p.tools = append(p.tools, &mcp.Tool{Name: name, Description: description, InputSchema: schema})
-		p.calls[name] = call
+	if opts.Store != nil {
+		opts.Store = boundedStore{Store: opts.Store, timeout: opts.StoreTimeout}
 	}
-	add("core_mcpserver_validate", "Validate an mcpserver definition", mcpServerSchema(true, false), p.mcpServerValidate)
-	add("core_mcpserver_create", "Create a new MCP server definition", mcpServerSchema(true, false), p.mcpServerCreate)
-	add("core_mcpserver_update", "Update an existing MCP server definition", mcpServerSchema(false, true), p.mcpServerUpdate)
-	add("core_mcpserver_delete", "Delete an MCP server definition", nameSchema("Name of the MCP server to delete", map[string]any{"wait": waitArg, "resourceVersion": resourceVersionArg}), p.mcpServerDelete)
-	add("core_workflow_validate", "Validate a workflow definition", workflowSchema("Name of the workflow", false), p.workflowValidate)
-	add("core_workflow_create", "Create a new workflow", workflowSchema("Name of the workflow", false), p.workflowCreate)
-	add("core_workflow_update", "Update an existing workflow", workflowSchema("Name of the workflow to update", true), p.workflowUpdate)
-	add("core_workflow_delete", "Delete a workflow", nameSchema("Name of the workflow to delete", map[string]any{"wait": waitArg, "resourceVersion": resourceVersionArg}), p.workflowDelete)
-	add("core_service_start", "Start a specific service", nameSchema("Service name to start", map[string]any{"reason": prop("string", "musterd: why, shown in status and events")}), p.serviceStart)
-	add("core_service_stop", "Stop a specific service", nameSchema("Service name to stop", map[string]any{"reason": prop("string", "musterd: why, shown in status and events")}), p.serviceStop)
-	add("core_service_restart", "Restart a specific service", nameSchema("Service name to restart", map[string]any{"reason": prop("string", "musterd: why, shown in status and events")}), p.serviceRestart)
+	p := &Provider{opts: opts, log: cmp.Or(opts.Logger, slog.Default()).With("component", "coretools"), byName: map[string]*tooldef.Tool{}}
+	all := p.readTools() // read.go
+	if opts.Store != nil {
+		all = append(all, p.definitionTools()...) // schema.go
+	}
+	if opts.Controls != nil {
+		all = append(all, p.serviceTools()...) // schema.go
+	}
+	if opts.Executions != nil {
+		all = append(all, p.executionTools()...) // executions.go
+	}
+	slices.SortFunc(all, func(a, b *tooldef.Tool) int { return strings.Compare(a.Name, b.Name) })
+	for _, t := range all {
+		p.tools = append(p.tools, t.Definition())
+		p.byName[t.Name] = t
+	}
 	return p, nil
 }
 
-// Tools returns the tools' definitions.
+// Tools returns the tools' definitions, sorted by name: the same
+// *mcp.Tool values from call to call.
 func (p *Provider) Tools() []*mcp.Tool { return p.tools }
 
-// CallTool calls one of the tools.
+// Has reports whether name is one of the tools.
+func (p *Provider) Has(name string) bool {
+	_, ok := p.byName[name]
+	return ok
+}
+
+// CallTool calls one of the tools; arguments of the wrong type for a read
+// tool are its error result naming them.
 func (p *Provider) CallTool(ctx context.Context, name string, args map[string]any, _ func(*mcp.ProgressNotificationParams)) (*mcp.CallToolResult, error) {
-	call, ok := p.calls[name]
+	t, ok := p.byName[name]
 	if !ok {
 		return nil, fmt.Errorf("unknown tool: %s", name)
 	}
-	if args == nil {
-		args = map[string]any{}
-	}
-	return call(ctx, args), nil
+	return t.Invoke(ctx, args)
 }
 
-func text(msg string) *mcp.CallToolResult {
-	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: msg}}}
-}
-
-func fail(msg string) *mcp.CallToolResult {
-	r := text(msg)
-	r.IsError = true
-	return r
-}
+// The answers of the tools that change things: muster's plain texts.
+var (
+	text = tooldef.Text
+	fail = tooldef.Error
+)
 
 // args is a call's arguments as the tools read them.
 type args struct {

@@ -110,17 +110,42 @@ func gitArgs() map[string]any {
 func TestToolsAreMustersWithTheirSchemas(t *testing.T) {
 	h := newHarness(t)
 	var names []string
+	write := map[string]bool{}
+	for _, n := range []string{"core_mcpserver_validate", "core_mcpserver_create", "core_mcpserver_update", "core_mcpserver_delete",
+		"core_workflow_validate", "core_workflow_create", "core_workflow_update", "core_workflow_delete",
+		"core_service_start", "core_service_stop", "core_service_restart"} {
+		write[n] = true
+	}
 	for _, tool := range h.p.Tools() {
 		names = append(names, tool.Name)
 		schema := tool.InputSchema.(map[string]any)
 		assert.Equal(t, "object", schema["type"])
-		assert.Contains(t, schema["required"], "name", tool.Name)
+		if write[tool.Name] {
+			assert.Contains(t, schema["required"], "name", tool.Name)
+		}
 	}
-	assert.Equal(t, []string{"core_mcpserver_validate", "core_mcpserver_create", "core_mcpserver_update", "core_mcpserver_delete",
-		"core_workflow_validate", "core_workflow_create", "core_workflow_update", "core_workflow_delete",
-		"core_service_start", "core_service_stop", "core_service_restart"}, names)
+	assert.Equal(t, []string{"core_config_get", "core_events", "core_mcpserver_create", "core_mcpserver_delete", "core_mcpserver_get",
+		"core_mcpserver_list", "core_mcpserver_update", "core_mcpserver_validate", "core_reconcile_status", "core_service_list",
+		"core_service_restart", "core_service_start", "core_service_status", "core_service_stop", "core_workflow_available",
+		"core_workflow_create", "core_workflow_delete", "core_workflow_get", "core_workflow_list", "core_workflow_update",
+		"core_workflow_validate"}, names, "every core tool, read and write, sorted")
 	_, err := h.p.CallTool(context.Background(), "core_nothing", nil, nil)
 	assert.EqualError(t, err, "unknown tool: core_nothing")
+}
+
+// Without a Store and Controls only the tools that change nothing are
+// offered.
+func TestWithoutAStoreOnlyTheReadToolsAreOffered(t *testing.T) {
+	p, err := New(Options{Index: resources.New(), Statuses: &statuses{}})
+	require.NoError(t, err)
+	var names []string
+	for _, tool := range p.Tools() {
+		names = append(names, tool.Name)
+	}
+	assert.Equal(t, []string{"core_config_get", "core_events", "core_mcpserver_get", "core_mcpserver_list", "core_reconcile_status",
+		"core_service_list", "core_service_status", "core_workflow_available", "core_workflow_get", "core_workflow_list"}, names)
+	_, err = New(Options{Index: resources.New()})
+	assert.EqualError(t, err, "coretools: Index and Statuses are required")
 }
 
 func TestMCPServerLifecycleInMustersTexts(t *testing.T) {

@@ -6,19 +6,24 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Backend is what the managed servers offer, through the router that owns
-// their live sessions (package router satisfies it). The endpoint reads
-// its lists on every Refresh and routes calls to it; it never talks to a
-// managed server itself.
+// Backend is where the endpoint lists and calls the exposed tools and
+// reads the running servers' resources and prompts: package router's
+// *Router, the one way in for a tool call (core tools, managed servers'
+// tools, workflows). The endpoint reads its lists on every Refresh and
+// hands every call to it; it never talks to a managed server, and
+// implements no exposed tool, itself.
 type Backend interface {
-	// Tools returns every exposed server tool (x_…) with its definition,
-	// Name set to the exposed name, sorted by name.
+	// Tools returns every exposed tool with its definition, Name set to
+	// the exposed name, sorted by name. An unchanged tool is the same
+	// *mcp.Tool from one call to the next, and is never changed.
 	Tools() []*mcp.Tool
-	// CallTool calls the exposed tool name with args (family instance
-	// argument resolved and removed). An error means the call could not be
-	// made (unknown tool, server not running, died mid-call); a tool-level
-	// failure is a result with IsError. progress is nil when the client
-	// asked for no progress notifications.
+	// CallTool calls the exposed tool name with args, or a name the
+	// Backend claims though it does not list it (a workflow that cannot
+	// run, a tool whose server stopped). An error means the call could not
+	// be made (one matching ErrUnknownTool: nothing exposes or claims the
+	// name); a tool-level failure is a result with IsError. progress is
+	// nil when the client asked for no progress notifications. The call's
+	// router.Caller is in ctx.
 	CallTool(ctx context.Context, name string, args map[string]any, progress func(*mcp.ProgressNotificationParams)) (*mcp.CallToolResult, error)
 	// Resources returns the resources of the running servers, sorted by
 	// URI.
@@ -31,15 +36,4 @@ type Backend interface {
 	// GetPrompt gets the exposed prompt name from the server that offers
 	// it.
 	GetPrompt(ctx context.Context, name string, args map[string]string) (*mcp.GetPromptResult, error)
-}
-
-// Provider is a further source of exposed tools, such as workflows
-// (workflow_…, core_workflow_execution_…). Its tools are listed and called
-// like the servers' tools.
-type Provider interface {
-	// Tools returns the provider's tools under their exposed names, with
-	// their full definitions.
-	Tools() []*mcp.Tool
-	// CallTool calls one of them, as Backend.CallTool does.
-	CallTool(ctx context.Context, name string, args map[string]any, progress func(*mcp.ProgressNotificationParams)) (*mcp.CallToolResult, error)
 }

@@ -7,8 +7,6 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/musterd/musterd/pkg/resources"
 )
 
 // BenchmarkCallThroughTheEndpoint is one tools/call through /mcp/direct
@@ -17,7 +15,7 @@ import (
 // difference is the endpoint's own cost per call.
 func BenchmarkCallThroughTheEndpoint(b *testing.B) {
 	backend := &fakeBackend{call: echo, tools: []*mcp.Tool{echoTool("x_fake_echo")}}
-	srv, err := New(Options{Backend: backend, Index: resources.New(), Statuses: &fakeStatuses{}, Logger: quiet()})
+	srv, err := New(Options{Backend: backend, Logger: quiet()})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -9,8 +9,8 @@ import (
 // core_config_get answers Options.Config as JSON, and an empty object
 // without it: workflows written for muster name it as a step.
 func TestCoreConfigGetAnswersTheConfigurationGiven(t *testing.T) {
-	h := newHarness(t, func(o *Options) {
-		o.Config = func() any {
+	h := newHarness(t, func(o *setup) {
+		o.core.Config = func() any {
 			return map[string]any{"Aggregator": map[string]any{"Port": 8090, "Host": "127.0.0.1"}, "Kubernetes": false}
 		}
 	})

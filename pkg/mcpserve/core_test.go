@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/musterd/musterd/pkg/api/types"
 	"github.com/musterd/musterd/pkg/apis/muster/v1alpha1"
 	"github.com/musterd/musterd/pkg/controls"
 	"github.com/musterd/musterd/pkg/events"
@@ -141,6 +142,15 @@ func TestCoreServiceAndWorkflowTools(t *testing.T) {
 	assert.Contains(t, got.YAML, "tool: x_fk_echo")
 }
 
+// reconcileEntry is one resource of core_reconcile_status's answer.
+type reconcileEntry struct {
+	Kind      string `json:"kind"`
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	Hash      string `json:"hash,omitempty"`
+	types.Reconcile
+}
+
 func TestCoreReconcileStatusShowsOneResourceOrAll(t *testing.T) {
 	h := newHarness(t, nil)
 	declareAll(h)
@@ -234,7 +244,7 @@ func TestCoreEventsFollowWritesNotificationsToTheSessionStream(t *testing.T) {
 
 func TestCoreEventsFollowNeedsASession(t *testing.T) {
 	h := newHarness(t, nil)
-	res, err := h.srv.CallTool(context.Background(), "core_events", map[string]any{"follow": true}, nil)
+	res, err := h.backend.CallTool(context.Background(), "core_events", map[string]any{"follow": true}, nil)
 	require.NoError(t, err)
 	assert.True(t, res.IsError)
 	assert.Equal(t, "core_events: follow: it needs an MCP session with a stream (/mcp, /mcp/direct or /sse); this call has none", text(t, res))
@@ -247,7 +257,7 @@ func TestCoreReconcileStatusWithNoNameShowsTheControlsOverview(t *testing.T) {
 		Kinds:        []controls.KindOverview{{Kind: "MCPServer", Enabled: true, Resources: 2}, {Kind: "Workflow", Note: controls.NoteDisabled, Resources: 1}},
 		EnabledKinds: []string{"MCPServer"}, QueueDepth: 4, Resources: map[string]int{"Synced": 1, "Error": 1, "Pending": 1},
 		Servers: map[string]int{"Running": 1, "Unknown": 1}, LastFullResync: &resync, Tools: 7}
-	h := newHarness(t, func(o *Options) { o.Overview = func() controls.Overview { return overview } })
+	h := newHarness(t, func(o *setup) { o.core.Overview = func() controls.Overview { return overview } })
 	declareAll(h)
 	cs := h.connect(PathDirect, "2025-06-18", nil)
 	all := decode[struct {

@@ -9,6 +9,7 @@ import (
 	"math"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/musterd/musterd/pkg/tooldef"
 )
 
 // rpcError is a JSON-RPC error answered before the go-sdk sees a request.
@@ -49,7 +50,7 @@ func checkBody(body []byte) *rpcError {
 		for i, item := range m {
 			obj, ok := item.(map[string]any)
 			if !ok {
-				return &rpcError{jsonrpc.CodeInvalidRequest, fmt.Sprintf("invalid request: batch item %d is %s, not a JSON-RPC message object", i, describeType(jsonType(item)))}
+				return &rpcError{jsonrpc.CodeInvalidRequest, fmt.Sprintf("invalid request: batch item %d is %s, not a JSON-RPC message object", i, tooldef.Article(tooldef.JSONType(item)))}
 			}
 			if err := checkMessage(obj, fmt.Sprintf("batch item %d: ", i)); err != nil {
 				return err
@@ -57,7 +58,7 @@ func checkBody(body []byte) *rpcError {
 		}
 		return nil
 	}
-	return &rpcError{jsonrpc.CodeInvalidRequest, fmt.Sprintf("invalid request: the body is %s, not a JSON-RPC message object", describeType(jsonType(v)))}
+	return &rpcError{jsonrpc.CodeInvalidRequest, fmt.Sprintf("invalid request: the body is %s, not a JSON-RPC message object", tooldef.Article(tooldef.JSONType(v)))}
 }
 
 // checkMessage checks one message: a request, a notification or a
@@ -79,7 +80,7 @@ func checkMessage(m map[string]any, where string) *rpcError {
 				return bad(`"id" must be a string or an integer, not %s`, id)
 			}
 		default:
-			return bad(`"id" must be a string or an integer, not %s`, describeType(jsonType(id)))
+			return bad(`"id" must be a string or an integer, not %s`, tooldef.Article(tooldef.JSONType(id)))
 		}
 	}
 	method, hasMethod := m["method"]
@@ -91,7 +92,7 @@ func checkMessage(m map[string]any, where string) *rpcError {
 			switch p.(type) {
 			case map[string]any, []any:
 			default:
-				return bad(`"params" must be an object, not %s`, describeType(jsonType(p)))
+				return bad(`"params" must be an object, not %s`, tooldef.Article(tooldef.JSONType(p)))
 			}
 		}
 		return nil

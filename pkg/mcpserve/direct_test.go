@@ -3,11 +3,13 @@ package mcpserve
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"net/http"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/musterd/musterd/pkg/router"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -181,21 +183,21 @@ func TestCoreToolsAreNativeOnDirectAndRejectWrongArguments(t *testing.T) {
 
 func TestRouterCallsEveryExposedName(t *testing.T) {
 	wf := &fakeProvider{tools: []*mcp.Tool{{Name: "workflow_greet", InputSchema: map[string]any{"type": "object"}}}}
-	h := newHarness(t, func(o *Options) { o.Providers = []Provider{wf} })
+	h := newHarness(t, func(o *setup) { o.sources = []router.Source{wf} })
 	h.backend.setTools(echoTool("x_fake_echo"), echoTool("core_service_list"))
 	h.srv.Refresh()
 	ctx := context.Background()
 
-	res, err := h.srv.CallTool(ctx, "x_fake_echo", map[string]any{"message": "m"}, nil)
+	res, err := h.backend.CallTool(ctx, "x_fake_echo", map[string]any{"message": "m"}, nil)
 	require.NoError(t, err)
 	assert.Equal(t, "x_fake_echo: m", text(t, res))
-	res, err = h.srv.CallTool(ctx, "workflow_greet", map[string]any{"who": "a"}, nil)
+	res, err = h.backend.CallTool(ctx, "workflow_greet", map[string]any{"who": "a"}, nil)
 	require.NoError(t, err)
 	assert.Equal(t, `workflow_greet ran with {"who":"a"}`, text(t, res))
-	res, err = h.srv.CallTool(ctx, "core_service_list", nil, nil)
+	res, err = h.backend.CallTool(ctx, "core_service_list", nil, nil)
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"services":[],"total":0}`, text(t, res), "a core tool keeps its name against a server's tool of the same name")
-	_, err = h.srv.CallTool(ctx, "x_nope", nil, nil)
+	_, err = h.backend.CallTool(ctx, "x_nope", nil, nil)
 	assert.ErrorIs(t, err, ErrUnknownTool)
 }
 
@@ -238,11 +240,11 @@ func TestARefreshEncodesOnlyNewTools(t *testing.T) {
 	kept, replaced := echoTool("x_fake_kept"), echoTool("x_fake_replaced")
 	h.backend.setTools(kept, replaced)
 	require.True(t, h.srv.Refresh())
-	before := h.srv.current.Load().routes
+	before := maps.Clone(h.srv.onDirect)
 
 	h.backend.setTools(kept, echoTool("x_fake_replaced"))
 	assert.False(t, h.srv.Refresh(), "an equal tool is no change")
-	after := h.srv.current.Load().routes
+	after := maps.Clone(h.srv.onDirect)
 	assert.Same(t, &before["x_fake_kept"].def[0], &after["x_fake_kept"].def[0], "the same tool kept its encoding")
 	assert.NotSame(t, &before["x_fake_replaced"].def[0], &after["x_fake_replaced"].def[0], "a new tool was encoded")
 	assert.Equal(t, before["x_fake_replaced"].def, after["x_fake_replaced"].def)

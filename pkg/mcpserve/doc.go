@@ -1,15 +1,17 @@
-// Package mcpserve is musterd's MCP endpoint: it serves the tools of the
-// servers musterd runs, its core tools and (through Providers) its
-// workflows to MCP clients, the way `muster serve` does for muster's CLI,
-// agent and IDEs.
+// Package mcpserve is musterd's MCP endpoint: the views and sessions
+// through which MCP clients reach the exposed tools (the core tools, the
+// servers musterd runs, its workflows), the way `muster serve` does for
+// muster's CLI, agent and IDEs.
 //
 // Place in the pipeline: at its end, an edge beside the HTTP API (package
-// api). It reads what the stages keep (the index, the status store, the
-// reconcilers' observed status, muster's view of the events, package
-// musterevents) for the core tools, and reaches the running servers
-// only through its Backend interface (package router implements it over
-// the supervisor's sessions and the catalogue). The daemon calls Refresh
-// whenever what is exposed may have changed.
+// api). It lists and calls every exposed tool, and reads the running
+// servers' resources and prompts, only through its Backend interface:
+// package router, the one way in for a tool call, implements it. It
+// implements no exposed tool itself, only muster's meta-tools (declared
+// with package tooldef). It puts each call's caller (view, session,
+// correlation ID, a way to notify the session's stream) into the call's
+// context as a router.Caller. The daemon calls Refresh whenever what is
+// exposed may have changed.
 //
 // Two views of one exposed set, each an mcp.Server of the official go-sdk:
 //
@@ -24,12 +26,11 @@
 //
 // Guarantees:
 //
-//   - The exposed set is one: core_… tools first, then the Backend's x_…
-//     tools, then each Provider's; a name is served by the first source
-//     that offers it. list_tools, describe_tool, call_tool, /mcp/direct and
-//     Server.CallTool (the router workflow steps call through) all read the
-//     same set, replaced whole by Refresh, and kept as it is by a Refresh
-//     after which every source offers the very tools it did.
+//   - The exposed set is the Backend's, as the last Refresh read it:
+//     list_tools, describe_tool, filter_tools and /mcp/direct show the same
+//     set, and call_tool and /mcp/direct hand every call to the Backend. A
+//     Refresh encodes only the tools it has not seen (a Backend returns the
+//     same *mcp.Tool for a tool unchanged).
 //   - Every transport speaks the protocol versions 2024-11-05, 2025-03-26,
 //     2025-06-18 and 2025-11-25. The newest, 2026-07-28 (SEP-2575), is not
 //     offered: the go-sdk (v1.8) serves it on a stateless streamable
@@ -66,19 +67,19 @@
 //     JSON-RPC (parse error or invalid request, saying where), an unknown
 //     session ID (404), an unknown method or tool, arguments of the wrong
 //     type for a meta or core tool (naming the argument and the types).
-//   - A call of a name not listed goes to Server.CallTool on every view,
-//     /mcp/direct included (a receiving middleware, unlisted.go): a claimed
-//     name (a declared workflow that cannot run, or a tool whose server
-//     stopped running) is answered by its claimer, saying what is missing;
-//     any other is musterd's invalid-params error naming the tool ("unknown
-//     tool …: tool not found: …").
+//   - A call of a name not listed goes to the Backend on every view,
+//     /mcp/direct included (a receiving middleware, unlisted.go): a name
+//     the Backend claims (a declared workflow that cannot run, or a tool
+//     whose server stopped running) is answered, saying what is missing;
+//     any other is an invalid-params error naming the tool ("unknown tool
+//     …: tool not found: …").
 //   - A managed server's tool the go-sdk would reject (an input schema not
 //     of type object) is left off /mcp/direct with a warning, never a
 //     panic; it stays reachable through call_tool.
-//   - Secrets never reach a client or a log: env values and headers are
-//     redacted in the core tools' answers (api/shared.RedactMCPServer), error texts
-//     pass through redact.String, and each call is logged at debug with its
-//     correlation ID and its arguments redacted.
+//   - Secrets never reach a client or a log: error texts pass through
+//     redact.String, and a meta-tool call is logged at debug with its
+//     correlation ID and its arguments redacted (an exposed tool's call is
+//     logged once, by the router).
 //   - With a token configured, every path but /health needs
 //     "Authorization: Bearer <token>", checked by api/shared.Bearer as the API
 //     checks its own.
@@ -96,13 +97,10 @@
 //     subscribed exactly while a session is recorded; other URIs' do not
 //     wait for them. An unsubscribe is carried through whatever becomes of
 //     its request (a listen stream's ends with the stream).
-//   - core_events lists muster's events (musterevents: MCPServerCreated,
-//     WorkflowStepCompleted, …), newest first, at most limit (50), as
-//     muster does; a resourceType it does not know matches nothing, as in
-//     muster. Its follow returns those and then writes each later event as
-//     notifications/muster/event to the session's stream (a streamable
-//     session's standalone GET stream, or an SSE session's stream),
-//     between the go-sdk's own events; a follow has its own goroutine and
-//     bounded queue, so a slow session loses its own events and delays
-//     nothing else, and it ends with the session.
+//   - A call's router.Caller can notify its session: Notify writes a
+//     JSON-RPC notification to the session's stream (a streamable
+//     session's standalone GET stream, or an SSE session's stream), between
+//     the go-sdk's own events, never inside one; Done is closed when the
+//     session ends. core_events' follow (package coretools) writes
+//     notifications/muster/event so.
 package mcpserve

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/musterd/musterd/pkg/tooldef"
 )
 
 // syncResources brings both views' native resources in line with the
@@ -31,7 +32,7 @@ func (s *Server) syncResources() bool {
 		s.direct.RemoveResources(removed...)
 	}
 	for uri, r := range want {
-		def, err := marshal(r, false)
+		def, err := tooldef.Marshal(r, false)
 		if err != nil || s.resources[uri] == string(def) {
 			continue
 		}
@@ -82,7 +83,7 @@ func (s *Server) syncPrompts() bool {
 		s.direct.RemovePrompts(removed...)
 	}
 	for name, p := range want {
-		def, err := marshal(p, false)
+		def, err := tooldef.Marshal(p, false)
 		if err != nil || s.prompts[name] == string(def) {
 			continue
 		}
@@ -130,7 +131,7 @@ func (s *Server) syncTemplates() bool {
 		s.direct.RemoveResourceTemplates(removed...)
 	}
 	for uri, rt := range want {
-		def, err := marshal(rt, false)
+		def, err := tooldef.Marshal(rt, false)
 		if err != nil || s.templates[uri] == string(def) {
 			continue
 		}
@@ -158,18 +159,8 @@ func (s *Server) addTemplate(rt *mcp.ResourceTemplate) (err error) {
 	return nil
 }
 
-// listResources returns the Backend's resources, none without one.
-func (s *Server) listResources() []*mcp.Resource {
-	if s.opts.Backend == nil {
-		return nil
-	}
-	return s.opts.Backend.Resources()
-}
+// listResources returns the Backend's resources.
+func (s *Server) listResources() []*mcp.Resource { return s.opts.Backend.Resources() }
 
-// listPrompts returns the Backend's prompts, none without one.
-func (s *Server) listPrompts() []*mcp.Prompt {
-	if s.opts.Backend == nil {
-		return nil
-	}
-	return s.opts.Backend.Prompts()
-}
+// listPrompts returns the Backend's prompts.
+func (s *Server) listPrompts() []*mcp.Prompt { return s.opts.Backend.Prompts() }

@@ -20,20 +20,39 @@ import (
 
 	"github.com/musterd/musterd/pkg/apis/muster/v1alpha1"
 	"github.com/musterd/musterd/pkg/bus"
+	"github.com/musterd/musterd/pkg/catalogue"
+	"github.com/musterd/musterd/pkg/coretools"
 	"github.com/musterd/musterd/pkg/events"
 	"github.com/musterd/musterd/pkg/musterevents"
 	"github.com/musterd/musterd/pkg/resources"
+	"github.com/musterd/musterd/pkg/router"
 	"github.com/musterd/musterd/pkg/statusync"
 )
 
-// fakeBackend is a Backend whose offer the test sets.
+// fakeBackend is a Backend whose servers' offer the test sets. With rt
+// set, its tools are listed and called through that real router, which
+// adds the core tools and further sources to the fake servers' tools, as
+// the daemon's router does.
 type fakeBackend struct {
 	mu        sync.Mutex
 	tools     []*mcp.Tool
 	resources []*mcp.Resource
 	prompts   []*mcp.Prompt
 	call      func(ctx context.Context, name string, args map[string]any, progress func(*mcp.ProgressNotificationParams)) (*mcp.CallToolResult, error)
+	rt        *router.Router
 }
+
+// fakeServers are a fakeBackend's own tools, a source of its router.
+type fakeServers struct{ b *fakeBackend }
+
+func (f fakeServers) Tools() []*mcp.Tool { return f.b.offered() }
+
+func (f fakeServers) CallTool(ctx context.Context, name string, args map[string]any, progress func(*mcp.ProgressNotificationParams)) (*mcp.CallToolResult, error) {
+	return f.b.serve(ctx, name, args, progress)
+}
+
+// noServers is a router's supervisor that runs none.
+type noServers struct{ router.Servers }
 
 func (b *fakeBackend) setTools(tools ...*mcp.Tool) {
 	b.mu.Lock()
@@ -41,17 +60,31 @@ func (b *fakeBackend) setTools(tools ...*mcp.Tool) {
 	b.tools = tools
 }
 
-func (b *fakeBackend) Tools() []*mcp.Tool {
+func (b *fakeBackend) offered() []*mcp.Tool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return slices.Clone(b.tools)
 }
 
-func (b *fakeBackend) CallTool(ctx context.Context, name string, args map[string]any, progress func(*mcp.ProgressNotificationParams)) (*mcp.CallToolResult, error) {
+func (b *fakeBackend) serve(ctx context.Context, name string, args map[string]any, progress func(*mcp.ProgressNotificationParams)) (*mcp.CallToolResult, error) {
 	b.mu.Lock()
 	call := b.call
 	b.mu.Unlock()
 	return call(ctx, name, args, progress)
+}
+
+func (b *fakeBackend) Tools() []*mcp.Tool {
+	if b.rt != nil {
+		return b.rt.Tools()
+	}
+	return b.offered()
+}
+
+func (b *fakeBackend) CallTool(ctx context.Context, name string, args map[string]any, progress func(*mcp.ProgressNotificationParams)) (*mcp.CallToolResult, error) {
+	if b.rt != nil {
+		return b.rt.CallTool(ctx, name, args, progress)
+	}
+	return b.serve(ctx, name, args, progress)
 }
 
 func (b *fakeBackend) Resources() []*mcp.Resource {
@@ -116,7 +149,15 @@ type harness struct {
 	observeMu sync.Mutex
 }
 
-func newHarness(t *testing.T, configure func(*Options)) *harness {
+// setup is what a harness is made of: the endpoint's options, the core
+// tools' and the router's further sources (after the fake servers).
+type setup struct {
+	Options
+	core    coretools.Options
+	sources []router.Source
+}
+
+func newHarness(t *testing.T, configure func(*setup)) *harness {
 	t.Helper()
 	h := &harness{
 		t:        t,
@@ -142,31 +183,36 @@ func newHarness(t *testing.T, configure func(*Options)) *harness {
 	go func() { done <- h.events.Start(ctx) }()
 	<-h.events.SubscriptionReady()
 	t.Cleanup(func() { cancel(); <-done })
-	opts := Options{
-		Backend:  h.backend,
-		Index:    h.index,
-		Statuses: h.statuses,
-		ResourceStatus: func(k events.Key) (any, bool) {
-			h.observeMu.Lock()
-			defer h.observeMu.Unlock()
-			st, ok := h.observed[k.Canonical()]
-			return st, ok
+	opts := setup{
+		Options: Options{Backend: h.backend, Version: "1.2.3", Registerer: h.reg, Logger: quiet()},
+		core: coretools.Options{
+			Index:    h.index,
+			Statuses: h.statuses,
+			ResourceStatus: func(k events.Key) (any, bool) {
+				h.observeMu.Lock()
+				defer h.observeMu.Unlock()
+				st, ok := h.observed[k.Canonical()]
+				return st, ok
+			},
+			ServerTools: func(k events.Key) []string {
+				if k.Name == "fake" {
+					return []string{"echo", "fail"}
+				}
+				return nil
+			},
+			Events: h.events,
+			Logger: quiet(),
 		},
-		ServerTools: func(k events.Key) []string {
-			if k.Name == "fake" {
-				return []string{"echo", "fail"}
-			}
-			return nil
-		},
-		Events:     h.events,
-		Version:    "1.2.3",
-		Registerer: h.reg,
-		Logger:     quiet(),
 	}
 	if configure != nil {
 		configure(&opts)
 	}
-	srv, err := New(opts)
+	core, err := coretools.New(opts.core)
+	require.NoError(t, err)
+	h.backend.rt, err = router.New(router.Options{Catalogue: catalogue.New(catalogue.Options{}), Servers: noServers{}, Logger: quiet(),
+		Core: core, Sources: append([]router.Source{fakeServers{h.backend}}, opts.sources...)})
+	require.NoError(t, err)
+	srv, err := New(opts.Options)
 	require.NoError(t, err)
 	h.srv = srv
 	ts := httptest.NewServer(srv.Handler())

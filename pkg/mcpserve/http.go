@@ -10,6 +10,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/musterd/musterd/pkg/tooldef"
 )
 
 // Paths the endpoint serves.
@@ -152,7 +153,7 @@ func writeRPCError(w http.ResponseWriter, status int, code int64, msg string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
-	data, err := marshal(map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{"code": code, "message": msg}}, false)
+	data, err := tooldef.Marshal(map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{"code": code, "message": msg}}, false)
 	if err == nil {
 		_, _ = w.Write(append(data, '\n'))
 	}

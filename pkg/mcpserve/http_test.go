@@ -58,7 +58,7 @@ func (h *harness) rpcError(path, body string, header map[string]string) (int, rp
 const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2024-11-05","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}`
 
 func TestBadRequestsGetJSONRPCErrorsNamingTheProblem(t *testing.T) {
-	h := newHarness(t, func(o *Options) { o.MaxBodyBytes = 4096 })
+	h := newHarness(t, func(o *setup) { o.MaxBodyBytes = 4096 })
 	for _, path := range []string{PathMCP, PathDirect} {
 		for _, c := range []struct {
 			body   string
@@ -116,7 +116,7 @@ func TestBadRequestsGetJSONRPCErrorsNamingTheProblem(t *testing.T) {
 func listNamesOf(t *testing.T, cs *mcp.ClientSession) []string { return listNames(t, cs) }
 
 func TestATokenGuardsEveryMCPPathButHealth(t *testing.T) {
-	h := newHarness(t, func(o *Options) { o.Token = "s3cret" })
+	h := newHarness(t, func(o *setup) { o.Token = "s3cret" })
 	for _, path := range []string{PathMCP, PathDirect, PathSSE, PathMessage} {
 		status, a := h.rpcError(path, initialize, nil)
 		assert.Equal(t, http.StatusUnauthorized, status, path)
@@ -149,7 +149,7 @@ func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 
 func TestAFollowerAnswersWithTheLeader(t *testing.T) {
 	leader := "musterd-7d9f-abcde"
-	h := newHarness(t, func(o *Options) { o.Leader = func() (string, bool) { return leader, false } })
+	h := newHarness(t, func(o *setup) { o.Leader = func() (string, bool) { return leader, false } })
 	for _, path := range []string{PathMCP, PathDirect, PathSSE} {
 		status, a := h.rpcError(path, initialize, nil)
 		assert.Equal(t, http.StatusServiceUnavailable, status, path)

@@ -10,10 +10,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/musterd/musterd/pkg/events"
-	"github.com/musterd/musterd/pkg/resources"
-	"github.com/musterd/musterd/pkg/statusync"
 )
 
 // The views' go-sdk servers are reached in the newest protocol (2026-07-28,
@@ -36,7 +32,7 @@ type listenSetup struct {
 
 func newListenSetup(t *testing.T, uri string) *listenSetup {
 	sb := &subscribingBackend{fakeBackend: &fakeBackend{call: echo, resources: []*mcp.Resource{{URI: uri, Name: "notes"}}}, unsubscribed: make(chan string, 4)}
-	srv, err := New(Options{Backend: sb, Index: resources.New(), Statuses: &fakeStatuses{m: map[events.Key]statusync.Status{}}, Logger: quiet()})
+	srv, err := New(Options{Backend: sb, Logger: quiet()})
 	require.NoError(t, err)
 	return &listenSetup{srv: srv, sb: sb}
 }

@@ -12,57 +12,53 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/musterd/musterd/pkg/apis/muster/v1alpha1"
+	"github.com/musterd/musterd/pkg/tooldef"
 )
 
 // Discovery defaults of filter_tools, muster's.
 const (
 	defaultFilterLimit = 5
-	summaryMaxRunes    = 120
 )
 
 // newMetaTools returns the eleven meta-tools of muster's view, with
 // muster's names, arguments and result shapes.
-func (s *Server) newMetaTools() []*builtin {
-	name := func(what string) []arg {
-		return []arg{{name: "name", typ: typeString, required: true, description: "Name of the " + what}}
+func (s *Server) newMetaTools() []*tooldef.Tool {
+	name := func(what string) []tooldef.Arg {
+		return []tooldef.Arg{{Name: "name", Type: tooldef.String, Required: true, Description: "Name of the " + what}}
 	}
-	uri := func(what string) []arg {
-		return []arg{{name: "uri", typ: typeString, required: true, description: "URI of the resource to " + what}}
+	uri := func(what string) []tooldef.Arg {
+		return []tooldef.Arg{{Name: "uri", Type: tooldef.String, Required: true, Description: "URI of the resource to " + what}}
 	}
-	tools := []*builtin{
-		{name: "list_tools", description: "List all available tools from connected MCP servers", call: s.listTools},
-		{name: "describe_tool", description: "Get detailed information about a specific tool including its input schema", args: name("tool to describe"), call: s.describeTool},
-		{name: "list_core_tools", description: "List core muster tools (built-in functionality separate from external MCP servers)", args: []arg{
-			{name: "include_schema", typ: typeBoolean, description: "Whether to include full tool specifications with input schemas (default: true)", def: true},
-		}, call: s.listCoreTools},
-		{name: "filter_tools", description: "Discover tools cheaply: filter by name pattern, description, or labels, optionally rank by a natural-language query, and get a bounded, summarised page. Full descriptions and schemas are omitted by default — use describe_tool for the authoritative detail of a chosen tool.", args: []arg{
-			{name: "pattern", typ: typeString, description: "Pattern to match against tool names (supports wildcards like *)"},
-			{name: "description_filter", typ: typeString, description: "Filter by description content (case-insensitive substring match)"},
-			{name: "query", typ: typeString, description: "Natural-language query. When set, matching tools are relevance-ranked and returned best-first with a score; non-matching tools are dropped."},
-			{name: "labels", typ: typeObject, description: "Label facets to scope discovery, as key=value pairs. A tool must carry every given label to match."},
-			{name: "case_sensitive", typ: typeBoolean, description: "Whether pattern matching should be case-sensitive (default: false)", def: false},
-			{name: "include_schema", typ: typeBoolean, description: "Whether to include full input schemas and full descriptions instead of one-line summaries (default: false for cheap discovery)", def: false},
-			{name: "limit", typ: typeNumber, description: "Maximum number of tools to return in this page (default: 5). Increase to page through more matches.", def: defaultFilterLimit},
-			{name: "offset", typ: typeNumber, description: "Number of matching tools to skip before this page (default: 0)", def: 0},
-		}, call: s.filterTools},
-		{name: "call_tool", description: "Execute a tool with the given arguments", args: []arg{
-			{name: "name", typ: typeString, required: true, description: "Name of the tool to call"},
-			{name: "arguments", typ: typeObject, description: "Arguments to pass to the tool (as JSON object)"},
-		}, call: s.callToolMeta},
-		{name: "list_resources", description: "List all available resources from connected MCP servers", call: s.listResourcesMeta},
-		{name: "describe_resource", description: "Get detailed information about a specific resource", args: uri("describe"), call: s.describeResource},
-		{name: "get_resource", description: "Retrieve the contents of a resource", args: uri("retrieve"), call: s.getResource},
-		{name: "list_prompts", description: "List all available prompts from connected MCP servers", call: s.listPromptsMeta},
-		{name: "describe_prompt", description: "Get detailed information about a specific prompt", args: name("prompt to describe"), call: s.describePrompt},
-		{name: "get_prompt", description: "Get a prompt with the given arguments", args: []arg{
-			{name: "name", typ: typeString, required: true, description: "Name of the prompt to get"},
-			{name: "arguments", typ: typeObject, description: "Arguments to pass to the prompt (as JSON object with string values)"},
-		}, call: s.getPromptMeta},
+	return []*tooldef.Tool{
+		{Name: "list_tools", Description: "List all available tools from connected MCP servers", Call: s.listTools},
+		{Name: "describe_tool", Description: "Get detailed information about a specific tool including its input schema", Args: name("tool to describe"), Call: s.describeTool},
+		{Name: "list_core_tools", Description: "List core muster tools (built-in functionality separate from external MCP servers)", Args: []tooldef.Arg{
+			{Name: "include_schema", Type: tooldef.Boolean, Description: "Whether to include full tool specifications with input schemas (default: true)", Default: true},
+		}, Call: s.listCoreTools},
+		{Name: "filter_tools", Description: "Discover tools cheaply: filter by name pattern, description, or labels, optionally rank by a natural-language query, and get a bounded, summarised page. Full descriptions and schemas are omitted by default — use describe_tool for the authoritative detail of a chosen tool.", Args: []tooldef.Arg{
+			{Name: "pattern", Type: tooldef.String, Description: "Pattern to match against tool names (supports wildcards like *)"},
+			{Name: "description_filter", Type: tooldef.String, Description: "Filter by description content (case-insensitive substring match)"},
+			{Name: "query", Type: tooldef.String, Description: "Natural-language query. When set, matching tools are relevance-ranked and returned best-first with a score; non-matching tools are dropped."},
+			{Name: "labels", Type: tooldef.Object, Description: "Label facets to scope discovery, as key=value pairs. A tool must carry every given label to match."},
+			{Name: "case_sensitive", Type: tooldef.Boolean, Description: "Whether pattern matching should be case-sensitive (default: false)", Default: false},
+			{Name: "include_schema", Type: tooldef.Boolean, Description: "Whether to include full input schemas and full descriptions instead of one-line summaries (default: false for cheap discovery)", Default: false},
+			{Name: "limit", Type: tooldef.Number, Description: "Maximum number of tools to return in this page (default: 5). Increase to page through more matches.", Default: defaultFilterLimit},
+			{Name: "offset", Type: tooldef.Number, Description: "Number of matching tools to skip before this page (default: 0)", Default: 0},
+		}, Call: s.filterTools},
+		{Name: "call_tool", Description: "Execute a tool with the given arguments", Args: []tooldef.Arg{
+			{Name: "name", Type: tooldef.String, Required: true, Description: "Name of the tool to call"},
+			{Name: "arguments", Type: tooldef.Object, Description: "Arguments to pass to the tool (as JSON object)"},
+		}, Call: s.callToolMeta},
+		{Name: "list_resources", Description: "List all available resources from connected MCP servers", Call: s.listResourcesMeta},
+		{Name: "describe_resource", Description: "Get detailed information about a specific resource", Args: uri("describe"), Call: s.describeResource},
+		{Name: "get_resource", Description: "Retrieve the contents of a resource", Args: uri("retrieve"), Call: s.getResource},
+		{Name: "list_prompts", Description: "List all available prompts from connected MCP servers", Call: s.listPromptsMeta},
+		{Name: "describe_prompt", Description: "Get detailed information about a specific prompt", Args: name("prompt to describe"), Call: s.describePrompt},
+		{Name: "get_prompt", Description: "Get a prompt with the given arguments", Args: []tooldef.Arg{
+			{Name: "name", Type: tooldef.String, Required: true, Description: "Name of the prompt to get"},
+			{Name: "arguments", Type: tooldef.Object, Description: "Arguments to pass to the prompt (as JSON object with string values)"},
+		}, Call: s.getPromptMeta},
 	}
-	for _, t := range tools {
-		t.isMeta = true
-	}
-	return tools
 }
 
 // toolInfo is a tool as the discovery meta-tools show it.
@@ -75,17 +71,7 @@ type toolInfo struct {
 	InputSchema any               `json:"inputSchema,omitempty"`
 }
 
-// prettyResult is a text result of v as indented JSON, as muster's
-// meta-tools answer.
-func prettyResult(v any) (*mcp.CallToolResult, error) {
-	data, err := marshal(v, true)
-	if err != nil {
-		return nil, err
-	}
-	return textResult(string(data)), nil
-}
-
-func (s *Server) listTools(context.Context, args) (*mcp.CallToolResult, error) {
+func (s *Server) listTools(context.Context, tooldef.Args) (*mcp.CallToolResult, error) {
 	type entry struct {
 		Name        string `json:"name"`
 		Description string `json:"description"`
@@ -96,19 +82,19 @@ func (s *Server) listTools(context.Context, args) (*mcp.CallToolResult, error) {
 	}
 	// musterd has no server needing a login: servers_requiring_auth, which
 	// muster leaves out when empty, is never there.
-	return prettyResult(struct {
+	return tooldef.Pretty(struct {
 		Tools []entry `json:"tools"`
 	}{list})
 }
 
-func (s *Server) describeTool(_ context.Context, a args) (*mcp.CallToolResult, error) {
-	name := a.str("name")
+func (s *Server) describeTool(_ context.Context, a tooldef.Args) (*mcp.CallToolResult, error) {
+	name := a.Str("name")
 	for _, t := range s.Tools() {
 		if t.Name == name {
-			return prettyResult(map[string]any{"name": t.Name, "description": t.Description, "inputSchema": t.InputSchema})
+			return tooldef.Pretty(map[string]any{"name": t.Name, "description": t.Description, "inputSchema": t.InputSchema})
 		}
 	}
-	return errorResult("Tool not found: " + name), nil
+	return tooldef.Error("Tool not found: " + name), nil
 }
 
 // filterOptions is one discovery query.
@@ -120,32 +106,32 @@ type filterOptions struct {
 	limit, offset                     int // limit 0: no limit
 }
 
-func (s *Server) listCoreTools(ctx context.Context, a args) (*mcp.CallToolResult, error) {
-	return s.filter(filterOptions{pattern: "core*", includeSchema: a.boolean("include_schema", true)})
+func (s *Server) listCoreTools(ctx context.Context, a tooldef.Args) (*mcp.CallToolResult, error) {
+	return s.filter(filterOptions{pattern: "core*", includeSchema: a.Bool("include_schema", true)})
 }
 
-func (s *Server) filterTools(_ context.Context, a args) (*mcp.CallToolResult, error) {
+func (s *Server) filterTools(_ context.Context, a tooldef.Args) (*mcp.CallToolResult, error) {
 	o := filterOptions{
-		pattern:           a.str("pattern"),
-		descriptionFilter: a.str("description_filter"),
-		query:             a.str("query"),
-		caseSensitive:     a.boolean("case_sensitive", false),
-		includeSchema:     a.boolean("include_schema", false),
-		limit:             a.integer("limit", defaultFilterLimit),
-		offset:            a.integer("offset", 0),
+		pattern:           a.Str("pattern"),
+		descriptionFilter: a.Str("description_filter"),
+		query:             a.Str("query"),
+		caseSensitive:     a.Bool("case_sensitive", false),
+		includeSchema:     a.Bool("include_schema", false),
+		limit:             a.Int("limit", defaultFilterLimit),
+		offset:            a.Int("offset", 0),
 	}
 	o.summarize = !o.includeSchema
-	if labels := a.object("labels"); labels != nil {
+	if labels := a.Object("labels"); labels != nil {
 		o.labels = map[string]string{}
 		for k, v := range labels {
 			o.labels[k] = fmt.Sprint(v)
 		}
 	}
 	if o.limit < 1 {
-		return errorResult("limit must be at least 1"), nil
+		return tooldef.Error("limit must be at least 1"), nil
 	}
 	if o.offset < 0 {
-		return errorResult("offset must be at least 0"), nil
+		return tooldef.Error("offset must be at least 0"), nil
 	}
 	return s.filter(o)
 }
@@ -154,11 +140,11 @@ func (s *Server) filterTools(_ context.Context, a args) (*mcp.CallToolResult, er
 func (s *Server) filter(o filterOptions) (*mcp.CallToolResult, error) {
 	tools := s.Tools()
 	if len(tools) == 0 {
-		return textResult("No tools available to filter"), nil
+		return tooldef.Text("No tools available to filter"), nil
 	}
 	if o.pattern != "" {
 		if _, err := filepath.Match(o.pattern, ""); err != nil {
-			return errorResult(fmt.Sprintf("Invalid pattern %q: %v", o.pattern, err)), nil
+			return tooldef.Error(fmt.Sprintf("Invalid pattern %q: %v", o.pattern, err)), nil
 		}
 	}
 	fold := func(x string) string {
@@ -191,7 +177,7 @@ func (s *Server) filter(o filterOptions) (*mcp.CallToolResult, error) {
 	if o.query != "" {
 		docs := make([]string, len(matched))
 		for i, t := range matched {
-			docs[i] = t.Name + " " + summarize(t.Description, 0)
+			docs[i] = t.Name + " " + tooldef.Summary(t.Description, 0)
 		}
 		for _, r := range rank(o.query, docs) {
 			ordered = append(ordered, scored{matched[r.index], r.score, true})
@@ -211,7 +197,7 @@ func (s *Server) filter(o filterOptions) (*mcp.CallToolResult, error) {
 	for _, st := range ordered[start:end] {
 		info := toolInfo{Name: st.tool.Name}
 		if o.summarize {
-			info.Summary = summarize(st.tool.Description, summaryMaxRunes)
+			info.Summary = tooldef.Summary(st.tool.Description, tooldef.SummaryMaxRunes)
 		} else {
 			info.Description = st.tool.Description
 		}
@@ -234,7 +220,7 @@ func (s *Server) filter(o filterOptions) (*mcp.CallToolResult, error) {
 		Limit             int               `json:"limit"`
 		Offset            int               `json:"offset"`
 	}
-	return prettyResult(struct {
+	return tooldef.Pretty(struct {
 		Filters       criteria   `json:"filters"`
 		TotalTools    int        `json:"total_tools"`
 		FilteredCount int        `json:"filtered_count"`
@@ -276,39 +262,28 @@ func hasLabels(t *mcp.Tool, want map[string]string) bool {
 	return true
 }
 
-// summarize returns desc's first line, trimmed, cut to max runes (no cut
-// when max is 0).
-func summarize(desc string, max int) string {
-	line, _, _ := strings.Cut(desc, "\n")
-	line = strings.TrimSpace(line)
-	if r := []rune(line); max > 0 && len(r) > max {
-		line = strings.TrimSpace(string(r[:max])) + "..."
-	}
-	return line
-}
-
 // callToolMeta is call_tool: it calls the named tool and wraps its result in
 // muster's envelope, one text item holding
 // {"isError","content","structuredContent"}; the outer isError and
 // structuredContent mirror the inner ones. A call that cannot be made at
 // all is a plain error text, "Tool execution failed: …", without an
 // envelope.
-func (s *Server) callToolMeta(ctx context.Context, a args) (*mcp.CallToolResult, error) {
+func (s *Server) callToolMeta(ctx context.Context, a tooldef.Args) (*mcp.CallToolResult, error) {
 	var progress func(*mcp.ProgressNotificationParams)
 	if p, ok := ctx.Value(progressKey{}).(func(*mcp.ProgressNotificationParams)); ok {
 		progress = p
 	}
-	res, err := s.CallTool(ctx, a.str("name"), a.object("arguments"), progress)
+	res, err := s.opts.Backend.CallTool(ctx, a.Str("name"), a.Object("arguments"), progress)
 	if err != nil {
-		return errorResult("Tool execution failed: " + err.Error()), nil
+		return tooldef.Error("Tool execution failed: " + err.Error()), nil
 	}
-	envelope, err := marshal(struct {
+	envelope, err := tooldef.Marshal(struct {
 		IsError           bool  `json:"isError"`
 		Content           []any `json:"content"`
 		StructuredContent any   `json:"structuredContent,omitempty"`
 	}{res.IsError, serializeContent(res.Content), res.StructuredContent}, false)
 	if err != nil {
-		return errorResult("Failed to serialize result: " + err.Error()), nil
+		return tooldef.Error("Failed to serialize result: " + err.Error()), nil
 	}
 	return &mcp.CallToolResult{
 		Content:           []mcp.Content{&mcp.TextContent{Text: string(envelope)}},
@@ -344,10 +319,10 @@ func serializeContent(content []mcp.Content) []any {
 	return out
 }
 
-func (s *Server) listResourcesMeta(context.Context, args) (*mcp.CallToolResult, error) {
+func (s *Server) listResourcesMeta(context.Context, tooldef.Args) (*mcp.CallToolResult, error) {
 	list := s.listResources()
 	if len(list) == 0 {
-		return textResult("No resources available"), nil
+		return tooldef.Text("No resources available"), nil
 	}
 	type info struct {
 		URI         string `json:"uri"`
@@ -359,26 +334,23 @@ func (s *Server) listResourcesMeta(context.Context, args) (*mcp.CallToolResult, 
 	for i, r := range list {
 		out[i] = info{r.URI, r.Name, cmpOr(r.Description, r.Name), r.MIMEType}
 	}
-	return prettyResult(out)
+	return tooldef.Pretty(out)
 }
 
-func (s *Server) describeResource(_ context.Context, a args) (*mcp.CallToolResult, error) {
-	uri := a.str("uri")
+func (s *Server) describeResource(_ context.Context, a tooldef.Args) (*mcp.CallToolResult, error) {
+	uri := a.Str("uri")
 	for _, r := range s.listResources() {
 		if r.URI == uri {
-			return prettyResult(map[string]any{"uri": r.URI, "name": r.Name, "description": r.Description, "mimeType": r.MIMEType})
+			return tooldef.Pretty(map[string]any{"uri": r.URI, "name": r.Name, "description": r.Description, "mimeType": r.MIMEType})
 		}
 	}
-	return errorResult("Resource not found: " + uri), nil
+	return tooldef.Error("Resource not found: " + uri), nil
 }
 
-func (s *Server) getResource(ctx context.Context, a args) (*mcp.CallToolResult, error) {
-	if s.opts.Backend == nil {
-		return errorResult("Resource retrieval failed: no MCP server runs"), nil
-	}
-	res, err := s.opts.Backend.ReadResource(ctx, a.str("uri"))
+func (s *Server) getResource(ctx context.Context, a tooldef.Args) (*mcp.CallToolResult, error) {
+	res, err := s.opts.Backend.ReadResource(ctx, a.Str("uri"))
 	if err != nil {
-		return errorResult("Resource retrieval failed: " + err.Error()), nil
+		return tooldef.Error("Resource retrieval failed: " + err.Error()), nil
 	}
 	var texts []string
 	for _, c := range res.Contents {
@@ -391,13 +363,13 @@ func (s *Server) getResource(ctx context.Context, a args) (*mcp.CallToolResult, 
 			texts = append(texts, c.Text)
 		}
 	}
-	return textResult(strings.Join(texts, "\n")), nil
+	return tooldef.Text(strings.Join(texts, "\n")), nil
 }
 
-func (s *Server) listPromptsMeta(context.Context, args) (*mcp.CallToolResult, error) {
+func (s *Server) listPromptsMeta(context.Context, tooldef.Args) (*mcp.CallToolResult, error) {
 	list := s.listPrompts()
 	if len(list) == 0 {
-		return textResult("No prompts available"), nil
+		return tooldef.Text("No prompts available"), nil
 	}
 	type info struct {
 		Name        string `json:"name"`
@@ -407,11 +379,11 @@ func (s *Server) listPromptsMeta(context.Context, args) (*mcp.CallToolResult, er
 	for i, p := range list {
 		out[i] = info{p.Name, p.Description}
 	}
-	return prettyResult(out)
+	return tooldef.Pretty(out)
 }
 
-func (s *Server) describePrompt(_ context.Context, a args) (*mcp.CallToolResult, error) {
-	name := a.str("name")
+func (s *Server) describePrompt(_ context.Context, a tooldef.Args) (*mcp.CallToolResult, error) {
+	name := a.Str("name")
 	for _, p := range s.listPrompts() {
 		if p.Name != name {
 			continue
@@ -424,26 +396,23 @@ func (s *Server) describePrompt(_ context.Context, a args) (*mcp.CallToolResult,
 			}
 			info["arguments"] = list
 		}
-		return prettyResult(info)
+		return tooldef.Pretty(info)
 	}
-	return errorResult("Prompt not found: " + name), nil
+	return tooldef.Error("Prompt not found: " + name), nil
 }
 
-func (s *Server) getPromptMeta(ctx context.Context, a args) (*mcp.CallToolResult, error) {
-	if s.opts.Backend == nil {
-		return errorResult("Prompt retrieval failed: no MCP server runs"), nil
-	}
+func (s *Server) getPromptMeta(ctx context.Context, a tooldef.Args) (*mcp.CallToolResult, error) {
 	promptArgs := map[string]string{}
-	for k, v := range a.object("arguments") {
+	for k, v := range a.Object("arguments") {
 		if str, ok := v.(string); ok {
 			promptArgs[k] = str
 		} else {
 			promptArgs[k] = fmt.Sprint(v)
 		}
 	}
-	res, err := s.opts.Backend.GetPrompt(ctx, a.str("name"), promptArgs)
+	res, err := s.opts.Backend.GetPrompt(ctx, a.Str("name"), promptArgs)
 	if err != nil {
-		return errorResult("Prompt retrieval failed: " + err.Error()), nil
+		return tooldef.Error("Prompt retrieval failed: " + err.Error()), nil
 	}
 	type message struct {
 		Role    mcp.Role `json:"role"`
@@ -453,7 +422,7 @@ func (s *Server) getPromptMeta(ctx context.Context, a args) (*mcp.CallToolResult
 	for i, m := range res.Messages {
 		out[i] = message{Role: m.Role, Content: promptContent(m.Content)}
 	}
-	return prettyResult(out)
+	return tooldef.Pretty(out)
 }
 
 // promptContent spells a prompt message's content as muster does.

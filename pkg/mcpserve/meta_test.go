@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/musterd/musterd/pkg/router"
+	"github.com/musterd/musterd/pkg/tooldef"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -63,7 +65,7 @@ func TestMusterViewIsTheElevenMetaToolsWithMustersIdentity(t *testing.T) {
 
 func TestListToolsListsServerCoreAndProviderTools(t *testing.T) {
 	wf := &fakeProvider{tools: []*mcp.Tool{{Name: "workflow_greet", Description: "Say hello", InputSchema: map[string]any{"type": "object"}}}}
-	h := newHarness(t, func(o *Options) { o.Providers = []Provider{wf} })
+	h := newHarness(t, func(o *setup) { o.sources = []router.Source{wf} })
 	h.backend.setTools(echoTool("x_fake_echo"))
 	h.srv.Refresh()
 	cs := h.connect(PathMCP, musterProtocol, nil)
@@ -227,7 +229,7 @@ type fakeProvider struct{ tools []*mcp.Tool }
 func (p *fakeProvider) Tools() []*mcp.Tool { return p.tools }
 func (p *fakeProvider) CallTool(_ context.Context, name string, args map[string]any, _ func(*mcp.ProgressNotificationParams)) (*mcp.CallToolResult, error) {
 	data, _ := json.Marshal(args)
-	return textResult(name + " ran with " + string(data)), nil
+	return tooldef.Text(name + " ran with " + string(data)), nil
 }
 
 func sortedStrings(s []string) []string {
@@ -240,28 +242,4 @@ func sortedStrings(s []string) []string {
 		}
 	}
 	return out
-}
-
-// A Refresh after which every source offers the very tools it offered
-// keeps the exposed set as it is, without building it again; a tool
-// replaced in place of a source's list, or a list of the same tools in a
-// new slice, is still told apart.
-func TestRefreshKeepsTheExposedSetWhileNoSourceOffersAnotherTool(t *testing.T) {
-	greet := &mcp.Tool{Name: "workflow_greet", Description: "Say hello", InputSchema: map[string]any{"type": "object"}}
-	wf := &fakeProvider{tools: []*mcp.Tool{greet}}
-	h := newHarness(t, func(o *Options) { o.Providers = []Provider{wf} })
-	h.backend.setTools(echoTool("x_fake_echo"))
-	require.True(t, h.srv.Refresh())
-	set := h.srv.current.Load()
-
-	assert.False(t, h.srv.Refresh())
-	assert.Same(t, set, h.srv.current.Load(), "nothing offered changed: the set is kept")
-	wf.tools = []*mcp.Tool{greet}
-	assert.False(t, h.srv.Refresh())
-	assert.Same(t, set, h.srv.current.Load(), "the same tools in another slice")
-
-	wf.tools[0] = &mcp.Tool{Name: "workflow_greet", Description: "Say hi", InputSchema: map[string]any{"type": "object"}}
-	assert.True(t, h.srv.Refresh(), "a tool replaced in place")
-	assert.NotSame(t, set, h.srv.current.Load())
-	assert.Equal(t, "Say hi", h.srv.current.Load().routes["workflow_greet"].tool.Description)
 }

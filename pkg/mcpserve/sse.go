@@ -13,7 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// sseKeyPrefix marks an SSE session's key among the follows' sinks, which
+// sseKeyPrefix marks an SSE session's key among the streams, which
 // a streamable session's ID keys otherwise. The go-sdk gives SSE sessions
 // no ID (ServerSession.ID is ""), so musterd keys them by the sessionid of
 // their message endpoint.
@@ -126,7 +126,7 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request) {
 	reg.mu.Lock()
 	reg.byID[id] = t
 	reg.mu.Unlock()
-	f := &s.follows
+	f := &s.streams
 	f.mu.Lock()
 	f.sinks[key] = k
 	f.mu.Unlock()

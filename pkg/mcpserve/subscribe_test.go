@@ -10,10 +10,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/musterd/musterd/pkg/events"
-	"github.com/musterd/musterd/pkg/resources"
-	"github.com/musterd/musterd/pkg/statusync"
 )
 
 // subscribingBackend is a fakeBackend that records subscriptions and
@@ -68,7 +64,7 @@ func (b *subscribingBackend) update(uri string) {
 // offers the resource uri.
 func newSubscribingHarness(t *testing.T, uri string) (*harness, *subscribingBackend) {
 	var sb *subscribingBackend
-	h := newHarness(t, func(o *Options) {
+	h := newHarness(t, func(o *setup) {
 		sb = &subscribingBackend{fakeBackend: o.Backend.(*fakeBackend), unsubscribed: make(chan string, 4)}
 		o.Backend = sb
 	})
@@ -181,7 +177,7 @@ func TestSubscriptionsOfOneURIAreSerialisedWithTheirServerCalls(t *testing.T) {
 	setup := func(t *testing.T) (*Server, *gatedSubscriber, func() *mcp.ClientSession) {
 		g := &gatedSubscriber{fakeBackend: &fakeBackend{call: echo, resources: []*mcp.Resource{{URI: uri, Name: "notes"}}},
 			subscribed: map[string]bool{}}
-		srv, err := New(Options{Backend: g, Index: resources.New(), Statuses: &fakeStatuses{m: map[events.Key]statusync.Status{}}, Logger: quiet()})
+		srv, err := New(Options{Backend: g, Logger: quiet()})
 		require.NoError(t, err)
 		connect := func() *mcp.ClientSession {
 			st, ct := mcp.NewInMemoryTransports()

@@ -2,20 +2,20 @@ package mcpserve
 
 import (
 	"context"
-	"fmt"
+	"errors"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/musterd/musterd/pkg/redact"
+	"github.com/musterd/musterd/pkg/tooldef"
 )
 
 // answerUnlisted is /mcp/direct's receiving middleware for a tools/call of
 // a name the exposed set does not hold. The go-sdk would answer such a
 // call "unknown tool" before musterd sees it, yet a name may be claimed
 // (claim.go): a workflow that is declared but cannot run is not listed, and
-// its call must say what is missing, as call_tool's and Server.CallTool's
-// do. So the call goes to Server.CallTool like any other: a claimed name is
+// its call must say what is missing, as call_tool's do. So the call goes to the Backend like any other: a claimed name is
 // answered by its claimer, and an unknown one gets musterd's error naming
 // it (an invalid-params JSON-RPC error, as the go-sdk and the
 // specification answer an unknown tool).
@@ -32,21 +32,18 @@ func (s *Server) answerUnlisted(next mcp.MethodHandler) mcp.MethodHandler {
 			return next(ctx, method, req)
 		}
 		name := call.Params.Name
-		if _, listed := s.current.Load().routes[name]; listed {
+		if s.listed.Load().has[name] {
 			// Listed, and so (unless the go-sdk rejected its schema)
 			// registered: the go-sdk's handler serves it.
 			return next(ctx, method, req)
 		}
-		if _, claimed := s.claimed(name); !claimed {
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: redact.String(unknownTool(name).Error())}
+		res, err := s.forward(ctx, name, call)
+		if errors.Is(err, ErrUnknownTool) {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: redact.String(err.Error())}
 		}
-		return s.forwardHandler(name)(ctx, call)
+		if err != nil {
+			return tooldef.Error(redact.String(err.Error())), nil
+		}
+		return res, nil
 	}
-}
-
-// unknownTool is the error of a call of a name nothing exposes or claims.
-// It says "tool not found" as muster's does, for the clients and scripts
-// that look for those words.
-func unknownTool(name string) error {
-	return fmt.Errorf("%w %q: tool not found: no core tool, running server or workflow offers it", ErrUnknownTool, name)
 }

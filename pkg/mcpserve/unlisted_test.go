@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/musterd/musterd/pkg/router"
+	"github.com/musterd/musterd/pkg/tooldef"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -22,7 +24,7 @@ func (p *claimingProvider) Claims(name string) bool { _, ok := p.unavailable[nam
 func (p *claimingProvider) CallTool(ctx context.Context, name string, args map[string]any, progress func(*mcp.ProgressNotificationParams)) (*mcp.CallToolResult, error) {
 	if missing, ok := p.unavailable[name]; ok {
 		wf := strings.TrimPrefix(name, "workflow_")
-		return errorResult("workflow " + wf + " is not available (missing required tools: " + missing + ")"), nil
+		return tooldef.Error("workflow " + wf + " is not available (missing required tools: " + missing + ")"), nil
 	}
 	return p.fakeProvider.CallTool(ctx, name, args, progress)
 }
@@ -32,7 +34,7 @@ func TestDirectAnswersAnUnavailableWorkflowWithoutListingIt(t *testing.T) {
 		fakeProvider: fakeProvider{tools: []*mcp.Tool{{Name: "workflow_greet", InputSchema: map[string]any{"type": "object"}}}},
 		unavailable:  map[string]string{"workflow_deploy": "x_k8s_apply, x_k8s_get"},
 	}
-	h := newHarness(t, func(o *Options) { o.Providers = []Provider{wf} })
+	h := newHarness(t, func(o *setup) { o.sources = []router.Source{wf} })
 	cs := h.connect(PathDirect, "2025-06-18", nil)
 
 	names := listNames(t, cs)

@@ -1,22 +1,55 @@
-// Package router is what the MCP endpoint serves of the managed servers:
-// their tools, resources and prompts, and the calls into their live
-// sessions.
+// Package router is the one way in for a tool call, and what the MCP
+// endpoint serves of the managed servers.
+//
+// The exposed set is the router's: the core tools (Options.Core, package
+// coretools) first, then the running servers' tools (from the catalogue),
+// then the further sources (Options.Sources: the workflows, package
+// workflowrun); the first to offer a name serves it, a later one is
+// skipped with a warning. Every call goes through CallTool: the
+// endpoint's (package mcpserve) and the workflow steps' (the engine is
+// handed the router as its caller, once both exist, since workflows call
+// workflows). The caller of a call (view, session, correlation ID, how to
+// notify its session) travels in its context as a Caller.
 //
 // Place in the pipeline: at the end, beside the status store, on the
 // runtime side. It reads the catalogue (kept by the runtime bridge from
-// the supervisor's observations) and calls through the supervisor; the
-// endpoint (package mcpserve) consumes it through an interface of its own,
-// which *Router satisfies. It knows nothing of the bus.
+// the supervisor's observations) and calls through the supervisor; it
+// knows its other sources only by the Source interface, and nothing of
+// the bus.
 //
 //	supervisor ──▶ bridge ──▶ catalogue ──Subscribe──▶ Router ──OnChange──▶ endpoint (list_changed)
-//	endpoint ──CallTool──▶ Router ──Resolve──▶ catalogue
-//	                             └──CallTool──▶ supervisor ──▶ the server's live session
+//	endpoint, engine ──CallTool──▶ Router ──▶ core tools, workflows (Source.CallTool)
+//	                                     └──Resolve──▶ catalogue ──▶ supervisor ──▶ the server's live session
+//
+// A change of what is exposed reaches the endpoint by one path, and runs
+// under these locks on the way:
+//
+//	supervisor.mu ─▶ bridge.OnChange ─▶ catalogue.apply (its write lock) ─▶ the router's subscription:
+//	    marks the change under router.mu, starts the delivering goroutine if none runs; never blocks
+//	a source's change (SourceChanged) ─▶ the same mark
+//	the delivering goroutine (no lock held) ─▶ OnChange watchers: the endpoint's Refresher.Kick, a send that never blocks
+//	the Refresher's goroutine ─▶ mcpserve.Server.Refresh (its refreshMu) ─▶ Router.Tools (exposedMu) ─▶ list_changed
 //
 // Guarantees:
 //
-//   - Tools lists exactly the catalogue: the tools of the servers that run,
-//     under their exposed names, with their definitions, sorted; nothing
-//     is offered before its server answered tools/list.
+//   - Tools recomputes the exposed set only when a source's offer changed
+//     (the same *mcp.Tool values in the same order are no change); a call
+//     routes by the set last computed, and a name not in it is looked up
+//     once more in a set computed then, so a tool is callable as soon as
+//     its source offers it. A name nothing offers or claims fails at once
+//     with ErrUnknownTool (which catalogue.ErrUnknownTool also matches),
+//     saying "tool not found".
+//
+//   - Each call is logged once, at debug, when it returns: the tool, its
+//     source, the server and its tool name for a server's tool, the view
+//     and session, the correlation ID, the arguments through
+//     redact.ArgsJSON, the result and the duration.
+//
+//   - The servers' part of the exposed set is exactly the catalogue: the
+//     tools of the servers that run, under their exposed names, with their
+//     definitions; nothing is offered before its server answered
+//     tools/list.
+//
 //   - CallTool routes an exposed name to the server that offers it, a
 //     family tool to the member its instance argument names (the argument
 //     removed). An unknown tool fails at once, naming it; a family's
@@ -33,12 +66,18 @@
 //     within a second; a spec-change restart drains the calls in flight
 //     (supervisor.Options.DrainTimeout). Progress and cancellation pass
 //     through.
+//
 //   - OnChange watchers are told, from a goroutine of the router's and
-//     never under the supervisor's lock, after every change of Tools()
-//     (and of Resources(), ResourceTemplates() or Prompts()):
-//     a server started, stopped, restarted with other tools, deleted, a
-//     family member gone, or a server's own tools/list_changed. Changes
-//     that come while a watcher runs are coalesced into one more call.
+//     never under a lock of anyone's, after every change of what is
+//     exposed: of the servers' tools (a server started, stopped, restarted
+//     with other tools, deleted, a family member gone, or a server's own
+//     tools/list_changed), of Resources(), ResourceTemplates() or
+//     Prompts(), and of a source's offer (SourceChanged: a workflow became
+//     runnable or not). Changes that come while a watcher runs are
+//     coalesced into one more call. It is the one path by which a change
+//     of what is exposed reaches the endpoint (the locks it runs under are
+//     drawn above).
+//
 //   - Resources, resource templates and prompts are listed from each
 //     running server in the background (at its start, after it listed its
 //     tools again, and when it sends resources/ or prompts/list_changed),
@@ -46,6 +85,7 @@
 //     naming (see listings.go). A read or get of a name not listed yet
 //     lists every server again first. What a server fails to list is left
 //     out, never fatal.
+//
 //   - Subscribe subscribes to an exposed resource at the server that
 //     offers it (supervisor.Subscribe), and OnResourceUpdated watchers get
 //     the server's notifications/resources/updated under the exposed URI.
@@ -53,11 +93,10 @@
 //     renewed: supervisor.Session) is subscribed again once it has been
 //     listed, and only then: other listings of the same session subscribe
 //     nothing (subscribe.go).
+//
 //   - Metrics per real tool, not per meta-tool:
 //     musterd_mcp_tool_calls_total{server,tool,result} (result success,
 //     tool_error or error), musterd_mcp_tool_call_duration_seconds
 //     {server,tool}, and musterd_mcp_catalogue_age_seconds{server}, the
 //     time since each running server's tools were last listed.
-//   - Each call is logged at debug with its arguments through
-//     redact.String.
 package router

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -13,7 +14,6 @@ import (
 	"github.com/musterd/musterd/internal/registry"
 	"github.com/musterd/musterd/pkg/catalogue"
 	"github.com/musterd/musterd/pkg/events"
-	"github.com/musterd/musterd/pkg/redact"
 	"github.com/musterd/musterd/pkg/supervisor"
 )
 
@@ -51,6 +51,13 @@ type Options struct {
 	// stopped or its definition deleted. Default: every server counts as
 	// declared (stopped).
 	Declared func(events.Key) bool
+	// Core, if set, offers the core tools (package coretools), exposed
+	// before every other tool: a server or workflow offering a core tool's
+	// name is skipped. Default: none.
+	Core Source
+	// Sources offer further tools, exposed after the servers' in their
+	// order: the workflows (package workflowrun). Default: none.
+	Sources []Source
 	// ListTimeout bounds each background listing of a server's resources,
 	// resource templates and prompts. Default 10s.
 	ListTimeout time.Duration
@@ -79,6 +86,13 @@ type Router struct {
 	declared    func(events.Key) bool
 
 	subs subscriptions // subscribe.go
+
+	core    Source
+	sources []Source
+	// exposed is the exposed set Tools last computed; exposedMu
+	// serializes its computing.
+	exposed   atomic.Pointer[exposed]
+	exposedMu sync.Mutex
 
 	mu         sync.Mutex
 	watchers   registry.Funcs[func()]
@@ -110,7 +124,10 @@ func New(opts Options) (*Router, error) {
 		log:         opts.Logger.With("component", "router"),
 		listTimeout: opts.ListTimeout,
 		declared:    opts.Declared,
+		core:        opts.Core,
+		sources:     opts.Sources,
 	}
+	r.exposed.Store(&exposed{routes: map[string]toolRoute{}})
 	r.listings.init(r)
 	if opts.Registerer != nil {
 		m, err := newMetrics(opts.Registerer, opts.Catalogue, opts.Now)
@@ -136,69 +153,33 @@ func New(opts Options) (*Router, error) {
 	return r, nil
 }
 
-// Tools returns every exposed server tool with its definition, Name set to
-// the exposed name, sorted by name. The definitions are shared: never
-// change one.
-func (r *Router) Tools() []*mcp.Tool { return r.cat.Definitions() }
-
-// CallTool calls the exposed tool name with args: the owning server's tool
-// or, for a family tool, the tool of the member args names (the instance
-// argument is removed before the call). args is not changed.
-//
-// An error means the call could not be made or completed: an unknown tool
-// (catalogue.ErrUnknownTool, at once), a tool whose server stopped running
-// ("server not found: …" wrapping the supervisor's *supervisor.ServerError,
-// see Claims), a family's instance argument missing or wrong, a server not running or not ready within its wait, or
-// dead or stopped mid-call (*supervisor.ServerError), the caller's
-// cancellation (forwarded to the server as notifications/cancelled). A
-// tool-level failure is a result with IsError. The result (content of every
-// kind, structuredContent, isError) is the server's, unchanged. progress,
-// if set, gets the server's progress notifications for the call; their
-// ProgressToken is nil, for the caller to set its own.
-func (r *Router) CallTool(ctx context.Context, name string, args map[string]any,
-	progress func(*mcp.ProgressNotificationParams)) (*mcp.CallToolResult, error) {
+// callServer calls the exposed tool name of a managed server: the owning
+// server's tool or, for a family tool, the tool of the member args names
+// (the instance argument is removed before the call), or a tool whose
+// server stopped running (see Claims). It notes the server and its tool in
+// l and counts the call in the metrics.
+func (r *Router) callServer(ctx context.Context, name string, args map[string]any,
+	progress func(*mcp.ProgressNotificationParams), l *callLog) (*mcp.CallToolResult, error) {
 	target, err := r.cat.Resolve(name, args)
 	if errors.Is(err, catalogue.ErrUnknownTool) {
 		if res, gone, goneErr := r.callGone(ctx, name, args, progress); gone { // gone.go
-			if goneErr != nil {
-				r.log.Debug("mcp tool call of a server not running", "tool", name, "error", redact.String(goneErr.Error()))
-			}
 			return res, goneErr
 		}
 	}
 	if err != nil {
-		r.log.Debug("mcp tool call refused", "tool", name, "error", redact.String(err.Error()))
 		return nil, err
 	}
+	l.server, l.serverTool, l.args = target.Server.String(), target.Tool, target.Arguments
 	start := time.Now()
 	params := &mcp.CallToolParams{Name: target.Tool, Arguments: target.Arguments}
 	if target.Arguments == nil {
 		params.Arguments = map[string]any{}
 	}
 	res, err := r.servers.CallTool(ctx, target.Server, params, progress)
-	took := time.Since(start)
-	result := resultOK
-	switch {
-	case err != nil:
-		result = resultError
-	case res != nil && res.IsError:
-		result = resultToolError
-	}
 	if r.metrics != nil {
-		r.metrics.observeCall(target.Server, name, result, took)
+		r.metrics.observeCall(target.Server, name, outcome(res, err), time.Since(start))
 	}
-	if r.log.Enabled(ctx, slog.LevelDebug) {
-		attrs := []any{"tool", name, "server", target.Server.String(), "serverTool", target.Tool,
-			"arguments", redact.ArgsJSON(target.Arguments), "result", result, "duration", took}
-		if err != nil {
-			attrs = append(attrs, "error", redact.String(err.Error())) // a server's error may quote a secret
-		}
-		r.log.DebugContext(ctx, "mcp tool call", attrs...)
-	}
-	if err != nil {
-		return nil, err
-	}
-	return res, nil
+	return res, err
 }
 
 // OnChange registers fn to be called after Tools() changed (a tool
@@ -209,6 +190,12 @@ func (r *Router) CallTool(ctx context.Context, name string, args map[string]any,
 // call, after which the lists have them all. The returned func ends the
 // registration.
 func (r *Router) OnChange(fn func()) (cancel func()) { return r.watchers.Add(fn) }
+
+// SourceChanged tells the router that a source's offer (Options.Core,
+// Options.Sources) may have changed, so that its OnChange watchers are
+// told as they are of the servers' changes: the one path by which a change
+// of what is exposed reaches the endpoint. It never blocks.
+func (r *Router) SourceChanged() { r.changed() }
 
 // changed tells the watchers that the lists changed. It may run under the
 // supervisor's lock (from the catalogue's subscription), so it only marks

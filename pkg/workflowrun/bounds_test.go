@@ -13,6 +13,7 @@ import (
 
 	"github.com/musterd/musterd/pkg/api/types"
 	"github.com/musterd/musterd/pkg/apis/muster/v1alpha1"
+	"github.com/musterd/musterd/pkg/coretools"
 	"github.com/musterd/musterd/pkg/events"
 	"github.com/musterd/musterd/pkg/resources"
 	"github.com/musterd/musterd/pkg/workflowrun"
@@ -133,7 +134,7 @@ func TestARunInProgressShowsItsFinishedSteps(t *testing.T) {
 		assert.Equal(t, "first", exec.Steps[0].StepID)
 		assert.Equal(t, "completed", exec.Steps[0].Status)
 
-		res, err := e.CallTool(context.Background(), workflowrun.ToolExecutionGet, map[string]any{"execution_id": id}, nil)
+		res, err := executionTools(t, e).CallTool(context.Background(), coretools.ToolExecutionGet, map[string]any{"execution_id": id}, nil)
 		require.NoError(t, err)
 		assert.Contains(t, res.Content[0].(*mcp.TextContent).Text, `"step_id":"first"`, "the MCP tool shows it too")
 

@@ -1,14 +1,15 @@
 // Package workflowrun runs workflows: every workflow the reconciler finds
 // valid is the tool workflow_<name>, and a call of it runs its steps with
 // muster's semantics, as an execution that is kept and can be read back
-// through core_workflow_execution_list and core_workflow_execution_get.
+// (Executions, Execution: the HTTP API, and core_workflow_execution_list
+// and _get in package coretools).
 //
-// Place in the pipeline: at its end, beside the MCP endpoint, which holds
-// the Engine as a tool provider (Tools, CallTool). It reads the definitions
-// in force from the resources index and the workflow reconciler's verdict
+// Place in the pipeline: at its end, a source of the router's tools
+// (Tools, CallTool, Claims). It reads the definitions in force from the
+// resources index and the workflow reconciler's verdict
 // (reconcilers.Registry.Status); it calls tools only through the Caller
-// the wiring gives it (the endpoint's router, which routes x_…, core_… and
-// workflow_… names, so a step may run another workflow). It never imports
+// the wiring gives it (the router, which routes x_…, core_… and workflow_…
+// names, so a step may run another workflow). It never imports
 // the bus: each run's WorkflowExecutionStarted and
 // WorkflowExecutionFinished events, and each tool step's
 // WorkflowStepStarted (as its call begins) and WorkflowStepFinished

@@ -21,19 +21,13 @@ import (
 )
 
 // Caller calls a tool by its exposed name: x_…, core_… or workflow_…. The
-// MCP endpoint's router is one; the engine's steps call through it.
+// router (package router) is one; the engine's steps call through it.
 type Caller interface {
 	CallTool(ctx context.Context, name string, args map[string]any, progress func(*mcp.ProgressNotificationParams)) (*mcp.CallToolResult, error)
 }
 
 // ToolPrefix starts the name of every workflow's tool: workflow_<name>.
 const ToolPrefix = "workflow_"
-
-// Names of the execution tools the engine serves.
-const (
-	ToolExecutionList = "core_workflow_execution_list"
-	ToolExecutionGet  = "core_workflow_execution_get"
-)
 
 // Defaults of Options.
 const (
@@ -132,8 +126,7 @@ type Engine struct {
 	store   *store
 	metrics *metrics
 
-	execTools []*mcp.Tool // executionTools, built once
-	running   sync.Map    // execution ID → *runner, while the run lasts
+	running sync.Map // execution ID → *runner, while the run lasts
 
 	mu    sync.Mutex
 	tools toolSet
@@ -169,7 +162,7 @@ func New(opts Options) (*Engine, error) {
 	opts.MaxExecutions = cmp.Or(opts.MaxExecutions, DefaultMaxExecutions)
 	opts.MaxAge = cmp.Or(opts.MaxAge, DefaultMaxAge)
 	opts.VerdictWait = cmp.Or(opts.VerdictWait, DefaultVerdictWait)
-	e := &Engine{opts: opts, log: cmp.Or(opts.Logger, slog.Default()).With("component", "workflowrun"), execTools: executionTools(),
+	e := &Engine{opts: opts, log: cmp.Or(opts.Logger, slog.Default()).With("component", "workflowrun"),
 		refreshed: make(chan struct{})}
 	var err error
 	if e.store, err = openStore(opts.StateDir, opts.MaxExecutions, opts.MaxAge, e.log); err != nil {
@@ -182,7 +175,7 @@ func New(opts Options) (*Engine, error) {
 }
 
 // SetCaller sets the router the steps call tools through. The router
-// usually holds the engine as a provider, so it is set after both exist;
+// holds the engine as one of its sources, so it is set after both exist;
 // a run before it fails at its first step.
 func (e *Engine) SetCaller(c Caller) { e.caller.Store(&callerBox{c}) }
 
@@ -286,8 +279,8 @@ func (w workflow) available() error {
 	return &UnavailableError{Workflow: w.def.Name}
 }
 
-// Tools returns workflow_<name> for every valid workflow, sorted by name,
-// then the execution tools: the tools as of the last Refresh or
+// Tools returns workflow_<name> for every valid workflow, sorted by name:
+// the tools as of the last Refresh or
 // RefreshWorkflows. A workflow's tool is built once per definition and
 // returned as the same pointer until the definition changes, so that the
 // endpoint compares tools without encoding them: with 100,000 workflows,
@@ -296,12 +289,12 @@ func (w workflow) available() error {
 func (e *Engine) Tools() []*mcp.Tool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return e.tools.sorted(e.execTools)
+	return e.tools.sorted()
 }
 
 // Claims reports whether name is the tool of a declared workflow, valid
 // or not: a call of an invalid one is answered, saying why it cannot run
-// (mcpserve.Claimer).
+// (router.Claimer).
 func (e *Engine) Claims(name string) bool {
 	wf, ok := strings.CutPrefix(name, ToolPrefix)
 	if !ok {
@@ -356,15 +349,11 @@ func (e *Engine) toolsChanged(changed bool) {
 	}
 }
 
-// CallTool runs workflow_<name>, or answers an execution tool. A workflow
+// CallTool runs workflow_<name>. A workflow
 // that fails, or cannot run, is a result with IsError set, its text saying
 // why; an unknown tool is an error.
 func (e *Engine) CallTool(ctx context.Context, name string, args map[string]any, progress func(*mcp.ProgressNotificationParams)) (*mcp.CallToolResult, error) {
 	switch {
-	case name == ToolExecutionList:
-		return e.executionList(args), nil
-	case name == ToolExecutionGet:
-		return e.executionGet(args), nil
 	case strings.HasPrefix(name, ToolPrefix):
 		return e.run(ctx, strings.TrimPrefix(name, ToolPrefix), args, progress), nil
 	}

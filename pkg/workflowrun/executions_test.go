@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/musterd/musterd/pkg/api/types"
+	"github.com/musterd/musterd/pkg/coretools"
 	"github.com/musterd/musterd/pkg/events"
 	"github.com/musterd/musterd/pkg/workflowrun"
 )
@@ -52,7 +53,7 @@ func TestExecutionsAreListedAndGotInMustersShapes(t *testing.T) {
 	failedID := doc["execution_id"].(string)
 
 	var list types.ExecutionList
-	h.tool(workflowrun.ToolExecutionList, nil, &list)
+	h.tool(coretools.ToolExecutionList, nil, &list)
 	assert.Equal(t, 4, list.Total)
 	assert.Equal(t, 50, list.Limit)
 	assert.False(t, list.HasMore)
@@ -61,16 +62,16 @@ func TestExecutionsAreListedAndGotInMustersShapes(t *testing.T) {
 	assert.Equal(t, "failed", list.Executions[0].Status)
 	assert.Equal(t, 2, list.Executions[1].StepCount)
 
-	h.tool(workflowrun.ToolExecutionList, map[string]any{"workflow_name": "ok", "limit": 2}, &list)
+	h.tool(coretools.ToolExecutionList, map[string]any{"workflow_name": "ok", "limit": 2}, &list)
 	assert.Equal(t, 3, list.Total)
 	assert.True(t, list.HasMore)
 	require.Len(t, list.Executions, 2)
 	assert.Equal(t, ids[2], list.Executions[0].ExecutionID)
-	h.tool(workflowrun.ToolExecutionList, map[string]any{"workflow_name": "ok", "limit": 2, "offset": 2}, &list)
+	h.tool(coretools.ToolExecutionList, map[string]any{"workflow_name": "ok", "limit": 2, "offset": 2}, &list)
 	assert.False(t, list.HasMore)
 	require.Len(t, list.Executions, 1)
 	assert.Equal(t, ids[0], list.Executions[0].ExecutionID)
-	h.tool(workflowrun.ToolExecutionList, map[string]any{"status": "failed"}, &list)
+	h.tool(coretools.ToolExecutionList, map[string]any{"status": "failed"}, &list)
 	assert.Equal(t, 1, list.Total)
 
 	for args, want := range map[string]string{
@@ -83,13 +84,13 @@ func TestExecutionsAreListedAndGotInMustersShapes(t *testing.T) {
 	} {
 		var a map[string]any
 		require.NoError(t, json.Unmarshal([]byte(args), &a))
-		text, isError := h.tool(workflowrun.ToolExecutionList, a, nil)
+		text, isError := h.tool(coretools.ToolExecutionList, a, nil)
 		assert.True(t, isError, args)
 		assert.Equal(t, want, text, args)
 	}
 
 	var exec types.Execution
-	h.tool(workflowrun.ToolExecutionGet, map[string]any{"execution_id": ids[0]}, &exec)
+	h.tool(coretools.ToolExecutionGet, map[string]any{"execution_id": ids[0]}, &exec)
 	assert.Equal(t, "ok", exec.WorkflowName)
 	assert.Equal(t, "completed", exec.Status)
 	assert.Equal(t, map[string]any{"who": "ada", "api_token": "[redacted]"}, exec.Input, "secrets redacted")
@@ -105,13 +106,13 @@ func TestExecutionsAreListedAndGotInMustersShapes(t *testing.T) {
 	assert.NotNil(t, exec.CompletedAt)
 
 	var summary map[string]any
-	h.tool(workflowrun.ToolExecutionGet, map[string]any{"execution_id": ids[0], "include_steps": false}, &summary)
+	h.tool(coretools.ToolExecutionGet, map[string]any{"execution_id": ids[0], "include_steps": false}, &summary)
 	assert.NotContains(t, summary, "steps")
 	assert.NotContains(t, summary["result"], "steps")
 	assert.Contains(t, summary["result"], "workflow")
 
 	var one types.Execution
-	h.tool(workflowrun.ToolExecutionGet, map[string]any{"execution_id": ids[0], "step_id": "second"}, &one)
+	h.tool(coretools.ToolExecutionGet, map[string]any{"execution_id": ids[0], "step_id": "second"}, &one)
 	require.Len(t, one.Steps, 1)
 	assert.Equal(t, "second", one.Steps[0].StepID)
 	assert.Nil(t, one.Result)
@@ -127,7 +128,7 @@ func TestExecutionsAreListedAndGotInMustersShapes(t *testing.T) {
 	} {
 		var a map[string]any
 		require.NoError(t, json.Unmarshal([]byte(args), &a))
-		text, isError := h.tool(workflowrun.ToolExecutionGet, a, nil)
+		text, isError := h.tool(coretools.ToolExecutionGet, a, nil)
 		assert.True(t, isError, args)
 		assert.Equal(t, want, text, args)
 	}

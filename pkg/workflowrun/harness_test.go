@@ -16,10 +16,12 @@ import (
 	"github.com/musterd/musterd/internal/mcpfake"
 	"github.com/musterd/musterd/pkg/apis/muster/v1alpha1"
 	"github.com/musterd/musterd/pkg/catalogue"
+	"github.com/musterd/musterd/pkg/coretools"
 	"github.com/musterd/musterd/pkg/events"
 	"github.com/musterd/musterd/pkg/reconcilers"
 	"github.com/musterd/musterd/pkg/reconcilers/workflow"
 	"github.com/musterd/musterd/pkg/resources"
+	"github.com/musterd/musterd/pkg/statusync"
 	"github.com/musterd/musterd/pkg/workflowrun"
 )
 
@@ -36,6 +38,7 @@ const fakeTools = "echo,json,fail,sleep,sleeps,big,gate,gate_waiting,gate_open"
 // goes to the server, workflow_… and the execution tools to the engine.
 type router struct {
 	engine   *workflowrun.Engine
+	core     *coretools.Provider // the execution tools
 	session  *mcp.ClientSession
 	sessions map[string]*mcp.ClientSession // more servers: x_<name>_ → session
 
@@ -46,8 +49,11 @@ type router struct {
 }
 
 func (r *router) CallTool(ctx context.Context, name string, args map[string]any, progress func(*mcp.ProgressNotificationParams)) (*mcp.CallToolResult, error) {
-	if strings.HasPrefix(name, workflowrun.ToolPrefix) || strings.HasPrefix(name, "core_workflow_execution") {
+	if strings.HasPrefix(name, workflowrun.ToolPrefix) {
 		return r.engine.CallTool(ctx, name, args, progress)
+	}
+	if strings.HasPrefix(name, "core_workflow_execution") {
+		return r.core.CallTool(ctx, name, args, progress)
 	}
 	session := r.session
 	tool, ok := strings.CutPrefix(name, "x_fake_")
@@ -144,8 +150,22 @@ func newHarness(t *testing.T, opts workflowrun.Options) *harness {
 	require.NoError(t, err)
 	h.engine.SetCaller(h.router)
 	h.router.engine = h.engine
+	h.router.core = executionTools(t, h.engine)
 	return h
 }
+
+// executionTools is the core tools' provider of e's executions.
+func executionTools(t *testing.T, e *workflowrun.Engine) *coretools.Provider {
+	t.Helper()
+	p, err := coretools.New(coretools.Options{Index: resources.New(), Statuses: noStatuses{}, Executions: e})
+	require.NoError(t, err)
+	return p
+}
+
+// noStatuses is a status store that holds none.
+type noStatuses struct{}
+
+func (noStatuses) Get(events.Key) (statusync.Status, bool) { return statusync.Status{}, false }
 
 // declare puts the workflow in src into the index and reconciles it.
 func (h *harness) declare(src string) events.Key {

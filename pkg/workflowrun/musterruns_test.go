@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/musterd/musterd/pkg/api/types"
+	"github.com/musterd/musterd/pkg/coretools"
 	"github.com/musterd/musterd/pkg/workflowrun"
 )
 
@@ -316,7 +317,7 @@ func TestAStepOfAnExecutionIsGotByItsID(t *testing.T) {
 		"each":       {"host": "a"},
 		"each_1":     {"host": "b"},
 	} {
-		text, isError := h.tool(workflowrun.ToolExecutionGet, map[string]any{"execution_id": id, "step_id": stepID}, nil)
+		text, isError := h.tool(coretools.ToolExecutionGet, map[string]any{"execution_id": id, "step_id": stepID}, nil)
 		require.False(t, isError, text)
 		var view types.Execution
 		require.NoError(t, json.Unmarshal([]byte(text), &view))

@@ -20,7 +20,7 @@ import (
 // a daemon with 100,000 workflows busy for good. The engine's mu guards it.
 type toolSet struct {
 	byName map[string]cachedTool // by workflow name
-	list   []*mcp.Tool           // sorted by name, then the execution tools; nil once stale
+	list   []*mcp.Tool           // sorted by name; nil once stale
 	listed bool                  // a refresh has run: the first reports a change
 }
 
@@ -52,16 +52,16 @@ func (s *toolSet) set(name string, def *v1alpha1.Workflow) (changed bool) {
 	return true
 }
 
-// sorted returns the tools by name, then extra. The slice is shared and
+// sorted returns the tools by name. The slice is shared and
 // capped at its length, so a caller's append copies it.
-func (s *toolSet) sorted(extra []*mcp.Tool) []*mcp.Tool {
+func (s *toolSet) sorted() []*mcp.Tool {
 	if s.list == nil {
-		list := make([]*mcp.Tool, 0, len(s.byName)+len(extra))
+		list := make([]*mcp.Tool, 0, len(s.byName))
 		for _, ct := range s.byName {
 			list = append(list, ct.tool)
 		}
 		slices.SortFunc(list, func(a, b *mcp.Tool) int { return strings.Compare(a.Name, b.Name) })
-		s.list = append(list, extra...)
+		s.list = list
 	}
 	return s.list[:len(s.list):len(s.list)]
 }

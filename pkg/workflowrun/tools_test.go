@@ -84,12 +84,12 @@ func TestRefreshWorkflowsReadsOnlyTheNamedWorkflows(t *testing.T) {
 	assert.Equal(t, 3, changed, "a full Refresh finds what RefreshWorkflows found")
 }
 
-// Tools lists the workflows' tools by name, then the execution tools.
-func TestToolsListsWorkflowsByNameThenTheExecutionTools(t *testing.T) {
+// Tools lists the workflows' tools by name.
+func TestToolsListsWorkflowsByName(t *testing.T) {
 	h := newHarness(t, workflowrun.Options{})
 	h.declare(wf("b", "  steps:\n    - {id: s, tool: x_fake_echo}\n"))
 	h.declare(wf("a", "  steps:\n    - {id: s, tool: x_fake_echo}\n"))
 	h.engine.Refresh()
-	assert.Equal(t, []string{"workflow_a", "workflow_b", workflowrun.ToolExecutionList, workflowrun.ToolExecutionGet},
+	assert.Equal(t, []string{"workflow_a", "workflow_b"},
 		toolNames(h.engine.Tools()))
 }

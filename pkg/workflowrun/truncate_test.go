@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/musterd/musterd/pkg/api/types"
+	"github.com/musterd/musterd/pkg/coretools"
 	"github.com/musterd/musterd/pkg/workflowrun"
 )
 
@@ -57,7 +58,7 @@ func TestARecordOverItsBoundHasItsLargePayloadsReplaced(t *testing.T) {
 	assert.LessOrEqual(t, len(data), 2000)
 	assert.Contains(t, string(data), `"truncated":true`)
 
-	text, isError := h.tool(workflowrun.ToolExecutionGet, map[string]any{"execution_id": doc["execution_id"]}, nil)
+	text, isError := h.tool(coretools.ToolExecutionGet, map[string]any{"execution_id": doc["execution_id"]}, nil)
 	require.False(t, isError)
 	assert.Contains(t, text, "[truncated: payload exceeded retention size limit]", "core_workflow_execution_get shows the marker")
 }

@@ -1,4 +1,4 @@
-package mcpserve
+package coretools
 
 import (
 	"cmp"
@@ -18,52 +18,53 @@ import (
 	"github.com/musterd/musterd/pkg/events"
 	"github.com/musterd/musterd/pkg/redact"
 	"github.com/musterd/musterd/pkg/resources"
+	"github.com/musterd/musterd/pkg/tooldef"
 )
 
-// newCoreTools returns the core tools: read-only views of the state the
-// pipeline keeps, under muster's names and result shapes, and
+// readTools returns the core tools that change nothing: views of the
+// state the pipeline keeps, under muster's names and result shapes, and
 // core_reconcile_status beyond muster.
-func (s *Server) newCoreTools() []*builtin {
-	named := func(what string) []arg {
-		return []arg{{name: "name", typ: typeString, required: true, description: "Name of the " + what + " (name, or namespace/name)"}}
+func (p *Provider) readTools() []*tooldef.Tool {
+	named := func(what string) []tooldef.Arg {
+		return []tooldef.Arg{{Name: "name", Type: tooldef.String, Required: true, Description: "Name of the " + what + " (name, or namespace/name)"}}
 	}
-	return []*builtin{
-		{name: "core_config_get", description: "Get the current muster configuration", call: s.configGet},
-		{name: "core_events", description: "List and filter events for muster resources", args: []arg{
-			{name: "resourceType", typ: typeString, description: "Filter by resource type (MCPServer, Workflow)"},
-			{name: "resourceName", typ: typeString, description: "Filter by resource name"},
-			{name: "namespace", typ: typeString, description: "Filter by namespace"},
-			{name: "eventType", typ: typeString, description: "Filter by event type (Normal, Warning)"},
-			{name: "since", typ: typeString, description: "Show events after this time (duration like '1h' or RFC3339 timestamp)"},
-			{name: "until", typ: typeString, description: "Show events before this time (RFC3339 timestamp)"},
-			{name: "limit", typ: typeNumber, description: "Maximum number of events to return", def: defaultEventLimit},
-			{name: "follow", typ: typeBoolean, description: "Stream new events as they occur (follow mode), as notifications/muster/event on the session's stream", def: false},
-		}, call: s.coreEvents},
-		{name: "core_mcpserver_get", description: "Get detailed information about a specific MCP server definition", args: named("MCP server to retrieve"), call: s.mcpserverGet},
-		{name: "core_mcpserver_list", description: "List all MCP server definitions with their status. By default, failed servers are hidden.", args: []arg{
-			{name: "showAll", typ: typeBoolean, description: "Show all servers including failed ones (default: false)"},
-			{name: "verbose", typ: typeBoolean, description: "Show detailed error information for failed servers (default: false)"},
-		}, call: s.mcpserverList},
-		{name: "core_reconcile_status", description: "Show musterd's reconcile state of one resource (state, last error, retries, next retry, correlation ID), or, with no name, the overview (mode, leader or follower, enabled kinds, queue depth, resources and servers by state, last full resync, tool count) and every resource's state", args: []arg{
-			{name: "kind", typ: typeString, description: "Resource kind (MCPServer, Workflow, or an alias such as mcpserver, wf); default: every kind"},
-			{name: "name", typ: typeString, description: "Resource name (name, or namespace/name); default: every resource"},
-			{name: "namespace", typ: typeString, description: "Only resources of this namespace"},
-		}, call: s.reconcileStatus},
-		{name: "core_service_list", description: "List all services (the MCP servers musterd runs) with their current status", call: s.serviceList},
-		{name: "core_service_status", description: "Get status of a specific service", args: []arg{
-			{name: "name", typ: typeString, required: true, description: "Service name to get status for"},
-		}, call: s.serviceStatus},
-		{name: "core_workflow_available", description: "Check whether a workflow is available: valid, with every tool it names offered", args: named("workflow"), call: s.workflowAvailable},
-		{name: "core_workflow_get", description: "Get a workflow definition, with its YAML", args: named("workflow"), call: s.workflowGet},
-		{name: "core_workflow_list", description: "List workflows with their availability", args: []arg{
-			{name: "include_system", typ: typeBoolean, description: "Include system workflows (musterd has none; accepted for muster's CLI)"},
-		}, call: s.workflowList},
+	return []*tooldef.Tool{
+		{Name: "core_config_get", Description: "Get the current muster configuration", Call: p.configGet},
+		{Name: "core_events", Description: "List and filter events for muster resources", Args: []tooldef.Arg{
+			{Name: "resourceType", Type: tooldef.String, Description: "Filter by resource type (MCPServer, Workflow)"},
+			{Name: "resourceName", Type: tooldef.String, Description: "Filter by resource name"},
+			{Name: "namespace", Type: tooldef.String, Description: "Filter by namespace"},
+			{Name: "eventType", Type: tooldef.String, Description: "Filter by event type (Normal, Warning)"},
+			{Name: "since", Type: tooldef.String, Description: "Show events after this time (duration like '1h' or RFC3339 timestamp)"},
+			{Name: "until", Type: tooldef.String, Description: "Show events before this time (RFC3339 timestamp)"},
+			{Name: "limit", Type: tooldef.Number, Description: "Maximum number of events to return", Default: defaultEventLimit},
+			{Name: "follow", Type: tooldef.Boolean, Description: "Stream new events as they occur (follow mode), as notifications/muster/event on the session's stream", Default: false},
+		}, Call: p.coreEvents},
+		{Name: "core_mcpserver_get", Description: "Get detailed information about a specific MCP server definition", Args: named("MCP server to retrieve"), Call: p.mcpserverGet},
+		{Name: "core_mcpserver_list", Description: "List all MCP server definitions with their status. By default, failed servers are hidden.", Args: []tooldef.Arg{
+			{Name: "showAll", Type: tooldef.Boolean, Description: "Show all servers including failed ones (default: false)"},
+			{Name: "verbose", Type: tooldef.Boolean, Description: "Show detailed error information for failed servers (default: false)"},
+		}, Call: p.mcpserverList},
+		{Name: "core_reconcile_status", Description: "Show musterd's reconcile state of one resource (state, last error, retries, next retry, correlation ID), or, with no name, the overview (mode, leader or follower, enabled kinds, queue depth, resources and servers by state, last full resync, tool count) and every resource's state", Args: []tooldef.Arg{
+			{Name: "kind", Type: tooldef.String, Description: "Resource kind (MCPServer, Workflow, or an alias such as mcpserver, wf); default: every kind"},
+			{Name: "name", Type: tooldef.String, Description: "Resource name (name, or namespace/name); default: every resource"},
+			{Name: "namespace", Type: tooldef.String, Description: "Only resources of this namespace"},
+		}, Call: p.reconcileStatus},
+		{Name: "core_service_list", Description: "List all services (the MCP servers musterd runs) with their current status", Call: p.serviceList},
+		{Name: "core_service_status", Description: "Get status of a specific service", Args: []tooldef.Arg{
+			{Name: "name", Type: tooldef.String, Required: true, Description: "Service name to get status for"},
+		}, Call: p.serviceStatus},
+		{Name: "core_workflow_available", Description: "Check whether a workflow is available: valid, with every tool it names offered", Args: named("workflow"), Call: p.workflowAvailable},
+		{Name: "core_workflow_get", Description: "Get a workflow definition, with its YAML", Args: named("workflow"), Call: p.workflowGet},
+		{Name: "core_workflow_list", Description: "List workflows with their availability", Args: []tooldef.Arg{
+			{Name: "include_system", Type: tooldef.Boolean, Description: "Include system workflows (musterd has none; accepted for muster's CLI)"},
+		}, Call: p.workflowList},
 	}
 }
 
 // mode is core_mcpserver_list's "mode".
-func (s *Server) mode() string {
-	if s.opts.Kubernetes {
+func (p *Provider) mode() string {
+	if p.opts.Kubernetes {
 		return "kubernetes"
 	}
 	return "filesystem"
@@ -72,13 +73,13 @@ func (s *Server) mode() string {
 // find returns the declared resource of kind that ref names: "name", or
 // "namespace/name". A bare name declared in several namespaces is the one
 // in "default" if there is one, else ambiguous.
-func (s *Server) find(kind, ref string) (resources.Entry, error) {
+func (p *Provider) find(kind, ref string) (resources.Entry, error) {
 	namespace, name, qualified := strings.Cut(ref, "/")
 	if !qualified {
 		namespace, name = "", ref
 	}
 	var found []resources.Entry
-	for _, e := range s.opts.Index.List(kind) {
+	for _, e := range p.opts.Index.List(kind) {
 		if e.Key.Name == name && (namespace == "" || e.Key.Namespace == namespace) {
 			found = append(found, e)
 		}
@@ -102,8 +103,8 @@ func (s *Server) find(kind, ref string) (resources.Entry, error) {
 }
 
 // sortedEntries lists kind's declared resources by name, then namespace.
-func (s *Server) sortedEntries(kind string) []resources.Entry {
-	list := s.opts.Index.List(kind)
+func (p *Provider) sortedEntries(kind string) []resources.Entry {
+	list := p.opts.Index.List(kind)
 	slices.SortFunc(list, func(a, b resources.Entry) int {
 		return cmp.Or(cmp.Compare(a.Key.Name, b.Key.Name), cmp.Compare(a.Key.Namespace, b.Key.Namespace))
 	})
@@ -139,7 +140,7 @@ type serverInfo struct {
 }
 
 // serverInfoOf shows e, an MCPServer entry; verbose keeps the last error.
-func (s *Server) serverInfoOf(e resources.Entry, verbose bool) serverInfo {
+func (p *Provider) serverInfoOf(e resources.Entry, verbose bool) serverInfo {
 	info := serverInfo{Name: e.Key.Name, Namespace: e.Key.Namespace}
 	if obj, ok := e.Object.(*v1alpha1.MCPServer); ok {
 		spec := shared.RedactMCPServer(obj.Spec)
@@ -149,7 +150,7 @@ func (s *Server) serverInfoOf(e resources.Entry, verbose bool) serverInfo {
 		info.ToolPrefix, info.Family = spec.ToolPrefix, spec.Family
 	}
 	lastError := ""
-	if st, ok := s.mcpServerStatus(e.Key); ok {
+	if st, ok := p.mcpServerStatus(e.Key); ok {
 		info.State = string(st.State)
 		info.ConsecutiveFailures = st.ConsecutiveFailures
 		lastError = redact.String(st.LastError)
@@ -168,8 +169,8 @@ func (s *Server) serverInfoOf(e resources.Entry, verbose bool) serverInfo {
 		info.State = string(v1alpha1.MCPServerStateFailed)
 		lastError = redact.String(e.Err.Error())
 	}
-	if s.opts.ServerTools != nil {
-		info.ToolsCount = len(s.opts.ServerTools(e.Key))
+	if p.opts.ServerTools != nil {
+		info.ToolsCount = len(p.opts.ServerTools(e.Key))
 	}
 	info.StatusMessage = statusMessage(v1alpha1.MCPServerState(info.State), lastError)
 	if verbose {
@@ -179,11 +180,11 @@ func (s *Server) serverInfoOf(e resources.Entry, verbose bool) serverInfo {
 }
 
 // mcpServerStatus is key's status as the MCPServer reconciler observed it.
-func (s *Server) mcpServerStatus(key events.Key) (v1alpha1.MCPServerStatus, bool) {
-	if s.opts.ResourceStatus == nil {
+func (p *Provider) mcpServerStatus(key events.Key) (v1alpha1.MCPServerStatus, bool) {
+	if p.opts.ResourceStatus == nil {
 		return v1alpha1.MCPServerStatus{}, false
 	}
-	raw, ok := s.opts.ResourceStatus(key)
+	raw, ok := p.opts.ResourceStatus(key)
 	if !ok {
 		return v1alpha1.MCPServerStatus{}, false
 	}
@@ -207,37 +208,37 @@ func statusMessage(state v1alpha1.MCPServerState, lastError string) string {
 		if lastError == "" {
 			return "Server failed to start"
 		}
-		return "Server failed: " + summarize(lastError, summaryMaxRunes)
+		return "Server failed: " + tooldef.Summary(lastError, tooldef.SummaryMaxRunes)
 	}
 	return ""
 }
 
-func (s *Server) mcpserverList(_ context.Context, a args) (*mcp.CallToolResult, error) {
-	showAll, verbose := a.boolean("showAll", false), a.boolean("verbose", false)
+func (p *Provider) mcpserverList(_ context.Context, a tooldef.Args) (*mcp.CallToolResult, error) {
+	showAll, verbose := a.Bool("showAll", false), a.Bool("verbose", false)
 	servers := []serverInfo{}
 	hidden := 0
-	for _, e := range s.sortedEntries(v1alpha1.KindMCPServer) {
-		info := s.serverInfoOf(e, verbose)
+	for _, e := range p.sortedEntries(v1alpha1.KindMCPServer) {
+		info := p.serverInfoOf(e, verbose)
 		if info.State == string(v1alpha1.MCPServerStateFailed) && !showAll {
 			hidden++
 			continue
 		}
 		servers = append(servers, info)
 	}
-	result := map[string]any{"mcpServers": servers, "total": len(servers), "mode": s.mode()}
+	result := map[string]any{"mcpServers": servers, "total": len(servers), "mode": p.mode()}
 	if hidden > 0 {
 		result["hiddenFailed"] = hidden
 		result["hint"] = fmt.Sprintf("(%d failed servers hidden, use --all to show, --verbose for details)", hidden)
 	}
-	return jsonResult(result)
+	return tooldef.JSON(result)
 }
 
-func (s *Server) mcpserverGet(_ context.Context, a args) (*mcp.CallToolResult, error) {
-	e, err := s.find(v1alpha1.KindMCPServer, a.str("name"))
+func (p *Provider) mcpserverGet(_ context.Context, a tooldef.Args) (*mcp.CallToolResult, error) {
+	e, err := p.find(v1alpha1.KindMCPServer, a.Str("name"))
 	if err != nil {
-		return errorResult("Failed to get MCP server: " + err.Error()), nil
+		return tooldef.Error("Failed to get MCP server: " + err.Error()), nil
 	}
-	return jsonResult(s.serverInfoOf(e, true))
+	return tooldef.JSON(p.serverInfoOf(e, true))
 }
 
 // serviceStatus is a managed server seen as a service, muster's shape.
@@ -251,8 +252,8 @@ type serviceStatus struct {
 }
 
 // serviceOf shows an MCP server as a service.
-func (s *Server) serviceOf(e resources.Entry) serviceStatus {
-	info := s.serverInfoOf(e, true)
+func (p *Provider) serviceOf(e resources.Entry) serviceStatus {
+	info := p.serverInfoOf(e, true)
 	st := serviceStatus{Name: info.Name, ServiceType: "MCPServer", Error: info.Error,
 		Metadata: map[string]any{"namespace": info.Namespace, "toolsCount": info.ToolsCount}}
 	if info.Type != "" {
@@ -282,28 +283,28 @@ func (s *Server) serviceOf(e resources.Entry) serviceStatus {
 	return st
 }
 
-func (s *Server) serviceList(context.Context, args) (*mcp.CallToolResult, error) {
+func (p *Provider) serviceList(context.Context, tooldef.Args) (*mcp.CallToolResult, error) {
 	services := []serviceStatus{}
-	for _, e := range s.sortedEntries(v1alpha1.KindMCPServer) {
-		services = append(services, s.serviceOf(e))
+	for _, e := range p.sortedEntries(v1alpha1.KindMCPServer) {
+		services = append(services, p.serviceOf(e))
 	}
-	return jsonResult(map[string]any{"services": services, "total": len(services)})
+	return tooldef.JSON(map[string]any{"services": services, "total": len(services)})
 }
 
-func (s *Server) serviceStatus(_ context.Context, a args) (*mcp.CallToolResult, error) {
-	e, err := s.find(v1alpha1.KindMCPServer, a.str("name"))
+func (p *Provider) serviceStatus(_ context.Context, a tooldef.Args) (*mcp.CallToolResult, error) {
+	e, err := p.find(v1alpha1.KindMCPServer, a.Str("name"))
 	if err != nil {
-		return errorResult("Failed to get service status: " + strings.Replace(err.Error(), v1alpha1.KindMCPServer, "service", 1)), nil
+		return tooldef.Error("Failed to get service status: " + strings.Replace(err.Error(), v1alpha1.KindMCPServer, "service", 1)), nil
 	}
-	return jsonResult(s.serviceOf(e))
+	return tooldef.JSON(p.serviceOf(e))
 }
 
 // workflowStatus is key's status as the Workflow reconciler observed it.
-func (s *Server) workflowStatus(key events.Key) (v1alpha1.WorkflowStatus, bool) {
-	if s.opts.ResourceStatus == nil {
+func (p *Provider) workflowStatus(key events.Key) (v1alpha1.WorkflowStatus, bool) {
+	if p.opts.ResourceStatus == nil {
 		return v1alpha1.WorkflowStatus{}, false
 	}
-	raw, ok := s.opts.ResourceStatus(key)
+	raw, ok := p.opts.ResourceStatus(key)
 	if !ok {
 		return v1alpha1.WorkflowStatus{}, false
 	}
@@ -318,32 +319,32 @@ func (s *Server) workflowStatus(key events.Key) (v1alpha1.WorkflowStatus, bool) 
 
 // available is the Workflow reconciler's verdict: valid, every tool it
 // names offered. A workflow not reconciled yet is not available.
-func (s *Server) available(key events.Key) bool {
-	st, ok := s.workflowStatus(key)
+func (p *Provider) available(key events.Key) bool {
+	st, ok := p.workflowStatus(key)
 	return ok && st.Valid
 }
 
-func (s *Server) workflowList(context.Context, args) (*mcp.CallToolResult, error) {
+func (p *Provider) workflowList(context.Context, tooldef.Args) (*mcp.CallToolResult, error) {
 	type entry struct {
 		Name        string `json:"name"`
 		Available   bool   `json:"available"`
 		Description string `json:"description,omitempty"`
 	}
 	list := []entry{}
-	for _, e := range s.sortedEntries(v1alpha1.KindWorkflow) {
-		w := entry{Name: e.Key.Name, Available: s.available(e.Key)}
+	for _, e := range p.sortedEntries(v1alpha1.KindWorkflow) {
+		w := entry{Name: e.Key.Name, Available: p.available(e.Key)}
 		if obj, ok := e.Object.(*v1alpha1.Workflow); ok {
 			w.Description = obj.Spec.Description
 		}
 		list = append(list, w)
 	}
-	return jsonResult(map[string]any{"workflows": list})
+	return tooldef.JSON(map[string]any{"workflows": list})
 }
 
-func (s *Server) workflowGet(_ context.Context, a args) (*mcp.CallToolResult, error) {
-	e, err := s.find(v1alpha1.KindWorkflow, a.str("name"))
+func (p *Provider) workflowGet(_ context.Context, a tooldef.Args) (*mcp.CallToolResult, error) {
+	e, err := p.find(v1alpha1.KindWorkflow, a.Str("name"))
 	if err != nil {
-		return errorResult("Failed to get workflow: " + err.Error()), nil
+		return tooldef.Error("Failed to get workflow: " + err.Error()), nil
 	}
 	obj, ok := e.Object.(*v1alpha1.Workflow)
 	if !ok {
@@ -351,7 +352,7 @@ func (s *Server) workflowGet(_ context.Context, a args) (*mcp.CallToolResult, er
 		if e.Err != nil {
 			msg = redact.String(e.Err.Error())
 		}
-		return errorResult(fmt.Sprintf("Failed to get workflow: %s: %s", e.Key.Name, msg)), nil
+		return tooldef.Error(fmt.Sprintf("Failed to get workflow: %s: %s", e.Key.Name, msg)), nil
 	}
 	spec, err := json.Marshal(obj.Spec)
 	if err != nil {
@@ -362,8 +363,8 @@ func (s *Server) workflowGet(_ context.Context, a args) (*mcp.CallToolResult, er
 		return nil, err
 	}
 	workflow["name"], workflow["namespace"] = e.Key.Name, e.Key.Namespace
-	workflow["available"] = s.available(e.Key)
-	if st, ok := s.workflowStatus(e.Key); ok && len(st.MissingTools) > 0 {
+	workflow["available"] = p.available(e.Key)
+	if st, ok := p.workflowStatus(e.Key); ok && len(st.MissingTools) > 0 {
 		workflow["missingTools"] = st.MissingTools
 	}
 	doc, err := yaml.Marshal(map[string]any{
@@ -375,15 +376,15 @@ func (s *Server) workflowGet(_ context.Context, a args) (*mcp.CallToolResult, er
 	if err != nil {
 		return nil, err
 	}
-	return jsonResult(map[string]any{"workflow": workflow, "yaml": string(doc)})
+	return tooldef.JSON(map[string]any{"workflow": workflow, "yaml": string(doc)})
 }
 
-func (s *Server) workflowAvailable(_ context.Context, a args) (*mcp.CallToolResult, error) {
-	e, err := s.find(v1alpha1.KindWorkflow, a.str("name"))
+func (p *Provider) workflowAvailable(_ context.Context, a tooldef.Args) (*mcp.CallToolResult, error) {
+	e, err := p.find(v1alpha1.KindWorkflow, a.Str("name"))
 	if err != nil {
-		return errorResult("Failed to check workflow: " + err.Error()), nil
+		return tooldef.Error("Failed to check workflow: " + err.Error()), nil
 	}
-	return jsonResult(map[string]any{"name": e.Key.Name, "available": s.available(e.Key)})
+	return tooldef.JSON(map[string]any{"name": e.Key.Name, "available": p.available(e.Key)})
 }
 
 // reconcileEntry is one resource's reconcile state.
@@ -396,23 +397,23 @@ type reconcileEntry struct {
 	types.Reconcile
 }
 
-func (s *Server) reconcileStatus(_ context.Context, a args) (*mcp.CallToolResult, error) {
+func (p *Provider) reconcileStatus(_ context.Context, a tooldef.Args) (*mcp.CallToolResult, error) {
 	kind := ""
-	if k := a.str("kind"); k != "" {
+	if k := a.Str("kind"); k != "" {
 		resolved, err := types.ResolveKind(k)
 		if err != nil {
-			return errorResult("core_reconcile_status: " + err.Error()), nil
+			return tooldef.Error("core_reconcile_status: " + err.Error()), nil
 		}
 		kind = resolved.Name
 	}
 	of := func(e resources.Entry) reconcileEntry {
-		r := shared.ReconcileOf(s.opts.Statuses.Get(e.Key))
+		r := shared.ReconcileOf(p.opts.Statuses.Get(e.Key))
 		if r.LastError == "" && e.Err != nil {
 			r.LastError = redact.String(e.Err.Error())
 		}
 		return reconcileEntry{Kind: e.Key.Kind, Namespace: e.Key.Namespace, Name: e.Key.Name, Hash: e.Hash, Reconcile: r}
 	}
-	if ref := a.str("name"); ref != "" {
+	if ref := a.Str("name"); ref != "" {
 		var found []resources.Entry
 		kinds := []string{kind}
 		if kind == "" {
@@ -420,7 +421,7 @@ func (s *Server) reconcileStatus(_ context.Context, a args) (*mcp.CallToolResult
 		}
 		var lastErr error
 		for _, k := range kinds {
-			e, err := s.find(k, qualify(ref, a.str("namespace")))
+			e, err := p.find(k, qualify(ref, a.Str("namespace")))
 			if err != nil {
 				lastErr = err
 				continue
@@ -430,17 +431,17 @@ func (s *Server) reconcileStatus(_ context.Context, a args) (*mcp.CallToolResult
 		switch len(found) {
 		case 0:
 			if kind == "" {
-				return errorResult(fmt.Sprintf("core_reconcile_status: no resource named %q is declared", ref)), nil
+				return tooldef.Error(fmt.Sprintf("core_reconcile_status: no resource named %q is declared", ref)), nil
 			}
-			return errorResult("core_reconcile_status: " + lastErr.Error()), nil
+			return tooldef.Error("core_reconcile_status: " + lastErr.Error()), nil
 		case 1:
-			return jsonResult(of(found[0]))
+			return tooldef.JSON(of(found[0]))
 		}
-		return errorResult(fmt.Sprintf("core_reconcile_status: %q names an MCPServer and a Workflow: give kind", ref)), nil
+		return tooldef.Error(fmt.Sprintf("core_reconcile_status: %q names an MCPServer and a Workflow: give kind", ref)), nil
 	}
 	list := []reconcileEntry{}
-	for _, e := range s.opts.Index.List(kind) {
-		if ns := a.str("namespace"); ns != "" && e.Key.Namespace != ns {
+	for _, e := range p.opts.Index.List(kind) {
+		if ns := a.Str("namespace"); ns != "" && e.Key.Namespace != ns {
 			continue
 		}
 		list = append(list, of(e))
@@ -449,12 +450,12 @@ func (s *Server) reconcileStatus(_ context.Context, a args) (*mcp.CallToolResult
 		return cmp.Or(cmp.Compare(x.Kind, y.Kind), cmp.Compare(x.Namespace, y.Namespace), cmp.Compare(x.Name, y.Name))
 	})
 	answer := map[string]any{"resources": list, "total": len(list)}
-	if s.opts.Overview != nil {
+	if p.opts.Overview != nil {
 		// The controls' overview, as the API and `musterd status` show it:
 		// one source, never recomputed here.
-		answer["overview"] = s.opts.Overview()
+		answer["overview"] = p.opts.Overview()
 	}
-	return jsonResult(answer)
+	return tooldef.JSON(answer)
 }
 
 // qualify returns ref in namespace, unless ref names its own or namespace

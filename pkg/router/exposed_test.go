@@ -1,0 +1,127 @@
+package router
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/musterd/musterd/pkg/catalogue"
+)
+
+// fixedSource offers the tools the test sets, and answers every call with
+// the tool's name.
+type fixedSource struct{ tools []*mcp.Tool }
+
+func (f *fixedSource) Tools() []*mcp.Tool { return f.tools }
+
+func (f *fixedSource) CallTool(_ context.Context, name string, _ map[string]any, _ func(*mcp.ProgressNotificationParams)) (*mcp.CallToolResult, error) {
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: name}}}, nil
+}
+
+// noServers is a supervisor that runs none.
+type noServers struct{ Servers }
+
+func newBareRouter(t *testing.T, core Source, sources ...Source) *Router {
+	t.Helper()
+	r, err := New(Options{Catalogue: catalogue.New(catalogue.Options{}), Servers: noServers{}, Core: core, Sources: sources,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	require.NoError(t, err)
+	return r
+}
+
+// A Tools after which every source offers the very tools it offered keeps
+// the exposed set as it is, without building it again; a tool replaced in
+// place of a source's list, or a list of the same tools in a new slice, is
+// still told apart.
+func TestToolsKeepsTheExposedSetWhileNoSourceOffersAnotherTool(t *testing.T) {
+	greet := &mcp.Tool{Name: "workflow_greet", Description: "Say hello", InputSchema: map[string]any{"type": "object"}}
+	wf := &fixedSource{tools: []*mcp.Tool{greet}}
+	r := newBareRouter(t, nil, wf)
+	require.Len(t, r.Tools(), 1)
+	set := r.exposed.Load()
+
+	r.Tools()
+	assert.Same(t, set, r.exposed.Load(), "nothing offered changed: the set is kept")
+	wf.tools = []*mcp.Tool{greet}
+	r.Tools()
+	assert.Same(t, set, r.exposed.Load(), "the same tools in another slice")
+
+	wf.tools[0] = &mcp.Tool{Name: "workflow_greet", Description: "Say hi", InputSchema: map[string]any{"type": "object"}}
+	r.Tools()
+	assert.NotSame(t, set, r.exposed.Load(), "a tool replaced in place")
+	assert.Equal(t, "Say hi", r.exposed.Load().routes["workflow_greet"].tool.Description)
+}
+
+// The core tools come first: a later source offering a core tool's name
+// is skipped, and calls of the name reach the core tool.
+func TestTheFirstSourceToOfferANameServesIt(t *testing.T) {
+	core := &fixedSource{tools: []*mcp.Tool{{Name: "core_service_list", InputSchema: map[string]any{"type": "object"}}}}
+	wf := &fixedSource{tools: []*mcp.Tool{{Name: "core_service_list", Description: "impostor"}, {Name: "workflow_a"}}}
+	r := newBareRouter(t, core, wf)
+	tools := r.Tools()
+	require.Len(t, tools, 2)
+	assert.Same(t, core.tools[0], tools[0])
+	assert.Equal(t, "core", r.exposed.Load().routes["core_service_list"].label)
+}
+
+// A tool a source offers is callable at once, before anyone listed the
+// exposed set again.
+func TestANewToolIsCallableBeforeTheNextListing(t *testing.T) {
+	wf := &fixedSource{}
+	r := newBareRouter(t, nil, wf)
+	r.Tools()
+	wf.tools = []*mcp.Tool{{Name: "workflow_new"}}
+	res, err := r.CallTool(t.Context(), "workflow_new", nil, nil)
+	require.NoError(t, err)
+	assert.Equal(t, "workflow_new", res.Content[0].(*mcp.TextContent).Text)
+	_, err = r.CallTool(t.Context(), "workflow_none", nil, nil)
+	assert.ErrorIs(t, err, ErrUnknownTool)
+	assert.ErrorIs(t, err, catalogue.ErrUnknownTool)
+	assert.EqualError(t, err, `unknown tool "workflow_none": tool not found: no core tool, running server or workflow offers it`)
+}
+
+// A call carries its caller: the one the endpoint put in its context, or
+// a new one with a correlation ID.
+func TestACallCarriesItsCaller(t *testing.T) {
+	var seen Caller
+	src := &callerSource{seen: &seen}
+	r := newBareRouter(t, src)
+	_, err := r.CallTool(t.Context(), "core_who", nil, nil)
+	require.NoError(t, err)
+	assert.NotEmpty(t, seen.CorrelationID, "a call made inside musterd gets a correlation ID")
+	assert.Empty(t, seen.View)
+	ctx := WithCaller(t.Context(), Caller{View: "direct", Session: "s-1", CorrelationID: "c-1"})
+	_, err = r.CallTool(ctx, "core_who", nil, nil)
+	require.NoError(t, err)
+	assert.Equal(t, Caller{View: "direct", Session: "s-1", CorrelationID: "c-1"}, Caller{View: seen.View, Session: seen.Session, CorrelationID: seen.CorrelationID})
+}
+
+type callerSource struct{ seen *Caller }
+
+func (c *callerSource) Tools() []*mcp.Tool { return []*mcp.Tool{{Name: "core_who"}} }
+
+func (c *callerSource) CallTool(ctx context.Context, _ string, _ map[string]any, _ func(*mcp.ProgressNotificationParams)) (*mcp.CallToolResult, error) {
+	*c.seen, _ = CallerOf(ctx)
+	return nil, nil
+}
+
+// A source's change reaches the OnChange watchers as a server's does, from
+// the router's goroutine.
+func TestASourcesChangeReachesTheWatchers(t *testing.T) {
+	r := newBareRouter(t, nil, &fixedSource{})
+	told := make(chan struct{}, 4)
+	cancel := r.OnChange(func() { told <- struct{}{} })
+	defer cancel()
+	r.SourceChanged()
+	select {
+	case <-told:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the watcher was not told of the source's change")
+	}
+}
