@@ -43,6 +43,12 @@
 //     differential test and a fuzz target hold them to it).
 //   - Validate works without a file too (objects from Kubernetes), naming
 //     fields but no lines.
+//   - Every problem validation finds says what it is besides its message:
+//     [FieldError]'s Cause (required, empty, duplicate, one of), its Path
+//     element by element, the fields it concerns and a duplicate's first
+//     use. Programs that answer in words of their own (the core tools
+//     answer in muster's) read these, never Msg; the messages stay
+//     musterd's.
 //
 // +kubebuilder:object:generate=true
 // +groupName=muster.giantswarm.io
