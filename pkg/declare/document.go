@@ -88,10 +88,13 @@ func Validate(key events.Key, spec map[string]any, extra map[string]any) (Defini
 	}
 	data, err := encode(key, spec, extra)
 	if err != nil {
-		return Definition{}, nil, &InvalidError{Key: key, Msg: scrub(spec, err.Error())}
+		return Definition{}, nil, &InvalidError{Key: key, Msg: scrub(spec, err.Error()), Spec: spec}
 	}
 	def, err := decode(key, data, "")
 	if err != nil {
+		if invalid, ok := errors.AsType[*InvalidError](err); ok {
+			invalid.Spec = spec
+		}
 		return Definition{}, nil, err
 	}
 	return def, data, nil
