@@ -9,6 +9,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -80,4 +81,26 @@ spec:
 `)
 	r := e.waitWorkflow(t, "handmade", "Error", "")
 	assert.Equal(t, "workflows/handmade.yaml:7: spec.steps[0]: exactly one of tool, forEach, or parallel must be set, got none", r.Reconcile.LastError)
+}
+
+// As in muster's filesystem mode, a workflow may be named with
+// underscores: created through call_tool, it runs as workflow_<name> and
+// the API finds it.
+func TestE2EAWorkflowNamedWithUnderscoresRuns(t *testing.T) {
+	e := startFS(t)
+	cs := e.mcpClient(t, "/mcp", "2024-11-05", nil)
+	const name = "special-chars-workflow_123"
+	out, isErr := musterCall(t, cs, "core_workflow_create", map[string]any{"name": name,
+		"steps": []any{map[string]any{"id": "special_step", "tool": "core_service_list"}}})
+	require.False(t, isErr, out)
+	e.waitWorkflow(t, name, "Synced", "core_service_list")
+	eventually(t, name+" can run", func() bool {
+		out, _ := musterCall(t, cs, "core_workflow_available", map[string]any{"name": name})
+		return strings.Contains(out, `"available":true`)
+	})
+	out, isErr = musterCall(t, cs, "workflow_"+name, nil)
+	require.False(t, isErr, out)
+	assert.Contains(t, out, `"workflow":"`+name+`"`)
+	_, err := os.Stat(filepath.Join(e.config, "workflows", name+".yaml"))
+	assert.NoError(t, err)
 }

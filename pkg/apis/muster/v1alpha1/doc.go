@@ -34,6 +34,8 @@
 //   - Identity is canonical: the namespace defaults to "default" and the
 //     name of a single-document file to the file's name, and both must be
 //     valid Kubernetes names, so they are safe as keys and in file paths.
+//     A name may also have underscores where Kubernetes allows hyphens, as
+//     muster's filesystem mode accepts ([ValidName]).
 //   - Decoding is bounded: files over [MaxFileSize] are refused, and YAML
 //     aliases expand to at most [MaxAliasValues] values per document, so an
 //     alias bomb fails fast.
