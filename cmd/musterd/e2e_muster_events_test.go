@@ -84,7 +84,7 @@ func TestE2EMustersEventsThroughCoreEvents(t *testing.T) {
 	require.Len(t, warnings, 1)
 	assert.Equal(t, "WorkflowValidationFailed", warnings[0].Reason)
 	assert.Contains(t, warnings[0].Message, "Workflow dupes validation failed: ")
-	assert.Contains(t, warnings[0].Message, "duplicate step id")
+	assert.Contains(t, warnings[0].Message, "duplicate step ID 'a' found")
 
 	// A workflow created, then run: the run's and its steps' events.
 	out, isErr = musterCall(t, cs, "core_workflow_create", map[string]any{"name": "flow", "steps": []any{

@@ -20,6 +20,7 @@ import (
 
 	"github.com/musterd/musterd/pkg/api/shared"
 	"github.com/musterd/musterd/pkg/api/types"
+	"github.com/musterd/musterd/pkg/apis/muster/v1alpha1"
 	"github.com/musterd/musterd/pkg/bus"
 	"github.com/musterd/musterd/pkg/controls"
 	"github.com/musterd/musterd/pkg/events"
@@ -381,7 +382,7 @@ func resourceKey(w http.ResponseWriter, r *http.Request) (types.Kind, events.Key
 		valid        func(string) []string
 	}{
 		{"namespace", namespace, validation.IsDNS1123Label},
-		{"name", name, validation.IsDNS1123Subdomain},
+		{"name", name, v1alpha1.ValidName},
 	} {
 		if msgs := check.valid(check.value); len(msgs) > 0 {
 			writeError(w, http.StatusBadRequest, fmt.Sprintf("invalid %s %q: %s", check.field, check.value, strings.Join(msgs, "; ")))

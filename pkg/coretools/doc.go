@@ -36,6 +36,14 @@
 //   - The tools that change things answer muster's texts: one text item, a plain string, isError set on
 //     failure ("MCP server 'x' created successfully", "Validation failed:
 //     …", "Failed to update workflow: workflow x not found").
+//   - A workflow that core_workflow_validate, _create or _update refuses is
+//     answered in muster's words ("Validation failed: validation failed:
+//     steps: step 0 (a): one of tool, forEach, or parallel is required"):
+//     the problem muster would have found first, translated from the
+//     structure of musterd's validation result (v1alpha1.FieldError's Cause
+//     and Path; refusal.go), never from its messages. muster's texts are
+//     all in musterwords.go. A problem muster does not check keeps
+//     musterd's words, told when muster would have found none.
 //   - A create, update or delete answers once the change is in force, the
 //     index holding the definition written (or no longer holding the one
 //     deleted), within Options.InForceTimeout; with wait: true (musterd's

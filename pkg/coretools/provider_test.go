@@ -219,7 +219,7 @@ func TestBadInputs(t *testing.T) {
 		{"delete of a name that does not exist", "core_mcpserver_delete", map[string]any{"name": "nope"}, "Failed to delete MCP server: MCP server nope not found"},
 		{"update: bad type", "core_mcpserver_update", map[string]any{"name": "git", "args": "--verbose"}, "Invalid MCP server definition: spec.args:"},
 		{"stale resourceVersion", "core_mcpserver_update", map[string]any{"name": "git", "command": "x", "resourceVersion": "sha256:0000"}, "Failed to update MCP server: conflict: MCP server git (mcpservers/git.yaml) was changed by someone else"},
-		{"workflow: missing steps", "core_workflow_create", map[string]any{"name": "w2", "description": "d"}, "Failed to create workflow: spec.steps:"},
+		{"workflow: missing steps", "core_workflow_create", map[string]any{"name": "w2", "description": "d"}, "Failed to create workflow: steps argument is required"},
 		{"workflow: unknown step field", "core_workflow_validate", map[string]any{"name": "w2", "steps": []any{map[string]any{"id": "a", "tool": "t", "retries": 3.0}}}, "Validation failed: spec.steps[0].retries: unknown field"},
 		{"workflow exists", "core_workflow_create", map[string]any{"name": "flow", "steps": []any{map[string]any{"id": "a", "tool": "t"}}}, "Failed to create workflow: workflow 'flow' already exists"},
 		{"workflow update of a name that does not exist", "core_workflow_update", map[string]any{"name": "nope", "steps": []any{}}, "Failed to update workflow: workflow nope not found"},

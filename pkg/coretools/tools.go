@@ -33,14 +33,19 @@ func (p *Provider) validate(m map[string]any, w writes, noun string) *mcp.CallTo
 	spec := w.spec(a)
 	key := p.key(w.kind, name)
 	if _, _, err := declare.Validate(key, spec, nil); err != nil {
+		if w.refused != nil {
+			answer, why := w.refused(opValidate, err)
+			p.validated(key, opValidate, why)
+			return fail(answer)
+		}
 		msg := err.Error()
 		if w.scrub {
 			msg = declare.Scrub(spec, msg)
 		}
-		p.validated(key, "validate", msg)
+		p.validated(key, opValidate, msg)
 		return fail("Validation failed: " + msg)
 	}
-	p.validated(key, "validate", "")
+	p.validated(key, opValidate, "")
 	return text("Validation successful for " + noun + " " + name)
 }
 
@@ -56,10 +61,11 @@ func (p *Provider) mcpServerDelete(ctx context.Context, m map[string]any) *mcp.C
 	return p.delete(ctx, m, v1alpha1.KindMCPServer, "MCP server '%s' deleted successfully", "Failed to delete MCP server: ")
 }
 
-// The operations of write.
+// The operations of validate and write.
 const (
-	opCreate = "create"
-	opUpdate = "update"
+	opValidate = "validate"
+	opCreate   = "create"
+	opUpdate   = "update"
 )
 
 // writes are what create and update of one kind say: muster's texts, which
@@ -76,6 +82,10 @@ type writes struct {
 	invalid, exists string
 	// scrub removes env and header values from error texts.
 	scrub bool
+	// refused, when set, answers a definition declare refuses in the
+	// words of the kind's own tools (op's answer, and why for the event);
+	// instead of invalid.
+	refused func(op string, err error) (answer, why string)
 	// created and updated are the answers, with the name for a %s.
 	created, updated string
 }
@@ -85,7 +95,7 @@ var mcpServerWrites = writes{kind: v1alpha1.KindMCPServer, spec: func(a args) ma
 	created: "MCP server '%s' created successfully", updated: "MCP server '%s' updated successfully"}
 
 var workflowWrites = writes{kind: v1alpha1.KindWorkflow, spec: workflowSpec, what: "workflow", logWhat: "workflow",
-	created: "Workflow created successfully", updated: "Workflow '%s' updated successfully"}
+	refused: workflowRefused, created: "Workflow created successfully", updated: "Workflow '%s' updated successfully"}
 
 // write creates or updates (op) a definition of w's kind, as delete deletes.
 func (p *Provider) write(ctx context.Context, m map[string]any, w writes, op string) *mcp.CallToolResult {
@@ -134,11 +144,19 @@ func (p *Provider) write(ctx context.Context, m map[string]any, w writes, op str
 			invalid *declare.InvalidError
 			exists  *declare.ExistsError
 		)
-		if errors.As(err, &invalid) && !told {
+		isInvalid := errors.As(err, &invalid)
+		if isInvalid && w.refused != nil {
+			answer, why := w.refused(op, err)
+			if !told {
+				p.validated(key, op, why)
+			}
+			return fail(answer)
+		}
+		if isInvalid && !told {
 			p.validated(key, op, msg)
 		}
 		switch {
-		case w.invalid != "" && errors.As(err, &invalid):
+		case w.invalid != "" && isInvalid:
 			return fail(w.invalid + msg)
 		case w.exists != "" && errors.As(err, &exists):
 			return fail(fmt.Sprintf(w.exists, name))
@@ -238,14 +256,23 @@ func camel(v any) any {
 }
 
 func (p *Provider) workflowValidate(_ context.Context, m map[string]any) *mcp.CallToolResult {
+	if r := workflowUnnamed(m); r != nil {
+		return fail(r.answer(opValidate))
+	}
 	return p.validate(m, workflowWrites, "workflow")
 }
 
 func (p *Provider) workflowCreate(ctx context.Context, m map[string]any) *mcp.CallToolResult {
+	if r := workflowUnnamed(m); r != nil {
+		return fail(r.answer(opCreate))
+	}
 	return p.write(ctx, m, workflowWrites, opCreate)
 }
 
 func (p *Provider) workflowUpdate(ctx context.Context, m map[string]any) *mcp.CallToolResult {
+	if r := workflowUnnamed(m); r != nil {
+		return fail(r.answer(opUpdate))
+	}
 	return p.write(ctx, m, workflowWrites, opUpdate)
 }
 

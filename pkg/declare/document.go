@@ -62,13 +62,13 @@ func Dir(kind string) (string, error) {
 }
 
 // checkKey rejects a key no definition may have, before it is used in a
-// path: a name that is not a DNS-1123 subdomain could climb out of the
-// kind's directory.
+// path: a name that is not a DNS-1123 subdomain (underscores allowed,
+// v1alpha1.ValidName) could climb out of the kind's directory.
 func checkKey(key events.Key) error {
 	if _, err := Dir(key.Kind); err != nil {
 		return err
 	}
-	if msgs := validation.IsDNS1123Subdomain(key.Name); len(msgs) > 0 {
+	if msgs := v1alpha1.ValidName(key.Name); len(msgs) > 0 {
 		return &InvalidError{Key: key, Errs: v1alpha1.FieldErrors{{Field: "metadata.name", Msg: fmt.Sprintf("%q is not a valid name: %s", key.Name, strings.Join(msgs, "; "))}}}
 	}
 	if msgs := validation.IsDNS1123Label(key.Namespace); len(msgs) > 0 {
@@ -88,10 +88,13 @@ func Validate(key events.Key, spec map[string]any, extra map[string]any) (Defini
 	}
 	data, err := encode(key, spec, extra)
 	if err != nil {
-		return Definition{}, nil, &InvalidError{Key: key, Msg: scrub(spec, err.Error())}
+		return Definition{}, nil, &InvalidError{Key: key, Msg: scrub(spec, err.Error()), Spec: spec}
 	}
 	def, err := decode(key, data, "")
 	if err != nil {
+		if invalid, ok := errors.AsType[*InvalidError](err); ok {
+			invalid.Spec = spec
+		}
 		return Definition{}, nil, err
 	}
 	return def, data, nil

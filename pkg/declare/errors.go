@@ -72,6 +72,11 @@ type InvalidError struct {
 	// Msg is set instead of Errs for a problem the decoder reports for the
 	// document as a whole.
 	Msg string
+	// Spec is the spec that was checked, an update's merged with what was
+	// declared, for callers that say the problem in words of their own
+	// (which step is spec.steps[2]); nil when the name was refused. Error
+	// never shows it: it holds env and header values.
+	Spec map[string]any
 }
 
 func (e *InvalidError) Error() string {

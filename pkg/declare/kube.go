@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/musterd/musterd/pkg/apis/muster/v1alpha1"
@@ -134,6 +136,10 @@ func (s *Kube) Create(ctx context.Context, key events.Key, spec map[string]any) 
 	key = key.Canonical()
 	if _, _, err := Validate(key, spec, nil); err != nil {
 		return Definition{}, err
+	}
+	// Files may have names with underscores; an API server refuses them.
+	if msgs := validation.IsDNS1123Subdomain(key.Name); len(msgs) > 0 {
+		return Definition{}, &InvalidError{Key: key, Errs: v1alpha1.FieldErrors{{Field: "metadata.name", Msg: fmt.Sprintf("%q is not a valid Kubernetes name: %s", key.Name, strings.Join(msgs, "; "))}}}
 	}
 	obj := newObject(key.Kind)
 	obj.SetName(key.Name)

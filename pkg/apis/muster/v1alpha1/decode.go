@@ -349,7 +349,7 @@ func readIdentity(tree *yvalue, doc *Document, defaultName string) *FieldError {
 		name, namespace = meta.value.get("name"), meta.value.get("namespace")
 	}
 	var ferr *FieldError
-	if doc.Name, ferr = identityField(name, "metadata.name", defaultName, doc.Line, validName); ferr != nil {
+	if doc.Name, ferr = identityField(name, "metadata.name", defaultName, doc.Line, ValidName); ferr != nil {
 		return ferr
 	}
 	if doc.Name == "" {

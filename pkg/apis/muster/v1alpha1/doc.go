@@ -34,6 +34,8 @@
 //   - Identity is canonical: the namespace defaults to "default" and the
 //     name of a single-document file to the file's name, and both must be
 //     valid Kubernetes names, so they are safe as keys and in file paths.
+//     A name may also have underscores where Kubernetes allows hyphens, as
+//     muster's filesystem mode accepts ([ValidName]).
 //   - Decoding is bounded: files over [MaxFileSize] are refused, and YAML
 //     aliases expand to at most [MaxAliasValues] values per document, so an
 //     alias bomb fails fast.
@@ -43,6 +45,12 @@
 //     differential test and a fuzz target hold them to it).
 //   - Validate works without a file too (objects from Kubernetes), naming
 //     fields but no lines.
+//   - Every problem validation finds says what it is besides its message:
+//     [FieldError]'s Cause (required, empty, duplicate, one of), its Path
+//     element by element, the fields it concerns and a duplicate's first
+//     use. Programs that answer in words of their own (the core tools
+//     answer in muster's) read these, never Msg; the messages stay
+//     musterd's.
 //
 // +kubebuilder:object:generate=true
 // +groupName=muster.giantswarm.io

@@ -17,6 +17,81 @@ type FieldError struct {
 	Line  int    // 1-based; 0 when unknown
 	Field string // path such as spec.steps[2].tool or spec.env[HOME]; empty for the whole document
 	Msg   string
+
+	// Cause, Path, Fields and First say what Msg says, for programs that
+	// answer in words of their own (the core tools answer in muster's):
+	// they need not parse Msg. Error does not show them. They are set by
+	// validation (Validate, and DecodeFile once a document decodes); the
+	// decoder's own errors (syntax, types, unknown fields) are CauseInvalid,
+	// most with no Path.
+	Cause Cause
+	// Path is Field element by element.
+	Path FieldPath
+	// Fields are the fields of the object at Path the problem is about:
+	// for CauseOneOf those of the exclusive set that are set (none, or
+	// more than one); for CauseRequired of an object rather than a field,
+	// those of which it needs one.
+	Fields []string
+	// First is where the value was used first, for CauseDuplicate.
+	First FieldPath
+}
+
+// Cause is the kind of problem a FieldError reports.
+type Cause uint8
+
+const (
+	// CauseInvalid is any problem not named below; Msg says which.
+	CauseInvalid Cause = iota
+	// CauseRequired: the field is not set (outside files, where unset and
+	// empty cannot be told apart: not set or empty).
+	CauseRequired
+	// CauseEmpty: the field is set, but to an empty value ("" or an empty
+	// list) where it needs one.
+	CauseEmpty
+	// CauseDuplicate: the value was already used, at First.
+	CauseDuplicate
+	// CauseOneOf: exactly one of a set of fields must be set, and Fields
+	// are the ones that are.
+	CauseOneOf
+)
+
+// PathKind is what a PathElement steps into.
+type PathKind uint8
+
+const (
+	PathField PathKind = iota // a field of an object: Name
+	PathItem                  // an item of a list: Index
+	PathEntry                 // an entry of a map: Name is its key
+)
+
+// PathElement is one step of a FieldPath.
+type PathElement struct {
+	Kind  PathKind
+	Name  string
+	Index int
+}
+
+// FieldPath is a path to a field, from the document's root: spec, steps,
+// item 2, tool is spec.steps[2].tool.
+type FieldPath []PathElement
+
+// String spells the path as FieldError.Field does.
+func (p FieldPath) String() string {
+	var b strings.Builder
+	for i, e := range p {
+		switch e.Kind {
+		case PathItem:
+			b.WriteString("[" + strconv.Itoa(e.Index) + "]")
+		case PathEntry:
+			b.WriteString("[" + e.Name + "]")
+		default:
+			if i > 0 {
+				b.WriteByte('.')
+			}
+			b.WriteString(e.Name)
+		}
+	}
+	return b.String()
 }
 
 func (e *FieldError) Error() string {
@@ -120,6 +195,28 @@ func (p *fieldPath) appendTo(b []byte) []byte {
 		return append(append(b, p.s...), ']')
 	}
 	return append(b, p.s...)
+}
+
+// elements is p element by element. A whole path (pathWhole), which is
+// not taken apart, is one field element.
+func (p *fieldPath) elements() FieldPath {
+	n := 0
+	for q := p; q != nil; q = q.parent {
+		n++
+	}
+	out := make(FieldPath, n)
+	for q := p; q != nil; q = q.parent {
+		n--
+		switch q.step {
+		case pathIndex:
+			out[n] = PathElement{Kind: PathItem, Index: q.index}
+		case pathKey:
+			out[n] = PathElement{Kind: PathEntry, Name: q.s}
+		default:
+			out[n] = PathElement{Kind: PathField, Name: q.s}
+		}
+	}
+	return out
 }
 
 // Child is the path of a struct field.

@@ -6,16 +6,27 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 )
 
-// validName and validNamespace check metadata.name and metadata.namespace
-// as Kubernetes does, returning its messages. Every document's identity is
-// checked, the default namespace included, and Kubernetes checks by regexp:
-// the names it accepts are recognised here first, the others left to it
-// for its messages.
-func validName(s string) []string {
+// ValidName checks a definition's metadata.name, returning what is wrong
+// in Kubernetes' words. A name is a Kubernetes name (a lowercase RFC 1123
+// subdomain) or, as muster's filesystem mode accepts, one with underscores
+// where a Kubernetes name may have hyphens ("special-chars-workflow_123"):
+// still lower case, and safe as a key, in a file path and in a tool's
+// name. An API server refuses the underscores, so in Kubernetes mode such a
+// name is refused when it is created.
+//
+// validNamespace checks metadata.namespace as Kubernetes does. Every
+// document's identity is checked, the default namespace included, and
+// Kubernetes checks by regexp: the names it accepts are recognised here
+// first, the others left to it for its messages.
+func ValidName(s string) []string {
 	if len(s) <= validation.DNS1123SubdomainMaxLength && isDNSSubdomain(s) {
 		return nil
 	}
-	return validation.IsDNS1123Subdomain(s)
+	msgs := validation.IsDNS1123Subdomain(s)
+	if len(msgs) > 0 && strings.Contains(s, "_") && len(validation.IsDNS1123Subdomain(strings.ReplaceAll(s, "_", "-"))) == 0 {
+		return nil
+	}
+	return msgs
 }
 
 func validNamespace(s string) []string {

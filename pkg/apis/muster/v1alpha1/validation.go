@@ -51,14 +51,27 @@ func (v *validator) lineOf(p *fieldPath) int {
 	return lines[""]
 }
 
-func (v *validator) fail(p *fieldPath, format string, args ...any) {
-	v.failAt(p, p, format, args...)
+// fail reports a problem with field p, and returns it for the caller to
+// say its Cause.
+func (v *validator) fail(p *fieldPath, format string, args ...any) *FieldError {
+	return v.failAt(p, p, format, args...)
 }
 
 // failAt reports a problem with field p on the line of field at, for
 // fields whose absence is the problem and that have no line of their own.
-func (v *validator) failAt(p, at *fieldPath, format string, args ...any) {
-	v.errs = append(v.errs, &FieldError{Line: v.lineOf(at), Field: p.String(), Msg: fmt.Sprintf(format, args...)})
+func (v *validator) failAt(p, at *fieldPath, format string, args ...any) *FieldError {
+	fe := &FieldError{Line: v.lineOf(at), Field: p.String(), Path: p.elements(), Msg: fmt.Sprintf(format, args...)}
+	v.errs = append(v.errs, fe)
+	return fe
+}
+
+// missing is the cause of a required value that p does not have: not set,
+// or set empty.
+func (v *validator) missing(p *fieldPath) Cause {
+	if v.has(p, false) {
+		return CauseEmpty
+	}
+	return CauseRequired
 }
 
 func (v *validator) result() FieldErrors {
@@ -68,7 +81,7 @@ func (v *validator) result() FieldErrors {
 
 func (v *validator) required(p *fieldPath, value string) {
 	if value == "" {
-		v.fail(p, "required")
+		v.fail(p, "required").Cause = v.missing(p)
 	}
 }
 
@@ -115,7 +128,7 @@ func (s *MCPServer) validate(v *validator) {
 	spec := (*fieldPath)(nil).Child("spec")
 	typ := spec.Child("type")
 	if s.Spec.Type == "" {
-		v.fail(typ, "required")
+		v.fail(typ, "required").Cause = v.missing(typ)
 	} else {
 		enum(v, typ, s.Spec.Type, MCPServerTypeStdio, MCPServerTypeStreamableHTTP, MCPServerTypeSSE)
 	}
@@ -126,14 +139,14 @@ func (s *MCPServer) validate(v *validator) {
 	switch {
 	case s.Spec.Type == MCPServerTypeStdio:
 		if s.Spec.Command == "" {
-			v.failAt(spec.Child("command"), typ, "required when type is stdio")
+			v.failAt(spec.Child("command"), typ, "required when type is stdio").Cause = CauseRequired
 		}
 		if headers := spec.Child("headers"); v.has(headers, s.Spec.Headers != nil) {
 			v.fail(headers, "only allowed when type is streamable-http or sse")
 		}
 	case s.Spec.Type.IsRemote():
 		if s.Spec.URL == "" {
-			v.failAt(spec.Child("url"), typ, "required when type is streamable-http or sse")
+			v.failAt(spec.Child("url"), typ, "required when type is streamable-http or sse").Cause = CauseRequired
 		}
 		if args := spec.Child("args"); v.has(args, s.Spec.Args != nil) {
 			v.fail(args, "only allowed when type is stdio")
@@ -171,10 +184,10 @@ func (a *MCPServerAuth) validate(v *validator, p *fieldPath) {
 		v.pattern(tp.Child("connectorId"), te.ConnectorID, identifierPattern)
 		if te.Enabled {
 			if te.DexTokenEndpoint == "" {
-				v.failAt(tp.Child("dexTokenEndpoint"), tp.Child("enabled"), "required when enabled")
+				v.failAt(tp.Child("dexTokenEndpoint"), tp.Child("enabled"), "required when enabled").Cause = CauseRequired
 			}
 			if te.ConnectorID == "" {
-				v.failAt(tp.Child("connectorId"), tp.Child("enabled"), "required when enabled")
+				v.failAt(tp.Child("connectorId"), tp.Child("enabled"), "required when enabled").Cause = CauseRequired
 			}
 		}
 		if ref := te.ClientCredentialsSecretRef; ref != nil {
@@ -214,7 +227,7 @@ func (w *Workflow) validate(v *validator) {
 	for _, name := range slices.Sorted(maps.Keys(w.Spec.Args)) {
 		arg, p := w.Spec.Args[name], spec.Child("args").Key(name)
 		if arg.Type == "" {
-			v.fail(p.Child("type"), "required")
+			v.fail(p.Child("type"), "required").Cause = v.missing(p.Child("type"))
 		} else {
 			enum(v, p.Child("type"), arg.Type,
 				ArgTypeString, ArgTypeInteger, ArgTypeBoolean, ArgTypeNumber, ArgTypeObject, ArgTypeArray)
@@ -222,10 +235,14 @@ func (w *Workflow) validate(v *validator) {
 		v.maxLength(p.Child("description"), arg.Description, 500)
 	}
 
-	ids := map[string]string{} // step ID → path of its first use
+	ids := map[string]*fieldPath{} // step ID → path of its first use
 	steps := spec.Child("steps")
 	if len(w.Spec.Steps) == 0 {
-		v.fail(steps, "a workflow needs at least one step")
+		cause := CauseRequired
+		if v.has(steps, w.Spec.Steps != nil) {
+			cause = CauseEmpty
+		}
+		v.fail(steps, "a workflow needs at least one step").Cause = cause
 	}
 	for i := range w.Spec.Steps {
 		w.Spec.Steps[i].validate(v, steps.Index(i), ids)
@@ -235,7 +252,7 @@ func (w *Workflow) validate(v *validator) {
 	}
 }
 
-func validateStepID(v *validator, p *fieldPath, id string, ids map[string]string) {
+func validateStepID(v *validator, p *fieldPath, id string, ids map[string]*fieldPath) {
 	v.required(p, id)
 	v.pattern(p, id, stepIDPattern)
 	v.maxLength(p, id, 63)
@@ -243,19 +260,20 @@ func validateStepID(v *validator, p *fieldPath, id string, ids map[string]string
 		return
 	}
 	if first, dup := ids[id]; dup {
-		v.fail(p, "duplicate step id %q (first used at %s)", id, first)
+		fe := v.fail(p, "duplicate step id %q (first used at %s)", id, first)
+		fe.Cause, fe.First = CauseDuplicate, first.elements()
 		return
 	}
-	ids[id] = p.String()
+	ids[id] = p
 }
 
-func (s *WorkflowStep) validate(v *validator, p *fieldPath, ids map[string]string) {
+func (s *WorkflowStep) validate(v *validator, p *fieldPath, ids map[string]*fieldPath) {
 	validateStepID(v, p.Child("id"), s.ID, ids)
 	kinds := make([]string, 0, 3)
 	if tool := p.Child("tool"); v.has(tool, s.Tool != "") {
 		kinds = append(kinds, "tool")
 		if s.Tool == "" {
-			v.fail(tool, "must not be empty")
+			v.fail(tool, "must not be empty").Cause = CauseEmpty
 		}
 	}
 	if s.ForEach != nil {
@@ -266,10 +284,11 @@ func (s *WorkflowStep) validate(v *validator, p *fieldPath, ids map[string]strin
 	}
 	switch len(kinds) {
 	case 0:
-		v.fail(p, "exactly one of tool, forEach, or parallel must be set, got none")
+		v.fail(p, "exactly one of tool, forEach, or parallel must be set, got none").Cause = CauseOneOf
 	case 1:
 	default:
-		v.fail(p, "exactly one of tool, forEach, or parallel must be set, got %s", strings.Join(kinds, " and "))
+		fe := v.fail(p, "exactly one of tool, forEach, or parallel must be set, got %s", strings.Join(kinds, " and "))
+		fe.Cause, fe.Fields = CauseOneOf, kinds
 	}
 	if s.Condition != nil {
 		s.Condition.validate(v, p.Child("condition"))
@@ -281,7 +300,11 @@ func (s *WorkflowStep) validate(v *validator, p *fieldPath, ids map[string]strin
 		v.required(fp.Child("items"), fe.Items)
 		body := fp.Child("steps")
 		if len(fe.Steps) == 0 {
-			v.fail(body, "must have at least one step")
+			cause := CauseRequired
+			if v.has(body, fe.Steps != nil) {
+				cause = CauseEmpty
+			}
+			v.fail(body, "must have at least one step").Cause = cause
 		}
 		for i := range fe.Steps {
 			fe.Steps[i].validate(v, body.Index(i), ids)
@@ -289,7 +312,7 @@ func (s *WorkflowStep) validate(v *validator, p *fieldPath, ids map[string]strin
 	}
 	if group := p.Child("parallel"); v.has(group, s.Parallel != nil) {
 		if len(s.Parallel) == 0 {
-			v.fail(group, "must have at least one step")
+			v.fail(group, "must have at least one step").Cause = CauseEmpty
 		}
 		for i := range s.Parallel {
 			s.Parallel[i].validate(v, group.Index(i), ids)
@@ -297,7 +320,7 @@ func (s *WorkflowStep) validate(v *validator, p *fieldPath, ids map[string]strin
 	}
 }
 
-func (s *WorkflowSubStep) validate(v *validator, p *fieldPath, ids map[string]string) {
+func (s *WorkflowSubStep) validate(v *validator, p *fieldPath, ids map[string]*fieldPath) {
 	validateStepID(v, p.Child("id"), s.ID, ids)
 	v.required(p.Child("tool"), s.Tool)
 	if s.Condition != nil {
@@ -308,16 +331,21 @@ func (s *WorkflowSubStep) validate(v *validator, p *fieldPath, ids map[string]st
 
 func (c *WorkflowCondition) validate(v *validator, p *fieldPath) {
 	template := v.has(p.Child("template"), c.Template != "")
-	n := 0
-	for _, set := range []bool{template, v.has(p.Child("tool"), c.Tool != ""), v.has(p.Child("fromStep"), c.FromStep != "")} {
-		if set {
-			n++
+	var set []string
+	for _, f := range []struct {
+		name string
+		set  bool
+	}{{"template", template}, {"tool", v.has(p.Child("tool"), c.Tool != "")}, {"fromStep", v.has(p.Child("fromStep"), c.FromStep != "")}} {
+		if f.set {
+			set = append(set, f.name)
 		}
 	}
-	if n != 1 {
-		v.fail(p, "exactly one of template, tool, or fromStep must be set")
+	if len(set) != 1 {
+		fe := v.fail(p, "exactly one of template, tool, or fromStep must be set")
+		fe.Cause, fe.Fields = CauseOneOf, set
 	}
 	if !template && c.Expect == nil && c.ExpectNot == nil {
-		v.fail(p, "a tool or fromStep condition requires expect or expectNot")
+		fe := v.fail(p, "a tool or fromStep condition requires expect or expectNot")
+		fe.Cause, fe.Fields = CauseRequired, []string{"expect", "expectNot"}
 	}
 }
