@@ -314,7 +314,7 @@ func (inst *instance) teardown(grace time.Duration) {
 	if inst.proc != nil {
 		inst.proc.stop(grace)
 		if inst.proc.killed {
-			inst.log.Warn("mcp server outlived its grace after SIGTERM; killed it", "key", inst.key.String(),
+			inst.log.Warn("mcp server outlived its grace after "+stopRequest+"; killed it", "key", inst.key.String(),
 				"pid", inst.proc.pid, "grace", grace)
 		}
 	}

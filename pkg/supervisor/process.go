@@ -21,13 +21,15 @@ import (
 // it.
 const stderrSettle = 500 * time.Millisecond
 
-// process is the process of a stdio server, the leader of its own process
-// group. The supervisor talks MCP over pipes of its own making (not
-// exec.Cmd's), so that reaping the process never closes a pipe that the MCP
-// session still reads.
+// process is the process of a stdio server, with everything it starts in a
+// group of its own (group_unix.go: a process group it leads;
+// group_windows.go: a job object). The supervisor talks MCP over pipes of
+// its own making (not exec.Cmd's), so that reaping the process never closes
+// a pipe that the MCP session still reads.
 type process struct {
 	cmd     *exec.Cmd
 	pid     int
+	group   *group
 	stdin   *os.File // write end: the server's stdin
 	stdout  *os.File // read end: the server's stdout
 	stderrR *os.File // read end: the server's stderr, copied into stderr
@@ -38,12 +40,11 @@ type process struct {
 	stderrDone chan struct{} // closed once stderr is copied to EOF (or cut off)
 
 	stopOnce sync.Once
-	killed   bool // stop needed SIGKILL: the process outlived its grace
+	killed   bool // stop had to kill: the process outlived its grace
 }
 
 // startProcess starts spec's command, exec'd directly (no shell), with args
-// and env (on top of all of musterd's if inheritEnv), in a new process
-// group.
+// and env (on top of all of musterd's if inheritEnv), in a new group.
 func startProcess(spec v1alpha1.MCPServerSpec, tail int, inheritEnv bool) (*process, error) {
 	cmd := exec.Command(spec.Command, spec.Args...)
 	cmd.Env = processEnv(spec.Env, inheritEnv)
@@ -85,9 +86,17 @@ func startProcess(spec v1alpha1.MCPServerSpec, tail int, inheritEnv bool) (*proc
 		closeAll(parentEnds)
 		return nil, err
 	}
+	grp, err := newGroup(cmd.Process)
+	if err != nil {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		closeAll(parentEnds)
+		return nil, err
+	}
 	p := &process{
 		cmd:        cmd,
 		pid:        cmd.Process.Pid,
+		group:      grp,
 		stdin:      stdinW,
 		stdout:     stdoutR,
 		stderrR:    stderrR,
@@ -105,12 +114,6 @@ func startProcess(spec v1alpha1.MCPServerSpec, tail int, inheritEnv bool) (*proc
 		close(p.exited)
 	}()
 	return p, nil
-}
-
-// signalGroup sends sig to every process of the group. A group already gone
-// is no error.
-func (p *process) signalGroup(sig syscall.Signal) {
-	_ = syscall.Kill(-p.pid, sig)
 }
 
 // hasExited reports whether the process has been reaped.
@@ -135,22 +138,20 @@ func (p *process) awaitExit(d time.Duration) bool {
 	}
 }
 
-// stop ends the process group and returns once the process is reaped and
-// its stderr read: SIGTERM to the group and up to grace for the process to
-// exit, then SIGKILL to whatever is left of the group (the process itself,
-// or children it left behind). A grace of zero kills at once. Only the
-// first call acts; later ones wait for it.
+// stop ends the group and returns once the process is reaped and its
+// stderr read: asks the group to stop (group.terminate) and gives the
+// process up to grace to exit, then kills whatever is left of the group
+// (the process itself, or children it left behind). A grace of zero kills
+// at once. Only the first call acts; later ones wait for it.
 func (p *process) stop(grace time.Duration) {
 	p.stopOnce.Do(func() {
 		if grace > 0 && !p.hasExited() {
-			p.signalGroup(syscall.SIGTERM)
-			p.signalGroup(syscall.SIGCONT) // a stopped process handles SIGTERM only once continued
+			p.group.terminate()
 			p.killed = !p.awaitExit(grace)
 		}
-		// After the leader is reaped its PID cannot be reused while any
-		// process of its group lives, so this reaches only that group.
-		p.signalGroup(syscall.SIGKILL)
+		p.group.kill()
 		<-p.exited
+		p.group.release()
 		select {
 		case <-p.stderrDone:
 		case <-time.After(stderrSettle):
@@ -163,11 +164,11 @@ func (p *process) stop(grace time.Duration) {
 	})
 }
 
-// kill sends SIGKILL to the group at once, for a caller out of patience. It
-// does nothing once the process is reaped.
+// kill kills the group at once, for a caller out of patience. It does
+// nothing once the process is reaped.
 func (p *process) kill() {
 	if !p.hasExited() {
-		p.signalGroup(syscall.SIGKILL)
+		p.group.kill()
 	}
 }
 
