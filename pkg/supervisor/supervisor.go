@@ -52,7 +52,8 @@ type Options struct {
 	// failed. Default 10s.
 	PingTimeout time.Duration
 	// StopGrace is how long a stopped stdio server has between SIGTERM and
-	// SIGKILL. Default 5s.
+	// SIGKILL (on Windows, between the close of its stdin and the end of
+	// its job object). Default 5s.
 	StopGrace time.Duration
 	// RestartBackoff spaces the starts of a server that keeps failing.
 	// Default: 1s doubling to 5m, with 10% jitter.
