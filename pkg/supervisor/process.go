@@ -27,21 +27,36 @@ const stderrSettle = 500 * time.Millisecond
 // its own making (not exec.Cmd's), so that reaping the process never closes
 // a pipe that the MCP session still reads.
 type process struct {
-	cmd     *exec.Cmd
 	pid     int
-	group   *group
-	stdin   *os.File // write end: the server's stdin
-	stdout  *os.File // read end: the server's stdout
-	stderrR *os.File // read end: the server's stderr, copied into stderr
+	group   processGroup
+	stdin   io.WriteCloser // write end: the server's stdin
+	stdout  io.ReadCloser  // read end: the server's stdout
+	stderrR io.Closer      // read end: the server's stderr, copied into stderr
 	stderr  *tailBuffer
 
-	exited     chan struct{} // closed once the process is reaped; state is set then
-	state      *os.ProcessState
+	exited     chan struct{} // closed once the process is reaped; exit is set then
+	exit       string        // how it ended, as describeExit says
 	stderrDone chan struct{} // closed once stderr is copied to EOF (or cut off)
 
 	stopOnce sync.Once
 	killed   bool // stop had to kill: the process outlived its grace
 }
+
+// processGroup is what stop and kill do to a server and every process it
+// started: a mechanism per system (group_unix.go, group_windows.go).
+type processGroup interface {
+	// terminate asks every process of the group to stop.
+	terminate()
+	// kill kills every process left in the group.
+	kill()
+	// release frees what the group holds, once the process is reaped and
+	// killed; kill does nothing after it.
+	release()
+}
+
+// starter starts the process of a stdio server: startProcess, which a unit
+// test of the supervisor may replace with a fake (Supervisor.startProc).
+type starter func(spec v1alpha1.MCPServerSpec, tail int, inheritEnv bool) (*process, error)
 
 // startProcess starts spec's command, exec'd directly (no shell), with args
 // and env (on top of all of musterd's if inheritEnv), in a new group.
@@ -93,27 +108,35 @@ func startProcess(spec v1alpha1.MCPServerSpec, tail int, inheritEnv bool) (*proc
 		closeAll(parentEnds)
 		return nil, err
 	}
+	return newProcess(cmd.Process.Pid, grp, stdinW, stdoutR, stderrR, tail, func() string {
+		_ = cmd.Wait() // its error says no more than ProcessState
+		return describeExit(cmd.ProcessState)
+	}), nil
+}
+
+// newProcess tracks a started process: it copies stderr into a tail of
+// tail bytes, and closes exited once wait, which returns when the process
+// is reaped, has said how it ended.
+func newProcess(pid int, group processGroup, stdin io.WriteCloser, stdout, stderr io.ReadCloser, tail int, wait func() string) *process {
 	p := &process{
-		cmd:        cmd,
-		pid:        cmd.Process.Pid,
-		group:      grp,
-		stdin:      stdinW,
-		stdout:     stdoutR,
-		stderrR:    stderrR,
+		pid:        pid,
+		group:      group,
+		stdin:      stdin,
+		stdout:     stdout,
+		stderrR:    stderr,
 		stderr:     newTailBuffer(tail),
 		exited:     make(chan struct{}),
 		stderrDone: make(chan struct{}),
 	}
 	go func() {
-		_, _ = io.Copy(p.stderr, stderrR)
+		_, _ = io.Copy(p.stderr, stderr)
 		close(p.stderrDone)
 	}()
 	go func() {
-		_ = cmd.Wait() // its error says no more than ProcessState
-		p.state = cmd.ProcessState
+		p.exit = wait()
 		close(p.exited)
 	}()
-	return p, nil
+	return p
 }
 
 // hasExited reports whether the process has been reaped.

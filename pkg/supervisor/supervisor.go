@@ -250,6 +250,9 @@ type Supervisor struct {
 	opts    Options
 	log     *slog.Logger
 	hashKey []byte
+	// startProc starts a stdio server's process: startProcess, unless a unit
+	// test of the package set a fake before the first Ensure.
+	startProc starter
 
 	// startSlots holds a token per start under way: StartConcurrency.
 	startSlots chan struct{}
@@ -316,6 +319,7 @@ func New(opts Options) *Supervisor {
 		opts:       opts,
 		log:        opts.Logger.With("component", "supervisor"),
 		hashKey:    hashKey,
+		startProc:  startProcess,
 		startSlots: make(chan struct{}, opts.StartConcurrency),
 		entries:    make(map[events.Key]*entry),
 	}
