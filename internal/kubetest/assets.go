@@ -99,16 +99,3 @@ func ModuleRoot() (string, error) {
 		dir = parent
 	}
 }
-
-// tail returns the last n lines of the file at path, for error messages.
-func tail(path string, n int) string {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return ""
-	}
-	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return "control plane log (last lines):\n" + strings.Join(lines, "\n")
-}

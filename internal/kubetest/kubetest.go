@@ -189,3 +189,16 @@ func configureQuickStop(api *envtest.APIServer) {
 		Set("shutdown-watch-termination-grace-period", WatchDrainGracePeriod.String()).
 		Set("shutdown-delay-duration", "0s")
 }
+
+// tail returns the last n lines of the file at path, for error messages.
+func tail(path string, n int) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return "control plane log (last lines):\n" + strings.Join(lines, "\n")
+}
