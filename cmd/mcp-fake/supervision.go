@@ -5,7 +5,6 @@ import (
 	"flag"
 	"os"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -62,7 +61,7 @@ func (f *supervisionFlags) apply() int {
 	}
 	// Held until the process ends: the kernel drops the lock with the last
 	// descriptor, however the process dies.
-	if err := syscall.Flock(int(file.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+	if err := lockExclusive(file); err != nil {
 		logf("exclusive lock on %s held by another process (%v), exit code %d", f.exclusive, err, exitLocked)
 		return exitLocked
 	}

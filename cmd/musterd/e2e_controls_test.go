@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 
+	"github.com/musterd/musterd/internal/proctest"
 	"github.com/musterd/musterd/pkg/api/client"
 	"github.com/musterd/musterd/pkg/api/types"
 	"github.com/musterd/musterd/pkg/apis/muster/v1alpha1"
@@ -82,7 +83,7 @@ func TestE2EStopIsStickyThroughResyncKillAndRestart(t *testing.T) {
 	require.NoError(t, e.cmd.Process.Signal(syscall.SIGKILL))
 	<-e.exited
 	for _, p := range serverProcs(marker) {
-		_ = syscall.Kill(-p.pgrp, syscall.SIGKILL)
+		_ = proctest.KillGroup(p.pgrp)
 	}
 	e.runningDaemon = startDaemon(t, "-config-dir", e.config, "-state-dir", e.state, "-debounce", "50ms", "-rescan", "1s", "-api-token", controlsToken)
 	e.waitReady(t)

@@ -26,6 +26,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/musterd/musterd/internal/kubetest"
+	"github.com/musterd/musterd/internal/proctest"
 	"github.com/musterd/musterd/pkg/apis/muster/v1alpha1"
 )
 
@@ -228,7 +229,7 @@ func TestE2EKubeAPIServerOutageStopsNothingAndStatusCatchesUp(t *testing.T) {
 	t.Logf("the API server took %s to stop", time.Since(stopping))
 	// While the API server is down, a server crashes: musterd restarts it
 	// and cannot write the status that says so.
-	require.NoError(t, syscall.Kill(victimProc.pid, syscall.SIGKILL))
+	require.NoError(t, proctest.Kill(victimProc.pid))
 	restarted := theServerProc(t, victim, victimProc)
 	var seen serverObject
 	eventually(t, "musterd sees the restarted server Running", func() bool {

@@ -19,13 +19,14 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/musterd/musterd/internal/proctest"
 )
 
 // progressSeen collects, per progress token, that a call's server has
@@ -162,7 +163,7 @@ func TestE2EMCPServerKilledMidCallFailsTheCallSayingItDied(t *testing.T) {
 	}()
 	seen.wait(t, "killed")
 	killed := time.Now()
-	require.NoError(t, syscall.Kill(victim.pid, syscall.SIGKILL))
+	require.NoError(t, proctest.Kill(victim.pid))
 
 	o := <-outcome
 	requireNoHang(t, "the call to the killed server", o)

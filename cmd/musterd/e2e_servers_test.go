@@ -23,6 +23,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/musterd/musterd/internal/mcpfake"
+	"github.com/musterd/musterd/internal/proctest"
 	"github.com/musterd/musterd/pkg/api/types"
 	"github.com/musterd/musterd/pkg/apis/muster/v1alpha1"
 )
@@ -393,7 +394,7 @@ func TestE2EKilledServerIsRestarted(t *testing.T) {
 	e.waitServer(t, "victim", "is Running", running("x_victim_"+marker))
 	first := theServerProc(t, marker)
 
-	require.NoError(t, syscall.Kill(first.pid, syscall.SIGKILL))
+	require.NoError(t, proctest.Kill(first.pid))
 	s := e.waitServer(t, "victim", "is Running again after a restart", func(s serverObject) bool {
 		return running("x_victim_"+marker)(s) && s.Status.RestartCount >= 1
 	})

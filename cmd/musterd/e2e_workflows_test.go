@@ -26,6 +26,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/musterd/musterd/internal/npmtest"
+	"github.com/musterd/musterd/internal/proctest"
 	"github.com/musterd/musterd/pkg/api/types"
 	"github.com/musterd/musterd/pkg/coretools"
 	"github.com/musterd/musterd/pkg/workflowrun"
@@ -452,7 +453,7 @@ func TestE2EAServerKilledMidRunFailsTheRunClearly(t *testing.T) {
 		text, _ := callTool(t, s, "x_victim_sleeps", nil)
 		return strings.Contains(text, `"running":1`)
 	})
-	require.NoError(t, syscall.Kill(first.pid, syscall.SIGKILL))
+	require.NoError(t, proctest.Kill(first.pid))
 	doc := run.wait(t, "the run did not end after its server was killed")
 	assert.Equal(t, "failed", doc["status"], "%v", doc)
 	assert.Contains(t, doc["error"], "workflow doomed, step nap: calling x_victim_sleep: ")

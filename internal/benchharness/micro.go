@@ -7,7 +7,6 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	evbus "github.com/asaskevich/EventBus"
@@ -177,14 +176,6 @@ func startStopwatch() stopwatch { return stopwatch{wall: time.Now(), cpu: proces
 func (s stopwatch) stop(n int) noopRun {
 	wall, cpu := time.Since(s.wall), processCPU()-s.cpu
 	return noopRun{perSec: float64(n) / wall.Seconds(), cpuMicros: float64(cpu.Microseconds()) / float64(n)}
-}
-
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		panic(fmt.Sprint("getrusage: ", err))
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func noopPipeline(keys []events.Key) (noopRun, error) {

@@ -24,6 +24,9 @@
 //   - [ControlPlane.AddUser] provisions more users (client certificates with
 //     the given groups) for RBAC tests; [ControlPlane.Kubectl] runs the
 //     built kubectl as any of them.
+//   - On Windows Start skips (kubetest_windows.go): controller-runtime
+//     v0.25's envtest does not compile there, so the control plane is
+//     !windows and the tests that need it only type-check.
 //   - Everything is torn down by t.Cleanup; the control plane's own output
 //     goes to a log file in the test's temporary directory, and its last
 //     lines are in the error when it fails to start.

@@ -1,6 +1,9 @@
 // Package proctest finds the processes a test started, whatever the code
 // under test reports of them: for the tests that prove no process is left
-// behind (the supervisor's, the MCPServer reconciler's).
+// behind (the supervisor's, the MCPServer reconciler's). Exists,
+// GroupExists, Kill and KillGroup (signal_unix.go, signal_windows.go) check
+// and end processes the same way on every system the tests build for, so
+// that a test file needs no syscall of its own.
 //
 // Place: test support only; it imports nothing of musterd's.
 package proctest

@@ -36,11 +36,10 @@ func (b Backoff) withDefaults() Backoff {
 	if b.Max < b.Base {
 		b.Max = b.Base
 	}
-	switch {
-	case b.Jitter == 0:
+	// A negative Jitter stays negative, so that defaults applied twice (by
+	// Options and again by Delay) still turn it off.
+	if b.Jitter == 0 {
 		b.Jitter = DefaultBackoffJitter
-	case b.Jitter < 0:
-		b.Jitter = 0
 	}
 	return b
 }
@@ -62,7 +61,7 @@ func (b Backoff) Delay(failures int, r float64) time.Duration {
 		d *= 2
 	}
 	d = min(d, b.Max)
-	d += time.Duration(float64(d) * b.Jitter * r)
+	d += time.Duration(float64(d) * max(b.Jitter, 0) * r)
 	return min(d, b.Max)
 }
 

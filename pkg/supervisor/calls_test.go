@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -14,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/musterd/musterd/internal/npmtest"
+	"github.com/musterd/musterd/internal/proctest"
 	"github.com/musterd/musterd/pkg/apis/muster/v1alpha1"
 	"github.com/musterd/musterd/pkg/supervisor"
 )
@@ -243,7 +243,7 @@ func TestAServerKilledMidCallFailsTheCallSayingItDied(t *testing.T) {
 	}
 	require.Equal(t, calls, h.sup.InFlight(k))
 	killed := time.Now()
-	require.NoError(t, syscall.Kill(obs.PID, syscall.SIGKILL))
+	require.NoError(t, proctest.Kill(obs.PID))
 	var slowest time.Duration
 	for range calls {
 		select {

@@ -108,5 +108,14 @@
 //     already. A start reports Starting (or Connecting) when asked for,
 //     again with its LastAttempt when it begins, then its outcome.
 //
-// The package is for Unix: it relies on process groups and signals.
+// Platforms: the above is Unix (group_unix.go, sysproc_*.go). On Windows
+// (group_windows.go) a stdio server starts suspended and runs only once it
+// is in a job object of its own, which holds every process it starts and
+// kills them all when its handle closes (JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE):
+// if musterd dies, its servers die with it, grandchildren included, with no
+// setsid-like escape. Windows has no SIGTERM a console-less process can
+// catch, so stopping a server closes its stdin and gives it StopGrace to
+// exit, then terminates the job; a crash, kill or Stop ends the whole job as
+// SIGKILL ends the Unix group. Exit descriptions name exit codes only
+// (there are no signals to name).
 package supervisor

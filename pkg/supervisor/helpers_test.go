@@ -5,7 +5,6 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -135,7 +134,7 @@ func (h *harness) settle(t *testing.T, k events.Key) supervisor.Observed {
 func processesWith(t *testing.T, arg string) []int { return proctest.With(t, arg) }
 
 // processExists reports whether pid names a process (a zombie included).
-func processExists(pid int) bool { return syscall.Kill(pid, 0) == nil }
+func processExists(pid int) bool { return proctest.Exists(pid) }
 
 // groupExists reports whether any process is left in process group pgid.
-func groupExists(pgid int) bool { return syscall.Kill(-pgid, 0) == nil }
+func groupExists(pgid int) bool { return proctest.GroupExists(pgid) }

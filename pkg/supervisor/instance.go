@@ -66,6 +66,7 @@ type instance struct {
 	sessionEnded  chan struct{} // closed when the session is over, after a start that got one
 	tools         []*mcp.Tool   // as listed at the start, sorted by name
 	proc          *process      // stdio
+	start         starter       // starts proc
 	httpTransport *http.Transport
 	stderrTail    int
 	inheritEnv    bool
@@ -91,6 +92,7 @@ func (s *Supervisor) newInstance(key events.Key, spec v1alpha1.MCPServerSpec, ha
 		ctx:          ctx,
 		cancel:       cancel,
 		sessionEnded: make(chan struct{}),
+		start:        s.startProc,
 		stderrTail:   s.opts.StderrTail,
 		inheritEnv:   s.opts.InheritEnv,
 		calls:        s.newCallState(key),
@@ -139,7 +141,7 @@ func (inst *instance) launch() error {
 }
 
 func (inst *instance) launchStdio() error {
-	p, err := startProcess(inst.spec, inst.stderrTail, inst.inheritEnv)
+	p, err := inst.start(inst.spec, inst.stderrTail, inst.inheritEnv)
 	if err != nil {
 		return inst.failure(fmt.Sprintf("could not start %s: %v", inst.spec.Command, err))
 	}
@@ -157,7 +159,7 @@ func (inst *instance) launchStdio() error {
 	var msg string
 	switch {
 	case exited:
-		msg = describeExit(p.state) + " before it finished starting"
+		msg = p.exit + " before it finished starting"
 	case inst.timedOut():
 		msg = fmt.Sprintf("did not answer initialize and tools/list within %s", inst.timeout())
 	case cancelled:
@@ -314,7 +316,7 @@ func (inst *instance) teardown(grace time.Duration) {
 	if inst.proc != nil {
 		inst.proc.stop(grace)
 		if inst.proc.killed {
-			inst.log.Warn("mcp server outlived its grace after SIGTERM; killed it", "key", inst.key.String(),
+			inst.log.Warn("mcp server outlived its grace after "+stopRequest+"; killed it", "key", inst.key.String(),
 				"pid", inst.proc.pid, "grace", grace)
 		}
 	}
@@ -387,7 +389,7 @@ func (s *Supervisor) healthy(e *entry, inst *instance) bool {
 func (s *Supervisor) crashed(e *entry, inst *instance) {
 	inst.proc.stop(0) // what is left of its group; reads stderr to its end
 	if !inst.stopRequested() {
-		msg := withStderr(describeExit(inst.proc.state), inst.proc.stderr.Tail())
+		msg := withStderr(inst.proc.exit, inst.proc.stderr.Tail())
 		s.fail(e, inst, inst.scrub.clean(msg), v1alpha1.MCPServerStateFailed)
 	}
 	inst.teardown(0)

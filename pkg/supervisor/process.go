@@ -21,29 +21,45 @@ import (
 // it.
 const stderrSettle = 500 * time.Millisecond
 
-// process is the process of a stdio server, the leader of its own process
-// group. The supervisor talks MCP over pipes of its own making (not
-// exec.Cmd's), so that reaping the process never closes a pipe that the MCP
-// session still reads.
+// process is the process of a stdio server, with everything it starts in a
+// group of its own (group_unix.go: a process group it leads;
+// group_windows.go: a job object). The supervisor talks MCP over pipes of
+// its own making (not exec.Cmd's), so that reaping the process never closes
+// a pipe that the MCP session still reads.
 type process struct {
-	cmd     *exec.Cmd
 	pid     int
-	stdin   *os.File // write end: the server's stdin
-	stdout  *os.File // read end: the server's stdout
-	stderrR *os.File // read end: the server's stderr, copied into stderr
+	group   processGroup
+	stdin   io.WriteCloser // write end: the server's stdin
+	stdout  io.ReadCloser  // read end: the server's stdout
+	stderrR io.Closer      // read end: the server's stderr, copied into stderr
 	stderr  *tailBuffer
 
-	exited     chan struct{} // closed once the process is reaped; state is set then
-	state      *os.ProcessState
+	exited     chan struct{} // closed once the process is reaped; exit is set then
+	exit       string        // how it ended, as describeExit says
 	stderrDone chan struct{} // closed once stderr is copied to EOF (or cut off)
 
 	stopOnce sync.Once
-	killed   bool // stop needed SIGKILL: the process outlived its grace
+	killed   bool // stop had to kill: the process outlived its grace
 }
 
+// processGroup is what stop and kill do to a server and every process it
+// started: a mechanism per system (group_unix.go, group_windows.go).
+type processGroup interface {
+	// terminate asks every process of the group to stop.
+	terminate()
+	// kill kills every process left in the group.
+	kill()
+	// release frees what the group holds, once the process is reaped and
+	// killed; kill does nothing after it.
+	release()
+}
+
+// starter starts the process of a stdio server: startProcess, which a unit
+// test of the supervisor may replace with a fake (Supervisor.startProc).
+type starter func(spec v1alpha1.MCPServerSpec, tail int, inheritEnv bool) (*process, error)
+
 // startProcess starts spec's command, exec'd directly (no shell), with args
-// and env (on top of all of musterd's if inheritEnv), in a new process
-// group.
+// and env (on top of all of musterd's if inheritEnv), in a new group.
 func startProcess(spec v1alpha1.MCPServerSpec, tail int, inheritEnv bool) (*process, error) {
 	cmd := exec.Command(spec.Command, spec.Args...)
 	cmd.Env = processEnv(spec.Env, inheritEnv)
@@ -85,32 +101,42 @@ func startProcess(spec v1alpha1.MCPServerSpec, tail int, inheritEnv bool) (*proc
 		closeAll(parentEnds)
 		return nil, err
 	}
+	grp, err := newGroup(cmd.Process)
+	if err != nil {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		closeAll(parentEnds)
+		return nil, err
+	}
+	return newProcess(cmd.Process.Pid, grp, stdinW, stdoutR, stderrR, tail, func() string {
+		_ = cmd.Wait() // its error says no more than ProcessState
+		return describeExit(cmd.ProcessState)
+	}), nil
+}
+
+// newProcess tracks a started process: it copies stderr into a tail of
+// tail bytes, and closes exited once wait, which returns when the process
+// is reaped, has said how it ended.
+func newProcess(pid int, group processGroup, stdin io.WriteCloser, stdout, stderr io.ReadCloser, tail int, wait func() string) *process {
 	p := &process{
-		cmd:        cmd,
-		pid:        cmd.Process.Pid,
-		stdin:      stdinW,
-		stdout:     stdoutR,
-		stderrR:    stderrR,
+		pid:        pid,
+		group:      group,
+		stdin:      stdin,
+		stdout:     stdout,
+		stderrR:    stderr,
 		stderr:     newTailBuffer(tail),
 		exited:     make(chan struct{}),
 		stderrDone: make(chan struct{}),
 	}
 	go func() {
-		_, _ = io.Copy(p.stderr, stderrR)
+		_, _ = io.Copy(p.stderr, stderr)
 		close(p.stderrDone)
 	}()
 	go func() {
-		_ = cmd.Wait() // its error says no more than ProcessState
-		p.state = cmd.ProcessState
+		p.exit = wait()
 		close(p.exited)
 	}()
-	return p, nil
-}
-
-// signalGroup sends sig to every process of the group. A group already gone
-// is no error.
-func (p *process) signalGroup(sig syscall.Signal) {
-	_ = syscall.Kill(-p.pid, sig)
+	return p
 }
 
 // hasExited reports whether the process has been reaped.
@@ -135,22 +161,20 @@ func (p *process) awaitExit(d time.Duration) bool {
 	}
 }
 
-// stop ends the process group and returns once the process is reaped and
-// its stderr read: SIGTERM to the group and up to grace for the process to
-// exit, then SIGKILL to whatever is left of the group (the process itself,
-// or children it left behind). A grace of zero kills at once. Only the
-// first call acts; later ones wait for it.
+// stop ends the group and returns once the process is reaped and its
+// stderr read: asks the group to stop (group.terminate) and gives the
+// process up to grace to exit, then kills whatever is left of the group
+// (the process itself, or children it left behind). A grace of zero kills
+// at once. Only the first call acts; later ones wait for it.
 func (p *process) stop(grace time.Duration) {
 	p.stopOnce.Do(func() {
 		if grace > 0 && !p.hasExited() {
-			p.signalGroup(syscall.SIGTERM)
-			p.signalGroup(syscall.SIGCONT) // a stopped process handles SIGTERM only once continued
+			p.group.terminate()
 			p.killed = !p.awaitExit(grace)
 		}
-		// After the leader is reaped its PID cannot be reused while any
-		// process of its group lives, so this reaches only that group.
-		p.signalGroup(syscall.SIGKILL)
+		p.group.kill()
 		<-p.exited
+		p.group.release()
 		select {
 		case <-p.stderrDone:
 		case <-time.After(stderrSettle):
@@ -163,11 +187,11 @@ func (p *process) stop(grace time.Duration) {
 	})
 }
 
-// kill sends SIGKILL to the group at once, for a caller out of patience. It
-// does nothing once the process is reaped.
+// kill kills the group at once, for a caller out of patience. It does
+// nothing once the process is reaped.
 func (p *process) kill() {
 	if !p.hasExited() {
-		p.signalGroup(syscall.SIGKILL)
+		p.group.kill()
 	}
 }
 

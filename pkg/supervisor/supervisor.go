@@ -52,7 +52,8 @@ type Options struct {
 	// failed. Default 10s.
 	PingTimeout time.Duration
 	// StopGrace is how long a stopped stdio server has between SIGTERM and
-	// SIGKILL. Default 5s.
+	// SIGKILL (on Windows, between the close of its stdin and the end of
+	// its job object). Default 5s.
 	StopGrace time.Duration
 	// RestartBackoff spaces the starts of a server that keeps failing.
 	// Default: 1s doubling to 5m, with 10% jitter.
@@ -249,6 +250,9 @@ type Supervisor struct {
 	opts    Options
 	log     *slog.Logger
 	hashKey []byte
+	// startProc starts a stdio server's process: startProcess, unless a unit
+	// test of the package set a fake before the first Ensure.
+	startProc starter
 
 	// startSlots holds a token per start under way: StartConcurrency.
 	startSlots chan struct{}
@@ -315,6 +319,7 @@ func New(opts Options) *Supervisor {
 		opts:       opts,
 		log:        opts.Logger.With("component", "supervisor"),
 		hashKey:    hashKey,
+		startProc:  startProcess,
 		startSlots: make(chan struct{}, opts.StartConcurrency),
 		entries:    make(map[events.Key]*entry),
 	}

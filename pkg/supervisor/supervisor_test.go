@@ -7,13 +7,13 @@ import (
 	"regexp"
 	"strconv"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/musterd/musterd/internal/proctest"
 	"github.com/musterd/musterd/pkg/apis/muster/v1alpha1"
 	"github.com/musterd/musterd/pkg/events"
 	"github.com/musterd/musterd/pkg/supervisor"
@@ -277,7 +277,7 @@ func TestAKilledServerIsNoticedAndRestarted(t *testing.T) {
 	k := key("kill9")
 	first := h.ensure(t, k, fake())
 
-	require.NoError(t, syscall.Kill(first.PID, syscall.SIGKILL))
+	require.NoError(t, proctest.Kill(first.PID))
 	crashed := h.rec.waitFor(t, k, "failed", func(o supervisor.Observed) bool { return o.State == failed })
 	assert.Contains(t, crashed.LastError, "was killed by signal 9 (killed)")
 	assert.Equal(t, 1, crashed.ConsecutiveFailures)
@@ -348,7 +348,7 @@ func TestRunningForStableAfterClearsTheFailureStreak(t *testing.T) {
 	h := newHarness(t, supervisor.Options{StableAfter: 500 * time.Millisecond, RestartBackoff: supervisor.Backoff{Base: 50 * time.Millisecond}})
 	k := key("stable")
 	first := h.ensure(t, k, fake())
-	require.NoError(t, syscall.Kill(first.PID, syscall.SIGKILL))
+	require.NoError(t, proctest.Kill(first.PID))
 	h.rec.waitFor(t, k, "failed", func(o supervisor.Observed) bool { return o.State == failed })
 
 	restarted := ensureUntilStarted(t, h, k, fake())

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -117,7 +116,7 @@ func (h *harness) pid(t *testing.T, k events.Key) int {
 }
 
 // processGone reports whether pid is neither running nor a zombie.
-func processGone(pid int) bool { return syscall.Kill(pid, 0) != nil }
+func processGone(pid int) bool { return !proctest.Exists(pid) }
 
 // processesWith returns the pids of the processes one of whose
 // arguments is arg (internal/proctest).

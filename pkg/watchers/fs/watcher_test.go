@@ -520,7 +520,7 @@ func TestUnusableFilesAreErrorsNeverDeletes(t *testing.T) {
 
 	{ // a named pipe, whose read would block until someone writes to it
 		m := h.mark()
-		require.NoError(t, syscall.Mkfifo(filepath.Join(mcps, "pipe.yaml"), 0o644))
+		require.NoError(t, mkfifo(t, filepath.Join(mcps, "pipe.yaml")))
 		e := h.waitEntry(mcpKey("pipe"), "shows the error", func(_ resources.Entry, ok bool) bool { return ok })
 		assert.EqualError(t, e.Err, "mcpservers/pipe.yaml: cannot read: not a regular file (mode p---------)")
 		assert.Equal(t, []string{"create MCPServer/default/pipe"}, summary(h.quiet(m)), "the watcher goes on")

@@ -3,7 +3,6 @@ package runtime_test
 import (
 	"context"
 	"log/slog"
-	"syscall"
 	"testing"
 	"time"
 
@@ -11,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/musterd/musterd/internal/mcpfake"
+	"github.com/musterd/musterd/internal/proctest"
 
 	"github.com/musterd/musterd/pkg/apis/muster/v1alpha1"
 	"github.com/musterd/musterd/pkg/supervisor"
@@ -49,14 +49,14 @@ func TestTheStopperShutsTheSupervisorDownWhenItsContextEnds(t *testing.T) {
 		t.Fatalf("Start returned before its context ended: %v", err)
 	case <-time.After(50 * time.Millisecond):
 	}
-	assert.NoError(t, syscall.Kill(gentle.PID, 0), "servers run while the stopper waits")
+	assert.True(t, proctest.Exists(gentle.PID), "servers run while the stopper waits")
 
 	cancel()
 	err = <-done
 	require.Error(t, err, "a server had to be killed, and the error says so")
 	assert.Contains(t, err.Error(), "servers killed")
 	for _, pid := range []int{gentle.PID, stubborn.PID} {
-		assert.Error(t, syscall.Kill(pid, 0), "pid %d reaped", pid)
+		assert.False(t, proctest.Exists(pid), "pid %d reaped", pid)
 	}
 	_, err = sup.Ensure(t.Context(), echo, v1alpha1.MCPServerSpec{Type: v1alpha1.MCPServerTypeStdio, Command: fakeBin})
 	assert.ErrorIs(t, err, supervisor.ErrShutdown)
