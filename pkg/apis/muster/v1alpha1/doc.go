@@ -15,8 +15,8 @@
 //     bounds, defaults, CEL rules and status fields match muster's CRDs, so
 //     users' existing files and clusters work unchanged; status.conditions
 //     carries a [ConditionReady] condition, and only status additions are
-//     new (observedGeneration, MCPServer's tools and toolCount, Workflow's
-//     missingTools). MCPServer's printer columns are Type, State, Tools
+//     new (observedGeneration and warnings, MCPServer's tools and
+//     toolCount, Workflow's missingTools). MCPServer's printer columns are Type, State, Tools
 //     and Age (muster's URL and AutoStart with -o wide); test/crd lists and
 //     justifies every difference from muster's CRDs.
 //   - Decoding is strict: a value of the wrong type, a duplicate key or a
