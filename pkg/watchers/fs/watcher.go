@@ -606,10 +606,25 @@ func (w *Watcher) apply(rel string, r readResult) {
 		for _, d := range docs {
 			if d.Err != nil {
 				w.log.Warn("definition unusable; its last good version stays in force", "path", rel, "key", d.Key.String(), "error", redact.String(d.Err.Error()))
+			} else if len(d.Warnings) > 0 && changed(changes, d.Key) {
+				w.log.Warn("definition has fields musterd ignores", "path", rel, "key", d.Key.String(), "warnings", redact.String(strings.Join(d.Warnings, "; ")))
 			}
 		}
 	}
 	w.publish(changes)
+}
+
+// changed reports whether changes hold k: a document's warnings are
+// logged when it changes, not on every rescan of its file, nor when
+// another document of the file changes.
+func changed(changes []resources.Change, k events.Key) bool {
+	k = k.Canonical()
+	for _, c := range changes {
+		if c.Key == k {
+			return true
+		}
+	}
+	return false
 }
 
 // decodeFile decodes rel and marks the documents whose kind does not belong
