@@ -375,15 +375,10 @@ func jsonFields(t reflect.Type) map[string]reflect.Type {
 	return fieldsOf(t).types
 }
 
-// suggestion returns ` (did you mean "x"?)` for the known field closest to
-// the unknown name, or "" when none is close: same letters in another case,
-// or one edit away (two for longer names), a swap of neighbours counting as
-// one.
-func suggestion(name string, fields map[string]reflect.Type) string {
-	return didYouMean(closestField(name, fields))
-}
-
-// closestField is the known field suggestion suggests, or "".
+// closestField returns the known field closest to the unknown name, or ""
+// when none is close: same letters in another case, or one edit away (two
+// for longer names), a swap of neighbours counting as one. It is the
+// did-you-mean of the field's warning or error (unknown.go).
 func closestField(name string, fields map[string]reflect.Type) string {
 	best, bestDist := "", 3
 	if len(name) <= 4 {
