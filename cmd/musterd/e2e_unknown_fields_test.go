@@ -114,6 +114,10 @@ func TestE2EUnknownFieldsAreIgnoredWithWarningsAndTyposStillFail(t *testing.T) {
 	assert.Contains(t, out, wantWarnings[0])
 
 	// The log has one WARN line for the document, not one per reconcile.
+	// (The log is read from musterd's stderr by a goroutine of its own,
+	// which may be a moment behind the API.)
+	eventually(t, "the log warns of greet", func() bool { return warnLines(e.runningDaemon, "Workflow/default/greet") > 0 })
+	eventually(t, "the log warns of echo", func() bool { return warnLines(e.runningDaemon, "MCPServer/default/echo") > 0 })
 	assert.Equal(t, 1, warnLines(e.runningDaemon, "Workflow/default/greet"), "%s", e.stderr)
 	assert.Equal(t, 1, warnLines(e.runningDaemon, "MCPServer/default/echo"))
 	before := e.reconciles(t, "Workflow")
@@ -129,6 +133,7 @@ func TestE2EUnknownFieldsAreIgnoredWithWarningsAndTyposStillFail(t *testing.T) {
 		w, _ = e.workflowObject(t, "greet")
 		return slices.Contains(w.Status.Warnings, "workflows/greet.yaml:7: spec.input_schema: unknown field, ignored")
 	})
+	eventually(t, "the log warns of greet again", func() bool { return warnLines(e.runningDaemon, "Workflow/default/greet") > 1 })
 	assert.Equal(t, 2, warnLines(e.runningDaemon, "Workflow/default/greet"))
 
 	// A misspelt field whose absence is a problem still fails, with the
