@@ -196,8 +196,8 @@ type fileWithEntry struct {
 // refresh enters are one allocation.
 //
 // Apart, the file (48 bytes) and the entry (96) share their size classes
-// with a scan's garbage (the index's changes and Docs are 96 bytes; a
-// said, a one-key slice and a map's header 48). A class's spans are
+// with a scan's garbage (the index's changes are 96 bytes; a one-key
+// slice and a map's header 48). A class's spans are
 // filled in turn by both, and once the garbage is collected they stay a
 // third to a half empty, as a heap dump of a daemon at rest shows
 // (internal/heapspans). Together they are 144 bytes, a
