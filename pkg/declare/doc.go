@@ -19,7 +19,10 @@
 //     an error names the field in the decoder's words ("spec.timeout: …",
 //     "spec.foo: unknown field"), and what is written is exactly what the
 //     watcher will accept. Lines and file names of the generated document
-//     are left out of the error: the caller wrote no file.
+//     are left out of the error: the caller wrote no file. Unlike a file,
+//     a definition declared here may hold no field the schema lacks: what
+//     the decoder would ignore with a warning is refused, as muster's tools
+//     refuse unknown fields.
 //   - A create of a name that exists fails (ExistsError); an update or
 //     delete of a name that does not fails (NotFoundError).
 //   - Never clobber: an update or delete acts only on the version it read,

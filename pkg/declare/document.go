@@ -191,6 +191,16 @@ func decode(key events.Key, data []byte, where string) (Definition, error) {
 		}
 		return Definition{}, &InvalidError{Key: key, Msg: scrub(secrets, redact.String(d.Err.Error()))}
 	}
+	if where == "" && len(d.Warnings) > 0 {
+		// A definition declared through musterd is read as muster reads
+		// the requests of its tools: strictly. Only files may carry fields
+		// musterd ignores.
+		refused := d.Warnings.Refused()
+		for i, fe := range refused {
+			refused[i] = clean(fe)
+		}
+		return Definition{}, &InvalidError{Key: key, Errs: refused}
+	}
 	def := Definition{Key: key, Object: d.Object, Hash: d.Hash, Version: version(data), Where: where}
 	var raw map[string]any
 	if err := yaml.Unmarshal(data, &raw); err == nil {

@@ -18,4 +18,7 @@
 //     conflict stays until it is resolved.
 //   - Changes are reported only when something a reconciler or a user sees
 //     differs: the definition's hash, the error, the file, or presence.
+//   - An entry's warnings (what the decoder ignored) are those of its
+//     definition in force, and change with it; a document's hash covers
+//     its warnings, so a change of them is a change.
 package resources

@@ -44,9 +44,10 @@ type slot struct {
 
 // said is what a document says when it is not the definition in force.
 type said struct {
-	object any
-	hash   string
-	err    error
+	object   any
+	hash     string
+	err      error
+	warnings []string
 }
 
 // smallFile is the most documents a fileState searches linearly.
@@ -154,13 +155,17 @@ func (f *fileState) keys() []events.Key {
 // the file or the document is broken. The same content read again (a
 // rescan, a save without changes) keeps the definition in force the same
 // object, so that what was built from it (a workflow's tool) holds.
-func (f *fileState) settle(e *entry) {
+// When the document becomes the definition in force, settle returns its
+// warnings and true: the index keeps them beside the entry.
+func (f *fileState) settle(e *entry) (warnings []string, took bool) {
 	s := f.slotOf(e.key)
 	if f.err() != nil || s.own == nil || s.own.err != nil {
-		return
+		return nil, false
 	}
 	if e.object == nil || e.hash != s.own.hash {
 		e.object, e.hash = s.own.object, s.own.hash
 	}
+	warnings = s.own.warnings
 	s.own = nil
+	return warnings, true
 }

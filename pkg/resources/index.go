@@ -16,11 +16,16 @@ type Doc struct {
 	Key events.Key
 	// Object is the decoded, valid definition; nil when Err is set.
 	Object any
-	// Hash identifies Object's content.
+	// Hash identifies Object's content, Warnings included: documents
+	// whose warnings differ have different hashes.
 	Hash string
 	// Err says why this document is not usable (a validation error naming
 	// file, line and field); the key is still known.
 	Err error
+	// Warnings are what the decoder ignored in the document (fields the
+	// schema does not have), each naming file, line and field; nil if
+	// nothing.
+	Warnings []string
 }
 
 // Entry is a resource as the index holds it.
@@ -36,6 +41,10 @@ type Entry struct {
 	// Err says why the files do not yield a good definition now; nil when
 	// Object is what the file says.
 	Err error
+	// Warnings are those of the document that made Object the definition
+	// in force (Doc.Warnings); nil if none. They are to be read, never
+	// changed.
+	Warnings []string
 }
 
 // Change is a resource whose entry changed.
@@ -82,6 +91,10 @@ type Index struct {
 	// namespaces counts the entries of each kind in each namespace, so that
 	// Named finds a name without listing every key.
 	namespaces map[string]map[string]int
+	// warnings are the warnings of the definitions in force that have
+	// some. Beside the entries, not in them: few definitions have
+	// warnings, and a field in every entry would cost every resource.
+	warnings map[*entry][]string
 }
 
 // entry is a resource as the index holds it; Entry is it with its files
@@ -108,7 +121,7 @@ type conflict struct {
 // New returns an empty index.
 func New() *Index {
 	return &Index{files: map[string]*fileState{}, entries: newEntrySet(),
-		conflicts: map[events.Key]conflict{}, sortedOK: true, namespaces: map[string]map[string]int{}}
+		conflicts: map[events.Key]conflict{}, sortedOK: true, namespaces: map[string]map[string]int{}, warnings: map[*entry][]string{}}
 }
 
 // SetFile records what path declares now: docs when it was parsed, or err
@@ -139,7 +152,7 @@ func (ix *Index) SetFile(path string, docs []Doc, err error, fallback events.Key
 		next = &fileState{path: path}
 		for _, d := range docs {
 			e := ix.entryOf(next, d.Key.Canonical())
-			next.set(slot{e: e, own: &said{object: d.Object, hash: d.Hash, err: d.Err}})
+			next.set(slot{e: e, own: &said{object: d.Object, hash: d.Hash, err: d.Err, warnings: d.Warnings}})
 		}
 	}
 	ix.files[path] = next
@@ -183,8 +196,8 @@ type fileWithEntry struct {
 // refresh enters are one allocation.
 //
 // Apart, the file (48 bytes) and the entry (96) share their size classes
-// with a scan's garbage (the index's changes and Docs are 96 bytes; a
-// said, a one-key slice and a map's header 48). A class's spans are
+// with a scan's garbage (the index's changes are 96 bytes; a one-key
+// slice and a map's header 48). A class's spans are
 // filled in turn by both, and once the garbage is collected they stay a
 // third to a half empty, as a heap dump of a daemon at rest shows
 // (internal/heapspans). Together they are 144 bytes, a
@@ -199,7 +212,7 @@ func (ix *Index) fileOfOne(path string, d Doc) *fileState {
 	} else {
 		f = &fileState{path: path}
 	}
-	f.set(slot{e: e, own: &said{object: d.Object, hash: d.Hash, err: d.Err}})
+	f.set(slot{e: e, own: &said{object: d.Object, hash: d.Hash, err: d.Err, warnings: d.Warnings}})
 	return f
 }
 
@@ -406,7 +419,7 @@ func (ix *Index) CountFilesIn(dir string) int {
 // export spells e out as an Entry, its own copy of the files. Called with
 // mu held.
 func (ix *Index) export(e *entry) Entry {
-	return Entry{Key: e.key, Object: e.object, Hash: e.hash, Files: slices.Clone(ix.filesOf(e)), Err: ix.errOf(e)}
+	return Entry{Key: e.key, Object: e.object, Hash: e.hash, Files: slices.Clone(ix.filesOf(e)), Err: ix.errOf(e), Warnings: ix.warnings[e]}
 }
 
 // filesOf returns the files declaring e, sorted; the list of a conflict
@@ -487,6 +500,7 @@ func (ix *Index) refresh(keys []events.Key, path string, claims claims) []Change
 			if existed {
 				ix.entries.remove(e)
 				delete(ix.conflicts, k)
+				delete(ix.warnings, e)
 				ix.sorted, ix.sortedOK = nil, false
 				ix.countNamespace(k, -1)
 				changes = append(changes, Change{Key: k, Op: events.OperationDelete, File: path})
@@ -510,7 +524,9 @@ func (ix *Index) refresh(keys []events.Key, path string, claims claims) []Change
 		} else {
 			delete(ix.conflicts, k)
 			e.file = ix.files[files[0]]
-			e.file.settle(e)
+			if took, ok := e.file.settle(e); ok {
+				ix.setWarnings(e, took)
+			}
 		}
 		if !existed {
 			ix.entries.add(e)
@@ -524,6 +540,16 @@ func (ix *Index) refresh(keys []events.Key, path string, claims claims) []Change
 		}
 	}
 	return changes
+}
+
+// setWarnings records the warnings of e's definition in force. Called
+// with mu held.
+func (ix *Index) setWarnings(e *entry, warnings []string) {
+	if len(warnings) == 0 {
+		delete(ix.warnings, e)
+		return
+	}
+	ix.warnings[e] = warnings
 }
 
 func errText(err error) string {

@@ -108,6 +108,9 @@ var allowedDifferences = map[string][]string{
 		`added /spec/versions/0/schema/openAPIV3Schema/properties/status/properties/toolCount: {"type":"integer"}`,
 		// The exposed tool names, as musterd's status files and API show them.
 		`added /spec/versions/0/schema/openAPIV3Schema/properties/status/properties/tools: {"items":{"type":"string"},"type":"array"}`,
+		// The fields of the definition file musterd ignored, as muster's
+		// loader does, each naming file, line and field.
+		`added /spec/versions/0/schema/openAPIV3Schema/properties/status/properties/warnings: {"items":{"type":"string"},"type":"array"}`,
 	},
 	"muster.giantswarm.io_workflows.yaml": {
 		`changed /metadata/annotations/controller-gen.kubebuilder.io/version: "v0.21.0" -> "v0.23.0"`,
@@ -115,6 +118,7 @@ var allowedDifferences = map[string][]string{
 		// status files and API.
 		`added /spec/versions/0/schema/openAPIV3Schema/properties/status/properties/missingTools: {"items":{"type":"string"},"type":"array"}`,
 		`added /spec/versions/0/schema/openAPIV3Schema/properties/status/properties/observedGeneration: {"format":"int64","type":"integer"}`,
+		`added /spec/versions/0/schema/openAPIV3Schema/properties/status/properties/warnings: {"items":{"type":"string"},"type":"array"}`,
 	},
 }
 

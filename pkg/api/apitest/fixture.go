@@ -120,7 +120,7 @@ func (f *Fixture) Declare(path, content string) {
 	docs, err := v1alpha1.DecodeFile(path, []byte(content))
 	idx := make([]resources.Doc, len(docs))
 	for i, d := range docs {
-		idx[i] = resources.Doc{Key: d.Key(), Object: d.Object, Hash: d.Hash, Err: d.Err}
+		idx[i] = resources.Doc{Key: d.Key(), Object: d.Object, Hash: d.Hash, Err: d.Err, Warnings: d.Warnings.Strings()}
 	}
 	kind, _ := types.ResolveKind(filepath.Base(filepath.Dir(path)))
 	fallback := events.NewKey(kind.Name, "", strings.TrimSuffix(filepath.Base(path), filepath.Ext(path)))

@@ -52,8 +52,9 @@
 //     dropped or refused connections), lastError (why it is down now, for
 //     a crash the exit code and stderr tail; empty while Running or
 //     Connected), lastFailure and lastFailureTime (the last failure, kept
-//     after recovery), lastAttempt, nextRetryAfter, observedGeneration and
-//     a Ready condition; and lastConnected, the last successful
+//     after recovery), lastAttempt, nextRetryAfter, observedGeneration,
+//     warnings (the fields of the file musterd ignored,
+//     resources.Entry.Warnings) and a Ready condition; and lastConnected, the last successful
 //     initialize, ping or call, read from the supervisor when Status is
 //     asked, as pings refresh it without a reconcile. It never holds an env value or a header: the spec's
 //     secrets are not copied into it, and the supervisor scrubs every

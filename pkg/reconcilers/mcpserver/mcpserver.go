@@ -137,6 +137,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcilers.Request) rec
 	prev, _ := r.observed.Get(key)
 	st := r.status(key, server, obs, err, prev)
 	st.Override = ov.Status
+	st.Warnings = entry.Warnings
 	if ov.Stop {
 		ready := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionReady)
 		ready.Reason = ReasonStoppedByOperator

@@ -45,7 +45,8 @@
 //     when the server's tools arrive, invalid if the start failed or the
 //     server does not offer the tool after all.
 //   - Status: valid, validationErrors, referencedTools, missingTools,
-//     stepCount, observedGeneration and a Ready condition.
+//     stepCount, observedGeneration, warnings (the fields of the file
+//     musterd ignored, resources.Entry.Warnings) and a Ready condition.
 //   - A resource no longer declared is forgotten, and reported Deleted;
 //     List covers both what is declared and what was recorded.
 package workflow

@@ -19,9 +19,9 @@ import (
 // (none, for a valid workflow). Such a verdict is compact: a bit per
 // reference, in references' order, and the lists and messages of the
 // status are derived from the definition when read. A verdict that holds
-// more (the file's errors, template errors, a cycle, a server still
-// starting, or a missing tool past the 64th reference) keeps its lists as
-// they were found. With 100,000 workflows each missing its one tool, as
+// more (the file's errors or warnings, template errors, a cycle, a server
+// still starting, or a missing tool past the 64th reference) keeps its
+// lists as they were found. With 100,000 workflows each missing its one tool, as
 // in make bench, spelling out every verdict kept 356 bytes a workflow in
 // the reconciler (BenchmarkRetainedPerWorkflow): its message, three
 // one-item lists and a 184-byte map slot.
@@ -43,6 +43,7 @@ type verdictLists struct {
 	validationErrors []string
 	missingTools     []string // sorted, without repeats
 	waiting          []string // reasonWaitingForServer: the servers still starting, sorted
+	warnings         []string // what the decoder ignored in def (resources.Entry.Warnings)
 }
 
 // maxCompactReferences is how many references a compact verdict's bits
@@ -79,6 +80,7 @@ func (v verdict) status() v1alpha1.WorkflowStatus {
 	switch {
 	case v.lists != nil:
 		st.ValidationErrors, st.MissingTools = v.lists.validationErrors, v.lists.missingTools
+		st.Warnings = v.lists.warnings
 	case v.missing != 0:
 		n := bits.OnesCount64(v.missing)
 		st.ValidationErrors, st.MissingTools = make([]string, 0, n), make([]string, 0, n)

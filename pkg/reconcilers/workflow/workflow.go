@@ -63,7 +63,7 @@ func (r *Reconciler) Reconcile(_ context.Context, req reconcilers.Request) recon
 		return reconcilers.Result{Deleted: true}
 	}
 	wf, _ := entry.Object.(*v1alpha1.Workflow)
-	v := r.judge(wf, entry.Err)
+	v := r.judge(wf, entry.Err, entry.Warnings)
 	// The condition's transition is when its status last changed, as
 	// meta.SetStatusCondition keeps it.
 	if prev, ok := r.observed.Get(req.Key); ok && prev.ready() == v.ready() {
@@ -79,17 +79,17 @@ func (r *Reconciler) Reconcile(_ context.Context, req reconcilers.Request) recon
 }
 
 // judge checks wf, the definition in force (nil if there is none), whose
-// file's problem now is fileErr (nil if none), against the tools on offer.
-// The verdict is compact (verdict.go) unless it holds more than the tools
-// that no server offers.
-func (r *Reconciler) judge(wf *v1alpha1.Workflow, fileErr error) verdict {
+// file's problem now is fileErr (nil if none) and whose warnings are
+// warnings, against the tools on offer. The verdict is compact
+// (verdict.go) unless it holds more than the tools that no server offers.
+func (r *Reconciler) judge(wf *v1alpha1.Workflow, fileErr error, warnings []string) verdict {
 	v := verdict{def: wf}
 	var (
 		errs    = messages(fileErr)
 		missing []string // every tool not offered, sorted below
 		waiting []string // servers starting that may offer a missing tool
 	)
-	compact := fileErr == nil && !r.spellOut
+	compact := fileErr == nil && len(warnings) == 0 && !r.spellOut
 	if wf != nil {
 		i := 0
 		for ref := range references(wf) {
@@ -132,7 +132,7 @@ func (r *Reconciler) judge(wf *v1alpha1.Workflow, fileErr error) verdict {
 	if !compact {
 		slices.Sort(missing)
 		slices.Sort(waiting)
-		v.missing, v.lists = 0, &verdictLists{validationErrors: errs, missingTools: slices.Compact(missing), waiting: waiting}
+		v.missing, v.lists = 0, &verdictLists{validationErrors: errs, missingTools: slices.Compact(missing), waiting: waiting, warnings: warnings}
 	}
 	return v
 }

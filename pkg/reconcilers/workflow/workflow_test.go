@@ -77,7 +77,7 @@ func (h *harness) declare(t *testing.T, path, src string, k events.Key) {
 	require.NoError(t, err)
 	var out []resources.Doc
 	for _, d := range docs {
-		out = append(out, resources.Doc{Key: d.Key(), Object: d.Object, Hash: d.Hash, Err: d.Err})
+		out = append(out, resources.Doc{Key: d.Key(), Object: d.Object, Hash: d.Hash, Err: d.Err, Warnings: d.Warnings.Strings()})
 	}
 	h.ix.SetFile(path, out, nil, k)
 }

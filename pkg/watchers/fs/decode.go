@@ -8,8 +8,9 @@ import (
 )
 
 // DecodeV1alpha1 decodes a definition file of muster's
-// muster.giantswarm.io/v1alpha1 MCPServers and Workflows, strictly (see
-// v1alpha1.DecodeFile), into the index's documents.
+// muster.giantswarm.io/v1alpha1 MCPServers and Workflows, strictly but
+// for the unknown fields it warns of (see v1alpha1.DecodeFile), into the
+// index's documents.
 func DecodeV1alpha1(path string, data []byte) ([]resources.Doc, error) {
 	scratch := decodedDocuments.Get().(*[]v1alpha1.Document)
 	defer putDecodedDocuments(scratch)
@@ -20,7 +21,7 @@ func DecodeV1alpha1(path string, data []byte) ([]resources.Doc, error) {
 	}
 	out := make([]resources.Doc, len(docs))
 	for i, d := range docs {
-		out[i] = resources.Doc{Key: d.Key(), Object: d.Object, Hash: d.Hash, Err: d.Err}
+		out[i] = resources.Doc{Key: d.Key(), Object: d.Object, Hash: d.Hash, Err: d.Err, Warnings: d.Warnings.Strings()}
 	}
 	return out, nil
 }

@@ -46,7 +46,8 @@
 //     last good definition stays in force. A document whose kind does not
 //     belong in its directory is an error naming the file. Errors name files
 //     relative to the config directory, and are logged once, when they
-//     appear.
+//     appear. A document's warnings (fields the decoder ignored) are
+//     logged once per change of the document, as one WARN line.
 //   - A resource is deleted only when its file is gone, or its directory is
 //     confirmed gone by a second look: a directory that cannot be listed
 //     deletes nothing.

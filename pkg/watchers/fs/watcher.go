@@ -381,7 +381,9 @@ func (w *Watcher) readIfValid(rel string) bool {
 	}
 	_, name := path.Split(rel)
 	fallback := events.NewKey(w.kinds[sub], "", strings.TrimSuffix(name, path.Ext(name)))
-	w.publish(w.index.SetFile(rel, docs, nil, fallback))
+	changes := w.index.SetFile(rel, docs, nil, fallback)
+	w.warnIgnored(rel, docs, changes)
+	w.publish(changes)
 	delete(w.stamps, rel) // just written: read it again at the next scan
 	return true
 }
@@ -609,7 +611,23 @@ func (w *Watcher) apply(rel string, r readResult) {
 			}
 		}
 	}
+	w.warnIgnored(rel, docs, changes)
 	w.publish(changes)
+}
+
+// warnIgnored logs the warnings of each good document of rel that
+// changes hold, one line a document: when it changes, not on every rescan
+// of its file, nor when another document of the file changes.
+func (w *Watcher) warnIgnored(rel string, docs []resources.Doc, changes []resources.Change) {
+	for _, d := range docs {
+		if d.Err != nil || len(d.Warnings) == 0 {
+			continue
+		}
+		k := d.Key.Canonical()
+		if slices.ContainsFunc(changes, func(c resources.Change) bool { return c.Key == k }) {
+			w.log.Warn("definition has fields musterd ignores", "path", rel, "key", k.String(), "warnings", redact.String(strings.Join(d.Warnings, "; ")))
+		}
+	}
 }
 
 // decodeFile decodes rel and marks the documents whose kind does not belong

@@ -65,8 +65,11 @@ spec:
 	require.NoError(t, err)
 	assert.EqualError(t, both[0].Err, "workflows/w.yaml:10: spec.steps[0].allowFailure: set twice, as allowFailure and as allow_failure: give one")
 
-	// MCPServer fields keep one spelling.
+	// MCPServer fields keep one spelling: another is a field musterd
+	// ignores, with a warning.
 	mcp, err := v1alpha1.DecodeFile("mcpservers/s.yaml", []byte("apiVersion: muster.giantswarm.io/v1alpha1\nkind: MCPServer\nmetadata:\n  name: s\nspec:\n  type: stdio\n  command: x\n  auto_start: true\n"))
 	require.NoError(t, err)
-	assert.ErrorContains(t, mcp[0].Err, "spec.auto_start: unknown field")
+	require.NoError(t, mcp[0].Err)
+	assert.False(t, mcp[0].Object.(*v1alpha1.MCPServer).Spec.AutoStart)
+	assert.Equal(t, []string{`mcpservers/s.yaml:8: spec.auto_start: unknown field, ignored (did you mean "autoStart"?)`}, mcp[0].Warnings.Strings())
 }

@@ -56,14 +56,21 @@ type Document struct {
 	// Namespace filled in; nil when Err is set.
 	Object Object
 	// Hash is "sha256:<hex>" of the document's canonical JSON: the defaulted
-	// Object's, or, when Err is set, the document's own. Comments, layout,
-	// key order and spelling out a default do not change it; any change of
-	// content does.
+	// Object's, or, when Err is set, the document's own, followed by the
+	// Warnings, if any. Comments, layout, key order and spelling out a
+	// default do not change it, except that they may move a warning to
+	// another line; any change of content does.
 	Hash string
 	// Err holds every problem of this document (a FieldErrors), when its
 	// identity is known; problems that hide the identity are DecodeFile's
 	// error instead.
 	Err error
+	// Warnings are what the decoder ignored: fields the types do not have
+	// (as muster's loader ignores them), each naming file, line and field
+	// ("workflows/a.yaml:7: spec.input_schema: unknown field, ignored").
+	// An unknown field that likely misspells a field whose absence is a
+	// problem is in Err instead. Ordered by line.
+	Warnings FieldErrors
 }
 
 // Key is the document's resource key.
@@ -72,10 +79,13 @@ func (d Document) Key() events.Key {
 }
 
 // DecodeFile decodes the MCPServer and Workflow documents of one definition
-// file, strictly: every field must be known to the Go types (matched
-// exactly, case included), every value of the right type, every document of
-// apiVersion muster.giantswarm.io/v1alpha1. path names the file in errors
-// and, for a single-document file, provides the default name.
+// file, strictly but for unknown fields: every value of the right type,
+// every document of apiVersion muster.giantswarm.io/v1alpha1. A field the
+// Go types do not have (names match exactly, case included) is ignored, as
+// muster's loader ignores it, with a warning in Document.Warnings; it is an
+// error only when it likely misspells a field whose absence or value is
+// itself an error (unknown.go). path names the file in errors and
+// warnings and, for a single-document file, provides the default name.
 //
 // Documents are separated by "---"; empty ones (comments only) are
 // skipped, so an empty file yields no documents. A problem confined to one
@@ -90,9 +100,11 @@ func DecodeFile(path string, data []byte) ([]Document, error) {
 }
 
 // AppendFile is DecodeFile appending the documents to dst, for a caller
-// that reuses one slice across files: a one-document file's slice is 104
-// bytes, the size class of its steps' array, and a scan of many files
-// allocating both in turn left that class's spans a quarter empty at rest.
+// that reuses one slice across files: a scan of many files allocating a
+// one-document slice (128 bytes) for each, between the allocations of the
+// definitions that stay, leaves the spans of that size class partly empty
+// at rest (when it was 104 bytes, the size of a small workflow's steps'
+// array, a quarter of them).
 // On an error it returns dst unchanged.
 func AppendFile(dst []Document, path string, data []byte) ([]Document, error) {
 	p := fastParsers.Get().(*fastParser)
@@ -143,6 +155,9 @@ func decodeFile[D any](dst []Document, path string, data []byte, checkText func(
 			for _, fe := range fes {
 				fe.File = path
 			}
+		}
+		for _, w := range added[i].Warnings {
+			w.File = path
 		}
 	}
 	return docs, nil
@@ -304,7 +319,8 @@ func decodeDocument(d parsedDocument, defaultName string) (Document, *FieldError
 		o := &Workflow{}
 		obj, typeMeta = o, &o.TypeMeta
 	}
-	errs := decodeObject(tree, obj, doc)
+	errs, warnings := decodeObject(tree, obj, doc)
+	doc.Warnings = warnings
 	if len(errs) == 0 {
 		// apiVersion and kind were checked to be these: the constants
 		// take the place of the decoded copies, 40 bytes a definition.
@@ -313,7 +329,7 @@ func decodeDocument(d parsedDocument, defaultName string) (Document, *FieldError
 		obj.SetNamespace(doc.Namespace)
 		obj.Default()
 		doc.Object = obj
-		doc.Hash = hashJSON(obj)
+		doc.Hash = hashJSON(obj, warnings)
 	} else {
 		errs.sort()
 		doc.Err = errs
@@ -321,7 +337,7 @@ func decodeDocument(d parsedDocument, defaultName string) (Document, *FieldError
 		// writes as json.Marshal(tree.plain()) would.
 		w := jsonWriter{}
 		w.value(tree, 1)
-		doc.Hash = hashBytes(w.buf)
+		doc.Hash = hashWithWarnings(w.buf, warnings)
 	}
 	return doc, nil
 }
@@ -380,26 +396,27 @@ func identityField(e *yentry, field, fallback string, docLine int, valid func(st
 }
 
 // decodeObject checks tree field by field against obj's type, decodes it
-// into obj and validates the result, returning every problem found.
-func decodeObject(tree *yvalue, obj Object, doc Document) FieldErrors {
+// into obj and validates the result, returning every problem found and
+// the warnings about fields it ignored (settleUnknown).
+func decodeObject(tree *yvalue, obj Object, doc Document) (errs, warnings FieldErrors) {
 	if av := tree.get("apiVersion"); av == nil || !av.value.isString(APIVersion) {
 		if av == nil {
-			return FieldErrors{{Line: doc.Line, Field: "apiVersion", Msg: "required: must be " + APIVersion}}
+			return FieldErrors{{Line: doc.Line, Field: "apiVersion", Msg: "required: must be " + APIVersion}}, nil
 		}
 		got, _ := json.Marshal(av.value.plain())
-		return FieldErrors{{Line: av.line, Field: "apiVersion", Msg: fmt.Sprintf("unsupported value %s: must be %s", got, APIVersion)}}
+		return FieldErrors{{Line: av.line, Field: "apiVersion", Msg: fmt.Sprintf("unsupported value %s: must be %s", got, APIVersion)}}, nil
 	}
 	rv := reflect.ValueOf(obj).Elem()
 	d := objectDecoders.Get().(*objectDecoder)
 	defer d.release()
 	d.decode(tree, rv, 1)
 	if len(d.errs) > 0 {
-		return d.errs
+		return settleUnknown(d.errs, d.unknown)
 	}
 	file := &documentFields{tree: tree, typ: rv.Type(), line: doc.Line, zero: d.zero}
 	if d.tooDeep {
 		if errs := jsonRoundTripErrors(tree, rv.Type(), file); len(errs) > 0 {
-			return errs
+			return settleUnknown(errs, d.unknown)
 		}
 	}
 	v := &validator{file: file}
@@ -410,7 +427,7 @@ func decodeObject(tree *yvalue, obj Object, doc Document) FieldErrors {
 	case *Workflow:
 		o.validate(v)
 	}
-	return v.errs
+	return settleUnknown(v.errs, d.unknown)
 }
 
 // jsonRoundTripErrors has encoding/json decode tree, as decodeObject once
@@ -526,13 +543,14 @@ func lineList(lines []int) []string {
 
 // hashJSON hashes v's JSON encoding, which encoding/json makes canonical:
 // struct fields in declaration order, map keys sorted, no whitespace.
-func hashJSON(v any) string {
+// warnings, if any, follow it (hashWithWarnings).
+func hashJSON(v any, warnings FieldErrors) string {
 	data, err := json.Marshal(v)
 	if err != nil {
 		// Decoded documents hold only JSON-encodable values.
 		panic(fmt.Sprintf("v1alpha1: hashing a document: %v", err))
 	}
-	return hashBytes(data)
+	return hashWithWarnings(data, warnings)
 }
 
 // hashBytes is the Document.Hash of a document whose JSON is data.

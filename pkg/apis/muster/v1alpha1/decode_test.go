@@ -88,22 +88,16 @@ func TestDecodeFileRejectsBadInput(t *testing.T) {
 		want       string
 		fileFailed bool
 	}{
-		// Unknown fields, at every depth.
+		// Unknown fields that likely misspell a field whose absence is a
+		// problem (the others are warnings: unknown_test.go).
 		{name: "unknown field in spec, with suggestion",
-			src:  strings.Replace(stdioServer, "command:", "comand:", 1),
-			want: `mcpservers/git.yaml:7: spec.comand: unknown field (did you mean "command"?)`},
+			src: strings.Replace(stdioServer, "command:", "comand:", 1),
+			want: "mcpservers/git.yaml:6: spec.command: required when type is stdio\n" +
+				`mcpservers/git.yaml:7: spec.comand: unknown field (did you mean "command"?)`},
 		{name: "field name in the wrong case",
-			src:  strings.Replace(stdioServer, "command:", "Command:", 1),
-			want: `mcpservers/git.yaml:7: spec.Command: unknown field (did you mean "command"?)`},
-		{name: "unknown top-level field",
-			src:  stdioServer + "spek: {}\n",
-			want: `mcpservers/git.yaml:8: spek: unknown field (did you mean "spec"?)`},
-		{name: "unknown field without a close match",
-			src:  stdioServer + "  replicas: 3\n",
-			want: `mcpservers/git.yaml:8: spec.replicas: unknown field`},
-		{name: "several unknown fields, in line order",
-			src:  stdioServer + "  zzz: 1\n  aaa: 2\n",
-			want: "mcpservers/git.yaml:8: spec.zzz: unknown field\nmcpservers/git.yaml:9: spec.aaa: unknown field"},
+			src: strings.Replace(stdioServer, "command:", "Command:", 1),
+			want: "mcpservers/git.yaml:6: spec.command: required when type is stdio\n" +
+				`mcpservers/git.yaml:7: spec.Command: unknown field (did you mean "command"?)`},
 		{name: "metadata field of the API server",
 			src:  strings.Replace(stdioServer, "  name: git\n", "  name: git\n  uid: 1234\n", 1),
 			want: `mcpservers/git.yaml:5: metadata.uid: not allowed in definition files, whose metadata holds only name, namespace, labels and annotations`},
@@ -116,20 +110,13 @@ func TestDecodeFileRejectsBadInput(t *testing.T) {
 		{name: "unknown field deep in auth",
 			src: remoteHeader + "  url: https://api.example.com/mcp\n  auth:\n    tokenExchange:\n" +
 				"      clientCredentialsSecretRef:\n        nmae: creds\n",
-			want: `mcpservers/git.yaml:11: spec.auth.tokenExchange.clientCredentialsSecretRef.nmae: unknown field (did you mean "name"?)`},
-		{name: "unknown field in a workflow argument",
-			path: "workflows/deploy.yaml",
-			src:  workflowHeader + "  args:\n    replicas:\n      type: integer\n      requird: true\n  steps:\n  - id: a\n    tool: t\n",
-			want: `workflows/deploy.yaml:9: spec.args[replicas].requird: unknown field (did you mean "required"?)`},
+			want: "mcpservers/git.yaml:10: spec.auth.tokenExchange.clientCredentialsSecretRef.name: required\n" +
+				`mcpservers/git.yaml:11: spec.auth.tokenExchange.clientCredentialsSecretRef.nmae: unknown field (did you mean "name"?)`},
 		{name: "unknown field in the third step",
 			path: "workflows/deploy.yaml",
 			src:  workflowHeader + "  steps:\n  - id: a\n    tool: t\n  - id: b\n    tool: t\n  - id: c\n    tol: t\n",
-			want: `workflows/deploy.yaml:12: spec.steps[2].tol: unknown field (did you mean "tool"?)`},
-		{name: "unknown field in a forEach body",
-			path: "workflows/deploy.yaml",
-			src: workflowHeader + "  steps:\n  - id: loop\n    forEach:\n      items: '{{ .input.xs }}'\n      steps:\n" +
-				"      - id: a\n        tool: t\n        allowfailure: true\n",
-			want: `workflows/deploy.yaml:13: spec.steps[0].forEach.steps[0].allowfailure: unknown field (did you mean "allowFailure"?)`},
+			want: "workflows/deploy.yaml:11: spec.steps[2]: exactly one of tool, forEach, or parallel must be set, got none\n" +
+				`workflows/deploy.yaml:12: spec.steps[2].tol: unknown field (did you mean "tool"?)`},
 
 		// Wrong types.
 		{name: "string for an integer",
@@ -399,7 +386,8 @@ func TestDecodeFileKeepsGoodDocumentsBesideABadOne(t *testing.T) {
 
 	assert.Equal(t, events.NewKey(KindMCPServer, "default", "broken"), docs[1].Key(), "a bad document keeps its identity")
 	assert.Equal(t, 12, docs[1].Line)
-	assert.EqualError(t, docs[1].Err, `all.yaml:18: spec.comand: unknown field (did you mean "command"?)`)
+	assert.EqualError(t, docs[1].Err, "all.yaml:17: spec.command: required when type is stdio\n"+
+		`all.yaml:18: spec.comand: unknown field (did you mean "command"?)`)
 	assert.Nil(t, docs[1].Object)
 	assert.NotEmpty(t, docs[1].Hash)
 

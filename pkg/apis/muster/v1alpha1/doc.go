@@ -15,18 +15,25 @@
 //     bounds, defaults, CEL rules and status fields match muster's CRDs, so
 //     users' existing files and clusters work unchanged; status.conditions
 //     carries a [ConditionReady] condition, and only status additions are
-//     new (observedGeneration, MCPServer's tools and toolCount, Workflow's
-//     missingTools). MCPServer's printer columns are Type, State, Tools
+//     new (observedGeneration and warnings, MCPServer's tools and
+//     toolCount, Workflow's missingTools). MCPServer's printer columns are Type, State, Tools
 //     and Age (muster's URL and AutoStart with -o wide); test/crd lists and
 //     justifies every difference from muster's CRDs.
-//   - Decoding is strict: an unknown field (names match exactly, case
-//     included), a value of the wrong type, a duplicate key or a broken rule
-//     is an error naming the file, the line and the field path
+//   - Decoding is strict: a value of the wrong type, a duplicate key or a
+//     broken rule is an error naming the file, the line and the field path.
+//     A workflow's fields may also be spelled in snake_case (allow_failure,
+//     from_step, expect_not, json_path, on_failure), as muster accepts
+//     them; one field set in both spellings is an error.
+//   - Unknown fields (names match exactly, case included) are ignored as
+//     muster's loader ignores them, never silently: each is a warning in
+//     Document.Warnings naming the file, line and field
+//     ("workflows/a.yaml:7: spec.input_schema: unknown field, ignored"),
+//     and the warnings are part of the document's hash. An unknown field
+//     close to a known one where a problem stands (the field it likely
+//     misspells is missing or wrong) is an error instead
 //     ("mcpservers/git.yaml:7: spec.comand: unknown field (did you mean
-//     "command"?)"). Nothing is ignored silently. A workflow's fields may
-//     also be spelled in snake_case (allow_failure, from_step, expect_not,
-//     json_path, on_failure), as muster accepts them; one field set in both
-//     spellings is an error.
+//     "command"?)"), beside that problem. [FieldErrors.Refused] turns
+//     warnings into a strict reader's errors.
 //   - A file that cannot be read fails as a whole, and never looks like a
 //     file without documents; a document that is wrong but whose identity is
 //     known fails alone, with its identity, so no other document of the

@@ -19,8 +19,8 @@ func slowParseFile(data []byte) ([]parsedDocument, *FieldError) {
 }
 
 // fastSlowDiff describes how DecodeFile's documents differ from those the
-// same decoder makes of yaml.v3's trees (objects, hashes, errors, lines,
-// the file's error), or is "". took says whether the fast path took the
+// same decoder makes of yaml.v3's trees (objects, hashes, errors,
+// warnings, lines, the file's error), or is "". took says whether the fast path took the
 // file, the only case in which the two can differ.
 func fastSlowDiff(path string, data []byte) (diff string, took bool) {
 	// One parser to ask whether the fast path takes the file, another to
@@ -46,6 +46,9 @@ func fastSlowDiff(path string, data []byte) (diff string, took bool) {
 		w.Err, g.Err = metadataErrorsInOrder(w.Err), metadataErrorsInOrder(g.Err)
 		if !reflect.DeepEqual(w.Err, g.Err) {
 			return fmt.Sprintf("document %d: error differs for\n%s\nyaml.v3: %v\nfast:    %v", i, data, w.Err, g.Err), true
+		}
+		if !reflect.DeepEqual(w.Warnings, g.Warnings) {
+			return fmt.Sprintf("document %d: warnings differ for\n%s\nyaml.v3: %v\nfast:    %v", i, data, w.Warnings, g.Warnings), true
 		}
 		if w.Hash != g.Hash {
 			return fmt.Sprintf("document %d: hash differs for\n%s\nyaml.v3: %s\nfast:    %s", i, data, w.Hash, g.Hash), true
@@ -80,7 +83,7 @@ func TestDecodeFileFastMatchesSlowOnKnownInputs(t *testing.T) {
 }
 
 // FuzzDecodeFileFastMatchesSlow holds the whole of DecodeFile by the fast
-// path (objects, hashes, document and file errors) to the same decoder
+// path (objects, hashes, warnings, document and file errors) to the same decoder
 // over yaml.v3's trees, on any input the fast path takes.
 func FuzzDecodeFileFastMatchesSlow(f *testing.F) {
 	for _, data := range knownInputs(f) {

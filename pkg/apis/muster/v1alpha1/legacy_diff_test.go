@@ -16,7 +16,8 @@ import (
 
 // sameAsLegacy fails t unless DecodeFile and the decoder it replaced
 // (legacy_test.go) agree on data: the same documents (objects deeply equal,
-// hashes, errors with their lines and fields) or the same file error.
+// hashes, errors and warnings with their lines and fields) or the same
+// file error.
 func sameAsLegacy(t testing.TB, path string, data []byte) {
 	t.Helper()
 	if diff := legacyDiff(path, data); diff != "" {
@@ -40,6 +41,9 @@ func legacyDiff(path string, data []byte) string {
 		w.Err, g.Err = metadataErrorsInOrder(w.Err), metadataErrorsInOrder(g.Err)
 		if !reflect.DeepEqual(w.Err, g.Err) {
 			return fmt.Sprintf("document %d: error differs for\n%s\nlegacy: %v\nnow:    %v", i, data, w.Err, g.Err)
+		}
+		if !reflect.DeepEqual(w.Warnings, g.Warnings) {
+			return fmt.Sprintf("document %d: warnings differ for\n%s\nlegacy: %v\nnow:    %v", i, data, w.Warnings, g.Warnings)
 		}
 		if w.Hash != g.Hash {
 			return fmt.Sprintf("document %d: hash differs for\n%s\nlegacy: %s\nnow:    %s", i, data, w.Hash, g.Hash)

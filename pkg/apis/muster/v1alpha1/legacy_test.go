@@ -272,17 +272,18 @@ func legacyDecodeDocument(n *yaml.Node, defaultName string) (Document, *FieldErr
 	case KindWorkflow:
 		obj = &Workflow{}
 	}
-	errs := legacyDecodeObject(tree, obj, doc)
+	errs, warnings := legacyDecodeObject(tree, obj, doc)
+	doc.Warnings = warnings
 	if len(errs) == 0 {
 		obj.SetName(doc.Name)
 		obj.SetNamespace(doc.Namespace)
 		obj.Default()
 		doc.Object = obj
-		doc.Hash = hashJSON(obj)
+		doc.Hash = hashJSON(obj, warnings)
 	} else {
 		errs.sort()
 		doc.Err = errs
-		doc.Hash = hashJSON(tree.plain())
+		doc.Hash = hashJSON(tree.plain(), warnings)
 	}
 	return doc, nil
 }
@@ -338,19 +339,20 @@ func legacyIdentityField(e *legacyEntry, field, fallback string, docLine int, va
 }
 
 // legacyDecodeObject checks tree field by field against obj's type, decodes it
-// into obj and validates the result, returning every problem found.
-func legacyDecodeObject(tree *legacyValue, obj Object, doc Document) FieldErrors {
+// into obj and validates the result, returning every problem found and
+// the warnings about the fields it ignored.
+func legacyDecodeObject(tree *legacyValue, obj Object, doc Document) (FieldErrors, FieldErrors) {
 	if av := tree.get("apiVersion"); av == nil || av.value.scalar != APIVersion {
 		if av == nil {
-			return FieldErrors{{Line: doc.Line, Field: "apiVersion", Msg: "required: must be " + APIVersion}}
+			return FieldErrors{{Line: doc.Line, Field: "apiVersion", Msg: "required: must be " + APIVersion}}, nil
 		}
 		got, _ := json.Marshal(av.value.plain())
-		return FieldErrors{{Line: av.line, Field: "apiVersion", Msg: fmt.Sprintf("unsupported value %s: must be %s", got, APIVersion)}}
+		return FieldErrors{{Line: av.line, Field: "apiVersion", Msg: fmt.Sprintf("unsupported value %s: must be %s", got, APIVersion)}}, nil
 	}
 	checker := &legacyChecker{lines: map[string]int{"": doc.Line}}
 	plain := checker.check(tree, reflect.TypeOf(obj).Elem(), nil)
 	if len(checker.errs) > 0 {
-		return checker.errs
+		return settleUnknown(checker.errs, checker.unknown)
 	}
 	data, err := json.Marshal(plain)
 	if err == nil {
@@ -361,7 +363,7 @@ func legacyDecodeObject(tree *legacyValue, obj Object, doc Document) FieldErrors
 	if err != nil {
 		// The field check leaves encoding/json little to object to (nesting
 		// deeper than it allows); whatever it is, report it where it points.
-		return decodeFailure(err, &documentFields{lineMap: checker.lines})
+		return settleUnknown(decodeFailure(err, &documentFields{lineMap: checker.lines}), checker.unknown)
 	}
 	v := &validator{file: &documentFields{lineMap: checker.lines}}
 	validateFileMetadata(v, obj)
@@ -371,7 +373,7 @@ func legacyDecodeObject(tree *legacyValue, obj Object, doc Document) FieldErrors
 	case *Workflow:
 		o.validate(v)
 	}
-	return v.errs
+	return settleUnknown(v.errs, checker.unknown)
 }
 
 // legacyChecker checks a document's tree against a Go type. It knows field
@@ -379,8 +381,9 @@ func legacyDecodeObject(tree *legacyValue, obj Object, doc Document) FieldErrors
 // schema; encoding/json alone would not do, as it matches names regardless
 // of case.
 type legacyChecker struct {
-	lines map[string]int // path of every field present → its line
-	errs  FieldErrors
+	lines   map[string]int // path of every field present → its line
+	errs    FieldErrors
+	unknown []unknownField // the fields the types do not have, ignored
 }
 
 func (c *legacyChecker) fail(line int, p *fieldPath, format string, args ...any) {
@@ -469,7 +472,7 @@ func (c *legacyChecker) checkStruct(v *legacyValue, t reflect.Type, p *fieldPath
 		ft, known := fields[key]
 		switch {
 		case !known:
-			c.fail(e.line, fp, "unknown field%s", suggestion(e.key, fields))
+			c.unknown = append(c.unknown, unknownField{line: e.line, field: fp.String(), parent: p.String(), suggested: closestField(e.key, fields)})
 		case spelled[key] != "" && spelled[key] != e.key:
 			c.fail(e.line, fp, "set twice, as %s and as %s: give one", spelled[key], e.key)
 		case notInFiles(t, key) != "":

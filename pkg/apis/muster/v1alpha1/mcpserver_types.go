@@ -360,6 +360,14 @@ type MCPServerStatus struct {
 	// in muster's CRD.
 	// +optional
 	Override *MCPServerOverride `json:"override,omitempty"`
+
+	// Warnings are what musterd ignored in the definition in force: fields
+	// of its file that the schema does not have, as muster's loader ignores
+	// them, each naming file:line and field ("mcpservers/a.yaml:9:
+	// spec.replicas: unknown field, ignored"). A musterd addition, not in
+	// muster's CRD.
+	// +optional
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // MCPServerOverride is an operator's stop or start of an MCP server.

@@ -38,7 +38,10 @@ const maxJSONDepth = 10000
 // and JSON fields hold the JSON encoding of their value.
 type objectDecoder struct {
 	errs FieldErrors
-	path []byte // of the value being decoded, spelled as fieldPath spells it
+	// unknown are the fields the type does not have, which decodeObject
+	// settles as warnings or errors (unknown.go) once it has validated.
+	unknown []unknownField
+	path    []byte // of the value being decoded, spelled as fieldPath spells it
 	// zero are the paths of fields, list items and map entries the file
 	// sets to their type's zero value: validation asks whether they are
 	// set (validator.has).
@@ -211,7 +214,8 @@ func (d *objectDecoder) decodeStruct(v *yvalue, rv reflect.Value, level int) {
 		n := d.child(key)
 		switch {
 		case !known:
-			d.fail(e.line, "unknown field%s", suggestion(e.key, fields.types))
+			d.unknown = append(d.unknown, unknownField{line: e.line, field: string(d.path), parent: string(d.path[:n]),
+				suggested: closestField(e.key, fields.types)})
 		case spelledAs(spelled, key) != "" && spelledAs(spelled, key) != e.key:
 			d.fail(e.line, "set twice, as %s and as %s: give one", spelledAs(spelled, key), e.key)
 		case notInFiles(t, key) != "":
@@ -287,8 +291,8 @@ func checkedPlain(v *yvalue, t reflect.Type) any {
 					key = camel
 				}
 			}
-			if e.value.kind != yNull {
-				out[key] = checkedPlain(&e.value, fields[key])
+			if ft, known := fields[key]; known && e.value.kind != yNull { // unknown fields are ignored
+				out[key] = checkedPlain(&e.value, ft)
 			}
 		}
 		return out
@@ -371,27 +375,24 @@ func jsonFields(t reflect.Type) map[string]reflect.Type {
 	return fieldsOf(t).types
 }
 
-// suggestion returns ` (did you mean "x"?)` for the known field closest to
-// the unknown name, or "" when none is close: same letters in another case,
-// or one edit away (two for longer names), a swap of neighbours counting as
-// one.
-func suggestion(name string, fields map[string]reflect.Type) string {
+// closestField returns the known field closest to the unknown name, or ""
+// when none is close: same letters in another case, or one edit away (two
+// for longer names), a swap of neighbours counting as one. It is the
+// did-you-mean of the field's warning or error (unknown.go).
+func closestField(name string, fields map[string]reflect.Type) string {
 	best, bestDist := "", 3
 	if len(name) <= 4 {
 		bestDist = 2
 	}
 	for _, f := range slices.Sorted(maps.Keys(fields)) {
 		if strings.EqualFold(f, name) {
-			return fmt.Sprintf(" (did you mean %q?)", f)
+			return f
 		}
 		if d := editDistance(name, f); d < bestDist {
 			best, bestDist = f, d
 		}
 	}
-	if best == "" {
-		return ""
-	}
-	return fmt.Sprintf(" (did you mean %q?)", best)
+	return best
 }
 
 // editDistance is the optimal string alignment distance between a and b:

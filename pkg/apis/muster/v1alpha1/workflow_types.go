@@ -284,6 +284,14 @@ type WorkflowStatus struct {
 	// Conditions are the latest observations; see ConditionReady.
 	// +optional
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// Warnings are what musterd ignored in the definition in force: fields
+	// of its file that the schema does not have, as muster's loader ignores
+	// them, each naming file:line and field ("workflows/a.yaml:6:
+	// spec.input_schema: unknown field, ignored"). A musterd addition, not
+	// in muster's CRD.
+	// +optional
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // WorkflowList is a list of Workflows.
