@@ -91,27 +91,27 @@ func (r *Reconciler) judge(wf *v1alpha1.Workflow, fileErr error) verdict {
 	)
 	compact := fileErr == nil && !r.spellOut
 	if wf != nil {
-		i := 0
-		for ref := range references(wf) {
-			if !r.offered(ref.tool) {
-				missing = append(missing, ref.tool)
-				if server, starting := r.tools.StartingFor(ref.tool); starting {
-					// Not invalid until the start failed: the bridge
-					// brings this workflow back when it ends, either way.
-					if !slices.Contains(waiting, server.Name) {
-						waiting = append(waiting, server.Name)
-					}
-					compact = false
-				} else {
-					errs = append(errs, ref.missing())
-					compact = compact && i < maxCompactReferences
-					v.missing |= 1 << i
-				}
+		for n := range needs(wf, r.workflowNamed) { // needs.go
+			if r.offered(n.tool) {
+				continue
 			}
-			i++
+			missing = append(missing, n.tool)
+			if server, starting := r.tools.StartingFor(n.tool); starting {
+				// Not invalid until the start failed: the bridge
+				// brings this workflow back when it ends, either way.
+				if !slices.Contains(waiting, server.Name) {
+					waiting = append(waiting, server.Name)
+				}
+				compact = false
+			} else {
+				errs = append(errs, n.missing())
+				// A compact verdict spells out only its own references.
+				compact = compact && n.via == nil && n.i < maxCompactReferences
+				v.missing |= 1 << n.i
+			}
 		}
 		if more := templateErrors(wf); len(more) > 0 { // templates.go
-			errs, compact = append(errs, more...), false
+			errs, compact, v.badTemplates = append(errs, more...), false, true
 		}
 		if c := r.cycle(wf); c != nil {
 			errs, compact = append(errs, "calls itself: "+strings.Join(c, " → ")), false
