@@ -27,6 +27,13 @@ func (d *daemon) addMCP(cfg daemonConfig, log *slog.Logger) error {
 		Index:          d.Index,
 		Statuses:       d.Store,
 		ResourceStatus: d.Reconcilers.Status,
+		// Availability is judged at each call, as muster does, by the
+		// Workflow reconciler's own walk of what a workflow needs: its
+		// recorded verdict follows through the pipeline.
+		WorkflowAvailability: func(k events.Key) (bool, []string, bool) {
+			a, found := d.workflowVerdicts.Availability(k)
+			return a.Available, a.MissingTools, found
+		},
 		ServerTools: func(k events.Key) []string {
 			obs, ok := d.Supervisor.Get(k)
 			if !ok {

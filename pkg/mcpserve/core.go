@@ -316,11 +316,22 @@ func (s *Server) workflowStatus(key events.Key) (v1alpha1.WorkflowStatus, bool) 
 	return v1alpha1.WorkflowStatus{}, false
 }
 
-// available is the Workflow reconciler's verdict: valid, every tool it
-// names offered. A workflow not reconciled yet is not available.
-func (s *Server) available(key events.Key) bool {
+// availability says whether the workflow at key can run, and which tools
+// it needs that nothing offers: judged now (Options.WorkflowAvailability),
+// as muster judges it at each call, or else the Workflow reconciler's last
+// verdict. A workflow not reconciled yet is then not available.
+func (s *Server) availability(key events.Key) (bool, []string) {
+	if s.opts.WorkflowAvailability != nil {
+		available, missing, _ := s.opts.WorkflowAvailability(key)
+		return available, missing
+	}
 	st, ok := s.workflowStatus(key)
-	return ok && st.Valid
+	return ok && st.Valid, st.MissingTools
+}
+
+func (s *Server) available(key events.Key) bool {
+	ok, _ := s.availability(key)
+	return ok
 }
 
 func (s *Server) workflowList(context.Context, args) (*mcp.CallToolResult, error) {
@@ -362,9 +373,10 @@ func (s *Server) workflowGet(_ context.Context, a args) (*mcp.CallToolResult, er
 		return nil, err
 	}
 	workflow["name"], workflow["namespace"] = e.Key.Name, e.Key.Namespace
-	workflow["available"] = s.available(e.Key)
-	if st, ok := s.workflowStatus(e.Key); ok && len(st.MissingTools) > 0 {
-		workflow["missingTools"] = st.MissingTools
+	available, missing := s.availability(e.Key)
+	workflow["available"] = available
+	if len(missing) > 0 {
+		workflow["missingTools"] = missing
 	}
 	doc, err := yaml.Marshal(map[string]any{
 		"apiVersion": v1alpha1.APIVersion,
