@@ -19,7 +19,7 @@ type Availability struct {
 }
 
 // Availability judges the workflow at key as a reconcile would now, by
-// the same walk of what it needs (needs), against the tools offered at
+// the same walk of what it needs (walkNeeds), against the tools offered at
 // this moment: what muster's core_workflow_available answers. The
 // recorded verdict (Status) says the same once the pipeline has brought
 // the workflow back after a change of the tools or of a workflow it calls;
@@ -34,11 +34,12 @@ func (r *Reconciler) Availability(key events.Key) (a Availability, found bool) {
 	if wf == nil {
 		return Availability{}, true
 	}
-	for n := range needs(wf, r.workflowNamed) {
+	walkNeeds(r.index, wf, yieldSink(func(n need) bool {
 		if !r.offered(n.tool) {
 			a.MissingTools = append(a.MissingTools, n.tool)
 		}
-	}
+		return true
+	}))
 	slices.Sort(a.MissingTools)
 	a.MissingTools = slices.Compact(a.MissingTools)
 	a.Available = len(a.MissingTools) == 0 && entry.Err == nil && !r.badTemplates(key, wf) && r.cycle(wf) == nil

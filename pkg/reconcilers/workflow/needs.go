@@ -42,51 +42,61 @@ func nestedWorkflow(tool string) (string, bool) {
 	return name, ok && name != ""
 }
 
-// needs yields every tool wf needs to run, in the order of the
+// walkNeeds hands to s every tool wf needs to run, in the order of the
 // definition, descending into each workflow a step calls as the engine
-// would run it (the first of that name in the index's order, by
-// lookup): its tools are needed in turn, at any depth. A called workflow
-// not declared is needed as its tool, which nothing offers. Each called
-// workflow is walked once, however many steps call it: a diamond is not
-// walked twice, and a cycle (a → b → a) ends where it closes, so the walk
-// always ends; the cycle itself is the caller's to refuse (cycle). The
-// same tool may be yielded more than once, from different places.
+// would run it (the first of that name in ix's order): its tools are
+// needed in turn, at any depth. A called workflow not declared is needed
+// as its tool, which nothing offers. Each called workflow is walked once,
+// however many steps call it: a diamond is not walked twice, and a cycle
+// (a → b → a) ends where it closes, so the walk always ends; the cycle
+// itself is the caller's to refuse (cycle). The same tool may be handed
+// more than once, from different places. The walk stops when s.take
+// returns false.
 //
 // This is the one answer to "what does this workflow need": the
 // reconciler's verdict, the MCP endpoint's live availability
 // (Reconciler.Availability) and the runtime bridge's choice of the
-// workflows a catalogue change affects (Needed) all walk it.
-func needs(wf *v1alpha1.Workflow, lookup func(name string) (*v1alpha1.Workflow, bool)) iter.Seq[need] {
-	return func(yield func(need) bool) {
-		w := walker{root: wf.Name, lookup: lookup, yield: yield}
-		for ref := range references(wf) {
-			if !w.visit(ref, nil, ref.tool) {
-				return
-			}
-			w.i++
+// workflows a catalogue change affects (Needed) all walk it. s is an
+// interface, not a func, and ix is looked up directly, so that judging a
+// workflow that calls none (most do) allocates no more than walking its
+// references: 100,000 workflows are judged at each resync.
+func walkNeeds(ix *resources.Index, wf *v1alpha1.Workflow, s needSink) {
+	w := walker{ix: ix, root: wf.Name, sink: s}
+	for ref := range references(wf) {
+		if !w.visit(ref, nil, ref.tool) {
+			return
 		}
+		w.i++
 	}
 }
 
-// walker is one walk of needs.
+// needSink takes the needs of a walk; false stops it.
+type needSink interface{ take(need) bool }
+
+// yieldSink hands each need to an iterator's yield.
+type yieldSink func(need) bool
+
+func (y yieldSink) take(n need) bool { return y(n) }
+
+// walker is one walk of walkNeeds.
 type walker struct {
+	ix     *resources.Index
 	root   string
-	lookup func(name string) (*v1alpha1.Workflow, bool)
-	yield  func(need) bool
+	sink   needSink
 	i      int             // the place of the reference walked
 	walked map[string]bool // the workflows walked; made on the first call of one, as most workflows call none
 }
 
-// visit yields tool, needed through ref and via, or walks what the
-// workflow it runs needs; false once yield asked to stop.
+// visit hands on tool, needed through ref and via, or walks what the
+// workflow it runs needs; false once the sink asked to stop.
 func (w *walker) visit(ref reference, via []string, tool string) bool {
 	name, nested := nestedWorkflow(tool)
 	if !nested {
-		return w.yield(need{ref: ref, i: w.i, via: via, tool: tool})
+		return w.sink.take(need{ref: ref, i: w.i, via: via, tool: tool})
 	}
-	def, declared := w.lookup(name)
+	def, declared := workflowIn(w.ix, name)
 	if !declared {
-		return w.yield(need{ref: ref, i: w.i, via: via, tool: tool})
+		return w.sink.take(need{ref: ref, i: w.i, via: via, tool: tool})
 	}
 	if w.walked == nil {
 		w.walked = map[string]bool{w.root: true}
@@ -111,10 +121,6 @@ func (w *walker) visit(ref reference, via []string, tool string) bool {
 // any of them may change wf's verdict.
 func Needed(ix *resources.Index, wf *v1alpha1.Workflow) iter.Seq[string] {
 	return func(yield func(string) bool) {
-		for n := range needs(wf, func(name string) (*v1alpha1.Workflow, bool) { return workflowIn(ix, name) }) {
-			if !yield(n.tool) {
-				return
-			}
-		}
+		walkNeeds(ix, wf, yieldSink(func(n need) bool { return yield(n.tool) }))
 	}
 }
