@@ -23,9 +23,10 @@ import (
 // was reconciled, its verdict possibly changed: the engine then tells the
 // MCP endpoint (Options.OnToolsChanged), which tells its clients. And when
 // a workflow's definition changes, it has the workflows that call it
-// (workflow_<name>) validated again, as the runtime bridge does for the
-// workflows naming a server's tools: their verdict (the callee declared,
-// no cycle) may have changed with it.
+// (workflow_<name>), directly or through others, validated again, as the
+// runtime bridge does for the workflows needing a server's tools: their
+// verdict (the callee declared, what it needs offered, no cycle) may have
+// changed with it.
 type workflowTools struct {
 	bus.Attachment
 	b      *bus.Bus
@@ -128,17 +129,25 @@ func (w *workflowTools) track(key events.Key) {
 }
 
 // revalidateCallers publishes a change of every workflow that calls one of
-// the workflow tools in changed, other than the changed workflow itself,
-// in the order of their keys.
+// the workflow tools in changed, directly or through other workflows at
+// any depth (what a workflow needs is what the workflows it calls need:
+// package workflow's needs), other than the changed workflows themselves,
+// in the order of their keys. The closure is taken here, at once, because
+// the changes published are not followed further.
 func (w *workflowTools) revalidateCallers(changed map[string]bool) {
 	seen := map[events.Key]bool{}
 	var keys []events.Key
-	for tool := range changed {
+	queue := slices.Sorted(maps.Keys(changed))
+	for len(queue) > 0 {
+		tool := queue[0]
+		queue = queue[1:]
 		for key := range w.callers[tool] {
-			if tool != workflow.WorkflowToolPrefix+key.Name && !seen[key] {
-				seen[key] = true
-				keys = append(keys, key)
+			if seen[key] || changed[workflow.WorkflowToolPrefix+key.Name] {
+				continue
 			}
+			seen[key] = true
+			keys = append(keys, key)
+			queue = append(queue, workflow.WorkflowToolPrefix+key.Name)
 		}
 	}
 	slices.SortFunc(keys, events.CompareKeys)

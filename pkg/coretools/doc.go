@@ -33,6 +33,12 @@
 //     (router.Caller.Notify); a follow has its own goroutine and bounded
 //     queue, so a slow session loses its own events and delays nothing
 //     else, and it ends with the session or the session's next follow.
+//   - core_workflow_available, core_workflow_list and core_workflow_get
+//     say whether a workflow is available as it is judged at the moment
+//     of the call (Options.WorkflowAvailability: every tool it needs,
+//     through the workflows it calls at any depth, offered now), as muster
+//     judges it at each call, so an answer never lags a server's start;
+//     core_workflow_get lists the tools it lacks as missingTools.
 //   - The tools that change things answer muster's texts: one text item, a plain string, isError set on
 //     failure ("MCP server 'x' created successfully", "Validation failed:
 //     …", "Failed to update workflow: workflow x not found").

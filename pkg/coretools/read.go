@@ -317,11 +317,22 @@ func (p *Provider) workflowStatus(key events.Key) (v1alpha1.WorkflowStatus, bool
 	return v1alpha1.WorkflowStatus{}, false
 }
 
-// available is the Workflow reconciler's verdict: valid, every tool it
-// names offered. A workflow not reconciled yet is not available.
-func (p *Provider) available(key events.Key) bool {
+// availability says whether the workflow at key can run, and which tools
+// it needs that nothing offers: judged now (Options.WorkflowAvailability),
+// as muster judges it at each call, or else the Workflow reconciler's last
+// verdict. A workflow not reconciled yet is then not available.
+func (p *Provider) availability(key events.Key) (bool, []string) {
+	if p.opts.WorkflowAvailability != nil {
+		available, missing, _ := p.opts.WorkflowAvailability(key)
+		return available, missing
+	}
 	st, ok := p.workflowStatus(key)
-	return ok && st.Valid
+	return ok && st.Valid, st.MissingTools
+}
+
+func (p *Provider) available(key events.Key) bool {
+	ok, _ := p.availability(key)
+	return ok
 }
 
 func (p *Provider) workflowList(context.Context, tooldef.Args) (*mcp.CallToolResult, error) {
@@ -363,9 +374,10 @@ func (p *Provider) workflowGet(_ context.Context, a tooldef.Args) (*mcp.CallTool
 		return nil, err
 	}
 	workflow["name"], workflow["namespace"] = e.Key.Name, e.Key.Namespace
-	workflow["available"] = p.available(e.Key)
-	if st, ok := p.workflowStatus(e.Key); ok && len(st.MissingTools) > 0 {
-		workflow["missingTools"] = st.MissingTools
+	available, missing := p.availability(e.Key)
+	workflow["available"] = available
+	if len(missing) > 0 {
+		workflow["missingTools"] = missing
 	}
 	doc, err := yaml.Marshal(map[string]any{
 		"apiVersion": v1alpha1.APIVersion,

@@ -20,13 +20,26 @@
 //     the catalogue. Each one missing is a validation error naming its step
 //     ("step build: tool x_git_status is not offered by any running
 //     server"), and is listed in missingTools.
-//   - A step may call another workflow's tool, workflow_<name>: it is
-//     offered while that workflow is declared (its own verdict says
-//     whether it can run), and a tool the endpoint serves itself (core_…,
+//   - A step may call another workflow's tool, workflow_<name>: what the
+//     workflow needs is then what that one needs, at any depth (needs.go,
+//     the one walk that decides it). A tool missing down the chain is a
+//     validation error naming the step and the workflows on the way
+//     ("step call-mid (through mid → deep): tool x_a_b is not offered by
+//     any running server") and is listed in missingTools; a called
+//     workflow not declared is missing as its tool (workflow_<name>).
+//     Each called workflow is walked once, so a diamond costs no more and
+//     a cycle ends. A tool the endpoint serves itself (core_…,
 //     WithBuiltinTools) is offered too. A workflow that calls itself,
 //     directly or through others, is invalid with the chain named
 //     ("calls itself: a → b → a"), so it is never run into a stack
 //     overflow.
+//   - Availability judges a workflow by the same walk against the tools
+//     offered at the moment of the call (muster's core_workflow_available
+//     does so at each call); the recorded verdict says the same once the
+//     pipeline has brought the workflow back after the change. A change
+//     of a tool a workflow needs only through another, or of a workflow
+//     it calls at any depth, brings it back too (the runtime bridge's
+//     Needed, and the daemon's callers of a changed workflow).
 //   - Every template a workflow holds (arguments, conditions, jsonPath
 //     expectations, forEach items, output) must parse, with sprig's
 //     functions as the workflow engine runs them; one that does not is a

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/musterd/musterd/pkg/apis/muster/v1alpha1"
+	"github.com/musterd/musterd/pkg/resources"
 )
 
 // WorkflowToolPrefix starts the tool of every workflow: workflow_<name>.
@@ -20,13 +21,12 @@ func WithBuiltinTools(builtin func(tool string) bool) Option {
 	return func(r *Reconciler) { r.builtin = builtin }
 }
 
-// offered reports whether a step may call tool: a running server offers
-// it, the router serves it, or it is the tool of a declared workflow
-// (whose own verdict says whether it can run).
+// offered reports whether a running server offers tool, or the router
+// serves it: a step may call it. A workflow's tool is not looked up here:
+// what that workflow needs is (needs.go).
 func (r *Reconciler) offered(tool string) bool {
-	if name, ok := strings.CutPrefix(tool, WorkflowToolPrefix); ok {
-		_, declared := r.workflowNamed(name)
-		return declared
+	if _, nested := nestedWorkflow(tool); nested {
+		return false // a workflow not declared: needs yields its tool
 	}
 	if r.builtin != nil && r.builtin(tool) {
 		return true
@@ -35,13 +35,19 @@ func (r *Reconciler) offered(tool string) bool {
 }
 
 // workflowNamed returns the definition in force of the workflow called
-// name, as the engine finds it: by name alone, the first key in the
-// index's order. It looks up the name in each namespace: a scan of every
-// workflow's key, for each workflow_… step of each reconcile, cost a copy
-// of 100,000 keys a step with 100,000 workflows declared.
+// name, as the engine finds it (workflowIn).
 func (r *Reconciler) workflowNamed(name string) (*v1alpha1.Workflow, bool) {
-	for _, k := range r.index.Named(v1alpha1.KindWorkflow, name) {
-		if entry, ok := r.index.Get(k); ok {
+	return workflowIn(r.index, name)
+}
+
+// workflowIn returns the definition in force of the workflow called name,
+// as the engine finds it: by name alone, the first key in ix's order. It
+// looks up the name in each namespace: a scan of every workflow's key,
+// for each workflow_… step of each reconcile, cost a copy of 100,000 keys
+// a step with 100,000 workflows declared.
+func workflowIn(ix *resources.Index, name string) (*v1alpha1.Workflow, bool) {
+	for _, k := range ix.Named(v1alpha1.KindWorkflow, name) {
+		if entry, ok := ix.Get(k); ok {
 			if wf, ok := entry.Object.(*v1alpha1.Workflow); ok && wf != nil {
 				return wf, true
 			}

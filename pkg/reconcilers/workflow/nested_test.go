@@ -31,6 +31,17 @@ func TestAWorkflowMayCallDeclaredWorkflowsAndBuiltinToolsButNotItself(t *testing
 	assert.Contains(t, st.ValidationErrors, "calls itself: outer → inner → outer")
 	_, st = h.reconcile(t, inner)
 	assert.False(t, st.Valid)
+	assert.Equal(t, []string{
+		"step a (through outer): tool core_nope is not offered by any running server", // what outer needs, inner needs
+		"calls itself: inner → outer → inner",
+	}, st.ValidationErrors)
+	assert.Equal(t, []string{"core_nope"}, st.MissingTools)
+	assert.Equal(t, workflow.ReasonToolsMissing, st.Conditions[0].Reason)
+
+	// With outer's own tools all offered, the cycle alone is left.
+	h.declare(t, "workflows/outer.yaml", wfDoc("outer", "    - {id: a, tool: workflow_inner}\n    - {id: b, tool: core_workflow_list}\n"), outer)
+	_, st = h.reconcile(t, inner)
+	assert.False(t, st.Valid)
 	assert.Equal(t, []string{"calls itself: inner → outer → inner"}, st.ValidationErrors)
 	assert.Equal(t, workflow.ReasonInvalid, st.Conditions[0].Reason)
 	assert.Equal(t, "calls itself: inner → outer → inner", st.Conditions[0].Message)

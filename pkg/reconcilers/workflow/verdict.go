@@ -36,6 +36,10 @@ type verdict struct {
 	since   int64              // the Ready condition's last transition, in Unix nanoseconds: 8 bytes, not a time.Time's 24
 	reason  readyReason
 	valid   bool
+	// badTemplates: a template of def does not parse. Kept apart from
+	// the errors for Availability, which judges the tools again but not
+	// def's own templates while def is in force.
+	badTemplates bool
 }
 
 // verdictLists is a verdict spelled out.

@@ -83,40 +83,17 @@ func (r *Reconciler) Reconcile(_ context.Context, req reconcilers.Request) recon
 // warnings, against the tools on offer. The verdict is compact
 // (verdict.go) unless it holds more than the tools that no server offers.
 func (r *Reconciler) judge(wf *v1alpha1.Workflow, fileErr error, warnings []string) verdict {
-	v := verdict{def: wf}
-	var (
-		errs    = messages(fileErr)
-		missing []string // every tool not offered, sorted below
-		waiting []string // servers starting that may offer a missing tool
-	)
-	compact := fileErr == nil && len(warnings) == 0 && !r.spellOut
+	j := judging{r: r, v: verdict{def: wf}, errs: messages(fileErr), compact: fileErr == nil && len(warnings) == 0 && !r.spellOut}
 	if wf != nil {
-		i := 0
-		for ref := range references(wf) {
-			if !r.offered(ref.tool) {
-				missing = append(missing, ref.tool)
-				if server, starting := r.tools.StartingFor(ref.tool); starting {
-					// Not invalid until the start failed: the bridge
-					// brings this workflow back when it ends, either way.
-					if !slices.Contains(waiting, server.Name) {
-						waiting = append(waiting, server.Name)
-					}
-					compact = false
-				} else {
-					errs = append(errs, ref.missing())
-					compact = compact && i < maxCompactReferences
-					v.missing |= 1 << i
-				}
-			}
-			i++
-		}
+		walkNeeds(r.index, wf, &j)                     // needs.go
 		if more := templateErrors(wf); len(more) > 0 { // templates.go
-			errs, compact = append(errs, more...), false
+			j.errs, j.compact, j.v.badTemplates = append(j.errs, more...), false, true
 		}
 		if c := r.cycle(wf); c != nil {
-			errs, compact = append(errs, "calls itself: "+strings.Join(c, " → ")), false
+			j.errs, j.compact = append(j.errs, "calls itself: "+strings.Join(c, " → ")), false
 		}
 	}
+	v, errs, missing, waiting := j.v, j.errs, j.missing, j.waiting
 	// A workflow waiting for a server still starting has no validation
 	// error, and is not valid yet either: valid is what makes it a tool
 	// to run, and its tools are not there.
@@ -129,12 +106,44 @@ func (r *Reconciler) judge(wf *v1alpha1.Workflow, fileErr error, warnings []stri
 	case len(waiting) > 0:
 		v.reason = reasonWaitingForServer
 	}
-	if !compact {
+	if !j.compact {
 		slices.Sort(missing)
 		slices.Sort(waiting)
 		v.missing, v.lists = 0, &verdictLists{validationErrors: errs, missingTools: slices.Compact(missing), waiting: waiting, warnings: warnings}
 	}
 	return v
+}
+
+// judging is one judge's findings, taking the needs of the workflow
+// judged (walkNeeds) one by one.
+type judging struct {
+	r       *Reconciler
+	v       verdict
+	errs    []string
+	missing []string // every tool not offered, sorted at the end
+	waiting []string // servers starting that may offer a missing tool
+	compact bool
+}
+
+func (j *judging) take(n need) bool {
+	if j.r.offered(n.tool) {
+		return true
+	}
+	j.missing = append(j.missing, n.tool)
+	if server, starting := j.r.tools.StartingFor(n.tool); starting {
+		// Not invalid until the start failed: the bridge brings this
+		// workflow back when it ends, either way.
+		if !slices.Contains(j.waiting, server.Name) {
+			j.waiting = append(j.waiting, server.Name)
+		}
+		j.compact = false
+		return true
+	}
+	j.errs = append(j.errs, n.missing())
+	// A compact verdict spells out only its own references.
+	j.compact = j.compact && n.via == nil && n.i < maxCompactReferences
+	j.v.missing |= 1 << n.i
+	return true
 }
 
 // List returns every Workflow declared or recorded.

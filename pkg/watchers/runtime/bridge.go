@@ -216,9 +216,11 @@ func restarting(obs supervisor.Observed) bool {
 	return obs.Replacing && obs.State != v1alpha1.MCPServerStateFailed
 }
 
-// naming returns the declared Workflows whose definition in force names
+// naming returns the declared Workflows whose definition in force needs
 // one of tools, or a tool whose name begins with starting (the names of a
-// server that began or ended its start: the workflows waiting for it).
+// server that began or ended its start: the workflows waiting for it):
+// needs it itself or through a workflow it calls, at any depth
+// (workflow.Needed), since its verdict follows that one's.
 func (br *Bridge) naming(tools []string, starting string) []events.Key {
 	if len(tools) == 0 && starting == "" {
 		return nil
@@ -229,7 +231,7 @@ func (br *Bridge) naming(tools []string, starting string) []events.Key {
 		if !ok {
 			continue
 		}
-		for _, tool := range workflow.Tools(wf) {
+		for tool := range workflow.Needed(br.index, wf) {
 			if _, hit := slices.BinarySearch(tools, tool); hit || starting != "" && strings.HasPrefix(tool, starting) {
 				keys = append(keys, e.Key)
 				break

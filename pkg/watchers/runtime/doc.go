@@ -46,7 +46,8 @@
 //     a tool under its name prefix is published as a ResourceChanged too:
 //     valid the moment its tools arrive, invalid once the start failed.
 //   - When the catalogue changes, every declared Workflow whose definition
-//     in force names an affected tool is published as a ResourceChanged
+//     in force needs an affected tool, itself or through the workflows it
+//     calls at any depth (workflow.Needed), is published as a ResourceChanged
 //     (Source service-state, Operation update), so it is validated again
 //     through the pipeline, with no polling. The events of one change share
 //     a correlation ID.
