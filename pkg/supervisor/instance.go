@@ -209,9 +209,9 @@ func (inst *instance) launchRemote() error {
 // connect initializes a session over transport and lists its tools.
 func (inst *instance) connect(transport mcp.Transport) error {
 	client := mcp.NewClient(clientInfo, &mcp.ClientOptions{
-		// Claimed, nothing: musterd answers no roots/list, sampling or
-		// elicitation of a server's. Left nil, the go-sdk would claim
-		// roots with listChanged.
+		// Claimed, nothing: musterd passes no roots, sampling or
+		// elicitation through to a server. Left nil, the go-sdk would
+		// claim roots with listChanged.
 		Capabilities: &mcp.ClientCapabilities{},
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
 			select {
