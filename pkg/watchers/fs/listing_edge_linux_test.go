@@ -13,8 +13,10 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"testing/synctest"
 	"time"
 
+	"github.com/fsnotify/fsnotify"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -361,4 +363,43 @@ func TestAKindDirectoryRemovedWhileListedDeclaresNothing(t *testing.T) {
 			assert.Empty(t, sw.work.dirs)
 		})
 	}
+}
+
+// A scan that gave up on a directory swapped at every listing looks again
+// once it is quiet, with no further event to prompt it: the swaps' own
+// events may all have come before the scan.
+func TestADirectorySwappedAtEveryListingIsScannedAgainAfterQuiet(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		dir := t.TempDir()
+		kind := filepath.Join(dir, "workflows")
+		write(t, filepath.Join(kind, "a.yaml"), wf("a", "v1"))
+		h := newHarness(t, dir, Options{})
+		swaps := 0
+		open := h.w.openDir
+		h.w.openDir = func(rel string) (dirListing, error) {
+			l, err := open(rel)
+			if err == nil && swaps > 0 { // the path names another directory once opened
+				swaps--
+				other := filepath.Join(dir, fmt.Sprint("workflows.", swaps))
+				write(t, filepath.Join(other, fmt.Sprint("g", swaps, ".yaml")), wf(fmt.Sprint("g", swaps), "v1"))
+				require.NoError(t, os.Rename(kind, other+".old"))
+				require.NoError(t, os.Rename(other, kind))
+			}
+			return l, err
+		}
+		fsEvents, stop := runInBubble(h)
+		defer stop()
+		m := h.mark()
+
+		swaps = maxListings
+		fsEvents <- fsnotify.Event{Name: kind, Op: fsnotify.Create}
+		time.Sleep(settleDelay)
+		synctest.Wait()
+		assert.Zero(t, swaps)
+		assert.Empty(t, h.since(m), "the swapped directory changed nothing")
+
+		time.Sleep(settleDelay)
+		synctest.Wait()
+		assert.ElementsMatch(t, []string{"delete Workflow/default/a", "create Workflow/default/g0"}, summary(h.since(m)))
+	})
 }
