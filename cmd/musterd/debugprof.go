@@ -6,10 +6,7 @@ package main
 //   - MUSTERD_DEBUG_PPROF=127.0.0.1:6060 serves runtime/pprof's profiles
 //     (/debug/pprof/heap, allocs, goroutine, …, and profile?seconds=N for
 //     CPU) on that address, which must be loopback: a profile shows what
-//     the process holds. /debug/pprof/heapdump is a heap dump
-//     (runtime/debug.WriteHeapDump, after a collection), every live object
-//     by address, which go run ./internal/heapspans reads into how full
-//     each size class's spans are; it stops the process while written.
+//     the process holds.
 //   - MUSTERD_DEBUG_CPUPROFILE=file writes a CPU profile from the start of
 //     the process until it stops, so that a cold start is profiled from
 //     its first instant.
@@ -30,7 +27,6 @@ import (
 	"net/http"
 	"os"
 	"runtime"
-	"runtime/debug"
 	"runtime/pprof"
 	"runtime/trace"
 	"strconv"
@@ -108,10 +104,6 @@ func serveProfile(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Content-Type", "application/octet-stream")
-	if name == "heapdump" {
-		serveHeapDump(w)
-		return
-	}
 	if name == "profile" {
 		secs, err := strconv.Atoi(r.URL.Query().Get("seconds"))
 		if err != nil || secs <= 0 {
@@ -141,23 +133,4 @@ func serveProfile(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	}
 	_ = p.WriteTo(w, debug) // an error here is the client gone
-}
-
-// serveHeapDump writes a heap dump of the process, through a temporary
-// file: WriteHeapDump writes to a file descriptor.
-func serveHeapDump(w http.ResponseWriter) {
-	f, err := os.CreateTemp("", "musterd-heapdump-*")
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusInternalServerError)
-		return
-	}
-	defer os.Remove(f.Name())
-	defer f.Close()
-	runtime.GC()
-	debug.WriteHeapDump(f.Fd())
-	if _, err := f.Seek(0, io.SeekStart); err != nil {
-		http.Error(w, err.Error(), http.StatusInternalServerError)
-		return
-	}
-	_, _ = io.Copy(w, f) // an error here is the client gone
 }

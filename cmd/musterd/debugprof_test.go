@@ -44,16 +44,13 @@ func TestDebugProfilingIsOffUnlessAskedAndServesOnLoopbackOnly(t *testing.T) {
 }
 
 func TestServeProfileWritesANamedProfile(t *testing.T) {
-	for path, want := range map[string]int{"/debug/pprof/heap": 200, "/debug/pprof/goroutine": 200, "/debug/pprof/nothing": 404, "/other": 404} {
+	// No heap dump: its format is the runtime's own, undocumented, and
+	// read only with a copy of one Go release's size classes.
+	for path, want := range map[string]int{"/debug/pprof/heap": 200, "/debug/pprof/goroutine": 200, "/debug/pprof/nothing": 404, "/debug/pprof/heapdump": 404, "/other": 404} {
 		rec := httptest.NewRecorder()
 		serveProfile(rec, httptest.NewRequest(http.MethodGet, path, nil))
 		if rec.Code != want {
 			t.Errorf("%s: status %d, want %d", path, rec.Code, want)
 		}
-	}
-	rec := httptest.NewRecorder()
-	serveProfile(rec, httptest.NewRequest(http.MethodGet, "/debug/pprof/heapdump", nil))
-	if rec.Code != 200 || !strings.HasPrefix(rec.Body.String(), "go1.7 heap dump\n") {
-		t.Errorf("heapdump: status %d, %d bytes beginning %.20q", rec.Code, rec.Body.Len(), rec.Body.String())
 	}
 }

@@ -36,4 +36,11 @@
 //     adds, queue latency, work duration, unfinished work and the longest
 //     running processor under its name, as client-go's does, the last two
 //     refreshed every 500 ms on the queue's clock.
+//
+// Every call answers as client-go's queue does, on the same sequence of
+// calls (a model test drives both), but for one on purpose: Done of a
+// handle that is queued and not being processed (a caller's bug, since
+// Done belongs to a Get) does nothing here, where client-go's queue queues
+// the item a second time, to be handed out twice, breaking its own "once"
+// and "one worker" rules.
 package keyqueue

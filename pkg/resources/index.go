@@ -199,8 +199,7 @@ type fileWithEntry struct {
 // with a scan's garbage (the index's changes are 96 bytes; a one-key
 // slice and a map's header 48). A class's spans are
 // filled in turn by both, and once the garbage is collected they stay a
-// third to a half empty, as a heap dump of a daemon at rest shows
-// (internal/heapspans). Together they are 144 bytes, a
+// third to a half empty in a daemon at rest. Together they are 144 bytes, a
 // class a scan does not otherwise use.
 func (ix *Index) fileOfOne(path string, d Doc) *fileState {
 	k := d.Key.Canonical()

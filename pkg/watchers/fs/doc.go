@@ -51,6 +51,11 @@
 //   - A resource is deleted only when its file is gone, or its directory is
 //     confirmed gone by a second look: a directory that cannot be listed
 //     deletes nothing.
+//   - A kind directory replaced while a scan lists it (renamed over, a
+//     ConfigMap's link swapped, removed) is listed again: the scan ends
+//     with what the path names then, never with the old directory's
+//     files. One replaced at every listing of a scan (three) leaves the
+//     index as it was and is scanned again after the next quiet.
 //   - Only definition files count: *.yaml and *.yml directly in a kind
 //     directory, not hidden, which rules out editors' swap, backup and
 //     probe files (.x.yaml.swp, .#x.yaml, x.yaml~, 4913). The watcher

@@ -97,4 +97,14 @@ func (l *direntListing) stamp(name []byte) (fileStamp, error) {
 
 func (l *direntListing) err() error { return l.failed }
 
+// moved compares the directory the listing opened with the one its path
+// names now, through symlinks as it was opened.
+func (l *direntListing) moved() bool {
+	var opened, now unix.Stat_t
+	if unix.Fstat(l.fd, &opened) != nil || unix.Stat(l.abs, &now) != nil {
+		return true
+	}
+	return opened.Dev != now.Dev || opened.Ino != now.Ino
+}
+
 func (l *direntListing) close() error { return syscall.Close(l.fd) }

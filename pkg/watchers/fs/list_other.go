@@ -36,3 +36,7 @@ func (l *namesListing) next() ([]byte, bool) {
 func (l *namesListing) stamp([]byte) (fileStamp, error) { return fileStamp{}, nil }
 func (l *namesListing) err() error                      { return nil }
 func (l *namesListing) close() error                    { return nil }
+
+// moved is never true: these systems keep no stamps, so every listed file
+// is read by its path, in the directory the path names then.
+func (l *namesListing) moved() bool { return false }

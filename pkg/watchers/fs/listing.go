@@ -1,6 +1,8 @@
 package fs
 
 import (
+	"errors"
+	"fmt"
 	"path"
 	"slices"
 )
@@ -37,7 +39,45 @@ type dirListing interface {
 	// symlinks.
 	stamp(name []byte) (fileStamp, error)
 	err() error
+	// moved reports whether the path the listing opened names another
+	// directory now, or none: the listing read a directory that is no
+	// longer the kind directory.
+	moved() bool
 	close() error
+}
+
+// A kind directory replaced while it is listed (mv new workflows, a
+// ConfigMap's ..data link swapped, a directory removed) leaves the listing
+// reading the directory it opened, and stamping its files: the old
+// content. Trusting that listing would keep in the index definitions whose
+// directory is gone, counted as unchanged, beside files read by path from
+// the new one: a state that no moment on disk ever had, kept until an
+// unrelated change brings a rescan. What a user who swaps a directory
+// expects is that the scan converges on the directory the path names now.
+// So a listing checks at its end that the path still names the directory
+// it read; if not, it is thrown away and the path listed again, up to
+// maxListings times. A directory swapped at every one of those listings is
+// reported (errDirMoved): the scan changes nothing, so the last good state
+// stays, and asks for the directory to be scanned again after the next
+// quiet.
+
+// errDirMoved is a listing's error when its directory was replaced while
+// it was read.
+var errDirMoved = errors.New("the directory was replaced while it was listed")
+
+// maxListings bounds the listings of a directory that is replaced while
+// listed, in one scan.
+const maxListings = 3
+
+// listStable runs list, a listing of sub that starts from scratch, until
+// sub is not replaced while it runs, at most maxListings times.
+func listStable(list func() error) error {
+	for attempt := 1; ; attempt++ {
+		err := list()
+		if !errors.Is(err, errDirMoved) || attempt == maxListings {
+			return err
+		}
+	}
 }
 
 // eachDefinition calls visit with the name of every definition file that
@@ -54,6 +94,9 @@ func (w *Watcher) eachDefinition(sub string, visit func(l dirListing, name []byt
 		}
 	}
 	err = l.err()
+	if l.moved() { // whatever was read, or failed, was another directory's
+		err = fmt.Errorf("%s: %w", sub, errDirMoved)
+	}
 	if cerr := l.close(); err == nil {
 		err = cerr
 	}
@@ -66,15 +109,18 @@ func (w *Watcher) eachDefinition(sub string, visit func(l dirListing, name []byt
 func (w *Watcher) listChanged(sub string) (changed []string, unchanged int, err error) {
 	rel := append(append(w.relBuf[:0], sub...), '/')
 	prefix := len(rel)
-	err = w.eachDefinition(sub, func(l dirListing, name []byte) {
-		rel = append(rel[:prefix], name...)
-		if known := w.stamps[string(rel)]; known != 0 { // a map index converts without copying
-			if now, err := l.stamp(name); err == nil && w.printOf(now) == known {
-				unchanged++
-				return
+	err = listStable(func() error {
+		changed, unchanged = changed[:0], 0
+		return w.eachDefinition(sub, func(l dirListing, name []byte) {
+			rel = append(rel[:prefix], name...)
+			if known := w.stamps[string(rel)]; known != 0 { // a map index converts without copying
+				if now, err := l.stamp(name); err == nil && w.printOf(now) == known {
+					unchanged++
+					return
+				}
 			}
-		}
-		changed = append(changed, string(rel))
+			changed = append(changed, string(rel))
+		})
 	})
 	w.relBuf = rel
 	if err != nil {
@@ -87,8 +133,11 @@ func (w *Watcher) listChanged(sub string) (changed []string, unchanged int, err 
 // listFiles lists the definition files of the kind directory sub, sorted.
 func (w *Watcher) listFiles(sub string) ([]string, error) {
 	var files []string
-	if err := w.eachDefinition(sub, func(_ dirListing, name []byte) {
-		files = append(files, sub+"/"+string(name))
+	if err := listStable(func() error {
+		files = files[:0]
+		return w.eachDefinition(sub, func(_ dirListing, name []byte) {
+			files = append(files, sub+"/"+string(name))
+		})
 	}); err != nil {
 		return nil, err
 	}

@@ -228,6 +228,7 @@ func (w *Watcher) run(ctx context.Context, watches watchList, fsEvents <-chan fs
 	settle := time.NewTimer(settleDelay)
 	settle.Stop()
 	defer settle.Stop()
+	w.settleLeftover(settle)
 	for {
 		before := w.work.empty()
 		select {
@@ -246,6 +247,7 @@ func (w *Watcher) run(ctx context.Context, watches watchList, fsEvents <-chan fs
 			w.noteError(err)
 		case <-settle.C:
 			w.flush()
+			w.settleLeftover(settle)
 			continue
 		case <-rescan:
 			w.requestAll(periodicRescan)
@@ -255,6 +257,7 @@ func (w *Watcher) run(ctx context.Context, watches watchList, fsEvents <-chan fs
 				w.log.Info("the periodic rescan found changes that no event reported", "changes", n)
 			}
 			settle.Stop()
+			w.settleLeftover(settle)
 			continue
 		}
 		if w.work.empty() {
@@ -267,6 +270,16 @@ func (w *Watcher) run(ctx context.Context, watches watchList, fsEvents <-chan fs
 			w.work.since = now
 		}
 		settle.Reset(min(settleDelay, w.work.since.Add(maxSettle).Sub(now)))
+	}
+}
+
+// settleLeftover arms settle for the work that a flush asked for itself
+// (a directory replaced at each of its listings), which no event may
+// follow.
+func (w *Watcher) settleLeftover(settle *time.Timer) {
+	if !w.work.empty() {
+		w.work.since = time.Now()
+		settle.Reset(settleDelay)
 	}
 }
 
@@ -532,6 +545,13 @@ func (w *Watcher) scanDir(sub string, logIt bool) bool {
 func (w *Watcher) listingTells(sub string, err error) bool {
 	if err == nil || w.dirGone(sub) { // gone: it declares nothing
 		return true
+	}
+	if errors.Is(err, errDirMoved) {
+		// Replaced at every listing: look again once it is quiet
+		// (listing.go).
+		w.log.Warn("kind directory replaced while listed; keeping what it declared and listing it again", "path", sub)
+		w.requestDir(sub)
+		return false
 	}
 	w.log.Warn("cannot list kind directory; keeping what it declared", "path", sub, "error", pathErrorCause(err))
 	return false
