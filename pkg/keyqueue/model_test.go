@@ -26,20 +26,44 @@ import (
 func TestQueueAnswersAsClientGosWorkqueue(t *testing.T) {
 	skipped := 0
 	for seed := range uint64(500) {
-		skipped += runModel(t, seed)
+		rng := rand.New(rand.NewPCG(seed, 0x6b657971))
+		skipped += runModel(t, fmt.Sprint("seed ", seed), rng.IntN)
 	}
 	// The skipped case came up, so the classification below is exercised.
 	assert.Positive(t, skipped, "Done of a queued handle not being processed")
 }
 
-func runModel(t *testing.T, seed uint64) (skipped int) {
-	rng := rand.New(rand.NewPCG(seed, 0x6b657971))
+// FuzzQueueAnswersAsClientGosWorkqueue drives the model test with the
+// choices the fuzzer's bytes make, one byte a choice: the fuzzer searches
+// the sequences of calls for one on which the two queues answer
+// differently.
+func FuzzQueueAnswersAsClientGosWorkqueue(f *testing.F) {
+	f.Add([]byte{3, 60, 0, 0, 1, 0, 2, 100, 1, 150, 1, 0, 1, 100, 2, 150, 1, 199, 0})
+	f.Add([]byte{7, 80, 0, 1, 2, 0, 3, 0, 4, 100, 0, 140, 1, 0, 1, 160, 1, 100, 0, 0})
+	f.Fuzz(func(t *testing.T, choices []byte) {
+		i := 0
+		choose := func(n int) int {
+			if i >= len(choices) {
+				return 0
+			}
+			c := int(choices[i])
+			i++
+			return c % n
+		}
+		runModel(t, fmt.Sprintf("choices %v", choices), choose)
+	})
+}
+
+// runModel runs one sequence of calls, its every choice made by
+// choose(n), which returns a number in [0, n); label names the sequence
+// in a failure.
+func runModel(t *testing.T, label string, choose func(n int) int) (skipped int) {
 	q := keyqueue.New(keyqueue.Config{})
 	model := workqueue.NewTyped[events.Handle]()
 	defer q.ShutDown()
 	defer model.ShutDown()
 
-	handles := 1 + rng.IntN(8)
+	handles := 1 + choose(8)
 	// What the test knows of each handle, only to tell the case that the
 	// two queues answer differently: queued, taken and not yet done, and
 	// added again while taken.
@@ -50,12 +74,12 @@ func runModel(t *testing.T, seed uint64) (skipped int) {
 	var trace []string
 	fail := func(format string, args ...any) {
 		t.Helper()
-		t.Fatalf("seed %d after %v: "+format, append([]any{seed, trace}, args...)...)
+		t.Fatalf("%s after %v: "+format, append([]any{label, trace}, args...)...)
 	}
-	steps := 20 + rng.IntN(200)
+	steps := 20 + choose(200)
 	for range steps {
-		h := events.Handle(rng.IntN(handles))
-		switch op := rng.IntN(20); {
+		h := events.Handle(choose(handles))
+		switch op := choose(20); {
 		case op < 8:
 			trace = append(trace, fmt.Sprint("Add ", h))
 			q.Add(h)

@@ -46,37 +46,45 @@ func TestDirentListingMatchesReadDir(t *testing.T) {
 				require.Greater(t, nameBytes, direntBufSize, "the tree's names alone overflow one buffer")
 			}
 
-			want, err := os.ReadDir(dir)
-			require.NoError(t, err)
-			l, err := (&Watcher{}).openListing(dir)
-			require.NoError(t, err)
-			defer l.close()
-			var got []string
-			for name, ok := l.next(); ok; name, ok = l.next() {
-				got = append(got, string(name))
-				stamp, serr := l.stamp(name)
-				info, oerr := os.Stat(filepath.Join(dir, string(name)))
-				if oerr != nil {
-					assert.Error(t, serr, "%q: os.Stat fails with %v", name, oerr)
-					continue
-				}
-				require.NoError(t, serr, "%q", name)
-				st := info.Sys().(*syscall.Stat_t)
-				assert.Equal(t, uint64(st.Ino), stamp.ino, "%q: inode", name)
-				assert.Equal(t, uint64(st.Dev), stamp.dev, "%q: device", name)
-				assert.Equal(t, info.Size(), stamp.size, "%q: size", name)
-				assert.Equal(t, info.ModTime().UnixNano(), stamp.mtime, "%q: mtime", name)
-			}
-			require.NoError(t, l.err())
-			assert.False(t, l.moved())
-			slices.Sort(got)
-			var names []string
-			for _, e := range want {
-				names = append(names, e.Name())
-			}
-			assert.Equal(t, names, got)
+			assertListingMatchesReadDir(t, dir)
 		})
 	}
+}
+
+// assertListingMatchesReadDir lists dir with the getdents listing and
+// with os.ReadDir: the same names, byte for byte, and behind each name the
+// same file (its stamp against os.Stat).
+func assertListingMatchesReadDir(t *testing.T, dir string) {
+	t.Helper()
+	want, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	l, err := (&Watcher{}).openListing(dir)
+	require.NoError(t, err)
+	defer l.close()
+	var got []string
+	for name, ok := l.next(); ok; name, ok = l.next() {
+		got = append(got, string(name))
+		stamp, serr := l.stamp(name)
+		info, oerr := os.Stat(filepath.Join(dir, string(name)))
+		if oerr != nil {
+			assert.Error(t, serr, "%q: os.Stat fails with %v", name, oerr)
+			continue
+		}
+		require.NoError(t, serr, "%q", name)
+		st := info.Sys().(*syscall.Stat_t)
+		assert.Equal(t, uint64(st.Ino), stamp.ino, "%q: inode", name)
+		assert.Equal(t, uint64(st.Dev), stamp.dev, "%q: device", name)
+		assert.Equal(t, info.Size(), stamp.size, "%q: size", name)
+		assert.Equal(t, info.ModTime().UnixNano(), stamp.mtime, "%q: mtime", name)
+	}
+	require.NoError(t, l.err())
+	assert.False(t, l.moved())
+	slices.Sort(got)
+	var names []string
+	for _, e := range want {
+		names = append(names, e.Name())
+	}
+	assert.Equal(t, names, got)
 }
 
 // makeRandomTree fills dir with n entries of random names and kinds: files
