@@ -105,7 +105,7 @@ clean:
 FUZZTIME ?= 30s
 # Minimizing a new input takes up to 60 s by default, all of a short run.
 FUZZMINIMIZETIME ?= 3s
-FUZZ_TARGETS := ./pkg/apis/muster/v1alpha1:FuzzDecodeFile ./pkg/apis/muster/v1alpha1:FuzzFastParseMatchesYAML ./pkg/apis/muster/v1alpha1:FuzzDecodeFileMatchesLegacy ./pkg/apis/muster/v1alpha1:FuzzDecodeFileFastMatchesSlow ./pkg/trace:FuzzRead ./pkg/api:FuzzRequest ./pkg/mcpserve:FuzzCheckBody ./pkg/workflowrun:FuzzTemplatesAndArguments ./pkg/keyqueue:FuzzQueueAnswersAsClientGosWorkqueue ./pkg/watchers/fs:FuzzDirentListingMatchesReadDir
+FUZZ_TARGETS := ./pkg/apis/muster/v1alpha1:FuzzDecodeFile ./pkg/apis/muster/v1alpha1:FuzzFastParseMatchesYAML ./pkg/apis/muster/v1alpha1:FuzzDecodeFileMatchesLegacy ./pkg/apis/muster/v1alpha1:FuzzDecodeFileFastMatchesSlow ./pkg/eventtrace:FuzzRead ./pkg/api:FuzzRequest ./pkg/mcpserve:FuzzCheckBody ./pkg/workflowrun:FuzzTemplatesAndArguments ./pkg/keyqueue:FuzzQueueAnswersAsClientGosWorkqueue ./pkg/watchers/fs:FuzzDirentListingMatchesReadDir
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; name=$${t##*:}; \

@@ -25,6 +25,7 @@ import (
 	"github.com/musterd/musterd/pkg/debouncer"
 	"github.com/musterd/musterd/pkg/election"
 	"github.com/musterd/musterd/pkg/events"
+	"github.com/musterd/musterd/pkg/eventtrace"
 	"github.com/musterd/musterd/pkg/lifecycle"
 	"github.com/musterd/musterd/pkg/mcpserve"
 	"github.com/musterd/musterd/pkg/musterevents"
@@ -38,9 +39,8 @@ import (
 	"github.com/musterd/musterd/pkg/statusync"
 	"github.com/musterd/musterd/pkg/statusync/files"
 	"github.com/musterd/musterd/pkg/supervisor"
-	"github.com/musterd/musterd/pkg/trace"
 	"github.com/musterd/musterd/pkg/watchers/fs"
-	"github.com/musterd/musterd/pkg/watchers/runtime"
+	"github.com/musterd/musterd/pkg/watchers/supervised"
 	"github.com/musterd/musterd/pkg/workflowrun"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 )
@@ -119,7 +119,7 @@ func defaultDaemonConfig() daemonConfig {
 		resync:           10 * time.Minute,
 		rescan:           fs.DefaultRescanInterval,
 		// Above the supervisor's shutdown (its SIGTERM grace, then SIGKILL).
-		stopTimeout: runtime.DefaultShutdownTimeout + 5*time.Second,
+		stopTimeout: supervised.DefaultShutdownTimeout + 5*time.Second,
 		toolPrefix:  catalogue.DefaultPrefix,
 		kube:        defaultKubeConfig(),
 	}
@@ -392,12 +392,12 @@ func newDaemon(cfg daemonConfig, log *slog.Logger, record io.Writer) (*daemon, e
 	var foundations []lifecycle.Component
 	if record != nil {
 		// Not critical: a full disk must not stop reconciliation.
-		foundations = append(foundations, trace.NewRecorder(b, record, traceHeader(cfg), trace.RecorderOptions{Logger: log}))
+		foundations = append(foundations, eventtrace.NewRecorder(b, record, traceHeader(cfg), eventtrace.RecorderOptions{Logger: log}))
 	}
 	// The runtime: the catalogue, the bridge publishing on the bus, the
 	// supervisor reporting to the bridge, the reconcilers over both.
 	d.Catalogue = catalogue.New(catalogue.Options{Prefix: cfg.toolPrefix})
-	bridge, err := runtime.New(b, runtime.Options{Index: d.Index, Catalogue: d.Catalogue, Logger: log})
+	bridge, err := supervised.New(b, supervised.Options{Index: d.Index, Catalogue: d.Catalogue, Logger: log})
 	if err != nil {
 		return nil, err
 	}
@@ -424,7 +424,7 @@ func newDaemon(cfg daemonConfig, log *slog.Logger, record io.Writer) (*daemon, e
 			return nil, err
 		}
 	}
-	foundations = append(foundations, runtime.NewStopper(d.Supervisor, runtime.StopperOptions{}))
+	foundations = append(foundations, supervised.NewStopper(d.Supervisor, supervised.StopperOptions{}))
 	if d.Overrides, err = newOverrides(cfg, kubeParts); err != nil {
 		return nil, err
 	}
@@ -505,16 +505,16 @@ func newDaemon(cfg daemonConfig, log *slog.Logger, record io.Writer) (*daemon, e
 
 // traceHeader is the header of the daemon's trace: its version and
 // effective configuration, starting now.
-func traceHeader(cfg daemonConfig) trace.Header {
-	return trace.Header{Musterd: version, Start: events.Now(), Config: trace.Config{
-		Debounce:         trace.Duration(cfg.debounce),
+func traceHeader(cfg daemonConfig) eventtrace.Header {
+	return eventtrace.Header{Musterd: version, Start: events.Now(), Config: eventtrace.Config{
+		Debounce:         eventtrace.Duration(cfg.debounce),
 		Workers:          cfg.workers,
-		ReconcileTimeout: trace.Duration(cfg.reconcileTimeout),
-		BackoffBase:      trace.Duration(retryBackoffBase),
-		BackoffMax:       trace.Duration(retryBackoffMax),
+		ReconcileTimeout: eventtrace.Duration(cfg.reconcileTimeout),
+		BackoffBase:      eventtrace.Duration(retryBackoffBase),
+		BackoffMax:       eventtrace.Duration(retryBackoffMax),
 		Jitter:           retryJitter,
 		MaxRetries:       retryMax,
-		Resync:           trace.Duration(cfg.resync),
+		Resync:           eventtrace.Duration(cfg.resync),
 	}}
 }
 

@@ -24,7 +24,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/musterd/musterd/pkg/events"
-	"github.com/musterd/musterd/pkg/trace"
+	"github.com/musterd/musterd/pkg/eventtrace"
 )
 
 // fsEnv is a daemon on its own config and state dirs.
@@ -330,7 +330,7 @@ func TestE2EAThousandFilesAtOnceAndZeroReconcilesWhileIdle(t *testing.T) {
 	// Once or twice for each file, not only on average: the run's trace
 	// has every ReconciliationStarted with its key.
 	e.stopWith(t, syscall.SIGTERM, e2eDeadline)
-	tr, err := trace.ReadFile(record)
+	tr, err := eventtrace.ReadFile(record)
 	require.NoError(t, err)
 	starts := map[events.Key]int{}
 	for _, entry := range tr.Entries {

@@ -13,14 +13,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/musterd/musterd/pkg/events"
-	"github.com/musterd/musterd/pkg/trace"
+	"github.com/musterd/musterd/pkg/eventtrace"
 )
 
 // chain finds, from index from on, the ResourceChanged of key, the
 // ReconciliationTriggered that carries its correlation ID for key and the
 // ResourceSynced of key with that ID, in that order. It returns the index
 // of the ResourceSynced, or -1.
-func chain(entries []trace.Entry, from int, key events.Key) (correlationID string, synced int) {
+func chain(entries []eventtrace.Entry, from int, key events.Key) (correlationID string, synced int) {
 	const (
 		wantChange = iota
 		wantTrigger
@@ -59,13 +59,13 @@ func TestE2ERecordWritesEveryEventOfTheRunToATrace(t *testing.T) {
 	// Stopped at once: the last ResourceSynced was published just before.
 	e.stopWith(t, syscall.SIGTERM, e2eDeadline)
 
-	tr, err := trace.ReadFile(path)
+	tr, err := eventtrace.ReadFile(path)
 	require.NoError(t, err)
 	assert.Equal(t, "dev", tr.Header.Musterd)
-	assert.Equal(t, trace.Config{
-		Debounce: trace.Duration(50 * time.Millisecond), Workers: 2, ReconcileTimeout: trace.Duration(5*time.Minute + 30*time.Second),
-		BackoffBase: trace.Duration(time.Second), BackoffMax: trace.Duration(5 * time.Minute), Jitter: 0.1, MaxRetries: 5,
-		Resync: trace.Duration(10 * time.Minute),
+	assert.Equal(t, eventtrace.Config{
+		Debounce: eventtrace.Duration(50 * time.Millisecond), Workers: 2, ReconcileTimeout: eventtrace.Duration(5*time.Minute + 30*time.Second),
+		BackoffBase: eventtrace.Duration(time.Second), BackoffMax: eventtrace.Duration(5 * time.Minute), Jitter: 0.1, MaxRetries: 5,
+		Resync: eventtrace.Duration(10 * time.Minute),
 	}, tr.Header.Config)
 
 	key := events.NewKey("Workflow", "", "deploy")

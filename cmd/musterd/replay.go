@@ -8,8 +8,8 @@ import (
 	"os"
 	"strings"
 
-	"github.com/musterd/musterd/pkg/trace"
-	"github.com/musterd/musterd/pkg/trace/replay"
+	"github.com/musterd/musterd/pkg/eventtrace"
+	"github.com/musterd/musterd/pkg/eventtrace/replay"
 )
 
 const replaySynopsis = "musterd replay FILE [--stages debouncer,coordinator,statusync] [--debounce DURATION] [--diff GOLDEN]"
@@ -17,7 +17,7 @@ const replaySynopsis = "musterd replay FILE [--stages debouncer,coordinator,stat
 const replayHelp = `Replays an event trace recorded by "musterd run --record" through the
 pipeline's stages, on a virtual clock, and prints the events they emit in
 the trace format: the same bytes, for the same trace and stages, as the
-golden files of pkg/trace/replay. Two replays of one trace are identical.
+golden files of pkg/eventtrace/replay. Two replays of one trace are identical.
 
 The recorded input events (file, service-state and manual changes, index
 syncs) are fed at their recorded offsets, and the recorded events of the
@@ -75,9 +75,9 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 
-	tr, err := trace.ReadFile(file)
+	tr, err := eventtrace.ReadFile(file)
 	switch {
-	case errors.Is(err, trace.ErrTruncated):
+	case errors.Is(err, eventtrace.ErrTruncated):
 		// A recording cut off mid-line (a killed daemon) replays up to
 		// the cut.
 		fmt.Fprintf(stderr, "musterd replay: warning: %v; replaying the %d events before it\n", err, len(tr.Entries))
@@ -86,7 +86,7 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	if *debounce > 0 {
-		tr.Header.Config.Debounce = trace.Duration(*debounce)
+		tr.Header.Config.Debounce = eventtrace.Duration(*debounce)
 	}
 	got, err := replay.ReplayStepped(tr, opts)
 	if err != nil {

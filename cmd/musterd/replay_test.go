@@ -13,12 +13,12 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/musterd/musterd/pkg/trace"
-	"github.com/musterd/musterd/pkg/trace/replay"
+	"github.com/musterd/musterd/pkg/eventtrace"
+	"github.com/musterd/musterd/pkg/eventtrace/replay"
 )
 
 // traces is the corpus of traces recorded from real runs, with the golden
-// files pkg/trace/replay's TestCorpus keeps.
+// files pkg/eventtrace/replay's TestCorpus keeps.
 const traces = "../../testdata/traces"
 
 var corpusNames = []string{"burst-10k", "create-1000", "delete-recreate", "malformed-fix", "crash-loop", "resync"}
@@ -66,7 +66,7 @@ func TestReplayCommandPrintsTheLibrarysGoldenForEveryCorpusTrace(t *testing.T) {
 // equals the library's replay under synctest for the same stages.
 func TestReplayCommandStagesAreTheLibrarys(t *testing.T) {
 	file := filepath.Join(traces, "crash-loop.trace")
-	tr, err := trace.ReadFile(file)
+	tr, err := eventtrace.ReadFile(file)
 	require.NoError(t, err)
 	for stages, opts := range map[string]replay.Options{
 		"debouncer":             {Debouncer: true},
@@ -191,8 +191,8 @@ func TestReplayCommandReplaysACutOffTraceUpToTheCut(t *testing.T) {
 	require.NoError(t, err)
 	file := filepath.Join(t.TempDir(), "cut.trace")
 	require.NoError(t, os.WriteFile(file, data[:len(data)-40], 0o600))
-	tr, err := trace.ReadFile(file)
-	require.ErrorIs(t, err, trace.ErrTruncated)
+	tr, err := eventtrace.ReadFile(file)
+	require.ErrorIs(t, err, eventtrace.ErrTruncated)
 	got, err := replay.ReplayStepped(tr, replay.Options{Debouncer: true, Coordinator: true, StatusSync: true})
 	require.NoError(t, err)
 	want, err := replay.Encode(got)

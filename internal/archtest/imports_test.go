@@ -37,9 +37,9 @@ var allowed = map[string][]string{
 	"pkg/watchers":    {"pkg/events", "pkg/bus", "pkg/redact", "pkg/apis", "pkg/resources"},
 	// The runtime watcher bridges the supervisor to the bus and the
 	// catalogue, and finds workflows by the tools they name.
-	"pkg/watchers/runtime": {"pkg/events", "pkg/bus", "pkg/redact", "pkg/apis", "pkg/resources", "pkg/supervisor", "pkg/catalogue", "pkg/reconcilers/workflow"},
-	"pkg/lifecycle":        {"pkg/bus", "pkg/redact"},
-	"pkg/election":         {"pkg/events", "pkg/bus"}, // a foundation gating the leader-only stages
+	"pkg/watchers/supervised": {"pkg/events", "pkg/bus", "pkg/redact", "pkg/apis", "pkg/resources", "pkg/supervisor", "pkg/catalogue", "pkg/reconcilers/workflow"},
+	"pkg/lifecycle":           {"pkg/bus", "pkg/redact"},
+	"pkg/election":            {"pkg/events", "pkg/bus"}, // a foundation gating the leader-only stages
 	// muster's view of the events: a translation, and an observer of the
 	// bus that keeps it, beside the history.
 	"pkg/musterevents": {"pkg/events", "pkg/bus", "pkg/redact", "pkg/apis"},
@@ -54,7 +54,7 @@ var allowed = map[string][]string{
 	// How a tool musterd implements is declared: a leaf.
 	"pkg/tooldef": {},
 	// The API is an edge, like cmd: it reads the stages' state and serves it.
-	"pkg/api": {"pkg/events", "pkg/bus", "pkg/apis", "pkg/resources", "pkg/statusync", "pkg/lifecycle", "pkg/redact", "pkg/trace", "pkg/controls"},
+	"pkg/api": {"pkg/events", "pkg/bus", "pkg/apis", "pkg/resources", "pkg/statusync", "pkg/lifecycle", "pkg/redact", "pkg/eventtrace", "pkg/controls"},
 	// The MCP endpoint is an edge like the API: its views and sessions. It
 	// lists and calls every exposed tool through its Backend (package
 	// router) and implements only muster's meta-tools itself, sharing the
@@ -81,19 +81,19 @@ var allowed = map[string][]string{
 		"pkg/api/shared", "pkg/api/types", "pkg/musterevents", "pkg/router", "pkg/tooldef", "pkg/workflowrun"},
 	// The trace format and recorder: an observer of the bus, like a
 	// logger.
-	"pkg/trace":    {"pkg/events", "pkg/bus"},
-	"pkg/pipeline": {"*"}, // the wiring
+	"pkg/eventtrace": {"pkg/events", "pkg/bus"},
+	"pkg/pipeline":   {"*"}, // the wiring
 	// The workflow engine: runs the workflows the reconciler finds valid,
 	// calling tools through a router the wiring gives it, and serves their
 	// executions. Beside the reconcilers, never the bus: its execution
 	// events go out through a function the wiring puts on the bus.
 	"pkg/workflowrun": {"pkg/events", "pkg/apis", "pkg/resources", "pkg/redact", "pkg/api/types", "pkg/tmplfuncs"},
 	// Replay wires stages on buses of its own, like the pipeline.
-	"pkg/trace/replay": {"pkg/events", "pkg/bus", "pkg/trace", "pkg/debouncer", "pkg/coordinator", "pkg/statusync", "pkg/reconcilers", "pkg/lifecycle"},
+	"pkg/eventtrace/replay": {"pkg/events", "pkg/bus", "pkg/eventtrace", "pkg/debouncer", "pkg/coordinator", "pkg/statusync", "pkg/reconcilers", "pkg/lifecycle"},
 	// Golden is test support: only test binaries import it.
-	"pkg/trace/replay/replaytest": {"pkg/trace", "pkg/trace/replay"},
-	"cmd":                         {"*"},
-	"internal":                    {"*"},
+	"pkg/eventtrace/replay/replaytest": {"pkg/eventtrace", "pkg/eventtrace/replay"},
+	"cmd":                              {"*"},
+	"internal":                         {"*"},
 	// The envtest helper of the Kubernetes tests: the scheme's types only.
 	"internal/kubetest": {"pkg/apis"},
 	// The FIFO ring of the queues of small values (keyqueue, debouncer): a
@@ -175,12 +175,12 @@ func TestTheCheckCatchesWrongWayImports(t *testing.T) {
 	assert.Len(t, violations("pkg/debouncer", []string{module + "/pkg/coordinator"}), 1, "stages do not import each other")
 	assert.Len(t, violations("pkg/unplaced", nil), 1, "a package with no rule fails")
 	assert.Empty(t, violations("pkg/watchers/fs", []string{module + "/pkg/watchers"}), "a package may use its own subtree")
-	assert.Len(t, violations("pkg/reconcilers/workflow", []string{module + "/pkg/watchers/runtime"}), 1, "reconcilers do not import the bridge")
+	assert.Len(t, violations("pkg/reconcilers/workflow", []string{module + "/pkg/watchers/supervised"}), 1, "reconcilers do not import the bridge")
 	assert.Len(t, violations("pkg/catalogue", []string{module + "/pkg/bus"}), 1, "the catalogue knows nothing of the bus")
 	assert.Len(t, violations("pkg/watchers/fs", []string{module + "/pkg/supervisor"}), 1, "only the runtime watcher sees the supervisor")
-	assert.Len(t, violations("pkg/trace", []string{module + "/pkg/coordinator"}), 1, "the recorder knows no stage")
-	assert.Empty(t, violations("pkg/trace/replay", []string{module + "/pkg/trace", module + "/pkg/coordinator", module + "/pkg/lifecycle"}), "replay is wiring")
-	assert.Len(t, violations("pkg/trace/replay", []string{module + "/pkg/api"}), 1, "replay does not reach the edges")
+	assert.Len(t, violations("pkg/eventtrace", []string{module + "/pkg/coordinator"}), 1, "the recorder knows no stage")
+	assert.Empty(t, violations("pkg/eventtrace/replay", []string{module + "/pkg/eventtrace", module + "/pkg/coordinator", module + "/pkg/lifecycle"}), "replay is wiring")
+	assert.Len(t, violations("pkg/eventtrace/replay", []string{module + "/pkg/api"}), 1, "replay does not reach the edges")
 	assert.Len(t, violations("pkg/mcpserve", []string{module + "/pkg/api"}), 1, "the MCP endpoint shares api/shared, not the API server")
 	assert.Empty(t, violations("pkg/mcpserve", []string{module + "/pkg/api/shared", module + "/pkg/router"}))
 	assert.Len(t, violations("pkg/mcpserve", []string{module + "/pkg/supervisor"}), 1, "the endpoint reaches servers only through the router")

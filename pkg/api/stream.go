@@ -10,7 +10,7 @@ import (
 	"github.com/musterd/musterd/pkg/api/types"
 	"github.com/musterd/musterd/pkg/bus"
 	"github.com/musterd/musterd/pkg/events"
-	"github.com/musterd/musterd/pkg/trace"
+	"github.com/musterd/musterd/pkg/eventtrace"
 )
 
 // events streams the bus, filtered, in one of two formats.
@@ -79,11 +79,11 @@ func (s *server) events(w http.ResponseWriter, r *http.Request) {
 	log.Debug("event stream opened", "remote", r.RemoteAddr, "filter", r.URL.RawQuery)
 
 	var buf bytes.Buffer
-	var tw *trace.Writer
+	var tw *eventtrace.Writer
 	if asTrace {
 		// The header's start is now: events published from here on are
 		// the stream's.
-		if tw, err = trace.NewWriter(&buf, trace.Header{Start: events.Now(), Version: trace.VersionEnd}); err == nil {
+		if tw, err = eventtrace.NewWriter(&buf, eventtrace.Header{Start: events.Now(), Version: eventtrace.VersionEnd}); err == nil {
 			err = tw.Flush()
 		}
 		if err != nil {
@@ -140,7 +140,7 @@ func (s *server) events(w http.ResponseWriter, r *http.Request) {
 		case <-follow.Done():
 			log.Debug("event stream ended: the bus closed", "dropped", reported)
 			if asTrace {
-				endTrace(trace.EndShutdown, 0)
+				endTrace(eventtrace.EndShutdown, 0)
 			}
 			return
 		case <-heartbeat:
@@ -157,7 +157,7 @@ func (s *server) events(w http.ResponseWriter, r *http.Request) {
 			// trace ends before the batch.
 			if dropped := follow.Dropped(); dropped > 0 {
 				log.Warn("trace stream ended: the client read too slowly and events were dropped", "dropped", dropped)
-				endTrace(trace.EndSlowClient, dropped)
+				endTrace(eventtrace.EndSlowClient, dropped)
 				return
 			}
 			for _, e := range batch {
@@ -194,7 +194,7 @@ func (s *server) encode(buf *bytes.Buffer, e events.Event) {
 
 // encodeTrace writes e as one trace line into tw's buffer. An event that
 // cannot be encoded is logged and skipped, as in encode.
-func (s *server) encodeTrace(tw *trace.Writer, e events.Event) {
+func (s *server) encodeTrace(tw *eventtrace.Writer, e events.Event) {
 	if err := tw.Record(e); err != nil {
 		s.log.Error("event stream: cannot encode event; skipped", "type", e.EventType(), "error", err)
 	}

@@ -17,7 +17,7 @@ import (
 
 	"github.com/musterd/musterd/pkg/api/apitest"
 	"github.com/musterd/musterd/pkg/events"
-	"github.com/musterd/musterd/pkg/trace"
+	"github.com/musterd/musterd/pkg/eventtrace"
 )
 
 // stream is an open event stream read as raw server-sent events.
@@ -310,7 +310,7 @@ func TestEventStreamAsATraceHasAHeaderThenTheFilteredEventsAtTheirOffsets(t *tes
 			`{"at":2500000000,"type":"ResourceFailed","correlationId":"c2","event":{"time":"2000-01-01T00:00:02.5Z","correlationId":"c2","key":{"kind":"Workflow","namespace":"team-a","name":"greet"},"error":"boom","attempt":1,"duration":0}}` + "\n",
 			`{"at":2500000000,"type":"StatusSynced","correlationId":"c2","event":{"time":"2000-01-01T00:00:02.5Z","correlationId":"c2","key":{"kind":"Workflow","namespace":"team-a","name":"greet"},"category":"written"}}` + "\n",
 		}, lines)
-		tr, err := trace.Read(strings.NewReader(strings.Join(lines, "")))
+		tr, err := eventtrace.Read(strings.NewReader(strings.Join(lines, "")))
 		require.NoError(t, err, "what the stream sends is a trace")
 		assert.Len(t, tr.Entries, 4)
 
@@ -339,7 +339,7 @@ func TestTraceStreamOfASlowClientEndsBeforeTheGap(t *testing.T) {
 
 		body, err := io.ReadAll(s.r)
 		require.NoError(t, err, "the stream ends")
-		tr, err := trace.Read(strings.NewReader(string(body)))
+		tr, err := eventtrace.Read(strings.NewReader(string(body)))
 		require.NoError(t, err, "what was sent is a whole trace")
 		require.NotEmpty(t, tr.Entries)
 		assert.Less(t, len(tr.Entries), published, "a client that does not read loses the rest")
@@ -347,7 +347,7 @@ func TestTraceStreamOfASlowClientEndsBeforeTheGap(t *testing.T) {
 			require.Equal(t, fmt.Sprint(i), e.Event.Metadata().CorrelationID, "no event missing before the end")
 		}
 		require.NotNil(t, tr.End, "the end line says why the stream ended")
-		assert.Equal(t, trace.EndSlowClient, tr.End.Reason)
+		assert.Equal(t, eventtrace.EndSlowClient, tr.End.Reason)
 		assert.Positive(t, tr.End.Dropped)
 		assert.LessOrEqual(t, tr.End.Dropped, uint64(published-len(tr.Entries)))
 		synctest.Wait()

@@ -3,7 +3,7 @@
 // definitions.
 //
 // Place in the pipeline: beside the index, on the runtime side. The runtime
-// bridge (package watchers/runtime) writes it from what the supervisor
+// bridge (package watchers/supervised) writes it from what the supervisor
 // reports; the Workflow reconciler reads it to check the tools a workflow
 // names; the router (package router) reads it to list and route the tools
 // the MCP endpoint serves, and subscribes to its changes. It imports only

@@ -37,7 +37,7 @@ import (
 	"github.com/musterd/musterd/pkg/statusync"
 	"github.com/musterd/musterd/pkg/supervisor"
 	"github.com/musterd/musterd/pkg/watchers/fs"
-	"github.com/musterd/musterd/pkg/watchers/runtime"
+	"github.com/musterd/musterd/pkg/watchers/supervised"
 )
 
 // fakeBin is cmd/mcp-fake, built once for the test binary.
@@ -87,7 +87,7 @@ func startDaemon(t testing.TB, backoff supervisor.Backoff, files map[string]stri
 		Lifecycle:   lifecycle.Options{StopTimeout: waitLimit},
 	})
 	require.NoError(t, err)
-	bridge, err := runtime.New(d.p.Bus, runtime.Options{Index: index, Catalogue: d.cat, Logger: log})
+	bridge, err := supervised.New(d.p.Bus, supervised.Options{Index: index, Catalogue: d.cat, Logger: log})
 	require.NoError(t, err)
 	d.sup = supervisor.New(supervisor.Options{
 		Logger:         log,
@@ -109,7 +109,7 @@ func startDaemon(t testing.TB, backoff supervisor.Backoff, files map[string]stri
 	})
 	require.NoError(t, d.p.Reconcilers.Register(mcpserver.New(index, d.sup, d.cat)))
 	require.NoError(t, d.p.Reconcilers.Register(workflow.New(index, d.cat)))
-	require.NoError(t, d.p.Components.Register(runtime.NewStopper(d.sup, runtime.StopperOptions{})))
+	require.NoError(t, d.p.Components.Register(supervised.NewStopper(d.sup, supervised.StopperOptions{})))
 	require.NoError(t, d.p.Add(bridge))
 	watcher, err := fs.New(d.p.Bus, fs.Options{ConfigDir: d.dir, Index: index, RescanInterval: -1, Logger: log})
 	require.NoError(t, err)

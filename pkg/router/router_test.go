@@ -26,7 +26,7 @@ import (
 	"github.com/musterd/musterd/pkg/resources"
 	"github.com/musterd/musterd/pkg/router"
 	"github.com/musterd/musterd/pkg/supervisor"
-	"github.com/musterd/musterd/pkg/watchers/runtime"
+	"github.com/musterd/musterd/pkg/watchers/supervised"
 )
 
 // fakeBin is cmd/mcp-fake, built once for the tests.
@@ -66,7 +66,7 @@ func newRig(t *testing.T, opts supervisor.Options) *rig {
 	t.Helper()
 	discard := slog.New(slog.DiscardHandler)
 	cat := catalogue.New(catalogue.Options{})
-	br, err := runtime.New(bus.New(bus.Options{Logger: discard}), runtime.Options{Index: resources.New(), Catalogue: cat, Logger: discard})
+	br, err := supervised.New(bus.New(bus.Options{Logger: discard}), supervised.Options{Index: resources.New(), Catalogue: cat, Logger: discard})
 	require.NoError(t, err)
 	opts.OnChangeSync = br.OnChange
 	opts.Logger = discard

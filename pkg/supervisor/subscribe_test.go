@@ -1,8 +1,9 @@
 package supervisor_test
 
 import (
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

@@ -5,7 +5,7 @@
 // MCPServer; reads the desired state from the resources index and acts on
 // the actual state through the supervisor. Like every reconciler it never
 // imports the bus: the supervisor's changes reach the bus through the
-// runtime bridge (package watchers/runtime), whose ServiceStateChanged
+// runtime bridge (package watchers/supervised), whose ServiceStateChanged
 // brings the key back here.
 //
 // Guarantees:

@@ -5,7 +5,7 @@
 // Workflow; reads the desired state from the resources index and the tools
 // of the running MCP servers from the catalogue. Like every reconciler it
 // never imports the bus. When the catalogue changes, the runtime bridge
-// (package watchers/runtime) publishes a change of every workflow that
+// (package watchers/supervised) publishes a change of every workflow that
 // names an affected tool, which brings it back here: no polling.
 //
 // Guarantees:

@@ -1,4 +1,4 @@
-package trace_test
+package eventtrace_test
 
 import (
 	"bytes"
@@ -15,16 +15,16 @@ import (
 
 	"github.com/musterd/musterd/pkg/events"
 	"github.com/musterd/musterd/pkg/events/eventstest"
-	"github.com/musterd/musterd/pkg/trace"
+	"github.com/musterd/musterd/pkg/eventtrace"
 )
 
 var start = time.Date(2026, 11, 21, 10, 0, 0, 123456789, time.UTC)
 
-func header() trace.Header {
-	return trace.Header{Musterd: "dev", Start: start, Config: trace.Config{
-		Debounce: trace.Duration(100 * time.Millisecond), Workers: 2, ReconcileTimeout: trace.Duration(5*time.Minute + 30*time.Second),
-		BackoffBase: trace.Duration(time.Second), BackoffMax: trace.Duration(5 * time.Minute), Jitter: 0.1, MaxRetries: 5,
-		Resync: trace.Duration(10 * time.Minute),
+func header() eventtrace.Header {
+	return eventtrace.Header{Musterd: "dev", Start: start, Config: eventtrace.Config{
+		Debounce: eventtrace.Duration(100 * time.Millisecond), Workers: 2, ReconcileTimeout: eventtrace.Duration(5*time.Minute + 30*time.Second),
+		BackoffBase: eventtrace.Duration(time.Second), BackoffMax: eventtrace.Duration(5 * time.Minute), Jitter: 0.1, MaxRetries: 5,
+		Resync: eventtrace.Duration(10 * time.Minute),
 	}}
 }
 
@@ -36,10 +36,10 @@ func catalogue(at time.Time, corr string) []events.Event {
 	return eventstest.Catalogue(events.Meta{Time: at, CorrelationID: corr})
 }
 
-func write(t *testing.T, h trace.Header, entries []trace.Entry) string {
+func write(t *testing.T, h eventtrace.Header, entries []eventtrace.Entry) string {
 	t.Helper()
 	var buf bytes.Buffer
-	w, err := trace.NewWriter(&buf, h)
+	w, err := eventtrace.NewWriter(&buf, h)
 	require.NoError(t, err)
 	for _, e := range entries {
 		require.NoError(t, w.Write(e.At, e.Event))
@@ -49,10 +49,10 @@ func write(t *testing.T, h trace.Header, entries []trace.Entry) string {
 }
 
 func TestEveryCatalogueEventRoundTripsByteStable(t *testing.T) {
-	var entries []trace.Entry
+	var entries []eventtrace.Entry
 	seen := map[string]bool{}
 	for i, e := range catalogue(start.Add(time.Second), "c0ffee") {
-		entries = append(entries, trace.Entry{At: time.Duration(i) * 1234567, Event: e})
+		entries = append(entries, eventtrace.Entry{At: time.Duration(i) * 1234567, Event: e})
 		seen[e.EventType()] = true
 	}
 	for _, name := range events.Types() {
@@ -64,57 +64,57 @@ func TestEveryCatalogueEventRoundTripsByteStable(t *testing.T) {
 	assert.Equal(t, headerLine, lines[0])
 	assert.Equal(t, `{"at":1234567,"type":"IndexSynchronized","correlationId":"c0ffee","event":{"time":"2026-11-21T10:00:01.123456789Z","correlationId":"c0ffee","source":"kubernetes"}}`, lines[2])
 
-	got, err := trace.Read(strings.NewReader(text))
+	got, err := eventtrace.Read(strings.NewReader(text))
 	require.NoError(t, err)
 	want := header()
-	want.Format, want.Version = trace.Format, 1 // a writer that writes no end line writes version 1
-	assert.Equal(t, &trace.Trace{Header: want, Entries: entries}, got)
+	want.Format, want.Version = eventtrace.Format, 1 // a writer that writes no end line writes version 1
+	assert.Equal(t, &eventtrace.Trace{Header: want, Entries: entries}, got)
 	assert.Equal(t, text, write(t, got.Header, got.Entries), "writing what was read gives the same bytes")
 }
 
 func TestHeaderWithoutConfigOmitsIt(t *testing.T) {
-	text := write(t, trace.Header{Start: start.In(time.FixedZone("CET", 3600))}, nil)
+	text := write(t, eventtrace.Header{Start: start.In(time.FixedZone("CET", 3600))}, nil)
 	assert.Equal(t, `{"format":"musterd-trace","version":1,"musterd":"","start":"2026-11-21T10:00:00.123456789Z"}`+"\n", text, "start in UTC")
-	got, err := trace.Read(strings.NewReader(text))
+	got, err := eventtrace.Read(strings.NewReader(text))
 	require.NoError(t, err)
-	assert.Equal(t, trace.Config{}, got.Header.Config)
+	assert.Equal(t, eventtrace.Config{}, got.Header.Config)
 	assert.Empty(t, got.Entries)
 }
 
 func TestReadFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "run.trace")
-	require.NoError(t, os.WriteFile(path, []byte(write(t, header(), []trace.Entry{{At: 5, Event: events.BecameLeader{Meta: events.Meta{Time: start, CorrelationID: "x"}, Identity: "me"}}})), 0o644))
-	got, err := trace.ReadFile(path)
+	require.NoError(t, os.WriteFile(path, []byte(write(t, header(), []eventtrace.Entry{{At: 5, Event: events.BecameLeader{Meta: events.Meta{Time: start, CorrelationID: "x"}, Identity: "me"}}})), 0o644))
+	got, err := eventtrace.ReadFile(path)
 	require.NoError(t, err)
 	require.Len(t, got.Entries, 1)
 	assert.Equal(t, time.Duration(5), got.Entries[0].At)
 
 	require.NoError(t, os.WriteFile(path, []byte(headerLine+"\n{}\n"), 0o644))
-	_, err = trace.ReadFile(path)
+	_, err = eventtrace.ReadFile(path)
 	assert.EqualError(t, err, path+`: trace: line 2: the event line has no "at" offset`)
-	_, err = trace.ReadFile(filepath.Join(t.TempDir(), "none"))
+	_, err = eventtrace.ReadFile(filepath.Join(t.TempDir(), "none"))
 	assert.ErrorContains(t, err, "no such file")
 }
 
 func TestACutOffLastLineKeepsWhatCameBefore(t *testing.T) {
 	synced := `{"at":10,"type":"ResourceSynced","correlationId":"c","event":{"time":"2026-11-21T10:00:01Z","correlationId":"c","key":{"kind":"Workflow","namespace":"default","name":"w"},"attempt":1,"duration":0}}`
-	tr, err := trace.Read(strings.NewReader(headerLine + "\n" + synced + "\n" + synced[:40]))
-	require.ErrorIs(t, err, trace.ErrTruncated)
+	tr, err := eventtrace.Read(strings.NewReader(headerLine + "\n" + synced + "\n" + synced[:40]))
+	require.ErrorIs(t, err, eventtrace.ErrTruncated)
 	assert.Contains(t, err.Error(), "trace: line 3: the last line is cut short")
 	require.NotNil(t, tr, "the entries before the cut are returned")
 	assert.Len(t, tr.Entries, 1)
 
 	path := filepath.Join(t.TempDir(), "cut.trace")
 	require.NoError(t, os.WriteFile(path, []byte(headerLine+"\n"+synced+"\n"+synced[:40]), 0o600))
-	tr, err = trace.ReadFile(path)
-	require.ErrorIs(t, err, trace.ErrTruncated)
+	tr, err = eventtrace.ReadFile(path)
+	require.ErrorIs(t, err, eventtrace.ErrTruncated)
 	require.NotNil(t, tr, "ReadFile too returns the entries before the cut")
 	assert.Len(t, tr.Entries, 1)
 
 	// A complete last line without a newline is not a cut: its errors are
 	// errors.
-	_, err = trace.Read(strings.NewReader(headerLine + "\n" + strings.Replace(synced, `"at":10`, `"at":-1`, 1)))
-	assert.NotErrorIs(t, err, trace.ErrTruncated)
+	_, err = eventtrace.Read(strings.NewReader(headerLine + "\n" + strings.Replace(synced, `"at":10`, `"at":-1`, 1)))
+	assert.NotErrorIs(t, err, eventtrace.ErrTruncated)
 }
 
 func TestReadRejectsEveryMalformedTraceNamingTheLine(t *testing.T) {
@@ -148,7 +148,7 @@ func TestReadRejectsEveryMalformedTraceNamingTheLine(t *testing.T) {
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
-			_, err := trace.Read(strings.NewReader(c.input))
+			_, err := eventtrace.Read(strings.NewReader(c.input))
 			assert.EqualError(t, err, c.want)
 		})
 	}
@@ -157,7 +157,7 @@ func TestReadRejectsEveryMalformedTraceNamingTheLine(t *testing.T) {
 func TestReadIgnoresUnknownEnvelopeFieldsSoAdditiveChangesKeepTheVersion(t *testing.T) {
 	text := `{"format":"musterd-trace","version":1,"start":"2026-11-21T10:00:00Z","host":"later"}` + "\n" +
 		`{"at":1,"type":"BecameLeader","correlationId":"c","node":"later","event":{"time":"2026-11-21T10:00:00Z","correlationId":"c","identity":"me"}}`
-	got, err := trace.Read(strings.NewReader(text))
+	got, err := eventtrace.Read(strings.NewReader(text))
 	require.NoError(t, err)
 	require.Len(t, got.Entries, 1)
 	assert.Equal(t, "me", got.Entries[0].Event.(events.BecameLeader).Identity)
@@ -166,21 +166,21 @@ func TestReadIgnoresUnknownEnvelopeFieldsSoAdditiveChangesKeepTheVersion(t *test
 func TestReadTakesLinesLongerThanAScannersDefault(t *testing.T) {
 	event := fmt.Sprintf(`{"at":1,"type":"ResourceChanged","correlationId":"c","event":{"time":"2026-11-21T10:00:00Z","correlationId":"c","key":{"kind":"Workflow","namespace":"default","name":"w"},"operation":"update","source":"filesystem","filePath":"%s"}}`,
 		strings.Repeat("x", 1<<20))
-	got, err := trace.Read(strings.NewReader(headerLine + "\n" + event + "\n" + event))
+	got, err := eventtrace.Read(strings.NewReader(headerLine + "\n" + event + "\n" + event))
 	require.NoError(t, err, "1 MiB lines, far above bufio.Scanner's 64 KiB, with or without a final newline")
 	require.Len(t, got.Entries, 2)
 	assert.Len(t, got.Entries[1].Event.(events.ResourceChanged).FilePath, 1<<20)
 
-	_, err = trace.Read(strings.NewReader(headerLine + "\n" + event + "\n" + strings.Repeat(" ", trace.MaxLineBytes+1)))
-	assert.EqualError(t, err, fmt.Sprintf("trace: line 3: longer than %d bytes", trace.MaxLineBytes))
+	_, err = eventtrace.Read(strings.NewReader(headerLine + "\n" + event + "\n" + strings.Repeat(" ", eventtrace.MaxLineBytes+1)))
+	assert.EqualError(t, err, fmt.Sprintf("trace: line 3: longer than %d bytes", eventtrace.MaxLineBytes))
 }
 
 func TestWriterKeepsOffsetsInOrder(t *testing.T) {
 	var buf bytes.Buffer
-	_, err := trace.NewWriter(&buf, trace.Header{})
+	_, err := eventtrace.NewWriter(&buf, eventtrace.Header{})
 	assert.EqualError(t, err, "trace: the header needs a start time")
 
-	w, err := trace.NewWriter(&buf, header())
+	w, err := eventtrace.NewWriter(&buf, header())
 	require.NoError(t, err)
 	leader := func(at time.Time) events.Event {
 		return events.BecameLeader{Meta: events.Meta{Time: at, CorrelationID: "c"}}
@@ -193,7 +193,7 @@ func TestWriterKeepsOffsetsInOrder(t *testing.T) {
 	require.NoError(t, w.Record(leader(start.Add(time.Millisecond)))) // stamped earlier: 1s
 	require.NoError(t, w.Record(leader(start.Add(2*time.Second))))    // 2s
 	require.NoError(t, w.Flush())
-	got, err := trace.Read(&buf)
+	got, err := eventtrace.Read(&buf)
 	require.NoError(t, err)
 	var offsets []time.Duration
 	for _, e := range got.Entries {
@@ -207,11 +207,11 @@ func TestWriterKeepsOffsetsInOrder(t *testing.T) {
 func TestTheEndLineSaysWhyATraceEnded(t *testing.T) {
 	start := time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
 	var buf bytes.Buffer
-	w, err := trace.NewWriter(&buf, trace.Header{Start: start, Version: trace.VersionEnd})
+	w, err := eventtrace.NewWriter(&buf, eventtrace.Header{Start: start, Version: eventtrace.VersionEnd})
 	require.NoError(t, err)
 	leader := events.BecameLeader{Meta: events.Meta{Time: start.Add(time.Second), CorrelationID: "c"}, Identity: "me"}
 	require.NoError(t, w.Record(leader))
-	require.NoError(t, w.End(start.Add(time.Millisecond), trace.EndSlowClient, 7)) // raised to the last event's offset
+	require.NoError(t, w.End(start.Add(time.Millisecond), eventtrace.EndSlowClient, 7)) // raised to the last event's offset
 	assert.EqualError(t, w.Record(leader), "trace: the trace has ended")
 	require.NoError(t, w.Flush())
 	lines := strings.Split(buf.String(), "\n")
@@ -219,15 +219,15 @@ func TestTheEndLineSaysWhyATraceEnded(t *testing.T) {
 	assert.Contains(t, lines[0], `"version":2`)
 	assert.Equal(t, `{"end":"slow-client","at":1000000000,"dropped":7}`, lines[2])
 
-	tr, err := trace.Read(strings.NewReader(buf.String()))
+	tr, err := eventtrace.Read(strings.NewReader(buf.String()))
 	require.NoError(t, err)
 	assert.Len(t, tr.Entries, 1)
-	assert.Equal(t, &trace.End{Reason: trace.EndSlowClient, At: time.Second, Dropped: 7}, tr.End)
+	assert.Equal(t, &eventtrace.End{Reason: eventtrace.EndSlowClient, At: time.Second, Dropped: 7}, tr.End)
 
-	v1, err := trace.NewWriter(io.Discard, trace.Header{Start: start})
+	v1, err := eventtrace.NewWriter(io.Discard, eventtrace.Header{Start: start})
 	require.NoError(t, err)
-	assert.EqualError(t, v1.End(start, trace.EndShutdown, 0), "trace: an end line needs version 2; the header says 1")
-	_, err = trace.NewWriter(io.Discard, trace.Header{Start: start, Version: 3})
+	assert.EqualError(t, v1.End(start, eventtrace.EndShutdown, 0), "trace: an end line needs version 2; the header says 1")
+	_, err = eventtrace.NewWriter(io.Discard, eventtrace.Header{Start: start, Version: 3})
 	assert.EqualError(t, err, "trace: cannot write version 3 (this musterd writes 1 to 2)")
 
 	v2 := strings.Replace(headerLine, `"version":1`, `"version":2`, 1)
@@ -240,11 +240,11 @@ func TestTheEndLineSaysWhyATraceEnded(t *testing.T) {
 		"before last event": {v2 + "\n" + `{"at":10,"type":"BecameLeader","correlationId":"c","event":{"time":"2026-11-21T10:00:01Z","correlationId":"c","identity":"me"}}` + "\n" + `{"end":"shutdown","at":9}`, "trace: line 3: offset 9 is before the previous line's 10"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			_, err := trace.Read(strings.NewReader(c.trace))
+			_, err := eventtrace.Read(strings.NewReader(c.trace))
 			assert.EqualError(t, err, c.err)
 		})
 	}
-	tr, err = trace.Read(strings.NewReader(v2 + "\n" + `{"end":"a-newer-reason","at":5,"extra":true}` + "\n"))
+	tr, err = eventtrace.Read(strings.NewReader(v2 + "\n" + `{"end":"a-newer-reason","at":5,"extra":true}` + "\n"))
 	require.NoError(t, err, "unknown reasons and fields are a newer writer's")
-	assert.Equal(t, &trace.End{Reason: "a-newer-reason", At: 5}, tr.End)
+	assert.Equal(t, &eventtrace.End{Reason: "a-newer-reason", At: 5}, tr.End)
 }

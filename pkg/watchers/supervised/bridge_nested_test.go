@@ -1,4 +1,4 @@
-package runtime_test
+package supervised_test
 
 import (
 	"testing"

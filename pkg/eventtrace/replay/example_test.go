@@ -10,10 +10,10 @@ import (
 
 	"github.com/musterd/musterd/pkg/bus"
 	"github.com/musterd/musterd/pkg/events"
+	"github.com/musterd/musterd/pkg/eventtrace"
+	"github.com/musterd/musterd/pkg/eventtrace/replay"
+	"github.com/musterd/musterd/pkg/eventtrace/replay/replaytest"
 	"github.com/musterd/musterd/pkg/lifecycle"
-	"github.com/musterd/musterd/pkg/trace"
-	"github.com/musterd/musterd/pkg/trace/replay"
-	"github.com/musterd/musterd/pkg/trace/replay/replaytest"
 )
 
 // SyncCounter is a user's own component: it counts successful reconciles.
@@ -50,7 +50,7 @@ func (c *SyncCounter) Start(ctx context.Context) error {
 // reconcile outcomes) and the counter, checks what the counter saw, and
 // pins the whole output with a golden file (go test -update rewrites it).
 func testSyncCounter(t *testing.T) {
-	tr, err := trace.ReadFile("../../../testdata/traces/delete-recreate.trace")
+	tr, err := eventtrace.ReadFile("../../../testdata/traces/delete-recreate.trace")
 	require.NoError(t, err)
 	var counter *SyncCounter
 	got, err := replay.Replay(tr, replay.Options{

@@ -1,4 +1,4 @@
-package trace_test
+package eventtrace_test
 
 import (
 	"bytes"
@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/musterd/musterd/pkg/trace"
+	"github.com/musterd/musterd/pkg/eventtrace"
 )
 
 // readError is the form of every error Read returns: it names the line.
@@ -34,12 +34,12 @@ func FuzzRead(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		tr, err := trace.Read(bytes.NewReader(data))
+		tr, err := eventtrace.Read(bytes.NewReader(data))
 		if err != nil {
 			if !readError.MatchString(err.Error()) {
 				t.Fatalf("error without its line: %v", err)
 			}
-			if tr != nil && !errors.Is(err, trace.ErrTruncated) {
+			if tr != nil && !errors.Is(err, eventtrace.ErrTruncated) {
 				t.Fatalf("a trace returned with an error other than ErrTruncated: %v", err)
 			}
 			if tr == nil {
@@ -47,7 +47,7 @@ func FuzzRead(f *testing.F) {
 			}
 		}
 		var buf bytes.Buffer
-		w, err := trace.NewWriter(&buf, tr.Header)
+		w, err := eventtrace.NewWriter(&buf, tr.Header)
 		if err != nil {
 			t.Fatalf("an accepted header cannot be written: %v", err)
 		}
@@ -59,7 +59,7 @@ func FuzzRead(f *testing.F) {
 		if err := w.Flush(); err != nil {
 			t.Fatal(err)
 		}
-		again, err := trace.Read(strings.NewReader(buf.String()))
+		again, err := eventtrace.Read(strings.NewReader(buf.String()))
 		if err != nil {
 			t.Fatalf("what the writer wrote of an accepted trace does not read: %v\n%s", err, buf.String())
 		}

@@ -1,4 +1,4 @@
-// Package trace records musterd's bus as an event trace, and reads traces
+// Package eventtrace records musterd's bus as an event trace, and reads traces
 // back: the format of docs/trace-format.md, JSON Lines with a header line
 // (format, version, musterd version, start time, effective configuration)
 // followed by one line per event (offset from the start, type, correlation
@@ -31,4 +31,4 @@
 //     its payload's, or offsets that decrease, with an error that names the
 //     line ("trace: line 7: unknown event type \"Foo\"").
 //   - Byte stability: writing what Read returned gives the same bytes.
-package trace
+package eventtrace

@@ -1,4 +1,4 @@
-package runtime_test
+package supervised_test
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 
 	"github.com/musterd/musterd/pkg/apis/muster/v1alpha1"
 	"github.com/musterd/musterd/pkg/supervisor"
-	"github.com/musterd/musterd/pkg/watchers/runtime"
+	"github.com/musterd/musterd/pkg/watchers/supervised"
 )
 
 // fakeBin is cmd/mcp-fake, built once for the tests.
@@ -35,7 +35,7 @@ func TestTheStopperShutsTheSupervisorDownWhenItsContextEnds(t *testing.T) {
 	stubborn, _, err := sup.Wait(t.Context(), remote)
 	require.NoError(t, err)
 
-	s := runtime.NewStopper(sup, runtime.StopperOptions{Timeout: 200 * time.Millisecond})
+	s := supervised.NewStopper(sup, supervised.StopperOptions{Timeout: 200 * time.Millisecond})
 	assert.Equal(t, "supervisor", s.Name())
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

@@ -17,10 +17,10 @@ import (
 
 	"github.com/musterd/musterd/pkg/bus"
 	"github.com/musterd/musterd/pkg/events"
+	"github.com/musterd/musterd/pkg/eventtrace"
+	"github.com/musterd/musterd/pkg/eventtrace/replay"
+	"github.com/musterd/musterd/pkg/eventtrace/replay/replaytest"
 	"github.com/musterd/musterd/pkg/lifecycle"
-	"github.com/musterd/musterd/pkg/trace"
-	"github.com/musterd/musterd/pkg/trace/replay"
-	"github.com/musterd/musterd/pkg/trace/replay/replaytest"
 )
 
 var (
@@ -50,17 +50,17 @@ func synced(key events.Key) func(events.Meta) events.Event {
 }
 
 // writeTrace writes a trace as the recorder would, and reads it back.
-func writeTrace(t *testing.T, cfg trace.Config, entries ...entry) *trace.Trace {
+func writeTrace(t *testing.T, cfg eventtrace.Config, entries ...entry) *eventtrace.Trace {
 	t.Helper()
 	var buf bytes.Buffer
-	w, err := trace.NewWriter(&buf, trace.Header{Musterd: "test", Start: recordedStart, Config: cfg})
+	w, err := eventtrace.NewWriter(&buf, eventtrace.Header{Musterd: "test", Start: recordedStart, Config: cfg})
 	require.NoError(t, err)
 	for i, en := range entries {
 		meta := events.Meta{Time: recordedStart.Add(en.at), CorrelationID: fmt.Sprintf("rec-%d", i+1)}
 		require.NoError(t, w.Write(en.at, en.e(meta)))
 	}
 	require.NoError(t, w.Flush())
-	tr, err := trace.Read(&buf)
+	tr, err := eventtrace.Read(&buf)
 	require.NoError(t, err)
 	return tr
 }
@@ -68,7 +68,7 @@ func writeTrace(t *testing.T, cfg trace.Config, entries ...entry) *trace.Trace {
 var pipeline = replay.Options{Debouncer: true, Coordinator: true, StatusSync: true}
 
 // lines renders a replay's output one event a line, for exact comparison.
-func lines(t *testing.T, tr *trace.Trace) []string {
+func lines(t *testing.T, tr *eventtrace.Trace) []string {
 	t.Helper()
 	var out []string
 	for _, e := range tr.Entries {
@@ -96,7 +96,7 @@ func lines(t *testing.T, tr *trace.Trace) []string {
 
 func TestAHandWrittenTraceReplaysToExactlyTheseEvents(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		tr := writeTrace(t, trace.Config{Debounce: trace.Duration(100 * time.Millisecond)},
+		tr := writeTrace(t, eventtrace.Config{Debounce: eventtrace.Duration(100 * time.Millisecond)},
 			entry{0, indexSynced},
 			entry{time.Second, changed(keyA, events.OperationCreate)},
 			entry{1050 * time.Millisecond, changed(keyA, events.OperationUpdate)},
@@ -147,7 +147,7 @@ func TestRecordedOutcomesReplayInTheirPlaceAndRetryAtTheRecordedDistance(t *test
 				return f
 			}
 		}
-		cfg := trace.Config{Debounce: trace.Duration(100 * time.Millisecond), MaxRetries: 1}
+		cfg := eventtrace.Config{Debounce: eventtrace.Duration(100 * time.Millisecond), MaxRetries: 1}
 		tr := writeTrace(t, cfg,
 			entry{0, indexSynced},
 			entry{time.Second, changed(keyA, events.OperationCreate)},
@@ -197,7 +197,7 @@ func TestRecordedOutcomesReplayInTheirPlaceAndRetryAtTheRecordedDistance(t *test
 
 // outcomes returns each key's sequence of ResourceSynced and ResourceFailed,
 // by type.
-func outcomes(tr *trace.Trace) map[events.Key][]string {
+func outcomes(tr *eventtrace.Trace) map[events.Key][]string {
 	out := map[events.Key][]string{}
 	for _, e := range tr.Entries {
 		switch v := e.Event.(type) {
@@ -214,8 +214,8 @@ func outcomes(tr *trace.Trace) map[events.Key][]string {
 // times on a 10ms grid, so that inputs, refractory ends, retries and the 2s
 // resync often fall on one instant; every fifth reconcile of a key failed
 // and was retried 50ms later; service-state changes among them.
-func busyTrace(t *testing.T) *trace.Trace {
-	cfg := trace.Config{Debounce: trace.Duration(100 * time.Millisecond), Resync: trace.Duration(2 * time.Second)}
+func busyTrace(t *testing.T) *eventtrace.Trace {
+	cfg := eventtrace.Config{Debounce: eventtrace.Duration(100 * time.Millisecond), Resync: eventtrace.Duration(2 * time.Second)}
 	entries := []entry{{0, indexSynced}}
 	seed := uint64(42)
 	next := func(n uint64) uint64 { seed = seed*6364136223846793005 + 1442695040888963407; return (seed >> 33) % n }
@@ -259,7 +259,7 @@ func TestTwoReplaysOfATraceAreByteIdentical(t *testing.T) {
 
 func TestAUsersComponentReceivesTheReplayedEvents(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		tr := writeTrace(t, trace.Config{Debounce: trace.Duration(100 * time.Millisecond)},
+		tr := writeTrace(t, eventtrace.Config{Debounce: eventtrace.Duration(100 * time.Millisecond)},
 			entry{0, indexSynced},
 			entry{time.Second, changed(keyA, events.OperationCreate)},
 			entry{1050 * time.Millisecond, changed(keyA, events.OperationUpdate)},
@@ -294,8 +294,8 @@ func (f *fakeTB) Fatalf(format string, a ...any) {
 
 func TestAChangedDebounceIntervalFailsTheGoldenWithAReadableDiff(t *testing.T) {
 	golden := filepath.Join(t.TempDir(), "small.golden")
-	tr := func(t *testing.T, debounce time.Duration) *trace.Trace {
-		return writeTrace(t, trace.Config{Debounce: trace.Duration(debounce)},
+	tr := func(t *testing.T, debounce time.Duration) *eventtrace.Trace {
+		return writeTrace(t, eventtrace.Config{Debounce: eventtrace.Duration(debounce)},
 			entry{0, indexSynced},
 			entry{time.Second, changed(keyA, events.OperationCreate)},
 			entry{1050 * time.Millisecond, changed(keyA, events.OperationUpdate)},
@@ -332,7 +332,7 @@ func TestAChangedDebounceIntervalFailsTheGoldenWithAReadableDiff(t *testing.T) {
 func TestGoldenUpdateRewritesTheFile(t *testing.T) {
 	golden := filepath.Join(t.TempDir(), "new", "x.golden")
 	synctest.Test(t, func(t *testing.T) {
-		got, err := replay.Replay(writeTrace(t, trace.Config{}, entry{0, indexSynced}), pipeline)
+		got, err := replay.Replay(writeTrace(t, eventtrace.Config{}, entry{0, indexSynced}), pipeline)
 		require.NoError(t, err)
 		fake := &fakeTB{TB: t}
 		replaytest.Golden(fake, got, golden)
@@ -379,13 +379,13 @@ func TestDiffShowsChangedLinesWithContextAndLineNumbers(t *testing.T) {
 }
 
 func TestReplayOutsideABubbleIsAnError(t *testing.T) {
-	_, err := replay.Replay(&trace.Trace{}, pipeline)
+	_, err := replay.Replay(&eventtrace.Trace{}, pipeline)
 	assert.EqualError(t, err, "replay: Replay must be called inside a testing/synctest bubble (synctest.Test)")
 }
 
 func TestTheRecordedEventsOfAStageNotRunAreFedInItsPlace(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		tr := writeTrace(t, trace.Config{},
+		tr := writeTrace(t, eventtrace.Config{},
 			entry{time.Second, func(m events.Meta) events.Event {
 				return events.ReconciliationStarted{Meta: m, Key: keyA, Attempt: 1}
 			}},
@@ -421,7 +421,7 @@ func TestReplayStepped(t *testing.T) {
 		}
 	})
 	t.Run("a user's component", func(t *testing.T) {
-		tr, err := trace.ReadFile("../../../testdata/traces/delete-recreate.trace")
+		tr, err := eventtrace.ReadFile("../../../testdata/traces/delete-recreate.trace")
 		require.NoError(t, err)
 		var counter *SyncCounter
 		got, err := replay.ReplayStepped(tr, replay.Options{Debouncer: true, Coordinator: true,
@@ -459,7 +459,7 @@ func (c *stuckComponent) Start(ctx context.Context) error {
 // A stepped replay whose stages cannot become quiescent fails within its
 // SettleTimeout, naming what is busy, instead of hanging.
 func TestReplaySteppedFailsNamingWhatIsBusyWhenTheStagesNeverSettle(t *testing.T) {
-	tr, err := trace.ReadFile("../../../testdata/traces/delete-recreate.trace")
+	tr, err := eventtrace.ReadFile("../../../testdata/traces/delete-recreate.trace")
 	require.NoError(t, err)
 	release := make(chan struct{})
 	t.Cleanup(func() { close(release) })

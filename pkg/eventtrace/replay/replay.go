@@ -15,10 +15,10 @@ import (
 	"github.com/musterd/musterd/pkg/coordinator"
 	"github.com/musterd/musterd/pkg/debouncer"
 	"github.com/musterd/musterd/pkg/events"
+	"github.com/musterd/musterd/pkg/eventtrace"
 	"github.com/musterd/musterd/pkg/lifecycle"
 	"github.com/musterd/musterd/pkg/reconcilers"
 	"github.com/musterd/musterd/pkg/statusync"
-	"github.com/musterd/musterd/pkg/trace"
 )
 
 // Options chooses the stages a replay runs. The zero value runs none: only
@@ -97,7 +97,7 @@ var owners = map[string]string{
 // package documentation for how it feeds inputs and why the result is
 // deterministic); ReplayStepped is the same replay outside one. It returns
 // an error if a stage cannot be built or started, or fails.
-func Replay(tr *trace.Trace, opts Options) (*trace.Trace, error) {
+func Replay(tr *eventtrace.Trace, opts Options) (*eventtrace.Trace, error) {
 	if !inBubble() {
 		return nil, errors.New("replay: Replay must be called inside a testing/synctest bubble (synctest.Test)")
 	}
@@ -120,7 +120,7 @@ func Replay(tr *trace.Trace, opts Options) (*trace.Trace, error) {
 // subscriptions: one that works on goroutines of its own, or waits on
 // time, must be replayed with Replay under synctest. Reconcilers given in
 // opts must not wait on time either: the clock stands still while they run.
-func ReplayStepped(tr *trace.Trace, opts Options) (*trace.Trace, error) {
+func ReplayStepped(tr *eventtrace.Trace, opts Options) (*eventtrace.Trace, error) {
 	bound := opts.SettleTimeout
 	if bound <= 0 {
 		bound = DefaultSettleTimeout
@@ -131,7 +131,7 @@ func ReplayStepped(tr *trace.Trace, opts Options) (*trace.Trace, error) {
 // bubbleEpoch is where a synctest bubble's clock starts.
 var bubbleEpoch = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
 
-func replay(tr *trace.Trace, opts Options, seq sequencer) (*trace.Trace, error) {
+func replay(tr *eventtrace.Trace, opts Options, seq sequencer) (*eventtrace.Trace, error) {
 	if tr == nil {
 		return nil, errors.New("replay: nil trace")
 	}
@@ -177,7 +177,7 @@ func replay(tr *trace.Trace, opts Options, seq sequencer) (*trace.Trace, error) 
 	}
 	h := tr.Header
 	h.Start = r.start.Round(0).UTC()
-	return &trace.Trace{Header: h, Entries: r.out}, nil
+	return &eventtrace.Trace{Header: h, Entries: r.out}, nil
 }
 
 // inBubble reports whether the caller runs inside a synctest bubble, where
@@ -202,7 +202,7 @@ func unhealthy(reg *lifecycle.Registry) error {
 	return errors.Join(errs...)
 }
 
-func defaultUntil(tr *trace.Trace) time.Duration {
+func defaultUntil(tr *eventtrace.Trace) time.Duration {
 	var last time.Duration
 	if n := len(tr.Entries); n > 0 {
 		last = tr.Entries[n-1].At
@@ -218,9 +218,9 @@ type run struct {
 	seq    sequencer
 	start  time.Time
 	log    *slog.Logger
-	stages []*stage      // in relay order
-	out    []trace.Entry // what the stages emitted, in relay order
-	ids    atomic.Uint64 // the coordinator's correlation IDs
+	stages []*stage           // in relay order
+	out    []eventtrace.Entry // what the stages emitted, in relay order
+	ids    atomic.Uint64      // the coordinator's correlation IDs
 	subs   []*bus.Subscription
 	// declared holds the keys the inputs fed so far declare, for the
 	// recorded outcomes' List.
@@ -238,7 +238,7 @@ type stage struct {
 	relayed atomic.Int64
 
 	mu      sync.Mutex
-	emitted []trace.Entry // collected, not yet relayed
+	emitted []eventtrace.Entry // collected, not yet relayed
 }
 
 // newStage makes a bus and subscribes its collector, which keeps what the
@@ -254,7 +254,7 @@ func (r *run) newStage(name string) (*stage, error) {
 				return
 			}
 			s.mu.Lock()
-			s.emitted = append(s.emitted, trace.Entry{At: r.seq.now().Sub(r.start), Event: e})
+			s.emitted = append(s.emitted, eventtrace.Entry{At: r.seq.now().Sub(r.start), Event: e})
 			s.mu.Unlock()
 			r.seq.emitted()
 		})},
@@ -273,7 +273,7 @@ func (r *run) newStage(name string) (*stage, error) {
 // (debouncer, coordinator, status store), then the user's components.
 // They need no dependencies: nothing is published before all have
 // subscribed.
-func (r *run) build(reg *lifecycle.Registry, tr *trace.Trace, opts Options) error {
+func (r *run) build(reg *lifecycle.Registry, tr *eventtrace.Trace, opts Options) error {
 	add := func(name string, newComponent func(b *bus.Bus) (lifecycle.Component, error), regOpts ...lifecycle.Option) error {
 		s, err := r.newStage(name)
 		if err != nil {
@@ -356,14 +356,14 @@ func (r *run) build(reg *lifecycle.Registry, tr *trace.Trace, opts Options) erro
 
 // inputs returns the entries to feed, given the stages that run, with their
 // times moved to the replay's clock.
-func (r *run) inputs(tr *trace.Trace, running map[string]bool) []trace.Entry {
-	var in []trace.Entry
+func (r *run) inputs(tr *eventtrace.Trace, running map[string]bool) []eventtrace.Entry {
+	var in []eventtrace.Entry
 	for _, e := range tr.Entries {
 		owner, known := owners[e.Event.EventType()]
 		if !known || (owner != "" && running[owner]) {
 			continue
 		}
-		in = append(in, trace.Entry{At: e.At, Event: rebase(e.Event, r.start.Add(e.At).Round(0).UTC())})
+		in = append(in, eventtrace.Entry{At: e.At, Event: rebase(e.Event, r.start.Add(e.At).Round(0).UTC())})
 	}
 	return in
 }
@@ -413,7 +413,7 @@ func rebase(e events.Event, t time.Time) events.Event {
 
 // drive feeds inputs at their offsets and relays what the stages emit,
 // until the offset until, or until the stages fail to settle.
-func (r *run) drive(inputs []trace.Entry, until time.Duration) error {
+func (r *run) drive(inputs []eventtrace.Entry, until time.Duration) error {
 	next := 0
 	for {
 		if err := r.seq.settle(); err != nil {
@@ -449,7 +449,7 @@ func (r *run) drive(inputs []trace.Entry, until time.Duration) error {
 // order, until they emit nothing more.
 func (r *run) relayEmitted() error {
 	for {
-		var batch []trace.Entry
+		var batch []eventtrace.Entry
 		for _, s := range r.stages {
 			s.mu.Lock()
 			batch = append(batch, s.emitted...)

@@ -4,20 +4,21 @@ import (
 	"cmp"
 	"context"
 	"errors"
-	"k8s.io/utils/clock"
 	"slices"
 	"sync"
 
+	"k8s.io/utils/clock"
+
 	"github.com/musterd/musterd/pkg/events"
+	"github.com/musterd/musterd/pkg/eventtrace"
 	"github.com/musterd/musterd/pkg/reconcilers"
-	"github.com/musterd/musterd/pkg/trace"
 )
 
 // recordedOutcomes returns a reconciler per kind of resource in tr, each
 // replaying its keys' recorded outcomes. Every kind in the trace gets one,
 // so a key the recording reconciled and a key it only changed are handled
 // alike.
-func recordedOutcomes(tr *trace.Trace, declared *declaredKeys, clk clock.PassiveClock) []reconcilers.Reconciler {
+func recordedOutcomes(tr *eventtrace.Trace, declared *declaredKeys, clk clock.PassiveClock) []reconcilers.Reconciler {
 	byKind := map[string]*outcomeReconciler{}
 	reconcilerOf := func(kind string) *outcomeReconciler {
 		r := byKind[kind]

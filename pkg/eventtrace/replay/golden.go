@@ -5,13 +5,13 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/musterd/musterd/pkg/trace"
+	"github.com/musterd/musterd/pkg/eventtrace"
 )
 
 // Encode writes tr in the trace format.
-func Encode(tr *trace.Trace) ([]byte, error) {
+func Encode(tr *eventtrace.Trace) ([]byte, error) {
 	var buf bytes.Buffer
-	w, err := trace.NewWriter(&buf, tr.Header)
+	w, err := eventtrace.NewWriter(&buf, tr.Header)
 	if err != nil {
 		return nil, err
 	}

@@ -8,9 +8,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/musterd/musterd/pkg/trace"
-	"github.com/musterd/musterd/pkg/trace/replay"
-	"github.com/musterd/musterd/pkg/trace/replay/replaytest"
+	"github.com/musterd/musterd/pkg/eventtrace"
+	"github.com/musterd/musterd/pkg/eventtrace/replay"
+	"github.com/musterd/musterd/pkg/eventtrace/replay/replaytest"
 )
 
 // corpus is testdata/traces: traces recorded from real runs of musterd by
@@ -25,7 +25,7 @@ const corpus = "../../../testdata/traces"
 func TestCorpus(t *testing.T) {
 	for _, name := range []string{"burst-10k", "create-1000", "delete-recreate", "malformed-fix", "crash-loop", "resync"} {
 		t.Run(name, func(t *testing.T) {
-			recorded, err := trace.ReadFile(filepath.Join(corpus, name+".trace"))
+			recorded, err := eventtrace.ReadFile(filepath.Join(corpus, name+".trace"))
 			require.NoError(t, err)
 			synctest.Test(t, func(t *testing.T) {
 				got, err := replay.Replay(recorded, pipeline)
@@ -44,7 +44,7 @@ func TestCorpusSteppedEqualsTheGoldens(t *testing.T) {
 	for _, name := range []string{"burst-10k", "create-1000", "delete-recreate", "malformed-fix", "crash-loop", "resync"} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			recorded, err := trace.ReadFile(filepath.Join(corpus, name+".trace"))
+			recorded, err := eventtrace.ReadFile(filepath.Join(corpus, name+".trace"))
 			require.NoError(t, err)
 			got, err := replay.ReplayStepped(recorded, pipeline)
 			require.NoError(t, err)

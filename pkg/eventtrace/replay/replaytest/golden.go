@@ -7,8 +7,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/musterd/musterd/pkg/trace"
-	"github.com/musterd/musterd/pkg/trace/replay"
+	"github.com/musterd/musterd/pkg/eventtrace"
+	"github.com/musterd/musterd/pkg/eventtrace/replay"
 )
 
 // update is the -update flag of tests that use Golden.
@@ -17,7 +17,7 @@ var update = flag.Bool("update", false, "rewrite the golden files replaytest.Gol
 // Golden compares got, written in the trace format, with the file at path,
 // byte for byte. On a difference it fails t with a line diff of the two;
 // when the test runs with -update, it rewrites the file instead.
-func Golden(t testing.TB, got *trace.Trace, path string) {
+func Golden(t testing.TB, got *eventtrace.Trace, path string) {
 	t.Helper()
 	data, err := replay.Encode(got)
 	if err != nil {

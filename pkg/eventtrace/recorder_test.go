@@ -1,4 +1,4 @@
-package trace_test
+package eventtrace_test
 
 import (
 	"bytes"
@@ -20,7 +20,7 @@ import (
 
 	"github.com/musterd/musterd/pkg/bus"
 	"github.com/musterd/musterd/pkg/events"
-	"github.com/musterd/musterd/pkg/trace"
+	"github.com/musterd/musterd/pkg/eventtrace"
 )
 
 // gatedWriter blocks every Write until its gate opens.
@@ -39,7 +39,7 @@ func (w *gatedWriter) Write(p []byte) (int, error) {
 
 // runRecorder starts rec and returns a function that stops it and returns
 // Start's error.
-func runRecorder(t *testing.T, rec *trace.Recorder) (stop func() error) {
+func runRecorder(t *testing.T, rec *eventtrace.Recorder) (stop func() error) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(t.Context())
 	result := make(chan error, 1)
@@ -59,7 +59,7 @@ func TestRecorderWritesEveryEventWithItsOffsetThroughABlockedWriter(t *testing.T
 		out := &gatedWriter{gate: make(chan struct{})}
 		h := header()
 		h.Start = events.Now()
-		rec := trace.NewRecorder(b, out, h, trace.RecorderOptions{})
+		rec := eventtrace.NewRecorder(b, out, h, eventtrace.RecorderOptions{})
 		stop := runRecorder(t, rec)
 
 		// Published before the barrier is released: held, then recorded.
@@ -71,8 +71,8 @@ func TestRecorderWritesEveryEventWithItsOffsetThroughABlockedWriter(t *testing.T
 		assert.True(t, ok, "a blocked write shows as busy")
 		assert.Equal(t, h.Start, busy.Round(0).UTC())
 
-		var want []trace.Entry
-		want = append(want, trace.Entry{At: 0, Event: held}) // stamped before the start: offset 0
+		var want []eventtrace.Entry
+		want = append(want, eventtrace.Entry{At: 0, Event: held}) // stamped before the start: offset 0
 		samples := catalogue(h.Start, "")
 		for i := range n {
 			e := samples[i%len(samples)]
@@ -82,7 +82,7 @@ func TestRecorderWritesEveryEventWithItsOffsetThroughABlockedWriter(t *testing.T
 			}
 			e = restamp(e, events.Meta{Time: h.Start.Add(at), CorrelationID: string(rune('a' + i%26))})
 			b.Publish(e)
-			want = append(want, trace.Entry{At: max(at, want[len(want)-1].At), Event: e})
+			want = append(want, eventtrace.Entry{At: max(at, want[len(want)-1].At), Event: e})
 		}
 		pending := 0
 		for _, hs := range b.Stats().Handlers {
@@ -100,7 +100,7 @@ func TestRecorderWritesEveryEventWithItsOffsetThroughABlockedWriter(t *testing.T
 		require.NoError(t, <-stopped)
 		assert.Empty(t, b.Stats().Handlers, "unsubscribed")
 
-		got, err := trace.Read(&out.buf)
+		got, err := eventtrace.Read(&out.buf)
 		require.NoError(t, err)
 		assert.Equal(t, h.Start, got.Header.Start)
 		assert.Equal(t, h.Config, got.Header.Config)
@@ -185,7 +185,7 @@ func TestRecorderStopsAtTheFirstWriteErrorLoggingItOnce(t *testing.T) {
 		defer b.Close()
 		b.Start()
 		var log bytes.Buffer
-		rec := trace.NewRecorder(b, &failingWriter{}, header(), trace.RecorderOptions{Logger: slog.New(slog.NewTextHandler(&log, nil))})
+		rec := eventtrace.NewRecorder(b, &failingWriter{}, header(), eventtrace.RecorderOptions{Logger: slog.New(slog.NewTextHandler(&log, nil))})
 		ctx, cancel := context.WithCancel(t.Context())
 		defer cancel()
 		result := make(chan error, 1)
@@ -207,13 +207,13 @@ func TestRecorderEndsWhenTheBusCloses(t *testing.T) {
 		b := bus.New(bus.Options{})
 		b.Start()
 		var out bytes.Buffer
-		rec := trace.NewRecorder(b, &out, trace.Header{}, trace.RecorderOptions{})
+		rec := eventtrace.NewRecorder(b, &out, eventtrace.Header{}, eventtrace.RecorderOptions{})
 		result := make(chan error, 1)
 		go func() { result <- rec.Start(t.Context()) }()
 		<-rec.SubscriptionReady()
 		b.Close()
 		require.NoError(t, <-result)
-		got, err := trace.Read(&out)
+		got, err := eventtrace.Read(&out)
 		require.NoError(t, err)
 		assert.Equal(t, events.Now(), got.Header.Start, "a zero start is the time Start was called")
 	})
@@ -227,7 +227,7 @@ func BenchmarkRecorder(b *testing.B) {
 		bs := bus.New(bus.Options{})
 		defer bs.Close()
 		bs.Start()
-		rec := trace.NewRecorder(bs, out, header(), trace.RecorderOptions{})
+		rec := eventtrace.NewRecorder(bs, out, header(), eventtrace.RecorderOptions{})
 		ctx, cancel := context.WithCancel(context.Background())
 		result := make(chan error, 1)
 		go func() { result <- rec.Start(ctx) }()
@@ -266,7 +266,7 @@ func TestRecorderOverItsMemoryBudgetFailsLoudlyWithoutAHole(t *testing.T) {
 		b.Start()
 		out := &gatedWriter{gate: make(chan struct{})}
 		var log bytes.Buffer
-		rec := trace.NewRecorder(b, out, header(), trace.RecorderOptions{Logger: slog.New(slog.NewTextHandler(&log, nil)), MaxPending: 4})
+		rec := eventtrace.NewRecorder(b, out, header(), eventtrace.RecorderOptions{Logger: slog.New(slog.NewTextHandler(&log, nil)), MaxPending: 4})
 		ctx, cancel := context.WithCancel(t.Context())
 		defer cancel()
 		result := make(chan error, 1)
@@ -293,7 +293,7 @@ func TestRecorderOverItsMemoryBudgetFailsLoudlyWithoutAHole(t *testing.T) {
 
 		close(out.gate) // the disk comes back: what was buffered is older than the loss
 		synctest.Wait()
-		got, err := trace.Read(bytes.NewReader(out.buf.Bytes()))
+		got, err := eventtrace.Read(bytes.NewReader(out.buf.Bytes()))
 		require.NoError(t, err)
 		require.Len(t, got.Entries, 1, "the event flushed before the loss; those that waited behind it are not written either")
 		assert.Equal(t, leader(0), got.Entries[0].Event)

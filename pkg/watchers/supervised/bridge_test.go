@@ -1,13 +1,14 @@
-package runtime_test
+package supervised_test
 
 import (
 	"context"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"log/slog"
 	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -18,7 +19,7 @@ import (
 	"github.com/musterd/musterd/pkg/events"
 	"github.com/musterd/musterd/pkg/resources"
 	"github.com/musterd/musterd/pkg/supervisor"
-	"github.com/musterd/musterd/pkg/watchers/runtime"
+	"github.com/musterd/musterd/pkg/watchers/supervised"
 )
 
 var (
@@ -46,7 +47,7 @@ type harness struct {
 	ix     *resources.Index
 	cat    *catalogue.Catalogue
 	bus    *bus.Bus
-	br     *runtime.Bridge
+	br     *supervised.Bridge
 	cancel context.CancelFunc
 	done   chan error
 
@@ -62,7 +63,7 @@ func newHarness(t *testing.T) *harness {
 	// A workflow whose file never parsed names nothing.
 	h.ix.SetFile("workflows/broken.yaml", []resources.Doc{{Key: broken, Err: assert.AnError}}, nil, broken)
 	var err error
-	h.br, err = runtime.New(h.bus, runtime.Options{Index: h.ix, Catalogue: h.cat, Logger: slog.New(slog.DiscardHandler)})
+	h.br, err = supervised.New(h.bus, supervised.Options{Index: h.ix, Catalogue: h.cat, Logger: slog.New(slog.DiscardHandler)})
 	require.NoError(t, err)
 	_, err = h.bus.Subscribe(bus.SubscriberOptions{
 		Name:     "recorder",
@@ -353,11 +354,11 @@ func TestTheCatalogueFollowsOnChangeAtOnceAndPublicationsWaitForStart(t *testing
 
 func TestNewRequiresItsParts(t *testing.T) {
 	b := bus.New(bus.Options{})
-	_, err := runtime.New(nil, runtime.Options{Index: resources.New(), Catalogue: catalogue.New(catalogue.Options{})})
+	_, err := supervised.New(nil, supervised.Options{Index: resources.New(), Catalogue: catalogue.New(catalogue.Options{})})
 	assert.ErrorContains(t, err, "nil bus")
-	_, err = runtime.New(b, runtime.Options{Catalogue: catalogue.New(catalogue.Options{})})
+	_, err = supervised.New(b, supervised.Options{Catalogue: catalogue.New(catalogue.Options{})})
 	assert.ErrorContains(t, err, "Index")
-	_, err = runtime.New(b, runtime.Options{Index: resources.New()})
+	_, err = supervised.New(b, supervised.Options{Index: resources.New()})
 	assert.ErrorContains(t, err, "Catalogue")
 }
 

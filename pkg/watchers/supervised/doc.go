@@ -1,4 +1,4 @@
-// Package runtime bridges what actually runs to reconciliation: it turns
+// Package supervised bridges what actually runs to reconciliation: it turns
 // the supervisor's observations into bus events and keeps the tool
 // catalogue true to the servers that run.
 //
@@ -55,4 +55,4 @@
 // The Stopper is the supervisor's lifecycle component: its Start waits for
 // the end of its context and then shuts the supervisor down, so that no
 // server musterd started outlives it.
-package runtime
+package supervised
