@@ -186,8 +186,8 @@ func compareSchema(t *testing.T, schema map[string]any, typ reflect.Type, path s
 // musterdStatusFields are the status fields musterd adds to muster's CRDs,
 // by path: what it observes of what runs.
 var musterdStatusFields = map[string][]string{
-	"MCPServer.status": {"tools", "toolCount", "override", "lastFailure", "lastFailureTime"}, // override: an operator's stop/start; the last failure kept apart from lastError
-	"Workflow.status":  {"missingTools"},
+	"MCPServer.status": {"tools", "toolCount", "override", "lastFailure", "lastFailureTime", "warnings"}, // override: an operator's stop/start; the last failure kept apart from lastError; warnings: the fields musterd ignored
+	"Workflow.status":  {"missingTools", "warnings"},
 }
 
 // alwaysWritten are fields without omitempty that are optional all the
