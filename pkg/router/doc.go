@@ -35,8 +35,8 @@
 //   - Tools recomputes the exposed set only when a source's offer changed
 //     (the same *mcp.Tool values in the same order are no change); a call
 //     routes by the set last computed, and a name not in it is looked up
-//     once more in a set computed then, so a tool is callable as soon as
-//     its source offers it. A name nothing offers or claims fails at once
+//     in each source's offer as it is now, so a tool is callable as soon
+//     as its source offers it; a miss never recomputes the set. A name nothing offers or claims fails at once
 //     with ErrUnknownTool (which catalogue.ErrUnknownTool also matches),
 //     saying "tool not found".
 //

@@ -139,17 +139,27 @@ func (r *Router) compute(old *exposed) *exposed {
 	return next
 }
 
-// route returns who serves name: an exposed tool, or else a name a source
-// (or the router, for a server gone) claims. A name the last Tools did not
-// see is looked up once more in a set computed now, so a tool is callable
-// as soon as its source offers it.
+// route returns who serves name: an exposed tool, or else a name the
+// last Tools did not see yet but a source offers now (so a tool is
+// callable as soon as its source offers it), or else a name a source (or
+// the router, for a server gone) claims. A miss costs a look at each
+// source's offer, in the exposed set's order, and never recomputes the
+// set: a client calling names that do not exist cannot make the router
+// sort 100,000 tools per call.
 func (r *Router) route(name string) (toolRoute, bool) {
 	if rt, ok := r.exposed.Load().routes[name]; ok {
 		return rt, true
 	}
-	r.Tools()
-	if rt, ok := r.exposed.Load().routes[name]; ok {
-		return rt, true
+	if r.core != nil && offers(r.core, name) {
+		return toolRoute{source: r.core, label: sourceCore}, true
+	}
+	if r.cat.Has(name) {
+		return toolRoute{label: sourceServer}, true
+	}
+	for _, s := range r.sources {
+		if offers(s, name) {
+			return toolRoute{source: s, label: sourceProvider}, true
+		}
 	}
 	for _, s := range r.sources {
 		if c, ok := s.(Claimer); ok && c.Claims(name) {
@@ -162,11 +172,9 @@ func (r *Router) route(name string) (toolRoute, bool) {
 	return toolRoute{}, false
 }
 
-// Routes reports whether CallTool would route name (exposed or claimed)
-// rather than fail at once as an unknown tool.
-func (r *Router) Routes(name string) bool {
-	_, ok := r.route(name)
-	return ok
+// offers reports whether s offers the tool name now.
+func offers(s Source, name string) bool {
+	return slices.ContainsFunc(s.Tools(), func(t *mcp.Tool) bool { return t != nil && t.Name == name })
 }
 
 // CallTool calls the exposed tool name, whoever serves it: a core tool,

@@ -125,3 +125,25 @@ func TestASourcesChangeReachesTheWatchers(t *testing.T) {
 		t.Fatal("the watcher was not told of the source's change")
 	}
 }
+
+// countingSource counts how often its offer is read.
+type countingSource struct {
+	fixedSource
+	reads int
+}
+
+func (c *countingSource) Tools() []*mcp.Tool { c.reads++; return c.fixedSource.Tools() }
+
+// A call of a name nothing offers looks at each source's offer once and
+// computes no exposed set: unknown names cost no sort of every tool.
+func TestACallOfAnUnknownNameComputesNoExposedSet(t *testing.T) {
+	wf := &countingSource{fixedSource: fixedSource{tools: []*mcp.Tool{{Name: "workflow_a"}}}}
+	r := newBareRouter(t, nil, wf)
+	r.Tools()
+	set := r.exposed.Load()
+	before := wf.reads
+	_, err := r.CallTool(t.Context(), "x_nope", nil, nil)
+	require.ErrorIs(t, err, ErrUnknownTool)
+	assert.Same(t, set, r.exposed.Load())
+	assert.Equal(t, 1, wf.reads-before, "the source's offer read once")
+}
