@@ -3,10 +3,10 @@ package router
 import (
 	"context"
 	"log/slog"
-
-	"github.com/musterd/musterd/pkg/redact"
+	"time"
 
 	"github.com/musterd/musterd/pkg/events"
+	"github.com/musterd/musterd/pkg/redact"
 )
 
 // Caller is who makes a call: the MCP session it came through, when it
@@ -55,7 +55,7 @@ type callLog struct {
 	args         map[string]any
 }
 
-func (r *Router) logCall(ctx context.Context, l callLog, result string, took any, err error) {
+func (r *Router) logCall(ctx context.Context, l callLog, result string, took time.Duration, err error) {
 	c, _ := CallerOf(ctx)
 	attrs := []any{"tool", l.tool, "source", l.source}
 	if l.server != "" {

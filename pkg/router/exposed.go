@@ -196,7 +196,7 @@ func (r *Router) CallTool(ctx context.Context, name string, args map[string]any,
 	if !ok {
 		err := unknownToolError{name}
 		if r.debug(ctx) {
-			r.logCall(ctx, callLog{tool: name, source: "none", args: args}, resultError, time.Duration(0), err)
+			r.logCall(ctx, callLog{tool: name, source: "none", args: args}, resultError, 0, err)
 		}
 		return nil, err
 	}
