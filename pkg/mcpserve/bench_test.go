@@ -2,6 +2,7 @@ package mcpserve
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -46,5 +47,32 @@ func benchCalls(b *testing.B, url, tool string) {
 		if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tool, Arguments: map[string]any{"message": "m"}}); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// stableBackend offers the same slice of tools while nothing changes, as
+// the router does.
+type stableBackend struct {
+	*fakeBackend
+	tools []*mcp.Tool
+}
+
+func (b *stableBackend) Tools() []*mcp.Tool { return b.tools }
+
+// BenchmarkRefreshWithNothingChanged is a Refresh after which the Backend
+// offers the very set of 100,000 tools it did: what most Refreshes are
+// (one per change of a server's resources or prompts).
+func BenchmarkRefreshWithNothingChanged(b *testing.B) {
+	tools := make([]*mcp.Tool, 100_000)
+	for i := range tools {
+		tools[i] = echoTool(fmt.Sprintf("x_fake_%06d", i))
+	}
+	srv, err := New(Options{Backend: &stableBackend{fakeBackend: &fakeBackend{call: echo}, tools: tools}, Logger: quiet()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		srv.Refresh()
 	}
 }

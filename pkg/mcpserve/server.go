@@ -189,6 +189,13 @@ func (s *Server) Refresh() bool {
 	tools := s.opts.Backend.Tools()
 	var removed []string
 	var added []registered
+	if prev := s.listed.Load().tools; sameSlice(prev, tools) {
+		// The Backend offers the very set it did (the router returns its
+		// set as it is while no source's offer changed): most Refreshes,
+		// one per change of resources or prompts, cost no walk of 100,000
+		// tools.
+		return s.syncFeatures(len(tools), 0, 0)
+	}
 	seen := make(map[string]bool, len(tools))
 	for _, t := range tools {
 		seen[t.Name] = true
@@ -223,14 +230,27 @@ func (s *Server) Refresh() bool {
 	if len(removed) > 0 {
 		s.direct.RemoveTools(removed...)
 	}
-	changed := len(added) > 0 || len(removed) > 0
+	return s.syncFeatures(len(tools), len(added), len(removed))
+}
+
+// syncFeatures brings both views' resources, prompts and templates in line
+// after a Refresh that added and removed tools, and reports whether
+// anything changed.
+func (s *Server) syncFeatures(tools, added, removed int) bool {
+	changed := added > 0 || removed > 0
 	changed = s.syncResources() || changed
 	changed = s.syncPrompts() || changed
 	changed = s.syncTemplates() || changed
 	if changed {
-		s.log.Debug("exposed set changed", "tools", len(tools), "added", len(added), "removed", len(removed))
+		s.log.Debug("exposed set changed", "tools", tools, "added", added, "removed", removed)
 	}
 	return changed
+}
+
+// sameSlice reports whether a and b are the same slice: the same length
+// over the same array.
+func sameSlice[T any](a, b []T) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
 // addDirect registers t on /mcp/direct. The go-sdk panics on a tool whose
