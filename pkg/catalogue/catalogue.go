@@ -90,6 +90,9 @@ type Catalogue struct {
 	names    map[string]*exposed
 	subs     registry.Funcs[func(Change)]
 	starting map[events.Key]string // server starting → the prefix of the names it will expose
+	// defs is Definitions' answer, made once per change of the exposed
+	// tools; nil until asked for after a change.
+	defs []*mcp.Tool
 	gone     goneTools             // tools of servers that stopped running (gone.go)
 }
 
@@ -320,6 +323,9 @@ func (c *Catalogue) apply(key events.Key, next *offer) []string {
 		}
 	}
 	slices.Sort(changed)
+	if len(changed) > 0 {
+		c.defs = nil // Definitions makes them again
+	}
 	c.mu.Unlock()
 	subs := c.subs.All()
 
@@ -447,16 +453,26 @@ func (c *Catalogue) Tools() []string {
 }
 
 // Definitions returns the definition of every exposed tool, Name set to the
-// exposed name, sorted by name. The definitions are shared: never change
-// one.
+// exposed name, sorted by name. The slice is made once per change of the
+// exposed tools and returned as it is until the next: a caller may tell
+// "nothing changed" by comparing it, and must never change it or the
+// definitions in it.
 func (c *Catalogue) Definitions() []*mcp.Tool {
 	c.mu.RLock()
-	defer c.mu.RUnlock()
-	defs := make([]*mcp.Tool, 0, len(c.names))
-	for _, name := range slices.Sorted(maps.Keys(c.names)) {
-		defs = append(defs, c.names[name].tool.Definition)
+	defs := c.defs
+	c.mu.RUnlock()
+	if defs != nil {
+		return defs[:len(defs):len(defs)]
 	}
-	return defs
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.defs == nil {
+		c.defs = make([]*mcp.Tool, 0, len(c.names))
+		for _, name := range slices.Sorted(maps.Keys(c.names)) {
+			c.defs = append(c.defs, c.names[name].tool.Definition)
+		}
+	}
+	return c.defs[:len(c.defs):len(c.defs)]
 }
 
 // Server is what the catalogue knows of one running server.

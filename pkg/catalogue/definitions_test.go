@@ -214,3 +214,33 @@ func TestNamespacesKeepServersApart(t *testing.T) {
 	got, _ = c.Tool("x_echo_t")
 	assert.Equal(t, "b's", got.Definition.Description)
 }
+
+// Definitions is made once per change of the exposed tools: while nothing
+// changes it is the very same slice (so a reader tells "nothing changed"
+// at the cost of a comparison), and a change, of a name or of a
+// definition, makes a new one.
+func TestDefinitionsAreTheSameSliceUntilTheToolsChange(t *testing.T) {
+	c := catalogue.New(catalogue.Options{})
+	k := nsServer("default", "git")
+	c.Update(k, catalogue.Naming{}, []*mcp.Tool{tool("log", "Show the log")}, time.Time{})
+	first := c.Definitions()
+	require.Len(t, first, 1)
+	assert.Same(t, &first[0], &c.Definitions()[0], "nothing changed: the same slice")
+
+	c.Update(k, catalogue.Naming{}, []*mcp.Tool{tool("log", "Show the log")}, time.Time{})
+	assert.Same(t, &first[0], &c.Definitions()[0], "the same tools listed again: no change")
+
+	c.Update(k, catalogue.Naming{}, []*mcp.Tool{tool("log", "Show the history")}, time.Time{})
+	second := c.Definitions()
+	assert.NotSame(t, &first[0], &second[0], "a definition changed")
+	assert.Equal(t, "Show the history", second[0].Description)
+
+	c.Update(k, catalogue.Naming{}, []*mcp.Tool{tool("log", "Show the history"), tool("diff", "Show a diff")}, time.Time{})
+	third := c.Definitions()
+	require.Len(t, third, 2)
+	assert.Equal(t, []string{"x_git_diff", "x_git_log"}, []string{third[0].Name, third[1].Name})
+	assert.Equal(t, 1, cap(first), "a caller's append copies, never writes into the shared array")
+
+	c.Remove(k)
+	assert.Empty(t, c.Definitions())
+}
