@@ -93,7 +93,7 @@ type Catalogue struct {
 	// defs is Definitions' answer, made once per change of the exposed
 	// tools; nil until asked for after a change.
 	defs []*mcp.Tool
-	gone     goneTools             // tools of servers that stopped running (gone.go)
+	gone goneTools // tools of servers that stopped running (gone.go)
 }
 
 // offer is what one running server offers.
