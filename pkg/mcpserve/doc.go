@@ -13,7 +13,8 @@
 // context as a router.Caller. The daemon calls Refresh whenever what is
 // exposed may have changed.
 //
-// Two views of one exposed set, each an mcp.Server of the official go-sdk:
+// Two views of one exposed set and a view of each server alone, each an
+// mcp.Server of the official go-sdk:
 //
 //	/mcp, /sse + /message  muster's view: tools/list is the eleven meta-tools
 //	                       (list_tools, describe_tool, list_core_tools,
@@ -22,6 +23,9 @@
 //	                       describe_prompt, get_prompt) with muster's
 //	                       arguments and result shapes
 //	/mcp/direct            every exposed tool natively, with its real schema
+//	/mcp/servers/<name>    one managed server alone, as it offers itself
+//	                       (serverview.go), through the Backend's
+//	                       ServerBackend
 //	/health                {"status":"ok"}, as muster answers
 //
 // Guarantees:

@@ -24,7 +24,9 @@ const (
 
 // Paths returns every path Handler serves, for a daemon mounting it beside
 // other handlers.
-func Paths() []string { return []string{PathMCP, PathDirect, PathSSE, PathMessage, PathHealth} }
+func Paths() []string {
+	return []string{PathMCP, PathDirect, PathServers, PathSSE, PathMessage, PathHealth}
+}
 
 // JSON-RPC error codes of the endpoint's own answers, in the range the
 // specification leaves to servers.
@@ -61,6 +63,7 @@ func (s *Server) Handler() http.Handler {
 	})
 	mux.Handle(PathMCP, s.guard(s.streamable(meta)))
 	mux.Handle(PathDirect, s.guard(s.streamable(direct)))
+	mux.Handle(PathServers, s.guard(s.serveServerView())) // serverview.go
 	mux.Handle(PathSSE, s.guard(sse))
 	mux.Handle(PathMessage, s.guard(sse))
 	return mux

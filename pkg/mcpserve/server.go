@@ -90,6 +90,7 @@ type Server struct {
 	templates map[string]string     // URI template → JSON of the template registered
 
 	streams streams     // events.go
+	servers serverViews // serverview.go
 	sse     sseSessions // sse.go
 	// subs forwards resource subscriptions (subscribe.go); nil when the
 	// Backend cannot.
@@ -175,6 +176,7 @@ const metaInstructions = "musterd serves the tools of the MCP servers it runs. l
 const (
 	viewMuster = "muster"
 	viewDirect = "direct"
+	viewServer = "server" // /mcp/servers/<name>
 )
 
 // Refresh reads the exposed set from the Backend and brings both views in
@@ -230,7 +232,9 @@ func (s *Server) Refresh() bool {
 	if len(removed) > 0 {
 		s.direct.RemoveTools(removed...)
 	}
-	return s.syncFeatures(len(tools), len(added), len(removed))
+	changed := s.syncFeatures(len(tools), len(added), len(removed))
+	s.servers.refresh(s) // serverview.go
+	return changed
 }
 
 // syncFeatures brings both views' resources, prompts and templates in line

@@ -11,7 +11,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/musterd/musterd/pkg/apis/muster/v1alpha1"
 	"github.com/musterd/musterd/pkg/catalogue"
+	"github.com/musterd/musterd/pkg/events"
+	"github.com/musterd/musterd/pkg/supervisor"
 )
 
 // fixedSource offers the tools the test sets, and answers every call with
@@ -146,4 +149,44 @@ func TestACallOfAnUnknownNameComputesNoExposedSet(t *testing.T) {
 	require.ErrorIs(t, err, ErrUnknownTool)
 	assert.Same(t, set, r.exposed.Load())
 	assert.Equal(t, 1, wf.reads-before, "the source's offer read once")
+}
+
+// observedServers is a supervisor whose servers the test says.
+type observedServers struct {
+	noServers
+	obs map[events.Key]supervisor.Observed
+}
+
+func (o observedServers) Get(k events.Key) (supervisor.Observed, bool) {
+	obs, ok := o.obs[k]
+	return obs, ok
+}
+
+// Server answers a running server as it offers itself, and names why
+// another cannot be viewed: not declared, or not running and in which
+// state.
+func TestServerSaysHowAServerOffersItselfOrWhyItCannot(t *testing.T) {
+	running := events.NewKey("MCPServer", "default", "git")
+	failed := events.NewKey("MCPServer", "default", "broken")
+	init := &mcp.InitializeResult{ServerInfo: &mcp.Implementation{Name: "git-server"}}
+	tools := []*mcp.Tool{{Name: "log"}}
+	servers := observedServers{obs: map[events.Key]supervisor.Observed{
+		running: {State: v1alpha1.MCPServerStateRunning, Init: init, ToolDefs: tools},
+		failed:  {State: v1alpha1.MCPServerStateFailed, LastError: "exit status 3\n; stderr:\nboom"},
+	}}
+	r, err := New(Options{Catalogue: catalogue.New(catalogue.Options{}), Servers: servers, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Declared: func(k events.Key) bool { return k != events.NewKey("MCPServer", "default", "nobody") }})
+	require.NoError(t, err)
+
+	offer, err := r.Server(running)
+	require.NoError(t, err)
+	assert.Same(t, init, offer.Init)
+	assert.Equal(t, tools, offer.Tools)
+
+	_, err = r.Server(events.NewKey("MCPServer", "default", "nobody"))
+	assert.ErrorIs(t, err, ErrServerNotDeclared)
+	_, err = r.Server(failed)
+	assert.EqualError(t, err, "mcp server MCPServer/default/broken is not running (state Failed): exit status 3")
+	_, err = r.Server(events.NewKey("MCPServer", "default", "stopped"))
+	assert.EqualError(t, err, "mcp server MCPServer/default/stopped is not running (state Stopped)")
 }

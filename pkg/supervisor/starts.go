@@ -50,7 +50,7 @@ func (s *Supervisor) work(e *entry) {
 			if e.obs.Running() {
 				e.obs.State = stoppedState(e.remote)
 				e.obs.PID = 0
-				e.obs.Tools, e.obs.ToolDefs, e.obs.ListedAt = nil, nil, time.Time{}
+				e.obs.Tools, e.obs.ToolDefs, e.obs.Init, e.obs.ListedAt = nil, nil, nil, time.Time{}
 				s.changedLocked(e)
 			}
 			if e.want == nil {
@@ -115,7 +115,7 @@ func (s *Supervisor) start(e *entry, spec v1alpha1.MCPServerSpec, hash string) {
 	e.ran = false
 	e.obs.State = startingState(e.remote)
 	e.obs.PID = 0
-	e.obs.Tools, e.obs.ToolDefs, e.obs.ListedAt = nil, nil, time.Time{}
+	e.obs.Tools, e.obs.ToolDefs, e.obs.Init, e.obs.ListedAt = nil, nil, nil, time.Time{}
 	e.obs.LastError = ""
 	e.obs.ToolPrefix = spec.ToolPrefix
 	e.obs.Family = spec.Family.DeepCopy()
@@ -146,6 +146,7 @@ func (s *Supervisor) start(e *entry, spec v1alpha1.MCPServerSpec, hash string) {
 		e.obs.PID = inst.pid()
 		now := time.Now()
 		e.obs.Tools, e.obs.ToolDefs = toolNames(inst.tools), inst.tools
+		e.obs.Init = inst.session.InitializeResult()
 		e.obs.ListedAt = now
 		e.obs.LastError = "" // the past failure stays in LastFailure
 		e.obs.LastConnected = now
@@ -187,7 +188,7 @@ func (s *Supervisor) start(e *entry, spec v1alpha1.MCPServerSpec, hash string) {
 func (s *Supervisor) cancelledLocked(e *entry) {
 	e.obs.State = stoppedState(e.remote)
 	e.obs.PID = 0
-	e.obs.Tools, e.obs.ToolDefs, e.obs.ListedAt = nil, nil, time.Time{}
+	e.obs.Tools, e.obs.ToolDefs, e.obs.Init, e.obs.ListedAt = nil, nil, nil, time.Time{}
 	s.changedLocked(e)
 }
 

@@ -159,6 +159,10 @@ type Observed struct {
 	// ToolDefs are the server's own tools as it listed them, in the order
 	// of Tools, while it runs. Shared: never change one.
 	ToolDefs []*mcp.Tool
+	// Init is what the server answered to initialize while it runs (its
+	// serverInfo, capabilities and instructions, and the protocol version
+	// agreed); nil while it does not run. Shared: never change it.
+	Init *mcp.InitializeResult
 	// ListedAt is when the server's tools were last listed (at its start,
 	// or after it said its tools changed); zero while it does not run.
 	ListedAt time.Time
@@ -399,7 +403,7 @@ func (s *Supervisor) Ensure(ctx context.Context, key events.Key, spec v1alpha1.M
 		e.remote = spec.Type.IsRemote()
 		e.obs.State = startingState(e.remote)
 		e.obs.PID = 0
-		e.obs.Tools, e.obs.ToolDefs, e.obs.ListedAt = nil, nil, time.Time{}
+		e.obs.Tools, e.obs.ToolDefs, e.obs.Init, e.obs.ListedAt = nil, nil, nil, time.Time{}
 		e.obs.LastError = ""
 		e.obs.ToolPrefix = spec.ToolPrefix
 		e.obs.Family = spec.Family.DeepCopy()

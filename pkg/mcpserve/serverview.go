@@ -1,0 +1,306 @@
+package mcpserve
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/musterd/musterd/pkg/apis/muster/v1alpha1"
+	"github.com/musterd/musterd/pkg/events"
+	"github.com/musterd/musterd/pkg/redact"
+	"github.com/musterd/musterd/pkg/router"
+)
+
+// PathServers prefixes the views of one server each:
+// /mcp/servers/<name> (a server of the default namespace) or
+// /mcp/servers/<namespace>/<name>.
+const PathServers = "/mcp/servers/"
+
+// Codes of the views of one server's answers about the server.
+const (
+	codeServerNotDeclared = -32005
+	codeServerDown        = -32006
+)
+
+// ServerBackend is what the views of one server need: the server as it
+// offers itself, and the calls into it by its own names. *router.Router is
+// one; a Backend that is not has no such views (404).
+type ServerBackend interface {
+	Server(key events.Key) (router.ServerOffer, error)
+	CallServerTool(ctx context.Context, key events.Key, name string, args map[string]any, progress func(*mcp.ProgressNotificationParams)) (*mcp.CallToolResult, error)
+	ReadServerResource(ctx context.Context, key events.Key, uri string) (*mcp.ReadResourceResult, error)
+	GetServerPrompt(ctx context.Context, key events.Key, name string, args map[string]string) (*mcp.GetPromptResult, error)
+}
+
+// serverViews are the views of one server that have been asked for: one
+// mcp.Server each, made at the first request and kept current by Refresh.
+type serverViews struct {
+	mu    sync.Mutex
+	views map[events.Key]*serverView
+}
+
+// serverView is one server served alone, under its own names.
+type serverView struct {
+	key     events.Key
+	init    *mcp.InitializeResult // what its mcp.Server was made from
+	srv     *mcp.Server
+	handler http.Handler
+
+	mu                            sync.Mutex // guards what follows: what is registered on srv
+	tools                         []*mcp.Tool
+	registered                    map[string]*mcp.Tool
+	resources, templates, prompts map[string]string // URI, template or name → its JSON
+}
+
+// serverKey reads the server a path of PathServers names.
+func serverKey(path string) (events.Key, bool) {
+	rest := strings.Trim(strings.TrimPrefix(path, PathServers), "/")
+	namespace, name, qualified := strings.Cut(rest, "/")
+	if !qualified {
+		namespace, name = events.DefaultNamespace, rest
+	}
+	if name == "" || namespace == "" || strings.Contains(name, "/") {
+		return events.Key{}, false
+	}
+	return events.NewKey(v1alpha1.KindMCPServer, namespace, name), true
+}
+
+// serveServerView serves the view of the server the path names. A server
+// no definition declares is a 404, one that does not run a 503 naming its
+// state, for a request that opens a session; the requests of a session
+// open already reach its view whatever the server's state, so that a call
+// waits through a restart, as on the other views.
+func (s *Server) serveServerView() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		sb, ok := s.opts.Backend.(ServerBackend)
+		key, named := serverKey(r.URL.Path)
+		if !ok || !named {
+			writeRPCError(w, http.StatusNotFound, codeServerNotDeclared, "no MCP server is named by "+r.URL.Path+": use "+PathServers+"<name> or "+PathServers+"<namespace>/<name>")
+			return
+		}
+		offer, err := sb.Server(key)
+		if v := s.servers.get(key); v != nil && r.Header.Get(sessionHeader) != "" {
+			if err == nil {
+				v = s.servers.current(s, sb, offer)
+			}
+			s.streamable(v.handler).ServeHTTP(w, r)
+			return
+		}
+		switch {
+		case errors.Is(err, router.ErrServerNotDeclared):
+			writeRPCError(w, http.StatusNotFound, codeServerNotDeclared, redact.String(err.Error()))
+			return
+		case err != nil:
+			writeRPCError(w, http.StatusServiceUnavailable, codeServerDown, redact.String(err.Error()))
+			return
+		}
+		v := s.servers.current(s, sb, offer)
+		s.streamable(v.handler).ServeHTTP(w, r)
+	})
+}
+
+func (sv *serverViews) get(key events.Key) *serverView {
+	sv.mu.Lock()
+	defer sv.mu.Unlock()
+	return sv.views[key]
+}
+
+// current returns offer's server's view, made now if it has none, made
+// anew (its sessions closed: they re-initialize) if the server answered
+// initialize otherwise since, and brought in line with offer.
+func (sv *serverViews) current(s *Server, sb ServerBackend, offer router.ServerOffer) *serverView {
+	sv.mu.Lock()
+	v := sv.views[offer.Key]
+	if v == nil || !sameInit(v.init, offer.Init) {
+		old := v
+		v = s.newServerView(sb, offer)
+		if sv.views == nil {
+			sv.views = map[events.Key]*serverView{}
+		}
+		sv.views[offer.Key] = v
+		if old != nil {
+			for ss := range old.srv.Sessions() {
+				_ = ss.Close()
+			}
+		}
+	}
+	sv.mu.Unlock()
+	v.sync(s, sb, offer)
+	return v
+}
+
+// refresh brings every view asked for in line with its server, so that
+// its sessions hear list_changed as the other views' do.
+func (sv *serverViews) refresh(s *Server) {
+	sb, ok := s.opts.Backend.(ServerBackend)
+	if !ok {
+		return
+	}
+	sv.mu.Lock()
+	keys := make([]events.Key, 0, len(sv.views))
+	for k := range sv.views {
+		keys = append(keys, k)
+	}
+	sv.mu.Unlock()
+	for _, k := range keys {
+		if offer, err := sb.Server(k); err == nil {
+			sv.current(s, sb, offer)
+		}
+	}
+}
+
+// sameInit reports whether two initialize answers made the same view: the
+// same serverInfo, capabilities and instructions.
+func sameInit(a, b *mcp.InitializeResult) bool {
+	if a == b {
+		return true
+	}
+	if a == nil || b == nil {
+		return false
+	}
+	ja, _ := json.Marshal(struct {
+		I any
+		C any
+		S string
+	}{a.ServerInfo, a.Capabilities, a.Instructions})
+	jb, _ := json.Marshal(struct {
+		I any
+		C any
+		S string
+	}{b.ServerInfo, b.Capabilities, b.Instructions})
+	return string(ja) == string(jb)
+}
+
+// newServerView makes the mcp.Server of offer's server: its serverInfo,
+// its capabilities (less what the view does not serve yet: completion and
+// resource subscriptions) and its instructions.
+func (s *Server) newServerView(sb ServerBackend, offer router.ServerOffer) *serverView {
+	init := offer.Init
+	info := &mcp.Implementation{Name: offer.Key.Name}
+	var caps *mcp.ServerCapabilities
+	instructions := ""
+	if init != nil {
+		if init.ServerInfo != nil {
+			copied := *init.ServerInfo
+			info = &copied
+		}
+		if init.Capabilities != nil {
+			copied := *init.Capabilities
+			caps = &copied
+			caps.Completions = nil
+			if caps.Resources != nil {
+				r := *caps.Resources
+				r.Subscribe = false
+				caps.Resources = &r
+			}
+		}
+		instructions = init.Instructions
+	}
+	srv := mcp.NewServer(info, &mcp.ServerOptions{Capabilities: caps, Instructions: instructions, Logger: s.log})
+	o := &mcp.StreamableHTTPOptions{MaxRequestBodyBytes: s.opts.MaxBodyBytes, Logger: s.log}
+	if s.opts.SessionTimeout > 0 {
+		o.SessionTimeout = s.opts.SessionTimeout
+	}
+	return &serverView{
+		key: offer.Key, init: init, srv: srv,
+		handler:    mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, o),
+		registered: map[string]*mcp.Tool{},
+		resources:  map[string]string{}, templates: map[string]string{}, prompts: map[string]string{},
+	}
+}
+
+// sync registers on v's server what offer holds that it does not, and
+// removes what offer no longer holds: the go-sdk sends list_changed.
+func (v *serverView) sync(s *Server, sb ServerBackend, offer router.ServerOffer) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if !sameSlice(v.tools, offer.Tools) {
+		v.tools = offer.Tools
+		seen := map[string]bool{}
+		for _, t := range offer.Tools {
+			seen[t.Name] = true
+			if v.registered[t.Name] == t {
+				continue
+			}
+			if !isObjectSchema(t.InputSchema) {
+				s.log.Warn("tool not served on its server's view: its input schema is not of type object", "server", v.key.String(), "tool", t.Name)
+				continue
+			}
+			name := t.Name
+			v.srv.AddTool(t, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				args, errRes := decodeArguments(req)
+				if errRes != nil {
+					return errRes, nil
+				}
+				ctx, done := s.enter(ctx, viewServer, req)
+				defer done()
+				res, err := sb.CallServerTool(ctx, v.key, name, args, progressOf(ctx, req))
+				if err != nil {
+					return nil, errors.New(redact.String(err.Error()))
+				}
+				return res, nil
+			})
+			v.registered[t.Name] = t
+		}
+		var gone []string
+		for name := range v.registered {
+			if !seen[name] {
+				gone = append(gone, name)
+				delete(v.registered, name)
+			}
+		}
+		if len(gone) > 0 {
+			v.srv.RemoveTools(gone...)
+		}
+	}
+	syncNamed(v.resources, offer.Resources, func(r *mcp.Resource) string { return r.URI },
+		func(r *mcp.Resource) {
+			v.srv.AddResource(r, func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+				return sb.ReadServerResource(ctx, v.key, req.Params.URI)
+			})
+		}, v.srv.RemoveResources)
+	syncNamed(v.templates, offer.Templates, func(t *mcp.ResourceTemplate) string { return t.URITemplate },
+		func(t *mcp.ResourceTemplate) {
+			v.srv.AddResourceTemplate(t, func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+				return sb.ReadServerResource(ctx, v.key, req.Params.URI)
+			})
+		}, v.srv.RemoveResourceTemplates)
+	syncNamed(v.prompts, offer.Prompts, func(p *mcp.Prompt) string { return p.Name },
+		func(p *mcp.Prompt) {
+			v.srv.AddPrompt(p, func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+				return sb.GetServerPrompt(ctx, v.key, req.Params.Name, req.Params.Arguments)
+			})
+		}, v.srv.RemovePrompts)
+}
+
+// syncNamed brings registered (name → JSON of what is registered) in line
+// with items: add registers an item new or changed, remove takes the names
+// of those gone.
+func syncNamed[T any](registered map[string]string, items []T, name func(T) string, add func(T), remove func(...string)) {
+	seen := make(map[string]bool, len(items))
+	for _, it := range items {
+		n := name(it)
+		seen[n] = true
+		data, err := json.Marshal(it)
+		if err != nil || registered[n] == string(data) {
+			continue
+		}
+		registered[n] = string(data)
+		add(it)
+	}
+	var gone []string
+	for n := range registered {
+		if !seen[n] {
+			gone = append(gone, n)
+			delete(registered, n)
+		}
+	}
+	if len(gone) > 0 {
+		remove(gone...)
+	}
+}
