@@ -51,8 +51,14 @@ type serverView struct {
 	srv     *mcp.Server
 	handler http.Handler
 
-	mu                            sync.Mutex // guards what follows: what is registered on srv
+	mu sync.Mutex // guards what follows: what is registered on srv
+	// tools, resourceList, templateList and promptList are the offer's
+	// slices last brought in: the same slices again are no change, and
+	// cost no walk (a request brings its view in line first).
 	tools                         []*mcp.Tool
+	resourceList                  []*mcp.Resource
+	templateList                  []*mcp.ResourceTemplate
+	promptList                    []*mcp.Prompt
 	registered                    map[string]*mcp.Tool
 	resources, templates, prompts map[string]string // URI, template or name → its JSON
 }
@@ -258,24 +264,33 @@ func (v *serverView) sync(s *Server, sb ServerBackend, offer router.ServerOffer)
 			v.srv.RemoveTools(gone...)
 		}
 	}
-	syncNamed(v.resources, offer.Resources, func(r *mcp.Resource) string { return r.URI },
-		func(r *mcp.Resource) {
-			v.srv.AddResource(r, func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-				return sb.ReadServerResource(ctx, v.key, req.Params.URI)
-			})
-		}, v.srv.RemoveResources)
-	syncNamed(v.templates, offer.Templates, func(t *mcp.ResourceTemplate) string { return t.URITemplate },
-		func(t *mcp.ResourceTemplate) {
-			v.srv.AddResourceTemplate(t, func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-				return sb.ReadServerResource(ctx, v.key, req.Params.URI)
-			})
-		}, v.srv.RemoveResourceTemplates)
-	syncNamed(v.prompts, offer.Prompts, func(p *mcp.Prompt) string { return p.Name },
-		func(p *mcp.Prompt) {
-			v.srv.AddPrompt(p, func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-				return sb.GetServerPrompt(ctx, v.key, req.Params.Name, req.Params.Arguments)
-			})
-		}, v.srv.RemovePrompts)
+	if !sameSlice(v.resourceList, offer.Resources) {
+		v.resourceList = offer.Resources
+		syncNamed(v.resources, offer.Resources, func(r *mcp.Resource) string { return r.URI },
+			func(r *mcp.Resource) {
+				v.srv.AddResource(r, func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+					return sb.ReadServerResource(ctx, v.key, req.Params.URI)
+				})
+			}, v.srv.RemoveResources)
+	}
+	if !sameSlice(v.templateList, offer.Templates) {
+		v.templateList = offer.Templates
+		syncNamed(v.templates, offer.Templates, func(t *mcp.ResourceTemplate) string { return t.URITemplate },
+			func(t *mcp.ResourceTemplate) {
+				v.srv.AddResourceTemplate(t, func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+					return sb.ReadServerResource(ctx, v.key, req.Params.URI)
+				})
+			}, v.srv.RemoveResourceTemplates)
+	}
+	if !sameSlice(v.promptList, offer.Prompts) {
+		v.promptList = offer.Prompts
+		syncNamed(v.prompts, offer.Prompts, func(p *mcp.Prompt) string { return p.Name },
+			func(p *mcp.Prompt) {
+				v.srv.AddPrompt(p, func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+					return sb.GetServerPrompt(ctx, v.key, req.Params.Name, req.Params.Arguments)
+				})
+			}, v.srv.RemovePrompts)
+	}
 }
 
 // syncNamed brings registered (name → JSON of what is registered) in line
