@@ -35,6 +35,7 @@ type ServerBackend interface {
 	CallServerTool(ctx context.Context, key events.Key, name string, args map[string]any, progress func(*mcp.ProgressNotificationParams)) (*mcp.CallToolResult, error)
 	ReadServerResource(ctx context.Context, key events.Key, uri string) (*mcp.ReadResourceResult, error)
 	GetServerPrompt(ctx context.Context, key events.Key, name string, args map[string]string) (*mcp.GetPromptResult, error)
+	CompleteServer(ctx context.Context, key events.Key, params *mcp.CompleteParams) (*mcp.CompleteResult, error)
 }
 
 // serverViews are the views of one server that have been asked for: one
@@ -183,8 +184,9 @@ func sameInit(a, b *mcp.InitializeResult) bool {
 }
 
 // newServerView makes the mcp.Server of offer's server: its serverInfo,
-// its capabilities (less what the view does not serve yet: completion and
-// resource subscriptions) and its instructions.
+// its capabilities (less what the view does not serve yet: resource
+// subscriptions) and its instructions; completion/complete goes to the
+// server when it offers completions.
 func (s *Server) newServerView(sb ServerBackend, offer router.ServerOffer) *serverView {
 	init := offer.Init
 	info := &mcp.Implementation{Name: offer.Key.Name}
@@ -198,7 +200,6 @@ func (s *Server) newServerView(sb ServerBackend, offer router.ServerOffer) *serv
 		if init.Capabilities != nil {
 			copied := *init.Capabilities
 			caps = &copied
-			caps.Completions = nil
 			if caps.Resources != nil {
 				r := *caps.Resources
 				r.Subscribe = false
@@ -207,7 +208,14 @@ func (s *Server) newServerView(sb ServerBackend, offer router.ServerOffer) *serv
 		}
 		instructions = init.Instructions
 	}
-	srv := mcp.NewServer(info, &mcp.ServerOptions{Capabilities: caps, Instructions: instructions, Logger: s.log})
+	opts := &mcp.ServerOptions{Capabilities: caps, Instructions: instructions, Logger: s.log}
+	if caps != nil && caps.Completions != nil {
+		key := offer.Key
+		opts.CompletionHandler = func(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+			return sb.CompleteServer(ctx, key, req.Params)
+		}
+	}
+	srv := mcp.NewServer(info, opts)
 	o := &mcp.StreamableHTTPOptions{MaxRequestBodyBytes: s.opts.MaxBodyBytes, Logger: s.log}
 	if s.opts.SessionTimeout > 0 {
 		o.SessionTimeout = s.opts.SessionTimeout

@@ -57,6 +57,10 @@ func (b *viewBackend) GetServerPrompt(context.Context, events.Key, string, map[s
 	return &mcp.GetPromptResult{}, nil
 }
 
+func (b *viewBackend) CompleteServer(_ context.Context, key events.Key, params *mcp.CompleteParams) (*mcp.CompleteResult, error) {
+	return &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: []string{key.Name + ":" + params.Argument.Value + "1"}}}, nil
+}
+
 func initResult(name, instructions string) *mcp.InitializeResult {
 	return &mcp.InitializeResult{ServerInfo: &mcp.Implementation{Name: name, Version: "1"}, Instructions: instructions,
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}, Completions: &mcp.CompletionCapabilities{}}}
@@ -85,7 +89,11 @@ func TestAServersViewFollowsItsOffer(t *testing.T) {
 	init := cs.InitializeResult()
 	assert.Equal(t, "git-server", init.ServerInfo.Name, "the server's own serverInfo")
 	assert.Equal(t, "Use log first", init.Instructions)
-	assert.Nil(t, init.Capabilities.Completions, "what the view does not serve yet is not claimed")
+	assert.NotNil(t, init.Capabilities.Completions, "the server's own capabilities")
+	done, err := cs.Complete(context.Background(), &mcp.CompleteParams{Ref: &mcp.CompleteReference{Type: "ref/prompt", Name: "p"},
+		Argument: mcp.CompleteParamsArgument{Name: "a", Value: "v"}})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"git:v1"}, done.Completion.Values, "completion/complete reaches the server")
 	assert.Equal(t, []string{"log"}, listNames(t, cs))
 	assert.Equal(t, "log at git", text(t, call(t, cs, "log", map[string]any{"message": "m"})))
 

@@ -302,6 +302,22 @@ func (s *Supervisor) GetPrompt(ctx context.Context, key events.Key, params *mcp.
 	return res, err
 }
 
+// Complete asks key's server to complete an argument of a prompt or a
+// resource template (completion/complete), as the other calls: waiting for
+// a server that starts, failing at once on one that does not run.
+func (s *Supervisor) Complete(ctx context.Context, key events.Key, params *mcp.CompleteParams) (*mcp.CompleteResult, error) {
+	if params == nil {
+		return nil, errors.New("supervisor: Complete: nil params")
+	}
+	var res *mcp.CompleteResult
+	err := s.call(ctx, key, "completion/complete", func(ctx context.Context, inst *instance) error {
+		var err error
+		res, err = inst.session.Complete(ctx, params)
+		return err
+	})
+	return res, err
+}
+
 // InFlight returns the number of calls in flight on key's server (on its
 // instance that runs, or drains).
 func (s *Supervisor) InFlight(key events.Key) int {
