@@ -272,39 +272,30 @@ func (v *serverView) sync(s *Server, sb ServerBackend, offer router.ServerOffer)
 			v.srv.RemoveTools(gone...)
 		}
 	}
-	if !sameSlice(v.resourceList, offer.Resources) {
-		v.resourceList = offer.Resources
-		syncNamed(v.resources, offer.Resources, func(r *mcp.Resource) string { return r.URI },
-			func(r *mcp.Resource) {
-				v.srv.AddResource(r, func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-					return sb.ReadServerResource(ctx, v.key, req.Params.URI)
-				})
-			}, v.srv.RemoveResources)
+	read := func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		return sb.ReadServerResource(ctx, v.key, req.Params.URI)
 	}
-	if !sameSlice(v.templateList, offer.Templates) {
-		v.templateList = offer.Templates
-		syncNamed(v.templates, offer.Templates, func(t *mcp.ResourceTemplate) string { return t.URITemplate },
-			func(t *mcp.ResourceTemplate) {
-				v.srv.AddResourceTemplate(t, func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-					return sb.ReadServerResource(ctx, v.key, req.Params.URI)
-				})
-			}, v.srv.RemoveResourceTemplates)
-	}
-	if !sameSlice(v.promptList, offer.Prompts) {
-		v.promptList = offer.Prompts
-		syncNamed(v.prompts, offer.Prompts, func(p *mcp.Prompt) string { return p.Name },
-			func(p *mcp.Prompt) {
-				v.srv.AddPrompt(p, func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-					return sb.GetServerPrompt(ctx, v.key, req.Params.Name, req.Params.Arguments)
-				})
-			}, v.srv.RemovePrompts)
-	}
+	syncNamed(&v.resourceList, v.resources, offer.Resources, func(r *mcp.Resource) string { return r.URI },
+		func(r *mcp.Resource) { v.srv.AddResource(r, read) }, v.srv.RemoveResources)
+	syncNamed(&v.templateList, v.templates, offer.Templates, func(t *mcp.ResourceTemplate) string { return t.URITemplate },
+		func(t *mcp.ResourceTemplate) { v.srv.AddResourceTemplate(t, read) }, v.srv.RemoveResourceTemplates)
+	syncNamed(&v.promptList, v.prompts, offer.Prompts, func(p *mcp.Prompt) string { return p.Name },
+		func(p *mcp.Prompt) {
+			v.srv.AddPrompt(p, func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+				return sb.GetServerPrompt(ctx, v.key, req.Params.Name, req.Params.Arguments)
+			})
+		}, v.srv.RemovePrompts)
 }
 
 // syncNamed brings registered (name → JSON of what is registered) in line
 // with items: add registers an item new or changed, remove takes the names
-// of those gone.
-func syncNamed[T any](registered map[string]string, items []T, name func(T) string, add func(T), remove func(...string)) {
+// of those gone. last is the items brought in before: the same slice again
+// is no change, and costs no walk.
+func syncNamed[T any](last *[]T, registered map[string]string, items []T, name func(T) string, add func(T), remove func(...string)) {
+	if sameSlice(*last, items) {
+		return
+	}
+	*last = items
 	seen := make(map[string]bool, len(items))
 	for _, it := range items {
 		n := name(it)
