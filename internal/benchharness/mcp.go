@@ -14,6 +14,9 @@ package main
 //     floor of two hops, against which musterd's own cost shows; and
 //     sdk_proxy_process_call_p50_us and _p99_us, the same gateway run as a
 //     process of its own, as musterd is (mcp_floor.go).
+//   - mcp_server_view_call_p50_us, _p99_us: the same server's echo called
+//     through musterd's view of that server alone, /mcp/servers/bench, by
+//     its own name, alternating with the others.
 //   - tool_appears_ms: a new server file (written whole, by rename) until
 //     a client connected to /mcp/direct receives list_changed and lists the
 //     new tool, less server_initialize_ms, the median time the same server
@@ -210,6 +213,12 @@ func measureMCPCalls(cfg config, res *results) error {
 	if err := m.waitTool("x_bench_echo", true); err != nil {
 		return err
 	}
+	view, err := mcp.NewClient(&mcp.Implementation{Name: "benchharness", Version: "v1"}, nil).Connect(context.Background(),
+		&mcp.StreamableClientTransport{Endpoint: "http://" + m.addr + "/mcp/servers/bench", HTTPClient: &http.Client{}}, nil)
+	if err != nil {
+		return fmt.Errorf("connect to /mcp/servers/bench: %w", err)
+	}
+	defer view.Close()
 	direct, err := spawnFake(context.Background(), "-tools", "echo")
 	if err != nil {
 		return err
@@ -221,6 +230,9 @@ func measureMCPCalls(cfg config, res *results) error {
 		return err
 	}
 	if _, err := timeCalls(direct, "echo", 50); err != nil {
+		return err
+	}
+	if _, err := timeCalls(view, "echo", 50); err != nil {
 		return err
 	}
 	proxy, stopProxy, err := startSDKProxy()
@@ -241,7 +253,7 @@ func measureMCPCalls(cfg config, res *results) error {
 	if _, err := timeCalls(proc, "echo", 50); err != nil {
 		return err
 	}
-	var through, beside, floor, procFloor []time.Duration
+	var through, beside, floor, procFloor, alone []time.Duration
 	for round := range *mcpCallRounds {
 		t, err := timeCalls(m.session, "x_bench_echo", *mcpCallsPerRound)
 		if err != nil {
@@ -259,12 +271,20 @@ func measureMCPCalls(cfg config, res *results) error {
 		if err != nil {
 			return fmt.Errorf("round %d through the bare SDK proxy process: %w", round, err)
 		}
+		a, err := timeCalls(view, "echo", *mcpCallsPerRound)
+		if err != nil {
+			return fmt.Errorf("round %d through the server's own view: %w", round, err)
+		}
 		through, beside, floor, procFloor = append(through, t...), append(beside, d...), append(floor, p...), append(procFloor, q...)
+		alone = append(alone, a...)
 	}
 	sortDurations(through)
 	sortDurations(beside)
 	sortDurations(floor)
 	sortDurations(procFloor)
+	sortDurations(alone)
+	res.set("mcp_server_view_call_p50_us", microseconds(alone, 0.50))
+	res.set("mcp_server_view_call_p99_us", microseconds(alone, 0.99))
 	res.set("mcp_call_p50_us", microseconds(through, 0.50))
 	res.set("mcp_call_p99_us", microseconds(through, 0.99))
 	res.set("direct_stdio_call_p50_us", microseconds(beside, 0.50))
