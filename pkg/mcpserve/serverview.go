@@ -78,9 +78,10 @@ func serverKey(path string) (events.Key, bool) {
 }
 
 // serveServerView serves the view of the server the path names. A server
-// no definition declares is a 404, one that does not run a 503 naming its
-// state, for a request that opens a session; the requests of a session
-// open already reach its view whatever the server's state, so that a call
+// no definition declares is a 404 (its view, if it had one, is dropped
+// with its sessions), one that does not run a 503 naming its state, for a
+// request that opens a session; the requests of a session open already
+// reach its view whatever the running server's state, so that a call
 // waits through a restart, as on the other views.
 func (s *Server) serveServerView() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -91,6 +92,10 @@ func (s *Server) serveServerView() http.Handler {
 			return
 		}
 		offer, err := sb.Server(key)
+		if errors.Is(err, router.ErrServerNotDeclared) {
+			// Its definition is gone: so is its view, sessions and all.
+			s.servers.drop(key)
+		}
 		if v := s.servers.get(key); v != nil && r.Header.Get(sessionHeader) != "" {
 			if err == nil {
 				v = s.servers.current(s, sb, offer)
@@ -109,6 +114,19 @@ func (s *Server) serveServerView() http.Handler {
 		v := s.servers.current(s, sb, offer)
 		s.streamable(v.handler).ServeHTTP(w, r)
 	})
+}
+
+// drop forgets key's view and closes its sessions.
+func (sv *serverViews) drop(key events.Key) {
+	sv.mu.Lock()
+	v := sv.views[key]
+	delete(sv.views, key)
+	sv.mu.Unlock()
+	if v != nil {
+		for ss := range v.srv.Sessions() {
+			_ = ss.Close()
+		}
+	}
 }
 
 func (sv *serverViews) get(key events.Key) *serverView {

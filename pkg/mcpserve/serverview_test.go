@@ -146,4 +146,10 @@ func TestAServersViewNamesAServerThatIsNotThere(t *testing.T) {
 	assert.Equal(t, http.StatusServiceUnavailable, code, body)
 	assert.Contains(t, body, "MCPServer/ops/git is not running (state Failed): exit status 3")
 	assert.Equal(t, "log at git", text(t, call(t, cs, "log", nil)), "a session open already reaches its view")
+
+	b.set(b.offer, router.ErrServerNotDeclared)
+	code, body = post("/mcp/servers/ops/git", cs.ID())
+	assert.Equal(t, http.StatusNotFound, code, "its definition deleted: the view is gone, sessions and all: %s", body)
+	_, err = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "log"})
+	assert.Error(t, err, "the session of a deleted server's view is closed")
 }
