@@ -64,14 +64,7 @@ type serverObject struct {
 
 func (e *fsEnv) server(t *testing.T, name string) (serverObject, bool) {
 	t.Helper()
-	code, body := e.get(t, "/api/v1/resources/mcpservers/default/"+name)
-	if code == 404 {
-		return serverObject{}, false
-	}
-	require.Equal(t, 200, code, body)
-	var s serverObject
-	require.NoError(t, json.Unmarshal([]byte(body), &s), body)
-	return s, true
+	return getObject[serverObject](t, e, "mcpservers", name)
 }
 
 // waitServer polls the MCPServer until cond holds, and returns it.

@@ -100,14 +100,21 @@ type resource struct {
 
 func (e *fsEnv) resource(t *testing.T, kind, name string) (resource, bool) {
 	t.Helper()
+	return getObject[resource](t, e, kind, name)
+}
+
+// getObject reads the resource kind/default/name from the API as a T, and
+// reports whether it exists.
+func getObject[T any](t *testing.T, e *fsEnv, kind, name string) (T, bool) {
+	t.Helper()
+	var o T
 	code, body := e.get(t, "/api/v1/resources/"+kind+"/default/"+name)
 	if code == http.StatusNotFound {
-		return resource{}, false
+		return o, false
 	}
 	require.Equal(t, http.StatusOK, code, body)
-	var r resource
-	require.NoError(t, json.Unmarshal([]byte(body), &r), body)
-	return r, true
+	require.NoError(t, json.Unmarshal([]byte(body), &o), body)
+	return o, true
 }
 
 func (e *fsEnv) list(t *testing.T, kind string) []resource {

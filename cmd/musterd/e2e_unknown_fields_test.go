@@ -8,7 +8,6 @@ package main
 // HTTP API, the status file, the CLI and the log.
 
 import (
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -30,14 +29,7 @@ type workflowObject struct {
 
 func (e *fsEnv) workflowObject(t *testing.T, name string) (workflowObject, bool) {
 	t.Helper()
-	code, body := e.get(t, "/api/v1/resources/workflows/default/"+name)
-	if code == 404 {
-		return workflowObject{}, false
-	}
-	require.Equal(t, 200, code, body)
-	var w workflowObject
-	require.NoError(t, json.Unmarshal([]byte(body), &w), body)
-	return w, true
+	return getObject[workflowObject](t, e, "workflows", name)
 }
 
 // musterHarnessWorkflow is a workflow as muster's harness writes it, with
