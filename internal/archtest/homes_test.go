@@ -21,7 +21,8 @@ var homes = []struct{ concept, home string }{
 	{"the views and sessions MCP clients connect to (/mcp, /mcp/direct, /sse), muster's meta-tools, list_changed, resource subscriptions", "pkg/mcpserve"},
 	{"tool calls: the exposed set (first source wins), the one way in for every call (the endpoint's and the workflow steps'), its caller (router.Caller), its log line and metrics", "pkg/router"},
 	{"the running servers' tools under their exposed names, families, the tools of servers gone", "pkg/catalogue"},
-	{"the live sessions to the managed servers, and the calls made in them", "pkg/supervisor"},
+	{"the live sessions to the managed servers (shared, and each client's own: lanes), the calls made in them, and what a server asks of its client", "pkg/supervisor"},
+	{"the client a call comes from, as a managed server sees it (peer.Peer): the endpoint implements it, the supervisor reads it", "pkg/peer"},
 	{"the core tools, read and write (core_…), the execution tools included", "pkg/coretools"},
 	{"declaring a tool musterd implements: its arguments, input schema, argument check and results", "pkg/tooldef"},
 	{"workflow runs (workflow_…) and the executions they leave", "pkg/workflowrun"},
@@ -106,6 +107,10 @@ func secondHomes(files []goFile) []string {
 				if f.pkg != "pkg/mcpserve" {
 					wrong = append(wrong, where+": serves MCP ("+s+"): the views and sessions are pkg/mcpserve's")
 				}
+			case "mcp.NewClient", "mcp.ClientOptions":
+				if f.pkg != "pkg/supervisor" {
+					wrong = append(wrong, where+": opens an MCP session to a server ("+s+"): the sessions to the managed servers are pkg/supervisor's")
+				}
 			case "tooldef.Tool":
 				if f.pkg != "pkg/coretools" && f.pkg != "pkg/mcpserve" {
 					wrong = append(wrong, where+": declares a tool: the core tools are pkg/coretools', the meta-tools pkg/mcpserve's")
@@ -150,6 +155,7 @@ func TestTheHomesCheckCatchesASecondHome(t *testing.T) {
 	}{
 		{`var s = mcp.NewServer(nil, nil)`, "pkg/mcpserve", "pkg/router"},
 		{`var t = &tooldef.Tool{}`, "pkg/coretools", "pkg/workflowrun"},
+		{`var c = mcp.NewClient(nil, nil)`, "pkg/supervisor", "pkg/router"},
 		{`var o = bus.SubscriberOptions{}`, "pkg/mcpserve", "pkg/api"},
 		{`const name = "core_events"`, "pkg/coretools", "pkg/mcpserve"},
 		{`func f() { log.Debug("MCP tool call") }`, "pkg/router", "pkg/mcpserve"},

@@ -45,7 +45,10 @@ var allowed = map[string][]string{
 	"pkg/musterevents": {"pkg/events", "pkg/bus", "pkg/redact", "pkg/apis"},
 	// Kubernetes Events: an observer of the bus's outcomes, leader-only.
 	"pkg/kubeevents": {"pkg/events", "pkg/bus", "pkg/redact", "pkg/apis", "pkg/musterevents"},
-	"pkg/supervisor": {"pkg/events", "pkg/apis", "pkg/redact", "internal/registry", "internal/jsoneq"}, // runs servers; knows nothing of the bus
+	"pkg/supervisor": {"pkg/events", "pkg/apis", "pkg/redact", "pkg/peer", "internal/registry", "internal/jsoneq"}, // runs servers; knows nothing of the bus
+	// The client a call comes from, as the managed servers see it: a leaf
+	// the endpoint implements and the supervisor reads.
+	"pkg/peer": {},
 	// The router is the one way in for a tool call: the exposed set (its
 	// sources, the core tools and the workflows, plugged in by the wiring
 	// through its Source interface; the running servers' tools from the
@@ -59,7 +62,7 @@ var allowed = map[string][]string{
 	// lists and calls every exposed tool through its Backend (package
 	// router) and implements only muster's meta-tools itself, sharing the
 	// API's token check (package api/shared, not the API server itself).
-	"pkg/mcpserve": {"pkg/events", "pkg/apis", "pkg/redact", "pkg/api/shared", "pkg/router", "pkg/tooldef"},
+	"pkg/mcpserve": {"pkg/events", "pkg/apis", "pkg/redact", "pkg/api/shared", "pkg/router", "pkg/tooldef", "pkg/peer"},
 	// What the API and the MCP endpoint must do alike: a leaf of the edges.
 	"pkg/api/shared": {"pkg/api/types", "pkg/apis", "pkg/redact", "pkg/statusync"},
 	// Declared state: writes definitions where the watchers read them, as

@@ -18,6 +18,7 @@ import (
 
 	"github.com/musterd/musterd/pkg/api/shared"
 	"github.com/musterd/musterd/pkg/events"
+	"github.com/musterd/musterd/pkg/peer"
 	"github.com/musterd/musterd/pkg/redact"
 	"github.com/musterd/musterd/pkg/router"
 	"github.com/musterd/musterd/pkg/tooldef"
@@ -99,6 +100,7 @@ type Server struct {
 	// watches maps each *mcp.ServerSession that has had a call to its
 	// *watch, and watchIDs a streamable session's ID to the same.
 	watches, watchIDs sync.Map
+	clients           sync.Map // *mcp.ServerSession → *client (peer.go)
 }
 
 // listing is the exposed set as a Refresh read it.
@@ -160,6 +162,8 @@ func New(opts Options) (*Server, error) {
 	// A call of a name not listed still reaches the Backend, which
 	// answers for claimed names (unlisted.go).
 	s.direct.AddReceivingMiddleware(s.answerUnlisted)
+	s.meta.AddReceivingMiddleware(s.trackClients) // peer.go
+	s.direct.AddReceivingMiddleware(s.trackClients)
 
 	s.metaTools = s.newMetaTools()
 	for _, t := range s.metaTools {
@@ -379,6 +383,9 @@ func (s *Server) enter(ctx context.Context, view string, req *mcp.CallToolReques
 		// Registered on the session's context, not a goroutine per call:
 		// the call path stays on the go-sdk's goroutines.
 		stop = context.AfterFunc(closed, func() { cancel(ErrSessionClosed) })
+		// What a server asks of its client while it handles the call goes
+		// to this client, on this call's stream (peer.go).
+		ctx = peer.With(ctx, boundClient{client: s.clientOf(ss), call: ctx})
 	}
 	return router.WithCaller(ctx, c), func() { stop(); cancel(nil) }
 }

@@ -234,6 +234,7 @@ func (s *Server) newServerView(sb ServerBackend, offer router.ServerOffer) *serv
 		}
 	}
 	srv := mcp.NewServer(info, opts)
+	srv.AddReceivingMiddleware(s.trackClients) // peer.go
 	o := &mcp.StreamableHTTPOptions{MaxRequestBodyBytes: s.opts.MaxBodyBytes, Logger: s.log}
 	if s.opts.SessionTimeout > 0 {
 		o.SessionTimeout = s.opts.SessionTimeout

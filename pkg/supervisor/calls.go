@@ -17,6 +17,7 @@ import (
 	"github.com/musterd/musterd/internal/jsoneq"
 	"github.com/musterd/musterd/pkg/apis/muster/v1alpha1"
 	"github.com/musterd/musterd/pkg/events"
+	"github.com/musterd/musterd/pkg/peer"
 )
 
 // The calls of this file reach into a running server's live MCP session on
@@ -338,14 +339,30 @@ func (inst *instance) capabilities() *mcp.ServerCapabilities {
 }
 
 // call runs do on the session of key's server, counted in flight, with a
-// context that ends when the caller's does or when the instance goes.
+// context that ends when the caller's does or when the instance goes. A
+// call whose caller's client needs a session of its own runs on its lane
+// (lanes.go); it is counted on the shared instance too, so that a restart
+// drains it.
 func (s *Supervisor) call(ctx context.Context, key events.Key, what string, do func(context.Context, *instance) error) error {
 	key = key.Canonical()
-	e, inst, err := s.acquire(ctx, key)
+	e, shared, err := s.acquire(ctx, key)
 	if err != nil {
 		return err
 	}
-	defer s.release(inst)
+	defer s.release(shared)
+	inst := shared
+	if p, ok := peer.From(ctx); ok {
+		if s.wantsLane(shared, p) {
+			var leave func()
+			inst, leave, err = s.laneFor(ctx, shared, p)
+			if err != nil {
+				return err
+			}
+			defer leave()
+		} else {
+			shared.join(ctx, p) // its log messages reach p's client (clientrequests.go)
+		}
+	}
 
 	callCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -362,7 +379,7 @@ func (s *Supervisor) call(ctx context.Context, key events.Key, what string, do f
 	defer cancelTimeout()
 	err = do(callCtx, inst)
 	if err == nil {
-		s.touch(e, inst) // the server answered: lastConnected is now
+		s.touch(e, shared) // the server answered: lastConnected is now
 		return nil
 	}
 	if ctx.Err() == nil && context.Cause(callCtx) == errCallTimeout {

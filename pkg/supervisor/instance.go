@@ -72,6 +72,10 @@ type instance struct {
 	inheritEnv    bool
 
 	sessionErr   error         // why the session ended; set before sessionEnded is closed
+	client       *mcp.Client   // the session's client: a lane notifies roots changes through it
+	lane         *lane         // set on a lane's instance: the client it serves (lanes.go)
+	lanes        laneSet       // on a shared instance: its lanes (lanes.go)
+	listeners    listeners     // on a shared instance: the clients its log messages go to (clientrequests.go)
 	calls        *callState    // in-flight calls, drain and progress routing (calls.go)
 	toolsChanged chan struct{} // the server said its tools changed
 	stopOnce     sync.Once
@@ -208,11 +212,7 @@ func (inst *instance) launchRemote() error {
 
 // connect initializes a session over transport and lists its tools.
 func (inst *instance) connect(transport mcp.Transport) error {
-	client := mcp.NewClient(clientInfo, &mcp.ClientOptions{
-		// Claimed, nothing: musterd passes no roots, sampling or
-		// elicitation through to a server. Left nil, the go-sdk would
-		// claim roots with listChanged.
-		Capabilities: &mcp.ClientCapabilities{},
+	opts := &mcp.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
 			select {
 			case inst.toolsChanged <- struct{}{}:
@@ -227,7 +227,11 @@ func (inst *instance) connect(transport mcp.Transport) error {
 				inst.calls.resourceUpdated(req.Params.URI) // subscribe.go
 			}
 		},
-	})
+	}
+	inst.offerClient(opts) // what the server may ask of the client, and where it goes (clientrequests.go)
+	client := mcp.NewClient(clientInfo, opts)
+	client.AddReceivingMiddleware(inst.serverRequests)
+	inst.client = client
 	session, err := client.Connect(inst.ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: clientProtocolVersion})
 	if err != nil {
 		return err
@@ -237,6 +241,9 @@ func (inst *instance) connect(transport mcp.Transport) error {
 		inst.sessionErr = session.Wait()
 		close(inst.sessionEnded)
 	}()
+	if err := inst.applyLogLevel(); err != nil {
+		return fmt.Errorf("logging/setLevel: %w", err)
+	}
 	tools, err := listTools(inst.ctx, session)
 	if err != nil {
 		return fmt.Errorf("tools/list: %w", err)
@@ -336,6 +343,7 @@ func (inst *instance) teardown(grace time.Duration) {
 // the instance's whole lifecycle sits in one place.
 func (s *Supervisor) monitor(e *entry, inst *instance) {
 	defer close(inst.done)
+	defer s.endLanes(inst) // lanes.go: they end with it, before it is done
 	ping := time.NewTicker(s.opts.PingInterval)
 	defer ping.Stop()
 	stable := time.NewTimer(s.opts.StableAfter)

@@ -37,6 +37,9 @@ const (
 	DefaultStartTimeout = 2 * time.Minute
 	DefaultCallWait     = 30 * time.Second
 	DefaultDrainTimeout = 10 * time.Second
+	// DefaultLaneIdle and DefaultMaxLanesPerServer: see Options.
+	DefaultLaneIdle          = 5 * time.Minute
+	DefaultMaxLanesPerServer = 32
 )
 
 // Options configure a Supervisor. The zero value of each field is its
@@ -92,6 +95,12 @@ type Options struct {
 	// holding no caller. Default 10s. Stop (a delete) and Shutdown do not
 	// drain.
 	DrainTimeout time.Duration
+	// LaneIdle ends a client's own session to a server (a lane, lanes.go)
+	// after that long without a call of the client's. Default 5m.
+	LaneIdle time.Duration
+	// MaxLanesPerServer bounds the lanes open to one server at once; a
+	// client's call that would open one more fails saying so. Default 32.
+	MaxLanesPerServer int
 	// OnChange, if set, is called whenever a server's observed state
 	// changes: starting, started, failed (crash, ping, start), tools
 	// changed, failure streak cleared, stopped. Calls come one at a time, in
@@ -139,6 +148,12 @@ func (o Options) withDefaults() Options {
 	}
 	if o.DrainTimeout <= 0 {
 		o.DrainTimeout = DefaultDrainTimeout
+	}
+	if o.LaneIdle <= 0 {
+		o.LaneIdle = DefaultLaneIdle
+	}
+	if o.MaxLanesPerServer <= 0 {
+		o.MaxLanesPerServer = DefaultMaxLanesPerServer
 	}
 	o.RestartBackoff = o.RestartBackoff.withDefaults()
 	return o
@@ -272,6 +287,9 @@ type Supervisor struct {
 	lists      registry.Funcs[func(events.Key)] // WatchLists (calls.go)
 
 	updates registry.Funcs[func(events.Key, string)] // WatchResourceUpdates (subscribe.go)
+	// clientSessions holds the servers' policies for lanes other than
+	// auto (lanes.go).
+	clientSessions map[events.Key]ClientSessions
 	// instances numbers the instances made, for Session (subscribe.go).
 	instances atomic.Uint64
 }
@@ -496,6 +514,7 @@ func (s *Supervisor) Stop(ctx context.Context, key events.Key) error {
 	locked.inst = nil
 	locked.removed = true
 	delete(s.entries, key)
+	delete(s.clientSessions, key)
 	known := locked.obs.State != ""
 	if known {
 		locked.obs = Observed{

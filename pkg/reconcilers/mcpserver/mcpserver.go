@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -123,6 +124,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcilers.Request) rec
 		}
 		r.overrides.Restarted(key, ov.Restart)
 	}
+	// Which clients get a session of their own: beside the spec, so that
+	// a change of it restarts nothing.
+	sessions, sessionsErr := supervisor.ParseClientSessions(server.Annotations[supervisor.ClientSessionsAnnotation])
+	r.sup.SetClientSessions(key, sessions)
 	if (spec.AutoStart || ov.Start) && !ov.Stop {
 		obs, err = r.sup.Ensure(ctx, key, spec)
 	} else {
@@ -138,6 +143,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcilers.Request) rec
 	st := r.status(key, server, obs, err, prev)
 	st.Override = ov.Status
 	st.Warnings = entry.Warnings
+	if sessionsErr != nil {
+		st.Warnings = append(slices.Clone(st.Warnings), fmt.Sprintf("metadata.annotations[%s]: %v; %s applies",
+			supervisor.ClientSessionsAnnotation, sessionsErr, supervisor.ClientSessionsAuto))
+	}
 	if ov.Stop {
 		ready := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionReady)
 		ready.Reason = ReasonStoppedByOperator

@@ -1,0 +1,62 @@
+package peer
+
+import (
+	"context"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Peer is the MCP client session a call comes from.
+type Peer interface {
+	// ID identifies the client session, unique within the process.
+	ID() string
+	// Capabilities are what the client offered in initialize; never nil.
+	// Shared: never change them.
+	Capabilities() *mcp.ClientCapabilities
+	// Done is closed when the client session ends.
+	Done() <-chan struct{}
+	// Session returns this client unbound to any call.
+	Session() Peer
+
+	// CreateMessage asks the client for a completion of its model
+	// (sampling/createMessage), and returns its answer unchanged.
+	CreateMessage(ctx context.Context, params *mcp.CreateMessageWithToolsParams) (*mcp.CreateMessageWithToolsResult, error)
+	// Elicit asks the client's user (elicitation/create).
+	Elicit(ctx context.Context, params *mcp.ElicitParams) (*mcp.ElicitResult, error)
+	// ListRoots asks the client for its roots (roots/list).
+	ListRoots(ctx context.Context, params *mcp.ListRootsParams) (*mcp.ListRootsResult, error)
+	// NotifyElicitationComplete tells the client that a URL-mode
+	// elicitation finished.
+	NotifyElicitationComplete(ctx context.Context, params *mcp.ElicitationCompleteParams) error
+	// Log sends a log message to the client, if it asked for its level
+	// (logging/setLevel).
+	Log(ctx context.Context, params *mcp.LoggingMessageParams) error
+
+	// LogLevel is the level the client last set with logging/setLevel; ""
+	// until it sets one.
+	LogLevel() mcp.LoggingLevel
+	// RootsChanges counts the client's notifications/roots/list_changed.
+	RootsChanges() uint64
+	// Changed is closed at the client's next change of LogLevel or
+	// RootsChanges; call it again for the one after.
+	Changed() <-chan struct{}
+}
+
+type peerKey struct{}
+
+// With returns ctx carrying p as the caller's client.
+func With(ctx context.Context, p Peer) context.Context {
+	return context.WithValue(ctx, peerKey{}, p)
+}
+
+// From returns the caller's client ctx carries, if it carries one.
+func From(ctx context.Context) (Peer, bool) {
+	p, ok := ctx.Value(peerKey{}).(Peer)
+	return p, ok && p != nil
+}
+
+// Offers reports whether caps offer a server anything to ask of the
+// client: sampling, elicitation or roots.
+func Offers(caps *mcp.ClientCapabilities) bool {
+	return caps != nil && (caps.Sampling != nil || caps.Elicitation != nil || caps.RootsV2 != nil)
+}
