@@ -52,7 +52,9 @@ func (inst *instance) offerClient(opts *mcp.ClientOptions) {
 	opts.Capabilities = &mcp.ClientCapabilities{RootsV2: caps.RootsV2, Sampling: caps.Sampling, Elicitation: caps.Elicitation}
 	if caps.Sampling != nil {
 		opts.CreateMessageWithToolsHandler = func(ctx context.Context, req *mcp.CreateMessageWithToolsRequest) (*mcp.CreateMessageWithToolsResult, error) {
-			return l.target().CreateMessage(ctx, req.Params)
+			return ask(ctx, l, func(ctx context.Context, p peer.Peer) (*mcp.CreateMessageWithToolsResult, error) {
+				return p.CreateMessage(ctx, req.Params)
+			})
 		}
 	}
 	if caps.Elicitation != nil {
@@ -82,7 +84,9 @@ func (inst *instance) serverRequests(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		if reason := inst.refusal(method); reason != "" {
 			inst.log.Debug("mcp server: refused a request of the server's", "key", inst.key.String(), "method", method, "reason", reason)
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: reason}
+			// Invalid request, not method not found: the go-sdk replaces the
+			// message of a -32601 with its own, and the reason would be lost.
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: reason}
 		}
 		// Passed on here, not by the go-sdk's client: it answers roots/list
 		// from a root set of its own, and checks an elicitation's schema
@@ -90,9 +94,13 @@ func (inst *instance) serverRequests(next mcp.MethodHandler) mcp.MethodHandler {
 		// them). The client at the other end checks what it is asked.
 		switch r := req.(type) {
 		case *mcp.ListRootsRequest:
-			return inst.lane.target().ListRoots(ctx, r.Params)
+			return ask(ctx, inst.lane, func(ctx context.Context, p peer.Peer) (*mcp.ListRootsResult, error) {
+				return p.ListRoots(ctx, r.Params)
+			})
 		case *mcp.ElicitRequest:
-			return inst.lane.target().Elicit(ctx, r.Params)
+			return ask(ctx, inst.lane, func(ctx context.Context, p peer.Peer) (*mcp.ElicitResult, error) {
+				return p.Elicit(ctx, r.Params)
+			})
 		}
 		return next(ctx, method, req)
 	}
@@ -103,8 +111,9 @@ func (inst *instance) serverRequests(next mcp.MethodHandler) mcp.MethodHandler {
 func (inst *instance) refusal(method string) string {
 	l := inst.lane
 	if l == nil {
-		return fmt.Sprintf("musterd: %s refused: MCP server %s has one session shared by all of musterd's clients, "+
-			"which cannot tell whose call the request belongs to; annotate the MCPServer %s: %s to give each client a session of its own",
+		return fmt.Sprintf("musterd: %s refused: it came on the session to MCP server %s shared by all of musterd's clients, "+
+			"which cannot tell whose call it belongs to (a client that offers sampling, elicitation or roots gets a session of its own "+
+			"with a remote server; annotate a stdio MCPServer %s: %s for the same)",
 			method, inst.key, ClientSessionsAnnotation, ClientSessionsPerClient)
 	}
 	caps := l.peer.Capabilities()
@@ -118,6 +127,45 @@ func (inst *instance) refusal(method string) string {
 	}
 	feature := map[string]string{methodListRoots: "roots", methodCreateMessage: "sampling", methodElicit: "elicitation"}[method]
 	return fmt.Sprintf("musterd: %s refused: the client (MCP session %s) offered no %s capability", method, l.peer.ID(), feature)
+}
+
+// errClientGone answers a server's request whose client went away before
+// it answered.
+var errClientGone = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "musterd: the client's session ended before it answered"}
+
+// errLaneEnding answers a server's request pending as its client's own
+// session with it ends (a stop, a restart).
+var errLaneEnding = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "musterd: the client's session with this server is ending"}
+
+// ask passes a server's request to the lane's client, and answers the
+// server at once when the client's session ends first, or the server
+// cancels: the server gets an answer, never a wait on a client that is
+// gone, whatever the client's transport does with a request it can no
+// longer deliver.
+func ask[R any](ctx context.Context, l *lane, f func(context.Context, peer.Peer) (R, error)) (R, error) {
+	defer l.passing()()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type answer struct {
+		r   R
+		err error
+	}
+	answered := make(chan answer, 1)
+	go func() {
+		r, err := f(ctx, l.target())
+		answered <- answer{r, err}
+	}()
+	var zero R
+	select {
+	case a := <-answered:
+		return a.r, a.err
+	case <-l.peer.Done():
+		return zero, errClientGone
+	case <-l.asking.Done():
+		return zero, errLaneEnding
+	case <-ctx.Done():
+		return zero, ctx.Err()
+	}
 }
 
 // applyLogLevel sets a lane's logging level to its client's at the start,

@@ -118,8 +118,15 @@ type lane struct {
 	err    error
 	inst   *instance
 
+	// asking ends when the lane does: the server's requests still waiting
+	// for the client are answered with an error then (ask).
+	asking     context.Context
+	stopAsking context.CancelFunc
+
 	mu       sync.Mutex
 	calls    map[uint64]peer.Peer // the client bound to each call in flight
+	asks     int                  // the server's requests being passed to the client (ask)
+	changed  chan struct{}        // closed and replaced when calls or asks drop
 	nextCall uint64
 	lastUse  time.Time
 	closing  bool // ended: calls must open a new lane
@@ -153,8 +160,49 @@ func (l *lane) enter(p peer.Peer) (leave func(), ok bool) {
 		l.mu.Lock()
 		delete(l.calls, n)
 		l.lastUse = time.Now()
+		l.changedLocked()
 		l.mu.Unlock()
 	}, true
+}
+
+// passing counts a server's request being passed to the client until the
+// returned func is called.
+func (l *lane) passing() (done func()) {
+	l.mu.Lock()
+	l.asks++
+	l.mu.Unlock()
+	return func() {
+		l.mu.Lock()
+		l.asks--
+		l.changedLocked()
+		l.mu.Unlock()
+	}
+}
+
+func (l *lane) changedLocked() {
+	close(l.changed)
+	l.changed = make(chan struct{})
+}
+
+// waitQuiet waits, up to d, until l has no call in flight and no request
+// of the server's pending.
+func (l *lane) waitQuiet(d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	for {
+		l.mu.Lock()
+		quiet := len(l.calls) == 0 && l.asks == 0
+		changed := l.changed
+		l.mu.Unlock()
+		if quiet {
+			return
+		}
+		select {
+		case <-changed:
+		case <-t.C:
+			return
+		}
+	}
 }
 
 // laneFor returns p's client's lane to the server of shared, opened now if
@@ -174,7 +222,8 @@ func (s *Supervisor) laneFor(ctx context.Context, shared *instance, p peer.Peer)
 				return nil, nil, fmt.Errorf("mcp server %s: no session of its own for MCP session %s: %d clients have one already (MaxLanesPerServer)",
 					shared.key, client.ID(), n)
 			}
-			l = &lane{shared: shared, peer: client, ready: make(chan struct{}), calls: map[uint64]peer.Peer{}}
+			l = &lane{shared: shared, peer: client, ready: make(chan struct{}), calls: map[uint64]peer.Peer{}, changed: make(chan struct{})}
+			l.asking, l.stopAsking = context.WithCancel(context.Background())
 			if shared.lanes.byClient == nil {
 				shared.lanes.byClient = map[string]*lane{}
 			}
@@ -211,9 +260,11 @@ func (s *Supervisor) runLane(shared *instance, l *lane) {
 			inst.calls.stopReason = "its server was stopped, restarted or failed, and the client's own session with it ended"
 		}
 		s.mu.Unlock()
+		l.stopAsking()
 		inst.cancel(errStopping)
 	})
 	defer stopWithShared()
+	defer l.stopAsking()
 	err := s.startLane(inst, l)
 	if err != nil {
 		l.err = fmt.Errorf("mcp server %s: could not open a session of its own for MCP session %s: %w", shared.key, l.peer.ID(), err)
@@ -229,6 +280,8 @@ func (s *Supervisor) runLane(shared *instance, l *lane) {
 	s.log.Info("mcp server: opened a session for one client", "key", shared.key.String(), "client", l.peer.ID(), "pid", inst.pid())
 	reason := s.watchLane(inst, l)
 	s.endLane(l)
+	l.stopAsking()
+	s.closeLane(inst, l)
 	inst.teardown(s.opts.StopGrace)
 	s.log.Info("mcp server: closed a client's own session", "key", shared.key.String(), "client", l.peer.ID(), "reason", reason)
 }
@@ -314,6 +367,30 @@ func (s *Supervisor) watchLane(inst *instance, l *lane) string {
 				inst.client.AddRoots(&mcp.Root{URI: "musterd:roots-changed", Name: "the client's roots changed"})
 			}
 		}
+	}
+}
+
+// closeLane closes a lane's session before its teardown cancels its
+// context, once the server's requests have their answers (a client gone, a
+// lane ending: errors, at once) and the lane's calls have ended (their
+// cancellations sent): closed under a call, the go-sdk would close the
+// connection as the call is retired, before either reached a remote
+// server, which then waits for them for good. Bounded by StopGrace.
+func (s *Supervisor) closeLane(inst *instance, l *lane) {
+	if inst.ctx.Err() != nil {
+		return // ended already: a stop, whose calls have failed
+	}
+	l.waitQuiet(s.opts.StopGrace)
+	closed := make(chan struct{})
+	go func() {
+		_ = inst.session.Close()
+		close(closed)
+	}()
+	t := time.NewTimer(s.opts.StopGrace)
+	defer t.Stop()
+	select {
+	case <-closed:
+	case <-t.C:
 	}
 }
 
