@@ -25,8 +25,6 @@ var notPassedThroughYet = map[string]string{
 	"tools-call-elicitation":       "elicitation/create does not reach the calling client",
 	"elicitation-sep1034-defaults": "elicitation/create does not reach the calling client",
 	"elicitation-sep1330-enums":    "elicitation/create does not reach the calling client",
-	"resources-subscribe":          "resources/subscribe is not offered on a server's view",
-	"resources-unsubscribe":        "resources/subscribe is not offered on a server's view",
 }
 
 func TestE2EConformanceSuiteThroughAServersView(t *testing.T) {
