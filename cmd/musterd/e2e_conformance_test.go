@@ -17,15 +17,6 @@ import (
 	"github.com/musterd/musterd/pkg/supervisor"
 )
 
-// notPassedThroughYet are the scenarios whose checks differ through a
-// server's view, each for a feature of MCP the view does not pass through
-// yet. A check that differs for any other reason fails the test, and so
-// does a listed scenario that passes.
-var notPassedThroughYet = map[string]string{
-	"resources-subscribe":   "resources/subscribe is not offered on a server's view",
-	"resources-unsubscribe": "resources/subscribe is not offered on a server's view",
-}
-
 func TestE2EConformanceSuiteThroughAServersView(t *testing.T) {
 	bin := conformancetest.BuildEverythingServer(t)
 	url := conformancetest.ServeHTTP(t, bin)
@@ -48,19 +39,7 @@ func TestE2EConformanceSuiteThroughAServersView(t *testing.T) {
 	for _, name := range []string{"conf-stdio", "conf-http"} {
 		t.Run(name, func(t *testing.T) {
 			through := conformancetest.Run(t, "http://"+e.addr+"/mcp/servers/"+name)
-			differs := map[string]bool{}
-			var unexpected []string
-			for _, d := range conformancetest.Diff(straight, through) {
-				scenario, _, _ := strings.Cut(d, "/")
-				if _, known := notPassedThroughYet[scenario]; !known {
-					unexpected = append(unexpected, d)
-				}
-				differs[scenario] = true
-			}
-			assert.Empty(t, unexpected, "checks whose outcome differs through musterd")
-			for scenario := range notPassedThroughYet {
-				assert.True(t, differs[scenario], "%s passes through now: take it off notPassedThroughYet", scenario)
-			}
+			assert.Empty(t, conformancetest.Diff(straight, through), "checks whose outcome differs through musterd")
 			t.Logf("straight: %d checks passed; through %s's view: %d passed, %d failed",
 				straight.Count("SUCCESS"), name, through.Count("SUCCESS"), len(through.Failed()))
 		})

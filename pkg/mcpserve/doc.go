@@ -87,6 +87,21 @@
 //   - With a token configured, every path but /health needs
 //     "Authorization: Bearer <token>", checked by api/shared.Bearer as the API
 //     checks its own.
+//   - /mcp and /mcp/direct answer completion/complete, and advertise
+//     completions, when the Backend is a Completer (package router is):
+//     the reference names a prompt or URI template as those views list
+//     them, and the server that offers it completes (complete.go). A
+//     reference nothing offers, or whose server offers no completions, is
+//     an invalid-params error (-32602) naming it; a server down is its
+//     error, as a call's.
+//   - A server's view (/mcp/servers/<name>) advertises exactly its
+//     server's capabilities. When the server offers resource
+//     subscriptions and the Backend is a ServerSubscriber (package router
+//     is), resources/subscribe and unsubscribe on the view pass through
+//     by the server's own URIs, counted across the view's sessions as the
+//     other views' are, and the server's notifications/resources/updated
+//     reach the view's sessions subscribed (subscribe.go); the router
+//     shares one subscription at the server with the other views'.
 //   - Resources are subscribable when the Backend is a ResourceSubscriber
 //     (package router is): resources/subscribe on either view (in the
 //     newest protocol, a subscriptions/listen stream naming the resource,

@@ -64,7 +64,7 @@ func (l *listenSetup) subscribed() []string {
 func (l *listenSetup) recorded(uri string) int {
 	l.srv.subs.mu.Lock()
 	defer l.srv.subs.mu.Unlock()
-	return len(l.srv.subs.sessions[uri])
+	return len(l.srv.subs.sessions[subject{uri: uri}])
 }
 
 // unsubscribes drains the unsubscribes made at the server so far.

@@ -154,6 +154,9 @@ func New(opts Options) (*Server, error) {
 			o.SubscribeHandler, o.UnsubscribeHandler = s.subscribe, s.unsubscribe
 		}
 	}
+	if h := s.completionHandler(); h != nil { // complete.go
+		metaOpts.CompletionHandler, directOpts.CompletionHandler = h, h
+	}
 	s.meta = mcp.NewServer(&mcp.Implementation{Name: ServerName, Title: "musterd (muster's view: meta-tools)", Version: opts.Version}, metaOpts)
 	s.direct = mcp.NewServer(&mcp.Implementation{Name: ServerName, Title: "musterd (every tool natively)", Version: opts.Version}, directOpts)
 	s.metrics = newMetrics(opts.Registerer, map[string]*mcp.Server{viewMuster: s.meta, viewDirect: s.direct})

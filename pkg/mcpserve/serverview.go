@@ -202,9 +202,10 @@ func sameInit(a, b *mcp.InitializeResult) bool {
 }
 
 // newServerView makes the mcp.Server of offer's server: its serverInfo,
-// its capabilities (less what the view does not serve yet: resource
-// subscriptions) and its instructions; completion/complete goes to the
-// server when it offers completions.
+// its capabilities and its instructions; completion/complete goes to the
+// server when it offers completions, and resources/subscribe and
+// unsubscribe when it offers subscriptions (the Backend a
+// ServerSubscriber: else the view offers none).
 func (s *Server) newServerView(sb ServerBackend, offer router.ServerOffer) *serverView {
 	init := offer.Init
 	info := &mcp.Implementation{Name: offer.Key.Name}
@@ -218,7 +219,7 @@ func (s *Server) newServerView(sb ServerBackend, offer router.ServerOffer) *serv
 		if init.Capabilities != nil {
 			copied := *init.Capabilities
 			caps = &copied
-			if caps.Resources != nil {
+			if caps.Resources != nil && (s.subs == nil || s.subs.sb == nil) {
 				r := *caps.Resources
 				r.Subscribe = false
 				caps.Resources = &r
@@ -232,6 +233,9 @@ func (s *Server) newServerView(sb ServerBackend, offer router.ServerOffer) *serv
 		opts.CompletionHandler = func(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
 			return sb.CompleteServer(ctx, key, req.Params)
 		}
+	}
+	if caps != nil && caps.Resources != nil && caps.Resources.Subscribe {
+		opts.SubscribeHandler, opts.UnsubscribeHandler = s.serverSubscribe(offer.Key) // subscribe.go
 	}
 	srv := mcp.NewServer(info, opts)
 	srv.AddReceivingMiddleware(s.trackClients) // peer.go

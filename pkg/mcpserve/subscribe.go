@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/musterd/musterd/pkg/events"
 )
 
 // ResourceSubscriber is a Backend that can subscribe to the resources of
@@ -23,19 +25,42 @@ type ResourceSubscriber interface {
 	OnResourceUpdated(fn func(uri string)) (cancel func())
 }
 
+// ServerSubscriber is a ServerBackend that can subscribe to a server's
+// resources by the server's own URIs; *router.Router is one. With it, the
+// view of a server that offers resource subscriptions offers them too, and
+// passes its notifications/resources/updated on to the view's sessions
+// subscribed.
+type ServerSubscriber interface {
+	SubscribeServer(ctx context.Context, key events.Key, uri string) error
+	UnsubscribeServer(ctx context.Context, key events.Key, uri string) error
+	// OnServerResourceUpdated registers fn for every resource subscribed
+	// through SubscribeServer that changed; fn must not block.
+	OnServerResourceUpdated(fn func(key events.Key, uri string)) (cancel func())
+}
+
+// subject is what a session subscribes to: an exposed URI of /mcp and
+// /mcp/direct (server zero), or a server's own URI on its view.
+type subject struct {
+	server events.Key
+	uri    string
+}
+
 // resourceSubs counts the sessions subscribed to each resource, across
-// both views, so that a resource is subscribed at its server while one
-// session or more wants it, and once only. The go-sdk keeps which session
-// wants which URI, and sends the updates (mcp.Server.ResourceUpdated).
+// both aggregated views (by exposed URI) and across the sessions of a
+// server's view (by the server's own URI), so that a resource is
+// subscribed at its server while one session or more wants it, and once
+// only. The go-sdk keeps which session wants which URI, and sends the
+// updates (mcp.Server.ResourceUpdated).
 type resourceSubs struct {
-	b ResourceSubscriber
+	b  ResourceSubscriber // nil: the aggregated views do not subscribe
+	sb ServerSubscriber   // nil: the servers' views do not subscribe
 
 	mu       sync.Mutex
-	sessions map[string]map[*mcp.ServerSession]bool // URI → sessions subscribed
-	turns    map[string]*uriTurn                    // URI → its turn, while taken or awaited
-	watched  map[*mcp.ServerSession]bool            // sessions whose end is watched
-	pending  map[string]bool                        // URIs updated, not yet told
-	telling  bool                                   // a goroutine tells them
+	sessions map[subject]map[*mcp.ServerSession]bool // sessions subscribed
+	turns    map[subject]*uriTurn                    // a subject's turn, while taken or awaited
+	watched  map[*mcp.ServerSession]bool             // sessions whose end is watched
+	pending  map[subject]bool                        // subjects updated, not yet told
+	telling  bool                                    // a goroutine tells them
 }
 
 // uriTurn serialises, for one URI, the check of who wants it, the call at
@@ -53,7 +78,7 @@ type uriTurn struct {
 
 // take waits for uri's turn, or for ctx to end, and returns the func that
 // gives the turn back.
-func (r *resourceSubs) take(ctx context.Context, uri string) (giveBack func(), err error) {
+func (r *resourceSubs) take(ctx context.Context, uri subject) (giveBack func(), err error) {
 	r.mu.Lock()
 	t := r.turns[uri]
 	if t == nil {
@@ -79,25 +104,61 @@ func (r *resourceSubs) take(ctx context.Context, uri string) (giveBack func(), e
 }
 
 // initSubscriptions sets up the forwarding of resource updates when the
-// Backend can subscribe, and says whether it can.
+// Backend can subscribe (a ResourceSubscriber, a ServerSubscriber), and
+// says whether the aggregated views can.
 func (s *Server) initSubscriptions() bool {
-	b, ok := s.opts.Backend.(ResourceSubscriber)
-	if !ok {
+	b, _ := s.opts.Backend.(ResourceSubscriber)
+	sb, _ := s.opts.Backend.(ServerSubscriber)
+	if b == nil && sb == nil {
 		return false
 	}
-	s.subs = &resourceSubs{b: b, sessions: map[string]map[*mcp.ServerSession]bool{},
-		turns: map[string]*uriTurn{}, watched: map[*mcp.ServerSession]bool{}, pending: map[string]bool{}}
-	b.OnResourceUpdated(s.resourceUpdated)
-	return true
+	s.subs = &resourceSubs{b: b, sb: sb, sessions: map[subject]map[*mcp.ServerSession]bool{},
+		turns: map[subject]*uriTurn{}, watched: map[*mcp.ServerSession]bool{}, pending: map[subject]bool{}}
+	if b != nil {
+		b.OnResourceUpdated(func(uri string) { s.resourceUpdated(subject{uri: uri}) })
+	}
+	if sb != nil {
+		sb.OnServerResourceUpdated(func(key events.Key, uri string) { s.resourceUpdated(subject{server: key.Canonical(), uri: uri}) })
+	}
+	return b != nil
 }
 
-// subscribe is the views' resources/subscribe handler: the first session
-// to want uri subscribes to it at its server; a failure there is the
-// client's error, and the go-sdk records no subscription. It runs in
-// uri's turn, so that no other session's subscribe or unsubscribe of uri
-// comes between the check, the call and the record.
+// at subscribes to (on) or unsubscribes from what is subscribed to, at its
+// server.
+func (r *resourceSubs) at(ctx context.Context, what subject, on bool) error {
+	switch {
+	case what.server.Name == "" && on:
+		return r.b.Subscribe(ctx, what.uri)
+	case what.server.Name == "":
+		return r.b.Unsubscribe(ctx, what.uri)
+	case on:
+		return r.sb.SubscribeServer(ctx, what.server, what.uri)
+	}
+	return r.sb.UnsubscribeServer(ctx, what.server, what.uri)
+}
+
+// subscribe is the aggregated views' resources/subscribe handler.
 func (s *Server) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
-	uri, ss := req.Params.URI, req.Session
+	return s.hold(ctx, subject{uri: req.Params.URI}, req.Session)
+}
+
+// serverSubscribe returns the resources/subscribe and
+// resources/unsubscribe handlers of key's server's view.
+func (s *Server) serverSubscribe(key events.Key) (func(context.Context, *mcp.SubscribeRequest) error, func(context.Context, *mcp.UnsubscribeRequest) error) {
+	key = key.Canonical()
+	return func(ctx context.Context, req *mcp.SubscribeRequest) error {
+			return s.hold(ctx, subject{server: key, uri: req.Params.URI}, req.Session)
+		}, func(_ context.Context, req *mcp.UnsubscribeRequest) error {
+			return s.release(subject{server: key, uri: req.Params.URI}, req.Session)
+		}
+}
+
+// hold is a view's resources/subscribe: the first session to want uri
+// subscribes to it at its server; a failure there is the client's error,
+// and the go-sdk records no subscription. It runs in uri's turn, so that
+// no other session's subscribe or unsubscribe of uri comes between the
+// check, the call and the record.
+func (s *Server) hold(ctx context.Context, uri subject, ss *mcp.ServerSession) error {
 	r := s.subs
 	giveBack, err := r.take(ctx, uri)
 	if err != nil {
@@ -108,7 +169,7 @@ func (s *Server) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error
 	first := len(r.sessions[uri]) == 0
 	r.mu.Unlock()
 	if first {
-		if err := r.b.Subscribe(ctx, uri); err != nil {
+		if err := r.at(ctx, uri, true); err != nil {
 			return err
 		}
 	}
@@ -137,12 +198,12 @@ func (s *Server) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error
 // (and the go-sdk, told of an error, would keep sending the session
 // updates it gave up).
 func (s *Server) unsubscribe(_ context.Context, req *mcp.UnsubscribeRequest) error {
-	return s.release(req.Params.URI, req.Session)
+	return s.release(subject{uri: req.Params.URI}, req.Session)
 }
 
 // forget forgets that ss wants uri, and reports whether nobody does now.
 // The caller holds uri's turn.
-func (s *Server) forget(uri string, ss *mcp.ServerSession) bool {
+func (s *Server) forget(uri subject, ss *mcp.ServerSession) bool {
 	r := s.subs
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -165,7 +226,7 @@ func (s *Server) dropSession(ss *mcp.ServerSession) {
 	r := s.subs
 	r.mu.Lock()
 	delete(r.watched, ss)
-	var uris []string
+	var uris []subject
 	for uri, set := range r.sessions {
 		if set[ss] {
 			uris = append(uris, uri)
@@ -178,9 +239,9 @@ func (s *Server) dropSession(ss *mcp.ServerSession) {
 }
 
 // dropOne releases ss's subscription to uri, for a session that ended.
-func (s *Server) dropOne(uri string, ss *mcp.ServerSession) {
+func (s *Server) dropOne(uri subject, ss *mcp.ServerSession) {
 	if err := s.release(uri, ss); err != nil {
-		s.log.Debug("resource unsubscribe after the session ended", "uri", uri, "error", err)
+		s.log.Debug("resource unsubscribe after the session ended", "server", uri.server.String(), "uri", uri.uri, "error", err)
 	}
 }
 
@@ -188,7 +249,7 @@ func (s *Server) dropOne(uri string, ss *mcp.ServerSession) {
 // at the server, in uri's turn. Waiting for the turn is not bounded here:
 // whoever holds it is bounded by its request's context, or is a release,
 // bounded by subscribeTimeout, as this one's call at the server is.
-func (s *Server) release(uri string, ss *mcp.ServerSession) error {
+func (s *Server) release(uri subject, ss *mcp.ServerSession) error {
 	giveBack, _ := s.subs.take(context.Background(), uri) // cannot fail: never cancelled
 	defer giveBack()
 	if !s.forget(uri, ss) {
@@ -196,7 +257,7 @@ func (s *Server) release(uri string, ss *mcp.ServerSession) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), subscribeTimeout)
 	defer cancel()
-	return s.subs.b.Unsubscribe(ctx, uri)
+	return s.subs.at(ctx, uri, false)
 }
 
 // subscribeTimeout bounds an unsubscribe at a server.
@@ -206,7 +267,7 @@ const subscribeTimeout = 10 * time.Second
 // the subscribed sessions: it runs on a managed server's session
 // goroutine, which must not wait for slow clients. Updates of one URI
 // that come while it is being told are coalesced into one.
-func (s *Server) resourceUpdated(uri string) {
+func (s *Server) resourceUpdated(uri subject) {
 	r := s.subs
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -227,15 +288,21 @@ func (s *Server) tellUpdates() {
 			r.mu.Unlock()
 			return
 		}
-		var uris []string
+		var uris []subject
 		for uri := range r.pending {
 			uris = append(uris, uri)
 		}
 		clear(r.pending)
 		r.mu.Unlock()
 		for _, uri := range uris {
-			p := &mcp.ResourceUpdatedNotificationParams{URI: uri}
+			p := &mcp.ResourceUpdatedNotificationParams{URI: uri.uri}
 			// Each view's go-sdk server tells the sessions subscribed on it.
+			if uri.server.Name != "" {
+				if v := s.servers.get(uri.server); v != nil {
+					_ = v.srv.ResourceUpdated(context.Background(), p)
+				}
+				continue
+			}
 			_ = s.meta.ResourceUpdated(context.Background(), p)
 			_ = s.direct.ResourceUpdated(context.Background(), p)
 		}

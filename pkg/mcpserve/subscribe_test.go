@@ -193,7 +193,7 @@ func TestSubscriptionsOfOneURIAreSerialisedWithTheirServerCalls(t *testing.T) {
 	recorded := func(srv *Server) int {
 		srv.subs.mu.Lock()
 		defer srv.subs.mu.Unlock()
-		return len(srv.subs.sessions[uri])
+		return len(srv.subs.sessions[subject{uri: uri}])
 	}
 	async := func(f func() error) chan error {
 		done := make(chan error, 1)

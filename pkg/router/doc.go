@@ -86,13 +86,30 @@
 //     lists every server again first. What a server fails to list is left
 //     out, never fatal.
 //
+//   - Complete routes a completion/complete by the prompt name or the
+//     resource template URI as Prompts and ResourceTemplates show them
+//     (the tables GetPrompt and ReadResource route by) to the server that
+//     offers it, the reference rewritten to the server's own name or
+//     template, the argument and context.arguments unchanged, the result
+//     the server's. A name not listed lists every server again first; one
+//     still unknown fails with ErrUnknownPrompt or ErrUnknownTemplate
+//     naming it; a running server that did not advertise completions with
+//     ErrNoCompletions naming it; a server down with the supervisor's
+//     error, as a call's (complete.go).
+//
 //   - Subscribe subscribes to an exposed resource at the server that
 //     offers it (supervisor.Subscribe), and OnResourceUpdated watchers get
 //     the server's notifications/resources/updated under the exposed URI.
-//     A server with a new session (started again, or a remote's session
-//     renewed: supervisor.Session) is subscribed again once it has been
-//     listed, and only then: other listings of the same session subscribe
-//     nothing (subscribe.go).
+//     SubscribeServer does the same for a server's view, by the server's
+//     own URI, and OnServerResourceUpdated watchers get its updates so.
+//     Both share one subscription per server resource: it is made when
+//     the first wants it and ended when the last no longer does, the
+//     check and the server's call taking turns per resource, so the
+//     server is subscribed exactly while someone wants it. A server with
+//     a new session (started again, or a remote's session renewed:
+//     supervisor.Session) is subscribed again to all of them once it has
+//     been listed, and only then: other listings of the same session
+//     subscribe nothing (subscribe.go).
 //
 //   - Metrics per real tool, not per meta-tool:
 //     musterd_mcp_tool_calls_total{server,tool,result} (result success,

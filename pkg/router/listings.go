@@ -66,7 +66,10 @@ type view struct {
 	uris       map[string]route
 	uriPrefix  map[string]events.Key // "x_echo_" → the server whose prefixed URIs and templates these are
 	tmplRoutes []templateRoute
-	names      map[string]route
+	// templateNames is each exposed URI template → its server and own
+	// template, which a completion names.
+	templateNames map[string]route
+	names         map[string]route
 }
 
 // templateRoute is one server's resource template.
@@ -195,8 +198,7 @@ func (l *listings) rebuildLocked() bool {
 
 // makeView exposes what servers listed, under muster's naming.
 func (r *Router) makeView(servers map[events.Key]*offered) view {
-	v := view{uris: map[string]route{}, uriPrefix: map[string]events.Key{}, names: map[string]route{}}
-	seenTemplates := map[string]bool{}
+	v := view{uris: map[string]route{}, uriPrefix: map[string]events.Key{}, names: map[string]route{}, templateNames: map[string]route{}}
 	for _, s := range r.cat.Servers() { // sorted by key: the first wins a shared name
 		o := servers[s.Key]
 		if o == nil {
@@ -221,10 +223,10 @@ func (r *Router) makeView(servers map[events.Key]*offered) view {
 				continue
 			}
 			uri := r.exposedURI(s.Key, naming, t.URITemplate)
-			if seenTemplates[uri] {
+			if _, taken := v.templateNames[uri]; taken {
 				continue
 			}
-			seenTemplates[uri] = true
+			v.templateNames[uri] = route{server: s.Key, own: t.URITemplate}
 			exposed := *t
 			exposed.URITemplate = uri
 			v.templates = append(v.templates, &exposed)

@@ -121,19 +121,3 @@ func (r *Router) ReadServerResource(ctx context.Context, key events.Key, uri str
 func (r *Router) GetServerPrompt(ctx context.Context, key events.Key, name string, args map[string]string) (*mcp.GetPromptResult, error) {
 	return r.servers.GetPrompt(ctx, key.Canonical(), &mcp.GetPromptParams{Name: name, Arguments: args})
 }
-
-// completer is what CompleteServer needs of the supervisor beyond Servers.
-// *supervisor.Supervisor is one.
-type completer interface {
-	Complete(ctx context.Context, key events.Key, params *mcp.CompleteParams) (*mcp.CompleteResult, error)
-}
-
-// CompleteServer asks server key to complete an argument of one of its
-// prompts or resource templates, by its own names.
-func (r *Router) CompleteServer(ctx context.Context, key events.Key, params *mcp.CompleteParams) (*mcp.CompleteResult, error) {
-	c, ok := r.servers.(completer)
-	if !ok {
-		return nil, fmt.Errorf("mcp server %s: completion is not available", key.Canonical())
-	}
-	return c.Complete(ctx, key.Canonical(), params)
-}

@@ -25,17 +25,131 @@ type resourceSubscriber interface {
 // cannot subscribe to a server's resources.
 var ErrSubscriptionsUnsupported = errors.New("resource subscriptions are not supported here")
 
-// subscriptions are the exposed resources subscribed to, each at the
-// server that offers it, and the watchers of their updates.
+// subscriptions are the resources subscribed to, each at the server that
+// offers it, and the watchers of their updates. A server's resource is
+// wanted by the exposed URIs routed to it (Subscribe, for /mcp and
+// /mcp/direct) and by its server's view (SubscribeServer, by the server's
+// own URI): it is subscribed at the server while one of them wants it,
+// once.
 type subscriptions struct {
 	once  sync.Once
 	mu    sync.Mutex
 	byURI map[string]route // exposed URI → the server and its own URI
+	own   map[route]bool   // subscribed through the server's view
+	turns map[route]*turn  // a resource's turn, while taken or awaited
 	// renewed is each server's session its subscriptions were last
 	// renewed on (or found on, before any): resubscribe renews them on
 	// another only.
 	renewed map[events.Key]uint64
 	fns     registry.Funcs[func(uri string)]
+	ownFns  registry.Funcs[func(key events.Key, uri string)]
+}
+
+// turn serialises, for one server's resource, the check of who wants it,
+// the call at the server and the record: without it an exposed URI's
+// unsubscribe and the server view's subscribe of the same resource could
+// land at the server in the other order, leaving it unsubscribed while
+// wanted. One per resource, so a slow server delays its own only.
+type turn struct {
+	token chan struct{} // holds a value while the turn is taken
+	users int           // holders and waiters, under mu; at 0 the turn is dropped
+}
+
+// take waits for to's turn, or for ctx to end, and returns the func that
+// gives it back.
+func (s *subscriptions) take(ctx context.Context, to route) (giveBack func(), err error) {
+	s.mu.Lock()
+	if s.turns == nil {
+		s.turns = map[route]*turn{}
+	}
+	t := s.turns[to]
+	if t == nil {
+		t = &turn{token: make(chan struct{}, 1)}
+		s.turns[to] = t
+	}
+	t.users++
+	s.mu.Unlock()
+	leave := func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if t.users--; t.users == 0 {
+			delete(s.turns, to)
+		}
+	}
+	select {
+	case t.token <- struct{}{}:
+		return func() { <-t.token; leave() }, nil
+	case <-ctx.Done():
+		leave()
+		return nil, context.Cause(ctx)
+	}
+}
+
+// wantedLocked reports whether anyone wants to's resource.
+func (s *subscriptions) wantedLocked(to route) bool {
+	if s.own[to] {
+		return true
+	}
+	for _, r := range s.byURI {
+		if r == to {
+			return true
+		}
+	}
+	return false
+}
+
+// subscriber returns the Servers as a resourceSubscriber, watching their
+// updates from the first subscription on.
+func (r *Router) subscriber() (resourceSubscriber, error) {
+	sub, ok := r.servers.(resourceSubscriber)
+	if !ok {
+		return nil, ErrSubscriptionsUnsupported
+	}
+	r.subs.once.Do(func() { sub.WatchResourceUpdates(r.resourceUpdated) })
+	return sub, nil
+}
+
+// hold records a want of to's resource (record, under subs.mu), first
+// subscribing at its server if nobody wanted it: in to's turn.
+func (r *Router) hold(ctx context.Context, sub resourceSubscriber, to route, record func(*subscriptions)) error {
+	s := &r.subs
+	giveBack, err := s.take(ctx, to)
+	if err != nil {
+		return err
+	}
+	defer giveBack()
+	s.mu.Lock()
+	wanted := s.wantedLocked(to)
+	s.mu.Unlock()
+	if !wanted {
+		if err := sub.Subscribe(ctx, to.server, to.own); err != nil {
+			return err
+		}
+	}
+	s.mu.Lock()
+	record(s)
+	s.mu.Unlock()
+	return nil
+}
+
+// drop forgets a want of to's resource (forget, under subs.mu, reports
+// whether there was one) and unsubscribes at its server if nobody wants it
+// now: in to's turn.
+func (r *Router) drop(ctx context.Context, sub resourceSubscriber, to route, forget func(*subscriptions) bool) error {
+	s := &r.subs
+	giveBack, err := s.take(ctx, to)
+	if err != nil {
+		return err
+	}
+	defer giveBack()
+	s.mu.Lock()
+	had := forget(s)
+	wanted := s.wantedLocked(to)
+	s.mu.Unlock()
+	if !had || wanted {
+		return nil
+	}
+	return sub.Unsubscribe(ctx, to.server, to.own)
 }
 
 // Subscribe subscribes to the exposed resource uri at the server that
@@ -43,14 +157,13 @@ type subscriptions struct {
 // OnResourceUpdated watchers get them under the exposed URI. A server
 // started again is subscribed again once it has been listed. A URI no
 // running server offers, even when listed again, fails with
-// ErrUnknownResource. Subscribing twice is subscribing once.
+// ErrUnknownResource. Subscribing twice is subscribing once; a resource
+// its server's view subscribed to already is not subscribed again.
 func (r *Router) Subscribe(ctx context.Context, uri string) error {
-	sub, ok := r.servers.(resourceSubscriber)
-	if !ok {
-		return ErrSubscriptionsUnsupported
+	sub, err := r.subscriber()
+	if err != nil {
+		return err
 	}
-	// The servers' updates are watched from the first subscription on.
-	r.subs.once.Do(func() { sub.WatchResourceUpdates(r.resourceUpdated) })
 	to, ok := r.listings.snapshot().resolveURI(uri)
 	if !ok {
 		if err := r.relistAll(ctx); err != nil {
@@ -60,37 +173,79 @@ func (r *Router) Subscribe(ctx context.Context, uri string) error {
 			return fmt.Errorf("resource %q: %w", uri, ErrUnknownResource)
 		}
 	}
-	r.subs.mu.Lock()
-	if r.subs.byURI == nil {
-		r.subs.byURI = map[string]route{}
-	}
-	r.subs.byURI[uri] = to
-	r.subs.mu.Unlock()
 	r.log.Debug("resource subscribed at its server", "uri", uri, "server", to.server.String(), "serverURI", to.own)
-	if err := sub.Subscribe(ctx, to.server, to.own); err != nil {
-		r.subs.mu.Lock()
-		delete(r.subs.byURI, uri)
-		r.subs.mu.Unlock()
-		return err
+	var before route
+	var had bool
+	err = r.hold(ctx, sub, to, func(s *subscriptions) {
+		before, had = s.byURI[uri]
+		if s.byURI == nil {
+			s.byURI = map[string]route{}
+		}
+		s.byURI[uri] = to
+	})
+	if err == nil && had && before != to {
+		// The URI is another server's now: the old one's subscription
+		// goes, unless its view wants it.
+		_ = r.drop(ctx, sub, before, func(*subscriptions) bool { return true })
 	}
-	return nil
+	return err
 }
 
 // Unsubscribe ends the subscription to the exposed resource uri; one not
 // subscribed to is no error.
 func (r *Router) Unsubscribe(ctx context.Context, uri string) error {
-	sub, ok := r.servers.(resourceSubscriber)
-	if !ok {
-		return ErrSubscriptionsUnsupported
+	sub, err := r.subscriber()
+	if err != nil {
+		return err
 	}
 	r.subs.mu.Lock()
 	to, ok := r.subs.byURI[uri]
-	delete(r.subs.byURI, uri)
 	r.subs.mu.Unlock()
 	if !ok {
 		return nil
 	}
-	return sub.Unsubscribe(ctx, to.server, to.own)
+	return r.drop(ctx, sub, to, func(s *subscriptions) bool {
+		if s.byURI[uri] != to {
+			return false // unsubscribed meanwhile
+		}
+		delete(s.byURI, uri)
+		return true
+	})
+}
+
+// SubscribeServer subscribes to the resource uri of server key, by the
+// server's own URI: the subscription of the view of that server alone.
+// The OnServerResourceUpdated watchers get the server's updates of it. As
+// Subscribe's, a server started again is subscribed again once listed,
+// and a resource the exposed URIs subscribed to already is not subscribed
+// again; a server that does not run fails with the supervisor's error.
+func (r *Router) SubscribeServer(ctx context.Context, key events.Key, uri string) error {
+	sub, err := r.subscriber()
+	if err != nil {
+		return err
+	}
+	to := route{server: key.Canonical(), own: uri}
+	return r.hold(ctx, sub, to, func(s *subscriptions) {
+		if s.own == nil {
+			s.own = map[route]bool{}
+		}
+		s.own[to] = true
+	})
+}
+
+// UnsubscribeServer ends SubscribeServer's subscription; one not
+// subscribed to is no error.
+func (r *Router) UnsubscribeServer(ctx context.Context, key events.Key, uri string) error {
+	sub, err := r.subscriber()
+	if err != nil {
+		return err
+	}
+	to := route{server: key.Canonical(), own: uri}
+	return r.drop(ctx, sub, to, func(s *subscriptions) bool {
+		had := s.own[to]
+		delete(s.own, to)
+		return had
+	})
 }
 
 // OnResourceUpdated registers fn to be called with the exposed URI of
@@ -99,23 +254,39 @@ func (r *Router) Unsubscribe(ctx context.Context, uri string) error {
 // the registration.
 func (r *Router) OnResourceUpdated(fn func(uri string)) (cancel func()) { return r.subs.fns.Add(fn) }
 
+// OnServerResourceUpdated registers fn to be called with the server and
+// its own URI of every resource subscribed through SubscribeServer that
+// the server says changed. fn runs on the server's session goroutine: it
+// must not block. The returned func ends the registration.
+func (r *Router) OnServerResourceUpdated(fn func(key events.Key, uri string)) (cancel func()) {
+	return r.subs.ownFns.Add(fn)
+}
+
 // resourceUpdated passes a server's update of its own uri on to the
-// watchers, under the exposed URI subscribed to.
+// watchers: under the exposed URIs subscribed to, and as the server's own
+// if its view subscribed.
 func (r *Router) resourceUpdated(key events.Key, own string) {
 	key = key.Canonical()
+	at := route{server: key, own: own}
 	s := &r.subs
 	s.mu.Lock()
 	var uris []string
 	for uri, to := range s.byURI {
-		if to.server == key && to.own == own {
+		if to == at {
 			uris = append(uris, uri)
 		}
 	}
+	viewWants := s.own[at]
 	s.mu.Unlock()
 	fns := s.fns.All()
 	for _, uri := range uris {
 		for _, fn := range fns {
 			fn(uri)
+		}
+	}
+	if viewWants {
+		for _, fn := range s.ownFns.All() {
+			fn(key, own)
 		}
 	}
 }
@@ -142,15 +313,20 @@ func (r *Router) resubscribe(key events.Key) {
 		s.mu.Unlock()
 		return
 	}
-	var own []string
+	own := map[string]bool{}
 	for _, to := range s.byURI {
 		if to.server == key {
-			own = append(own, to.own)
+			own[to.own] = true
+		}
+	}
+	for to := range s.own {
+		if to.server == key {
+			own[to.own] = true
 		}
 	}
 	s.mu.Unlock()
 	failed := false
-	for _, uri := range own {
+	for uri := range own {
 		ctx, cancel := context.WithTimeout(context.Background(), r.listTimeout)
 		if err := sub.Subscribe(ctx, key, uri); err != nil {
 			failed = true
