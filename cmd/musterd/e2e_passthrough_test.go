@@ -96,12 +96,18 @@ func (a *answerer) logged() []string {
 // connect connects a to /mcp/direct, with its root.
 func (a *answerer) connect(t *testing.T, e *fsEnv) *mcp.ClientSession {
 	t.Helper()
+	return a.connectTo(t, e, "/mcp/direct")
+}
+
+// connectTo connects a to the daemon's path, with its root.
+func (a *answerer) connectTo(t *testing.T, e *fsEnv, path string) *mcp.ClientSession {
+	t.Helper()
 	opts := a.options()
 	client := mcp.NewClient(&mcp.Implementation{Name: a.name, Version: "e2e"}, opts)
 	client.AddRoots(&mcp.Root{URI: "file:///" + a.name})
 	ctx, cancel := context.WithTimeout(context.Background(), callDeadline)
 	defer cancel()
-	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: "http://" + e.addr + "/mcp/direct"}, nil)
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: "http://" + e.addr + path}, nil)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = cs.Close() })
 	return cs
@@ -265,6 +271,29 @@ func TestE2EAServersLogMessagesReachTheirCaller(t *testing.T) {
 	callTool(t, cb, "x_lanes_json", nil)
 	assert.Equal(t, sorted(want[a]), sorted(a.logged()), "alice got only her own")
 	assert.Equal(t, sorted(want[b]), sorted(b.logged()), "bob got only his own")
+}
+
+// On muster's view too, through call_tool: a server's questions reach the
+// calling client, and its log messages at the client's level.
+func TestE2EMustersViewPassesQuestionsAndLogsThrough(t *testing.T) {
+	e := askingServers(t)
+	m := &answerer{name: "muster"}
+	cs := m.connectTo(t, e, "/mcp")
+	ctx, cancel := context.WithTimeout(context.Background(), callDeadline)
+	defer cancel()
+	require.NoError(t, cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "error"}))
+	for _, server := range []string{"lanes", "remote"} {
+		text, isError := musterCall(t, cs, "x_"+server+"_sample", map[string]any{"prompt": "who?"})
+		assert.False(t, isError, text)
+		assert.Equal(t, "sampled: from muster", text, server)
+		text, isError = musterCall(t, cs, "x_"+server+"_elicit", map[string]any{"message": "who?"})
+		assert.False(t, isError, text)
+		assert.Equal(t, `elicited: accept {"name":"muster"}`, text, server)
+		musterCall(t, cs, "x_"+server+"_log", map[string]any{"from": server})
+	}
+	eventually(t, "its log messages at its level", func() bool {
+		return slices.Equal(sorted(m.logged()), []string{"error from lanes", "error from remote"})
+	})
 }
 
 func sorted(s []string) []string {

@@ -122,4 +122,11 @@
 //     the go-sdk's own events, never inside one; Done is closed when the
 //     session ends. core_events' follow (package coretools) writes
 //     notifications/muster/event so.
+//   - Every tool call, on every view, carries its client as a peer.Peer
+//     bound to the call (peer.go): what a server asks of that client while
+//     it handles the call (sampling, elicitation, roots) and what it logs
+//     travel on the call's own stream, or on the session's own stream
+//     once the call has returned; a session's logging/setLevel and
+//     notifications/roots/list_changed are noted for the server sessions
+//     kept on its behalf (package supervisor's lanes).
 package mcpserve

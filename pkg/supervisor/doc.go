@@ -107,6 +107,24 @@
 //     or Wait returns a server Running, it has seen that observation
 //     already. A start reports Starting (or Connecting) when asked for,
 //     again with its LastAttempt when it begins, then its outcome.
+//   - What a server asks of its client (sampling/createMessage,
+//     elicitation/create, roots/list) and what it logs reach the client
+//     whose call raised it and no other (clientrequests.go, lanes.go). A
+//     call carrying its client (package peer) runs on that client's own
+//     session with the server, a lane, when the server's ClientSessions
+//     wants one (SetClientSessions: auto gives a remote server's clients
+//     that offered sampling, elicitation or roots a lane; per-client gives
+//     every client one, a process each for a stdio server; shared none).
+//     A lane offers the server exactly what its client offered. The shared
+//     session offers nothing, and a request on it is refused to the server
+//     with an error saying why; it is never guessed.
+//   - A lane's server is answered at once when its client goes away or the
+//     lane ends, and the lane closes only after those answers and its
+//     calls' cancellations are out. A lane ends with its client's session,
+//     after LaneIdle without a call, or with the shared instance (its
+//     pending calls fail with ErrStopped); it is never restarted and never
+//     changes what Get observes. At most MaxLanesPerServer are open per
+//     server.
 //
 // Platforms: the above is Unix (group_unix.go, sysproc_*.go). On Windows
 // (group_windows.go) a stdio server starts suspended and runs only once it
