@@ -56,7 +56,7 @@ func askingServers(t *testing.T) *fsEnv {
 type answerer struct {
 	name                      string
 	gate                      func(ctx context.Context)
-	sampled, elicited, rooted atomic.Int32
+	sampled, elicited atomic.Int32
 
 	mu   sync.Mutex
 	logs []string // the data of each log message, in order
