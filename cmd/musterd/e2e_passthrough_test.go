@@ -54,8 +54,8 @@ func askingServers(t *testing.T) *fsEnv {
 // is file:///<name>. Each question waits at gate, if set, before it is
 // answered.
 type answerer struct {
-	name                      string
-	gate                      func(ctx context.Context)
+	name              string
+	gate              func(ctx context.Context)
 	sampled, elicited atomic.Int32
 
 	mu   sync.Mutex
