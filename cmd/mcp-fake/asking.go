@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -30,19 +31,22 @@ import (
 //     asks the client for its roots;
 //   - asked_later: waits (up to 10 s) for that question's outcome and
 //     answers it ("roots: …" or "error: …").
+//   - url_required: fails with a URL elicitation required error (-32042)
+//     whose data names the URL to visit.
 //   - asked: the outcome of the last elicit or sample whose caller went
 //     away before it answered ("" until then), for the tests of a client
 //     that disconnects while a server waits.
 //
 // Each failed question answers "error: <the error>" as an error result.
 var askingTools = map[string]mcp.ToolHandler{
-	"sample":      sampleTool,
-	"elicit":      elicitTool,
-	"roots":       rootsTool,
-	"log":         logTool,
-	"ask_later":   askLaterTool,
-	"asked_later": askedLaterTool,
-	"asked":       askedTool,
+	"sample":       sampleTool,
+	"elicit":       elicitTool,
+	"roots":        rootsTool,
+	"log":          logTool,
+	"ask_later":    askLaterTool,
+	"asked_later":  askedLaterTool,
+	"asked":        askedTool,
+	"url_required": urlRequiredTool,
 }
 
 func init() {
@@ -193,4 +197,14 @@ func askedTool(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, erro
 	lastAsked.Lock()
 	defer lastAsked.Unlock()
 	return textResult(lastAsked.outcome), nil
+}
+
+// urlRequiredTool answers every call with the JSON-RPC error a server
+// sends when its client must first visit a URL (-32042), naming it in the
+// error's data.
+func urlRequiredTool(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	data, _ := json.Marshal(map[string]any{"elicitations": []map[string]any{{
+		"mode": "url", "elicitationId": "visit-1", "url": "https://example.com/consent", "message": "consent first",
+	}}})
+	return nil, &jsonrpc.Error{Code: mcp.CodeURLElicitationRequired, Message: "visit the URL first", Data: data}
 }

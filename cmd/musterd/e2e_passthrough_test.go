@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -27,7 +28,7 @@ import (
 	"github.com/musterd/musterd/pkg/supervisor"
 )
 
-const askingTools = "sample,elicit,roots,log,ask_later,asked_later,asked,json"
+const askingTools = "sample,elicit,roots,log,ask_later,asked_later,asked,json,url_required"
 
 // askingServers runs mcp-fake's asking tools three ways: "shared" (stdio,
 // one process for every client: the default), "lanes" (stdio, one process
@@ -296,6 +297,23 @@ func TestE2EMustersViewPassesQuestionsAndLogsThrough(t *testing.T) {
 	eventually(t, "its log messages at its level", func() bool {
 		return slices.Equal(sorted(m.logged()), []string{"error from lanes", "error from remote"})
 	})
+}
+
+// A server's "visit this URL first" (-32042) reaches the client as that
+// JSON-RPC error, its URL in its data, on /mcp/direct and on the server's
+// view: a tool error would hide what the client must do.
+func TestE2EAURLElicitationRequiredErrorPassesThrough(t *testing.T) {
+	e := askingServers(t)
+	for path, tool := range map[string]string{"/mcp/direct": "x_shared_url_required", "/mcp/servers/shared": "url_required"} {
+		cs := e.mcpClient(t, path, "", nil)
+		ctx, cancel := context.WithTimeout(context.Background(), callDeadline)
+		_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool})
+		cancel()
+		var rpcErr *jsonrpc.Error
+		require.ErrorAs(t, err, &rpcErr, path)
+		assert.Equal(t, int64(mcp.CodeURLElicitationRequired), rpcErr.Code, path)
+		assert.Contains(t, string(rpcErr.Data), "https://example.com/consent", path)
+	}
 }
 
 func sorted(s []string) []string {

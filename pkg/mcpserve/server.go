@@ -339,6 +339,9 @@ func (s *Server) forwardHandler(name string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		res, err := s.forward(ctx, name, req)
 		if err != nil {
+			if mustStayAnError(err) { // rpcerror.go
+				return nil, serverError(err)
+			}
 			return tooldef.Error(redact.String(err.Error())), nil
 		}
 		return res, nil

@@ -278,7 +278,7 @@ func (v *serverView) sync(s *Server, sb ServerBackend, offer router.ServerOffer)
 				defer done()
 				res, err := sb.CallServerTool(ctx, v.key, name, args, progressOf(ctx, req))
 				if err != nil {
-					return nil, errors.New(redact.String(err.Error()))
+					return nil, serverError(err) // rpcerror.go
 				}
 				return res, nil
 			})

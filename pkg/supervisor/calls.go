@@ -2,6 +2,7 @@ package supervisor
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -401,8 +402,15 @@ func (s *Supervisor) callError(ctx context.Context, e *entry, inst *instance, wh
 	}
 	var rpcErr *jsonrpc.Error
 	if errors.As(err, &rpcErr) {
-		// The server answered, with an error: it is alive.
-		return fmt.Errorf("mcp server %s: %s: %s", e.key, what, inst.scrub.clean(err.Error()))
+		// The server answered, with an error: it is alive. Its code and
+		// data go on with it (a -32042 carries the URLs a client must
+		// visit), so that a view can pass the error on as the server
+		// answered it.
+		answered := &jsonrpc.Error{Code: rpcErr.Code, Message: inst.scrub.clean(err.Error())}
+		if len(rpcErr.Data) > 0 {
+			answered.Data = json.RawMessage(inst.scrub.clean(string(rpcErr.Data)))
+		}
+		return fmt.Errorf("mcp server %s: %s: %w", e.key, what, answered)
 	}
 	// The connection failed under the call. Tell the monitor, and give it
 	// a moment to say what happened to the server.
