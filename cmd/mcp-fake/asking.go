@@ -6,8 +6,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -31,6 +33,8 @@ import (
 //     asks the client for its roots;
 //   - asked_later: waits (up to 10 s) for that question's outcome and
 //     answers it ("roots: …" or "error: …").
+//   - roots_changes: how many notifications/roots/list_changed the server
+//     has had from its clients.
 //   - url_required: fails with a URL elicitation required error (-32042)
 //     whose data names the URL to visit.
 //   - asked: the outcome of the last elicit or sample whose caller went
@@ -39,14 +43,15 @@ import (
 //
 // Each failed question answers "error: <the error>" as an error result.
 var askingTools = map[string]mcp.ToolHandler{
-	"sample":       sampleTool,
-	"elicit":       elicitTool,
-	"roots":        rootsTool,
-	"log":          logTool,
-	"ask_later":    askLaterTool,
-	"asked_later":  askedLaterTool,
-	"asked":        askedTool,
-	"url_required": urlRequiredTool,
+	"sample":        sampleTool,
+	"elicit":        elicitTool,
+	"roots":         rootsTool,
+	"log":           logTool,
+	"ask_later":     askLaterTool,
+	"asked_later":   askedLaterTool,
+	"asked":         askedTool,
+	"url_required":  urlRequiredTool,
+	"roots_changes": rootsChangesTool,
 }
 
 func init() {
@@ -207,4 +212,11 @@ func urlRequiredTool(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult
 		"mode": "url", "elicitationId": "visit-1", "url": "https://example.com/consent", "message": "consent first",
 	}}})
 	return nil, &jsonrpc.Error{Code: mcp.CodeURLElicitationRequired, Message: "visit the URL first", Data: data}
+}
+
+// rootsChanges counts the clients' notifications/roots/list_changed.
+var rootsChanges atomic.Int64
+
+func rootsChangesTool(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	return textResult(strconv.FormatInt(rootsChanges.Load(), 10)), nil
 }

@@ -167,7 +167,9 @@ func hang() {
 const lateTool = "late"
 
 func newServer(tools []string) *mcp.Server {
-	server := mcp.NewServer(&mcp.Implementation{Name: "mcp-fake", Version: "v1"}, nil)
+	server := mcp.NewServer(&mcp.Implementation{Name: "mcp-fake", Version: "v1"}, &mcp.ServerOptions{
+		RootsListChangedHandler: func(context.Context, *mcp.RootsListChangedRequest) { rootsChanges.Add(1) }, // asking.go
+	})
 	for _, name := range tools {
 		addEchoTool(server, name)
 	}

@@ -28,7 +28,7 @@ import (
 	"github.com/musterd/musterd/pkg/supervisor"
 )
 
-const askingTools = "sample,elicit,roots,log,ask_later,asked_later,asked,json,url_required"
+const askingTools = "sample,elicit,roots,log,ask_later,asked_later,asked,json,url_required,roots_changes"
 
 // askingServers runs mcp-fake's asking tools three ways: "shared" (stdio,
 // one process for every client: the default), "lanes" (stdio, one process
@@ -226,6 +226,32 @@ func TestE2EAServersRootsAndQuestionsOutsideACall(t *testing.T) {
 	text, _ = callTool(t, cs, "x_shared_asked_later", nil)
 	assert.Contains(t, text, "error:", "the shared server's question outside a call is refused")
 	assert.Contains(t, text, "shared by all of musterd's clients", text)
+}
+
+// A client's notifications/roots/list_changed reaches the servers it has
+// a session of its own with, and they list its roots anew.
+func TestE2EAClientsRootsChangeReachesItsServers(t *testing.T) {
+	e := askingServers(t)
+	client := mcp.NewClient(&mcp.Implementation{Name: "rita", Version: "e2e"}, nil) // roots with listChanged: the go-sdk's default
+	client.AddRoots(&mcp.Root{URI: "file:///first"})
+	ctx, cancel := context.WithTimeout(context.Background(), callDeadline)
+	defer cancel()
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: "http://" + e.addr + "/mcp/direct"}, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = cs.Close() })
+	for _, server := range []string{"lanes", "remote"} {
+		text, _ := callTool(t, cs, "x_"+server+"_roots", nil)
+		require.Equal(t, "roots: file:///first", text, server)
+	}
+	client.AddRoots(&mcp.Root{URI: "file:///second"})
+	for _, server := range []string{"lanes", "remote"} {
+		eventually(t, server+" hears that the client's roots changed", func() bool {
+			text, _ := callTool(t, cs, "x_"+server+"_roots_changes", nil)
+			return text == "1"
+		})
+		text, _ := callTool(t, cs, "x_"+server+"_roots", nil)
+		assert.Equal(t, "roots: file:///first file:///second", text, server)
+	}
 }
 
 // A client that offered no sampling or elicitation gets the server's own
