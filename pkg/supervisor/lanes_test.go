@@ -151,7 +151,8 @@ func callText(t *testing.T, sup *supervisor.Supervisor, ctx context.Context, k s
 func TestLanesGiveEachClientItsOwnServer(t *testing.T) {
 	h := newHarness(t, supervisor.Options{})
 	h.sup.SetClientSessions(key("lanes"), supervisor.ClientSessionsPerClient)
-	h.ensure(t, key("lanes"), fake("-tools", askingTools))
+	tools := askingTools + "," + marker(t) // its processes, not another test run's
+	h.ensure(t, key("lanes"), fake("-tools", tools))
 	alice, bob := newFakePeer("alice", everything), newFakePeer("bob", everything)
 	for _, p := range []*fakePeer{alice, bob} {
 		ctx := peer.With(t.Context(), p)
@@ -167,12 +168,12 @@ func TestLanesGiveEachClientItsOwnServer(t *testing.T) {
 		assert.Equal(t, []string{"sampling", "elicitation", "roots"}, p.questions())
 	}
 	assert.Equal(t, 2, h.sup.Lanes(key("lanes")))
-	assert.Len(t, processesWith(t, askingTools), 3, "the shared server and one per client")
+	assert.Len(t, processesWith(t, tools), 3, "the shared server and one per client")
 
 	close(alice.done)
 	require.Eventually(t, func() bool { return h.sup.Lanes(key("lanes")) == 1 }, deadline, 10*time.Millisecond,
 		"alice's lane ends with her session")
-	require.Eventually(t, func() bool { return len(processesWith(t, askingTools)) == 2 }, deadline, 10*time.Millisecond,
+	require.Eventually(t, func() bool { return len(processesWith(t, tools)) == 2 }, deadline, 10*time.Millisecond,
 		"and its process with it")
 }
 
@@ -250,7 +251,8 @@ func TestAServerIsAnsweredWhenItsClientGoesAway(t *testing.T) {
 func TestALanesCallsFailWhenItsServerStops(t *testing.T) {
 	h := newHarness(t, supervisor.Options{})
 	h.sup.SetClientSessions(key("lanes"), supervisor.ClientSessionsPerClient)
-	h.ensure(t, key("lanes"), fake("-tools", askingTools))
+	tools := askingTools + "," + marker(t)
+	h.ensure(t, key("lanes"), fake("-tools", tools))
 	fred := newFakePeer("fred", everything)
 	fred.hold = make(chan struct{})
 	defer close(fred.hold)
@@ -266,7 +268,7 @@ func TestALanesCallsFailWhenItsServerStops(t *testing.T) {
 	err := <-returned
 	require.Error(t, err)
 	assert.True(t, errors.Is(err, supervisor.ErrStopped), "%v", err)
-	assert.Empty(t, processesWith(t, askingTools), "the lane's process went with the server")
+	assert.Empty(t, processesWith(t, tools), "the lane's process went with the server")
 }
 
 // A client's logging level reaches its lane at the start and when it
