@@ -300,3 +300,33 @@ func TestALanePassesItsClientsLogLevelAndMessages(t *testing.T) {
 	alice.mu.Unlock()
 	assert.Empty(t, bob.logs, "bob set no level: nothing")
 }
+
+// A shared server's log messages cannot be told apart by call: they go to
+// every client that has called it, and the server sends at the most
+// verbose level any of them asked for. Each client's session then applies
+// its own level (package mcpserve's Log; the fake applies none).
+func TestASharedServersLogMessagesReachTheClientsThatCalledIt(t *testing.T) {
+	h := newHarness(t, supervisor.Options{})
+	h.ensure(t, key("shared"), fake("-tools", askingTools))
+	alice, bob, stranger := newFakePeer("alice", everything), newFakePeer("bob", everything), newFakePeer("stranger", everything)
+	alice.setLevel("info")
+	bob.setLevel("error")
+	_, err := callText(t, h.sup, peer.With(t.Context(), bob), "shared", "json", nil)
+	require.NoError(t, err)
+	_, err = callText(t, h.sup, peer.With(t.Context(), alice), "shared", "log", map[string]any{"from": "a"})
+	require.NoError(t, err)
+	logs := func(p *fakePeer) []string {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		return append([]string(nil), p.logs...)
+	}
+	require.Eventually(t, func() bool { return len(logs(alice)) == 2 && len(logs(bob)) == 2 }, deadline, 10*time.Millisecond)
+	// A mark after the messages above: once it is in, nothing of theirs is
+	// still on its way.
+	_, err = callText(t, h.sup, peer.With(t.Context(), alice), "shared", "log", map[string]any{"from": "mark", "levels": "error"})
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return len(logs(alice)) == 3 }, deadline, 10*time.Millisecond)
+	assert.Equal(t, []string{"info from a", "error from a", "error from mark"}, logs(alice), "no debug: the server sends at info, the most verbose asked")
+	assert.Equal(t, []string{"info from a", "error from a", "error from mark"}, logs(bob))
+	assert.Empty(t, logs(stranger), "a client that never called the server hears nothing of it")
+}
