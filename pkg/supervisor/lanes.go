@@ -428,6 +428,20 @@ func (s *Supervisor) forgetLaneLocked(l *lane) {
 	}
 }
 
+// killLocked, with Supervisor.mu held, kills the processes of the lanes
+// that run, for a shutdown out of time.
+func (set *laneSet) killLocked() {
+	for _, l := range set.byClient {
+		select {
+		case <-l.ready:
+			if l.inst != nil {
+				l.inst.kill()
+			}
+		default: // still starting: the shared instance's end cancels it
+		}
+	}
+}
+
 // endLanes, as a shared instance ends, opens no more lanes to it and waits
 // until the lanes open have ended (their processes reaped).
 func (s *Supervisor) endLanes(shared *instance) {

@@ -631,6 +631,7 @@ func (s *Supervisor) killAll() {
 		}
 		if e.inst != nil {
 			e.inst.kill()
+			e.inst.lanes.killLocked() // lanes.go
 		}
 	}
 }
