@@ -202,8 +202,11 @@ func (s *Server) Refresh() bool {
 		// The Backend offers the very set it did (the router returns its
 		// set as it is while no source's offer changed): most Refreshes,
 		// one per change of resources or prompts, cost no walk of 100,000
-		// tools.
-		return s.syncFeatures(len(tools), 0, 0)
+		// tools. The views of one server follow their servers' resources
+		// and prompts all the same.
+		changed := s.syncFeatures(len(tools), 0, 0)
+		s.servers.refresh(s) // serverview.go
+		return changed
 	}
 	seen := make(map[string]bool, len(tools))
 	for _, t := range tools {
