@@ -52,16 +52,21 @@ func generations(stateful, stateless http.Handler) http.Handler {
 
 // newGeneration reports whether r speaks the newest generation, as its
 // backward-compatibility rules tell the two apart: a POST that names no
-// session, is not an initialize (which opens an older session whatever
-// version it asks for), and either says so in its MCP-Protocol-Version
-// header, or carries the version in its params' _meta (the stateless
-// handler then answers that the header is missing), or is server/discover
-// (which a client of either generation may send first: the stateless
-// handler lists every version spoken). A batch is the older generation's:
-// the newest has none.
+// session and says so in its MCP-Protocol-Version header (an initialize
+// so sent is the newest generation's, which has none: the stateless
+// handler answers 404, method not found); or, with no such header, that
+// is not an initialize (which opens an older session whatever version it
+// asks for) and either carries the newest version in its params' _meta
+// (the stateless handler answers that the header is missing) or is
+// server/discover (which a client of either generation may send first:
+// the stateless handler lists every version spoken). A batch is the older
+// generation's: the newest has none.
 func newGeneration(r *http.Request) bool {
 	if r.Method != http.MethodPost || r.Header.Get(sessionHeader) != "" {
 		return false
+	}
+	if r.Header.Get(protocolVersionHeader) >= newestProtocol {
+		return true
 	}
 	var msg struct {
 		Method string `json:"method"`
@@ -83,9 +88,22 @@ func newGeneration(r *http.Request) bool {
 	case "server/discover":
 		return true
 	}
-	if r.Header.Get(protocolVersionHeader) >= newestProtocol {
-		return true
-	}
 	v, _ := msg.Params.Meta[mcp.MetaKeyProtocolVersion].(string)
 	return v >= newestProtocol
+}
+
+// newGenerationSession reports whether ss is the go-sdk's session of one
+// request of the newest generation: no ID, the version in its request's
+// _meta. Such a request carries no peer.Peer: a peer stands for a client
+// session, which the servers' sessions on a client's behalf (package
+// supervisor's lanes) last as long as; a sessionless client would get one
+// per request (a stdio server started for each call), and the go-sdk
+// refuses a server's requests to it anyway (the newest protocol has
+// InputRequiredResult instead). Its calls use the server's shared session.
+func newGenerationSession(ss *mcp.ServerSession) bool {
+	if ss.ID() != "" {
+		return false
+	}
+	p := ss.InitializeParams()
+	return p != nil && p.ProtocolVersion >= newestProtocol
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/musterd/musterd/pkg/events"
+	"github.com/musterd/musterd/pkg/peer"
 	"github.com/musterd/musterd/pkg/router"
 )
 
@@ -166,4 +167,52 @@ func TestTheGuardStandsInFrontOfBothGenerations(t *testing.T) {
 	code, body = post(PathServers+"other", list, "s3cret")
 	assert.Equal(t, http.StatusServiceUnavailable, code, body)
 	assert.Contains(t, body, "is not running (state Failed): exit status 3")
+}
+
+// A call of the older generation carries its client as a peer.Peer (for
+// the servers' sessions on its behalf); one of the newest carries none: it
+// has no session for a server's session to last with, so it is served on
+// the server's shared session (and the go-sdk would refuse a server's
+// request to it anyway).
+func TestOnlyTheOlderGenerationsCallsCarryAPeer(t *testing.T) {
+	url, b := generationsSetup(t, Options{})
+	peers := make(chan bool, 2)
+	b.mu.Lock()
+	b.call = func(ctx context.Context, name string, args map[string]any, progress func(*mcp.ProgressNotificationParams)) (*mcp.CallToolResult, error) {
+		_, ok := peer.From(ctx)
+		peers <- ok
+		return echo(ctx, name, args, progress)
+	}
+	b.mu.Unlock()
+	for _, version := range []string{newestProtocol, latestLegacy} {
+		c := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "0"}, nil)
+		cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url + PathDirect},
+			&mcp.ClientSessionOptions{ProtocolVersion: version})
+		require.NoError(t, err)
+		call(t, cs, "git_log", map[string]any{"message": "m"})
+		assert.Equal(t, version == latestLegacy, <-peers, "a peer on a call at %s", version)
+		require.NoError(t, cs.Close())
+	}
+}
+
+// initialize is the older generation's: without a version header it opens
+// a session, whatever version it asks for; sent as the newest generation
+// (its header and _meta say 2026-07-28) it is a method that generation
+// does not have: 404 and method not found, as SEP-2575 has it.
+func TestInitializeSentAsTheNewestGenerationIsNotFound(t *testing.T) {
+	h := newHarness(t, nil)
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+	init := `{"jsonrpc":"2.0","id":7,"method":"initialize","params":{"protocolVersion":"2026-07-28","capabilities":{},"clientInfo":{"name":"t","version":"1"},` + meta + `}}`
+	for _, path := range []string{PathMCP, PathDirect} {
+		code, hdr, body := h.send(http.MethodPost, path, init, map[string]string{"Mcp-Protocol-Version": newestProtocol, "Mcp-Method": "initialize"})
+		assert.Equal(t, http.StatusNotFound, code, "%s: %s", path, body)
+		assert.Contains(t, sseData(t, body), `"code":-32601`, path)
+		assert.Contains(t, sseData(t, body), `"id":7`, path)
+		assert.Empty(t, hdr.Get(sessionHeader), path)
+
+		code, hdr, body = h.send(http.MethodPost, path, `{"jsonrpc":"2.0","id":8,"method":"initialize","params":{"protocolVersion":"2026-07-28","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`, nil)
+		assert.Equal(t, http.StatusOK, code, "%s: %s", path, body)
+		assert.Contains(t, sseData(t, body), `"protocolVersion":"2025-11-25"`, path)
+		assert.NotEmpty(t, hdr.Get(sessionHeader), "%s: an initialize without the header opens a session", path)
+	}
 }

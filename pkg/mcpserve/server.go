@@ -390,8 +390,11 @@ func (s *Server) enter(ctx context.Context, view string, req *mcp.CallToolReques
 		// the call path stays on the go-sdk's goroutines.
 		stop = context.AfterFunc(closed, func() { cancel(ErrSessionClosed) })
 		// What a server asks of its client while it handles the call goes
-		// to this client, on this call's stream (peer.go).
-		ctx = peer.With(ctx, boundClient{client: s.clientOf(ss), call: ctx})
+		// to this client, on this call's stream (peer.go). A request of
+		// the newest generation has no session to bind (generations.go).
+		if !newGenerationSession(ss) {
+			ctx = peer.With(ctx, boundClient{client: s.clientOf(ss), call: ctx})
+		}
 	}
 	return router.WithCaller(ctx, c), func() { stop(); cancel(nil) }
 }
