@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -215,4 +216,45 @@ func TestInitializeSentAsTheNewestGenerationIsNotFound(t *testing.T) {
 		assert.Contains(t, sseData(t, body), `"protocolVersion":"2025-11-25"`, path)
 		assert.NotEmpty(t, hdr.Get(sessionHeader), "%s: an initialize without the header opens a session", path)
 	}
+}
+
+// goneBackend's server says every resource read is not found.
+type goneBackend struct{ *viewBackend }
+
+func (goneBackend) ReadServerResource(_ context.Context, _ events.Key, uri string) (*mcp.ReadResourceResult, error) {
+	return nil, mcp.ResourceNotFoundError(uri)
+}
+
+// A resource that is not found is invalid params (-32602) for a client of
+// the newest generation, as 2026-07-28 has it: one no view lists (the
+// go-sdk's answer), and one the server itself says is not found (its
+// error passes through the view with its code).
+func TestAResourceNotFoundIsInvalidParams(t *testing.T) {
+	key := events.NewKey("MCPServer", "default", "git")
+	b := goneBackend{&viewBackend{fakeBackend: &fakeBackend{call: echo}}}
+	init := initResult("git-server", "")
+	init.Capabilities.Resources = &mcp.ResourceCapabilities{}
+	b.set(router.ServerOffer{Key: key, Init: init, Resources: []*mcp.Resource{{URI: "file:///gone.md", Name: "gone"}}}, nil)
+	srv, err := New(Options{Backend: b, Logger: quiet()})
+	require.NoError(t, err)
+	ts := httptest.NewServer(srv.Handler())
+	t.Cleanup(ts.Close)
+	read := func(path, uri string) *jsonrpc.Error {
+		t.Helper()
+		c := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "0"}, nil)
+		cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: ts.URL + path}, nil)
+		require.NoError(t, err)
+		defer cs.Close()
+		require.Equal(t, newestProtocol, cs.InitializeResult().ProtocolVersion)
+		_, err = cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: uri})
+		var rpcErr *jsonrpc.Error
+		require.ErrorAs(t, err, &rpcErr, "%s %s", path, uri)
+		return rpcErr
+	}
+	for _, path := range []string{PathMCP, PathDirect, PathServers + "git"} {
+		assert.Equal(t, int64(jsonrpc.CodeInvalidParams), read(path, "file:///nowhere.md").Code, path)
+	}
+	e := read(PathServers+"git", "file:///gone.md")
+	assert.Equal(t, int64(jsonrpc.CodeInvalidParams), e.Code)
+	assert.JSONEq(t, `{"uri":"file:///gone.md"}`, string(e.Data))
 }

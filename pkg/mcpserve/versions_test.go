@@ -64,6 +64,9 @@ func TestTheEndpointSpeaksBothGenerations(t *testing.T) {
 		require.Equal(t, http.StatusOK, code, body)
 		assert.Empty(t, hdr.Get(sessionHeader))
 		assert.Contains(t, sseData(t, body), `"tools":[`, path)
+		// A list's caching hint: stale at once, so that no client caches
+		// past a reconcile that changes it (doc.go).
+		assert.Contains(t, sseData(t, body), `"ttlMs":0`, path)
 
 		// The routing headers are checked against the body.
 		code, a := h.rpcError(path, `{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{`+meta+`}}`, newest)
