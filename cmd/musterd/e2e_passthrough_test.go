@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 the clients of these tests use sampling, roots and logging on purpose: they test their pass-through for the older generation
+
 package main
 
 // End-to-end tests of what a managed server asks of its client while it

@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 sampling, elicitation, roots and logging pass through for clients of the older generation, which the newest deprecates but still serves
+
 package mcpserve
 
 import (
