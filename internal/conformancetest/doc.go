@@ -13,9 +13,13 @@
 //	through := conformancetest.Run(t, "http://127.0.0.1:PORT/mcp/servers/everything")
 //	assert.Empty(t, conformancetest.Diff(straight, through))
 //
+// The suite's 2026-07-28 release (`make npm-conformance-2026`) runs the
+// same way with RunSuite(t, Suite20260728, url), against a server that
+// speaks that protocol (the everything-server: ServeHTTPStateless).
+//
 // Guarantees:
 //
-//   - Run reads the suite's own results (a checks.json per scenario under
+//   - Run and RunSuite read the suite's own results (a checks.json per scenario under
 //     its -o directory), not its console output; each check keeps its
 //     scenario, id, status (SUCCESS, FAILURE, WARNING, INFO, SKIPPED) and
 //     error message.

@@ -26,4 +26,5 @@
 //	bin := npmtest.ServerEverything(t) // run as: bin stdio
 //	cli := npmtest.Inspector(t)
 //	node, script := npmtest.Conformance(t) // run as: node script server --url …
+//	node, script = npmtest.ConformanceOf(t, npmtest.Conformance2026Package) // the 2026-07-28 suite
 package npmtest

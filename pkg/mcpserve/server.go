@@ -202,8 +202,11 @@ func (s *Server) Refresh() bool {
 		// The Backend offers the very set it did (the router returns its
 		// set as it is while no source's offer changed): most Refreshes,
 		// one per change of resources or prompts, cost no walk of 100,000
-		// tools.
-		return s.syncFeatures(len(tools), 0, 0)
+		// tools. The views of one server follow their servers' resources
+		// and prompts all the same.
+		changed := s.syncFeatures(len(tools), 0, 0)
+		s.servers.refresh(s) // serverview.go
+		return changed
 	}
 	seen := make(map[string]bool, len(tools))
 	for _, t := range tools {
@@ -390,8 +393,11 @@ func (s *Server) enter(ctx context.Context, view string, req *mcp.CallToolReques
 		// the call path stays on the go-sdk's goroutines.
 		stop = context.AfterFunc(closed, func() { cancel(ErrSessionClosed) })
 		// What a server asks of its client while it handles the call goes
-		// to this client, on this call's stream (peer.go).
-		ctx = peer.With(ctx, boundClient{client: s.clientOf(ss), call: ctx})
+		// to this client, on this call's stream (peer.go). A request of
+		// the newest generation has no session to bind (generations.go).
+		if !newGenerationSession(ss) {
+			ctx = peer.With(ctx, boundClient{client: s.clientOf(ss), call: ctx})
+		}
 	}
 	return router.WithCaller(ctx, c), func() { stop(); cancel(nil) }
 }

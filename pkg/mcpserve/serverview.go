@@ -50,7 +50,8 @@ type serverView struct {
 	key     events.Key
 	init    *mcp.InitializeResult // what its mcp.Server was made from
 	srv     *mcp.Server
-	handler http.Handler
+	handler http.Handler // stateful: the older generation's sessions
+	newGen  http.Handler // stateless: the newest generation's requests
 
 	mu sync.Mutex // guards what follows: what is registered on srv
 	// tools, resourceList, templateList and promptList are the offer's
@@ -80,9 +81,10 @@ func serverKey(path string) (events.Key, bool) {
 // serveServerView serves the view of the server the path names. A server
 // no definition declares is a 404 (its view, if it had one, is dropped
 // with its sessions), one that does not run a 503 naming its state, for a
-// request that opens a session; the requests of a session open already
-// reach its view whatever the running server's state, so that a call
-// waits through a restart, as on the other views.
+// request that opens a session; the requests of a session open already,
+// and those of the newest generation (which has no sessions) once the
+// view has been asked for, reach its view whatever the running server's
+// state, so that a call waits through a restart, as on the other views.
 func (s *Server) serveServerView() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		sb, ok := s.opts.Backend.(ServerBackend)
@@ -96,11 +98,11 @@ func (s *Server) serveServerView() http.Handler {
 			// Its definition is gone: so is its view, sessions and all.
 			s.servers.drop(key)
 		}
-		if v := s.servers.get(key); v != nil && r.Header.Get(sessionHeader) != "" {
+		if v := s.servers.get(key); v != nil && (r.Header.Get(sessionHeader) != "" || newGeneration(r)) {
 			if err == nil {
 				v = s.servers.current(s, sb, offer)
 			}
-			s.streamable(v.handler).ServeHTTP(w, r)
+			v.serve(s, w, r)
 			return
 		}
 		switch {
@@ -112,8 +114,13 @@ func (s *Server) serveServerView() http.Handler {
 			return
 		}
 		v := s.servers.current(s, sb, offer)
-		s.streamable(v.handler).ServeHTTP(w, r)
+		v.serve(s, w, r)
 	})
+}
+
+// serve answers r on v, in r's generation (generations.go).
+func (v *serverView) serve(s *Server, w http.ResponseWriter, r *http.Request) {
+	generations(s.streamable(v.handler), v.newGen).ServeHTTP(w, r)
 }
 
 // drop forgets key's view and closes its sessions.
@@ -246,6 +253,7 @@ func (s *Server) newServerView(sb ServerBackend, offer router.ServerOffer) *serv
 	return &serverView{
 		key: offer.Key, init: init, srv: srv,
 		handler:    mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, o),
+		newGen:     mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, s.statelessOpts()),
 		registered: map[string]*mcp.Tool{},
 		resources:  map[string]string{}, templates: map[string]string{}, prompts: map[string]string{},
 	}

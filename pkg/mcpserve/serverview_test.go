@@ -137,7 +137,7 @@ func TestAServersViewNamesAServerThatIsNotThere(t *testing.T) {
 	assert.Equal(t, http.StatusNotFound, code, body)
 
 	c := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "0"}, nil)
-	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: ts.URL + "/mcp/servers/ops/git"}, nil)
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: ts.URL + "/mcp/servers/ops/git"}, &mcp.ClientSessionOptions{ProtocolVersion: latestLegacy})
 	require.NoError(t, err, "a server of another namespace, named with it")
 	t.Cleanup(func() { _ = cs.Close() })
 

@@ -12,55 +12,82 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// The protocol versions, as the go-sdk v1.8 names them.
-const (
-	newestProtocol = "2026-07-28" // SEP-2575: server/discover, subscriptions/listen
-	latestLegacy   = "2025-11-25"
-)
+// latestLegacy is the newest version of the older generation.
+const latestLegacy = "2025-11-25"
 
-// legacyVersions are the versions the endpoint speaks, newest first.
+// legacyVersions are the older generation's versions the endpoint speaks,
+// newest first.
 var legacyVersions = []string{latestLegacy, "2025-06-18", "2025-03-26", musterProtocol}
 
-// The endpoint speaks every protocol version up to 2025-11-25, on each of
-// its transports, and a client of the newest (a go-sdk v1.8 client asks for
-// it unless told otherwise) falls back to 2025-11-25: the go-sdk serves
-// 2026-07-28 only on a stateless streamable handler, which musterd's are
-// not (doc.go says why). This test is the tripwire for a go-sdk upgrade
-// that changes it: the newest protocol brings subscriptions/listen, which
-// the views handle (listen_test.go), but not yet the rest musterd needs.
-func TestTheEndpointSpeaksUpTo20251125AndClientsOfTheNewestFallBack(t *testing.T) {
+// The endpoint speaks both generations on its streamable views: a client
+// of the newest (a go-sdk v1.8 client asks for it unless told otherwise)
+// discovers 2026-07-28 and uses it, one that initializes gets the version
+// it asks for, up to 2025-11-25 (asking for 2026-07-28 in initialize falls
+// back to 2025-11-25: initialize is the older generation's). SSE is the
+// older generation's transport alone. This test is the tripwire for a
+// go-sdk upgrade that changes either.
+func TestTheEndpointSpeaksBothGenerations(t *testing.T) {
 	h := newHarness(t, nil)
 	for _, path := range []string{PathMCP, PathDirect, PathSSE} {
 		for _, asked := range append([]string{"", newestProtocol}, legacyVersions...) {
 			want := asked
-			if asked == "" || asked == newestProtocol {
+			switch {
+			case path == PathSSE && (asked == "" || asked == newestProtocol):
 				want = latestLegacy
+			case asked == "":
+				want = newestProtocol
 			}
 			assert.Equal(t, want, h.connect(path, asked, nil).InitializeResult().ProtocolVersion, "%s asking for %q", path, asked)
 		}
 	}
 
 	// What a client of the newest protocol sees first: server/discover
-	// lists the versions spoken, and a request in the newest protocol is
-	// refused naming them, as SEP-2575 has it.
+	// lists every version spoken, and a request in the newest protocol is
+	// answered, with no session.
 	newest := map[string]string{"Mcp-Protocol-Version": newestProtocol}
 	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
 	for _, path := range []string{PathMCP, PathDirect} {
-		code, _, body := h.send(http.MethodPost, path, `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{`+meta+`}}`,
+		code, hdr, body := h.send(http.MethodPost, path, `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{`+meta+`}}`,
 			map[string]string{"Mcp-Protocol-Version": newestProtocol, "Mcp-Method": "server/discover"})
 		require.Equal(t, http.StatusOK, code, body)
+		assert.Empty(t, hdr.Get(sessionHeader), "no session in the newest protocol")
 		var discovered struct {
 			Result struct {
 				SupportedVersions []string `json:"supportedVersions"`
 			} `json:"result"`
 		}
 		require.NoError(t, json.Unmarshal([]byte(sseData(t, body)), &discovered), body)
-		assert.Equal(t, legacyVersions, discovered.Result.SupportedVersions, path)
+		assert.Equal(t, append([]string{newestProtocol}, legacyVersions...), discovered.Result.SupportedVersions, path)
 
-		code, a := h.rpcError(path, `{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{`+meta+`}}`, newest)
+		code, hdr, body = h.send(http.MethodPost, path, `{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{`+meta+`}}`,
+			map[string]string{"Mcp-Protocol-Version": newestProtocol, "Mcp-Method": "tools/list"})
+		require.Equal(t, http.StatusOK, code, body)
+		assert.Empty(t, hdr.Get(sessionHeader))
+		assert.Contains(t, sseData(t, body), `"tools":[`, path)
+		// A list's caching hint: stale at once, so that no client caches
+		// past a reconcile that changes it (doc.go).
+		assert.Contains(t, sseData(t, body), `"ttlMs":0`, path)
+
+		// The routing headers are checked against the body.
+		code, a := h.rpcError(path, `{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{`+meta+`}}`, newest)
 		assert.Equal(t, http.StatusBadRequest, code)
-		assert.Equal(t, int64(mcp.CodeUnsupportedProtocolVersion), a.Error.Code, a.Error.Message)
-		assert.Contains(t, a.Error.Message, `protocol version "2026-07-28" is not supported`)
+		assert.Equal(t, int64(mcp.CodeHeaderMismatch), a.Error.Code, a.Error.Message)
+		assert.Contains(t, a.Error.Message, "Mcp-Method")
+		code, a = h.rpcError(path, `{"jsonrpc":"2.0","id":4,"method":"tools/list","params":{`+meta+`}}`,
+			map[string]string{"Mcp-Protocol-Version": newestProtocol, "Mcp-Method": "prompts/list"})
+		assert.Equal(t, http.StatusBadRequest, code)
+		assert.Equal(t, int64(mcp.CodeHeaderMismatch), a.Error.Code, a.Error.Message)
+
+		// The version in _meta and no header: the header is required.
+		code, a = h.rpcError(path, `{"jsonrpc":"2.0","id":5,"method":"tools/list","params":{`+meta+`}}`, nil)
+		assert.Equal(t, http.StatusBadRequest, code)
+		assert.Equal(t, int64(mcp.CodeHeaderMismatch), a.Error.Code, a.Error.Message)
+		assert.Contains(t, a.Error.Message, "Mcp-Protocol-Version header is required")
+
+		// The older generation's methods are not the newest's.
+		code, _, body = h.send(http.MethodPost, path, `{"jsonrpc":"2.0","id":6,"method":"logging/setLevel","params":{"level":"debug",`+meta+`}}`,
+			map[string]string{"Mcp-Protocol-Version": newestProtocol, "Mcp-Method": "logging/setLevel"})
+		assert.Contains(t, sseData(t, body), `"code":-32601`, "%s: %d %s", path, code, body)
 	}
 }
 
