@@ -35,12 +35,6 @@ const (
 	// the client's per-request clientCapabilities (forwarded only once
 	// musterd talks 2026-07-28 to the server: the outbound side).
 	causeUpstreamCapabilities = "outbound at 2025-11-25: the server sees musterd's session's capabilities, not the client's per-request _meta clientCapabilities"
-	// A server's JSON-RPC error reaches the client as a message without
-	// its code: package supervisor's callError keeps the text only (a
-	// *jsonrpc.Error no more), and the view returns what it gets as a
-	// plain error (code 0). Straight, the server answers -32021, as it
-	// would through musterd, whose session declares no sampling either.
-	causeErrorCodeLost = "a server's JSON-RPC error code (-32021 MissingRequiredClientCapability) is lost on the way: package supervisor's callError keeps its message only"
 	// The everything-server's test_trigger_tool_change re-registers an
 	// identical tool; musterd's views send list_changed only when what
 	// they serve changed (pkg/mcpserve doc.go: nothing changed, nothing is
@@ -72,8 +66,6 @@ var expected2026 = map[string]string{
 	"input-required-result-request-state/sep-2322-request-state-incomplete":             causeNoMRTRBridge,
 	"input-required-result-result-type/sep-2322-result-type-included":                   causeNoMRTRBridge,
 	"input-required-result-tampered-state/sep-2322-reject-tampered-state":               causeNoMRTRBridge,
-	"server-stateless/sep-2575-server-rejects-undeclared-capability":                    causeErrorCodeLost,
-	"server-stateless/sep-2575-missing-capability-http-400":                             causeErrorCodeLost,
 	"server-stateless/sep-2575-server-sends-tools-list-changed-on-subscription":         causeIdenticalRelist,
 }
 
