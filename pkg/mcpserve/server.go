@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -100,6 +101,7 @@ type Server struct {
 	// watches maps each *mcp.ServerSession that has had a call to its
 	// *watch, and watchIDs a streamable session's ID to the same.
 	watches, watchIDs sync.Map
+	states            *sealer  // the request states of input-required results (requeststate.go)
 	clients           sync.Map // *mcp.ServerSession → *client (peer.go)
 }
 
@@ -130,6 +132,7 @@ func New(opts Options) (*Server, error) {
 	}
 	opts.Version = cmp.Or(opts.Version, "dev")
 	s := &Server{
+		states:    newSealer(),
 		opts:      opts,
 		log:       cmp.Or(opts.Logger, slog.Default()).With("component", "mcp"),
 		bearer:    shared.NewBearer(opts.Token),
@@ -342,6 +345,9 @@ func (s *Server) forwardHandler(name string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		res, err := s.forward(ctx, name, req)
 		if err != nil {
+			if own, ok := err.(*jsonrpc.Error); ok {
+				return nil, own // musterd's own answer to the request (a request state refused)
+			}
 			if mustStayAnError(err) { // rpcerror.go
 				return nil, serverError(err)
 			}
@@ -360,7 +366,12 @@ func (s *Server) forward(ctx context.Context, name string, req *mcp.CallToolRequ
 	}
 	ctx, done := s.enter(ctx, viewDirect, req)
 	defer done()
-	return s.opts.Backend.CallTool(ctx, name, args, progressOf(ctx, req))
+	ctx, err := s.retryRound(ctx, viewDirect, req) // requeststate.go
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.opts.Backend.CallTool(ctx, name, args, progressOf(ctx, req))
+	return s.sealRound(res, viewDirect, req), err
 }
 
 // ErrSessionClosed is the cause of a call's context cancelled because the
@@ -397,6 +408,10 @@ func (s *Server) enter(ctx context.Context, view string, req *mcp.CallToolReques
 		// the newest generation has no session to bind (generations.go).
 		if !newGenerationSession(ss) {
 			ctx = peer.With(ctx, boundClient{client: s.clientOf(ss), call: ctx})
+		} else {
+			// It takes a server's input-required results itself, and calls
+			// again with its answers (requeststate.go).
+			ctx = peer.WithRelay(ctx)
 		}
 	}
 	return router.WithCaller(ctx, c), func() { stop(); cancel(nil) }

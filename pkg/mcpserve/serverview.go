@@ -284,11 +284,16 @@ func (v *serverView) sync(s *Server, sb ServerBackend, offer router.ServerOffer)
 				}
 				ctx, done := s.enter(ctx, viewServer, req)
 				defer done()
+				view := viewServer + ":" + v.key.String() // a state is good on the view it was issued on
+				ctx, err := s.retryRound(ctx, view, req)  // requeststate.go
+				if err != nil {
+					return nil, err
+				}
 				res, err := sb.CallServerTool(ctx, v.key, name, args, progressOf(ctx, req))
 				if err != nil {
 					return nil, serverError(err) // rpcerror.go
 				}
-				return res, nil
+				return s.sealRound(res, view, req), nil
 			})
 			v.registered[t.Name] = t
 		}

@@ -62,3 +62,41 @@ func From(ctx context.Context) (Peer, bool) {
 func Offers(caps *mcp.ClientCapabilities) bool {
 	return caps != nil && (caps.Sampling != nil || caps.Elicitation != nil || caps.RootsV2 != nil)
 }
+
+// Round is a client's retry of a call whose server answered that it needs
+// input (MCP 2026-07-28's input-required result): the client's answers,
+// by the server's request IDs, and the server's own request state, as the
+// server issued it.
+type Round struct {
+	Responses mcp.InputResponseMap
+	State     string
+}
+
+type roundKey struct{}
+
+// WithRound returns ctx carrying the client's answers for the call.
+func WithRound(ctx context.Context, r Round) context.Context {
+	return context.WithValue(ctx, roundKey{}, r)
+}
+
+// RoundFrom returns the answers ctx carries, if any.
+func RoundFrom(ctx context.Context) (Round, bool) {
+	r, ok := ctx.Value(roundKey{}).(Round)
+	return r, ok
+}
+
+type relayKey struct{}
+
+// WithRelay returns ctx saying the caller's client takes a server's
+// input-required results itself (MCP 2026-07-28): they are relayed to it
+// as they are, its retry coming back with a Round, rather than asked of
+// it in requests it could not receive.
+func WithRelay(ctx context.Context) context.Context {
+	return context.WithValue(ctx, relayKey{}, true)
+}
+
+// Relays reports whether ctx's client takes input-required results itself.
+func Relays(ctx context.Context) bool {
+	v, _ := ctx.Value(relayKey{}).(bool)
+	return v
+}

@@ -202,6 +202,11 @@ func (s *Supervisor) CallTool(ctx context.Context, key events.Key, params *mcp.C
 	err := s.call(ctx, key, "tools/call "+params.Name, func(ctx context.Context, inst *instance) error {
 		p := *params
 		p.Meta = maps.Clone(params.Meta)
+		if r, ok := peer.RoundFrom(ctx); ok {
+			// A client's retry with its answers to the server's input
+			// requests, and the server's own request state.
+			p.InputResponses, p.RequestState = r.Responses, r.State
+		}
 		if progress != nil {
 			token, forget := inst.calls.route(params.GetProgressToken(), progress)
 			defer forget()
