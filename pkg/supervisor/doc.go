@@ -39,12 +39,15 @@
 //     goroutine that could start one, so none starts after it. (A process that leaves the group
 //     with setsid escapes this; on Linux the server's main process also
 //     gets SIGKILL if musterd dies without stopping it.)
-//   - Generations: a stdio or streamable-http server is asked for MCP
-//     2026-07-28 (server/discover) and spoken to in it if it agrees; one
-//     that does not (an older server, a stateful HTTP one) is spoken to in
-//     the newest older version it agrees to in initialize (2025-11-25 at
-//     most); an SSE server in 2025-11-25 at once (instance.go). Observed's
-//     ProtocolVersion says which. Everything below holds in both; where a
+//   - Generations: a stdio or streamable-http server's shared session
+//     asks for MCP 2026-07-28 (server/discover) and speaks it if the
+//     server agrees; one that does not (an older server, a stateful HTTP
+//     one) is spoken to in the newest older version it agrees to in
+//     initialize (2025-11-25 at most); an SSE server in 2025-11-25 at
+//     once. A lane speaks its client's generation: 2025-11-25 for a
+//     client of that generation, whose server then asks it classic
+//     requests (instance.go). Observed's ProtocolVersion says what the
+//     shared session agreed. Everything below holds in both; where a
 //     2026-07-28 session lacks a means (ping, logging/setLevel,
 //     roots/list_changed, resources/subscribe), musterd uses that
 //     generation's own, as each item says.

@@ -27,22 +27,34 @@ const exitSettle = time.Second
 var clientInfo = &mcp.Implementation{Name: "musterd", Version: "dev"}
 
 // Protocol generations musterd speaks to its servers. A stdio or
-// streamable-http server is asked for the newest, 2026-07-28: the go-sdk
-// tries server/discover and, when the server does not answer it in kind
-// (an older server answers method not found, a stateful HTTP server
-// refuses a request without a session), falls back to initialize at
-// 2025-11-25 by itself, from which an older server negotiates down as
-// usual. An SSE server is of the older generation by its transport, and
-// is asked for 2025-11-25 at once.
+// streamable-http server's shared session is asked for the newest,
+// 2026-07-28: the go-sdk tries server/discover and, when the server does
+// not answer it in kind (an older server answers method not found, a
+// stateful HTTP server refuses a request without a session), falls back to
+// initialize at 2025-11-25 by itself, from which an older server
+// negotiates down as usual. An SSE server is of the older generation by
+// its transport, and is asked for 2025-11-25 at once.
+//
+// A lane (lanes.go) speaks its client's generation: it exists to carry the
+// server's requests to that one client, and a server speaks to a client
+// of 2025-11-25 in classic requests (a go-sdk server of 2026-07-28 turns
+// its own input requests into them), which a 2026-07-28 session would not
+// carry at all. A client says it is of the newer generation by a
+// ProtocolVersion method on its peer.Peer; every other is of the older.
 const (
 	protocolNewest = "2026-07-28"
 	protocolLegacy = "2025-11-25"
 )
 
-// protocolFor is the version musterd asks spec's server for.
-func protocolFor(spec v1alpha1.MCPServerSpec) string {
-	if spec.Type == v1alpha1.MCPServerTypeSSE {
+// protocolWanted is the version musterd asks inst's server for.
+func (inst *instance) protocolWanted() string {
+	if inst.spec.Type == v1alpha1.MCPServerTypeSSE {
 		return protocolLegacy
+	}
+	if inst.lane != nil {
+		if v, ok := inst.lane.peer.(interface{ ProtocolVersion() string }); !ok || v.ProtocolVersion() < protocolNewest {
+			return protocolLegacy
+		}
 	}
 	return protocolNewest
 }
@@ -253,7 +265,7 @@ func (inst *instance) connect(transport mcp.Transport) error {
 	client.AddReceivingMiddleware(inst.serverRequests)
 	client.AddSendingMiddleware(inst.requestMeta)
 	inst.client = client
-	session, err := client.Connect(inst.ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: protocolFor(inst.spec)})
+	session, err := client.Connect(inst.ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: inst.protocolWanted()})
 	if err != nil {
 		return err
 	}
