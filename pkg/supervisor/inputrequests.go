@@ -132,12 +132,22 @@ func withTools(p *mcp.CreateMessageParams) *mcp.CreateMessageWithToolsParams {
 	}
 }
 
+// needsInput reports whether a result asks for input: marked so
+// (resultType input_required, on a 2026-07-28 session), or carrying input
+// requests all the same. A go-sdk server turns its input requests into
+// classic requests for a session of 2025-11-25, but once only: the input
+// requests of a second round come back in the result, unmarked, and are
+// fulfilled here like any other.
+func needsInput(marked bool, requests mcp.InputRequestMap) bool {
+	return marked || len(requests) > 0
+}
+
 // callTool calls a tool on inst's session, fulfilling the server's input
 // requests until it has a complete result.
 func (inst *instance) callTool(ctx context.Context, p *mcp.CallToolParams) (*mcp.CallToolResult, error) {
 	for round := 1; ; round++ {
 		res, err := inst.session.CallTool(ctx, p)
-		if err != nil || !res.NeedsInput() {
+		if err != nil || !needsInput(res.NeedsInput(), res.InputRequests) {
 			return res, err
 		}
 		responses, err := inst.fulfil(ctx, round, res.InputRequests)
@@ -154,7 +164,7 @@ func (inst *instance) callTool(ctx context.Context, p *mcp.CallToolParams) (*mcp
 func (inst *instance) getPrompt(ctx context.Context, p *mcp.GetPromptParams) (*mcp.GetPromptResult, error) {
 	for round := 1; ; round++ {
 		res, err := inst.session.GetPrompt(ctx, p)
-		if err != nil || !res.NeedsInput() {
+		if err != nil || !needsInput(res.NeedsInput(), res.InputRequests) {
 			return res, err
 		}
 		responses, err := inst.fulfil(ctx, round, res.InputRequests)
@@ -171,7 +181,7 @@ func (inst *instance) getPrompt(ctx context.Context, p *mcp.GetPromptParams) (*m
 func (inst *instance) readResource(ctx context.Context, p *mcp.ReadResourceParams) (*mcp.ReadResourceResult, error) {
 	for round := 1; ; round++ {
 		res, err := inst.session.ReadResource(ctx, p)
-		if err != nil || !res.NeedsInput() {
+		if err != nil || !needsInput(res.NeedsInput(), res.InputRequests) {
 			return res, err
 		}
 		responses, err := inst.fulfil(ctx, round, res.InputRequests)
