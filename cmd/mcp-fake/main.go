@@ -48,6 +48,7 @@ type config struct {
 	ignoreSIGTERM    bool
 	addToolAfter     time.Duration
 	slowTool         string
+	protocols        []string
 }
 
 func main() {
@@ -76,6 +77,7 @@ func parseFlags(args []string) (config, error) {
 	supervision.register(fs)
 	fs.StringVar(&cfg.slowTool, "slow-tool", "", `add a tool of this name that works for "steps" (default 10) times "interval" (default "100ms"), `+
 		`reporting progress after each step, and a tool NAME_cancelled that says how many of its calls were cancelled`)
+	protocols := fs.String("protocols", "", `comma-separated protocol versions to offer, e.g. "2025-11-25" for a server of the older generation that asks its client classic requests; default: every one the go-sdk speaks`)
 	if err := fs.Parse(args); err != nil {
 		return config{}, err
 	}
@@ -85,6 +87,11 @@ func parseFlags(args []string) (config, error) {
 	for name := range strings.SplitSeq(*tools, ",") {
 		if name = strings.TrimSpace(name); name != "" {
 			cfg.tools = append(cfg.tools, name)
+		}
+	}
+	for v := range strings.SplitSeq(*protocols, ",") {
+		if v = strings.TrimSpace(v); v != "" {
+			cfg.protocols = append(cfg.protocols, v)
 		}
 	}
 	return cfg, nil
@@ -125,7 +132,7 @@ func run(cfg config) int {
 		time.Sleep(cfg.slowStart)
 	}
 
-	server := newServer(cfg.tools)
+	server := newServer(cfg.tools, cfg.protocols)
 	supervision.instrument(server)
 	if cfg.slowTool != "" {
 		addSlowTool(server, cfg.slowTool)
@@ -166,9 +173,10 @@ func hang() {
 // lateTool is the tool that -add-tool-after adds.
 const lateTool = "late"
 
-func newServer(tools []string) *mcp.Server {
+func newServer(tools, protocols []string) *mcp.Server {
 	server := mcp.NewServer(&mcp.Implementation{Name: "mcp-fake", Version: "v1"}, &mcp.ServerOptions{
-		RootsListChangedHandler: func(context.Context, *mcp.RootsListChangedRequest) { rootsChanges.Add(1) }, // asking.go
+		SupportedProtocolVersions: protocols,
+		RootsListChangedHandler:   func(context.Context, *mcp.RootsListChangedRequest) { rootsChanges.Add(1) }, // asking.go
 	})
 	for _, name := range tools {
 		addEchoTool(server, name)

@@ -30,6 +30,12 @@ import (
 
 const askingTools = "sample,elicit,roots,log,ask_later,asked_later,asked,json,url_required,roots_changes"
 
+// olderGeneration makes mcp-fake a server of 2025-11-25 only: its asking
+// tools send classic requests, which a go-sdk server may not send on a
+// 2026-07-28 session (there a server returns input requests instead:
+// e2e_inputrequests_test.go).
+const olderGeneration = "2025-11-25"
+
 // askingServers runs mcp-fake's asking tools three ways: "shared" (stdio,
 // one process for every client: the default), "lanes" (stdio, one process
 // per client session) and "remote" (streamable HTTP, one session per
@@ -38,10 +44,10 @@ func askingServers(t *testing.T) *fsEnv {
 	t.Helper()
 	url := startRemoteServer(t, askingTools)
 	e := startFS(t)
-	e.write(t, "mcpservers/shared.yaml", mcpServerYAML("shared", stdioSpec("-tools", askingTools)...))
+	e.write(t, "mcpservers/shared.yaml", mcpServerYAML("shared", stdioSpec("-tools", askingTools, "-protocols", olderGeneration)...))
 	e.write(t, "mcpservers/lanes.yaml", annotatedServerYAML("lanes",
 		map[string]string{supervisor.ClientSessionsAnnotation: string(supervisor.ClientSessionsPerClient)},
-		stdioSpec("-tools", askingTools)...))
+		stdioSpec("-tools", askingTools, "-protocols", olderGeneration)...))
 	e.write(t, "mcpservers/remote.yaml", mcpServerYAML("remote", "type: streamable-http", "autoStart: true", "url: "+yamlValue(url), "timeout: 20"))
 	for _, name := range []string{"shared", "lanes"} {
 		e.waitServer(t, name, "running", func(s serverObject) bool { return s.Status.State == "Running" })

@@ -137,6 +137,10 @@ type serverInfo struct {
 	NextRetryAfter      *time.Time                `json:"nextRetryAfter,omitempty"`
 	ToolsCount          int                       `json:"toolsCount,omitempty"`
 	ConnectedAt         *time.Time                `json:"connectedAt,omitempty"`
+	// ProtocolVersion is the MCP generation musterd and the running server
+	// agreed to (status.protocolVersion), in core_mcpserver_get only. A
+	// musterd addition.
+	ProtocolVersion string `json:"protocolVersion,omitempty"`
 }
 
 // serverInfoOf shows e, an MCPServer entry; verbose keeps the last error.
@@ -149,9 +153,10 @@ func (p *Provider) serverInfoOf(e resources.Entry, verbose bool) serverInfo {
 		info.Env, info.Headers, info.Auth, info.Timeout = spec.Env, spec.Headers, spec.Auth, spec.Timeout
 		info.ToolPrefix, info.Family = spec.ToolPrefix, spec.Family
 	}
-	lastError := ""
+	lastError, protocolVersion := "", ""
 	if st, ok := p.mcpServerStatus(e.Key); ok {
 		info.State = string(st.State)
+		protocolVersion = st.ProtocolVersion
 		info.ConsecutiveFailures = st.ConsecutiveFailures
 		lastError = redact.String(st.LastError)
 		if st.LastAttempt != nil {
@@ -175,6 +180,7 @@ func (p *Provider) serverInfoOf(e resources.Entry, verbose bool) serverInfo {
 	info.StatusMessage = statusMessage(v1alpha1.MCPServerState(info.State), lastError)
 	if verbose {
 		info.Error = lastError
+		info.ProtocolVersion = protocolVersion
 	}
 	return info
 }

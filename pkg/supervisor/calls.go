@@ -215,7 +215,7 @@ func (s *Supervisor) CallTool(ctx context.Context, key events.Key, params *mcp.C
 			delete(p.Meta, "progressToken") // nobody would take the notifications
 		}
 		var err error
-		res, err = inst.session.CallTool(ctx, &p)
+		res, err = inst.callTool(ctx, &p) // inputrequests.go
 		return err
 	})
 	if err != nil {
@@ -270,7 +270,7 @@ func (s *Supervisor) ReadResource(ctx context.Context, key events.Key, params *m
 	var res *mcp.ReadResourceResult
 	err := s.call(ctx, key, "resources/read "+params.URI, func(ctx context.Context, inst *instance) error {
 		var err error
-		res, err = inst.session.ReadResource(ctx, params)
+		res, err = inst.readResource(ctx, params) // inputrequests.go
 		return err
 	})
 	return res, err
@@ -303,7 +303,7 @@ func (s *Supervisor) GetPrompt(ctx context.Context, key events.Key, params *mcp.
 	var res *mcp.GetPromptResult
 	err := s.call(ctx, key, "prompts/get "+params.Name, func(ctx context.Context, inst *instance) error {
 		var err error
-		res, err = inst.session.GetPrompt(ctx, params)
+		res, err = inst.getPrompt(ctx, params) // inputrequests.go
 		return err
 	})
 	return res, err

@@ -5,7 +5,9 @@ package supervisor
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -37,6 +39,8 @@ const (
 	methodListRoots     = "roots/list"
 	methodCreateMessage = "sampling/createMessage"
 	methodElicit        = "elicitation/create"
+
+	notificationSubscriptionsAcked = "notifications/subscriptions/acknowledged"
 )
 
 // offerClient sets what inst's client offers its server, and the handlers
@@ -81,6 +85,11 @@ func (inst *instance) serverRequests(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		switch method {
 		case methodListRoots, methodCreateMessage, methodElicit:
+		case notificationSubscriptionsAcked:
+			if params, ok := req.GetParams().(*mcp.SubscriptionsAcknowledgedParams); ok {
+				inst.acks.acknowledged(params) // subscribe.go
+			}
+			return next(ctx, method, req)
 		default:
 			return next(ctx, method, req)
 		}
@@ -183,13 +192,49 @@ func (inst *instance) applyLogLevel() error {
 // setLogLevel sends logging/setLevel to inst's server, if it offers
 // logging and level is set.
 func (inst *instance) setLogLevel(ctx context.Context, level mcp.LoggingLevel) error {
-	if level == "" {
-		return nil
+	if level == "" || inst.modern() {
+		return nil // a 2026-07-28 request carries its level itself (requestMeta)
 	}
 	if caps := inst.capabilities(); caps == nil || caps.Logging == nil {
 		return nil
 	}
 	return inst.session.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: level})
+}
+
+// requestMeta is the sending middleware of inst's client. A 2026-07-28
+// session has no logging/setLevel: each request carries the logging level
+// it wants in its _meta. It gets the level musterd would have set on an
+// older session: a lane's client's own, or on a shared instance the most
+// verbose of its listeners'. The go-sdk has put the request's other _meta
+// keys there already, and keeps a key that is set.
+func (inst *instance) requestMeta(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if strings.HasPrefix(method, "notifications/") || inst.session == nil || !inst.modern() {
+			return next(ctx, method, req)
+		}
+		params := req.GetParams()
+		if v := reflect.ValueOf(params); !v.IsValid() || v.Kind() == reflect.Pointer && v.IsNil() {
+			return next(ctx, method, req)
+		}
+		if level := inst.logLevel(); level != "" {
+			if meta := params.GetMeta(); meta != nil {
+				if _, set := meta[mcp.MetaKeyLogLevel]; !set {
+					meta[mcp.MetaKeyLogLevel] = level
+				}
+			}
+		}
+		return next(ctx, method, req)
+	}
+}
+
+// logLevel is the logging level inst's clients asked for, "" for none.
+func (inst *instance) logLevel() mcp.LoggingLevel {
+	if inst.lane != nil {
+		return inst.lane.peer.LogLevel()
+	}
+	inst.listeners.mu.Lock()
+	defer inst.listeners.mu.Unlock()
+	return inst.listeners.level
 }
 
 // listeners are the clients a shared instance's log messages go to: those

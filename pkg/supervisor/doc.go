@@ -39,6 +39,18 @@
 //     goroutine that could start one, so none starts after it. (A process that leaves the group
 //     with setsid escapes this; on Linux the server's main process also
 //     gets SIGKILL if musterd dies without stopping it.)
+//   - Generations: a stdio or streamable-http server's shared session
+//     asks for MCP 2026-07-28 (server/discover) and speaks it if the
+//     server agrees; one that does not (an older server, a stateful HTTP
+//     one) is spoken to in the newest older version it agrees to in
+//     initialize (2025-11-25 at most); an SSE server in 2025-11-25 at
+//     once. A lane speaks its client's generation: 2025-11-25 for a
+//     client of that generation, whose server then asks it classic
+//     requests (instance.go). Observed's ProtocolVersion says what the
+//     shared session agreed. Everything below holds in both; where a
+//     2026-07-28 session lacks a means (ping, logging/setLevel,
+//     roots/list_changed, resources/subscribe), musterd uses that
+//     generation's own, as each item says.
 //   - A start waits for initialize and tools/list within the spec's timeout
 //     (Options.StartTimeout, default 2m, if it sets none; separate from
 //     PingTimeout); a server that hangs is killed and Failed with a timeout
@@ -52,7 +64,9 @@
 //     refused, then Connected). A remote that answers its session with 404
 //     (it restarted) gets a new session at once, with no failure. A server
 //     that does not answer a ping within PingTimeout (hung, stdio or
-//     remote) is Failed. Each is reported through OnChange at once.
+//     remote) is Failed. Each is reported through OnChange at once. On a
+//     2026-07-28 session, which has no ping, the health check asks for the
+//     first page of the server's tools (else resources, else prompts).
 //   - Status fields: LastError is set only while the server is down;
 //     LastFailure and LastFailureTime keep the last failure after it
 //     recovered; RestartCount counts restarts of a process that ran, not
@@ -87,7 +101,11 @@
 //     Subscribe and Unsubscribe (subscribe.go) go the same way, and are a
 //     no-op for a server that offers no resource subscriptions; every
 //     notifications/resources/updated a server sends goes to the
-//     WatchResourceUpdates watchers. A subscription lasts as long as the
+//     WatchResourceUpdates watchers. On a 2026-07-28 session a
+//     subscription is a listen stream, and Subscribe returns once the
+//     server acknowledged it, or fails after PingTimeout without its
+//     acknowledgement (a refusal, which the go-sdk keeps to itself, reads
+//     so). A subscription lasts as long as the
 //     server's session, which Session identifies: its caller subscribes
 //     again when Session says the session is another.
 //     Every call is bounded by the server's spec.timeout (default
@@ -117,7 +135,14 @@
 //     every client one, a process each for a stdio server; shared none).
 //     A lane offers the server exactly what its client offered. The shared
 //     session offers nothing, and a request on it is refused to the server
-//     with an error saying why; it is never guessed.
+//     with an error saying why; it is never guessed. A 2026-07-28 server's
+//     input requests (an input-required result of a tool call, prompt or
+//     resource read) take the same way (inputrequests.go): musterd asks
+//     the lane's client, as classic requests, and calls again with the
+//     answers and the server's requestState; on the shared session, or
+//     for what the client did not offer, the call fails with a JSON-RPC
+//     error saying why. The logging level a lane's client (or, shared, the
+//     most verbose listener) set travels in each request's _meta there.
 //   - A lane's server is answered at once when its client goes away or the
 //     lane ends, and the lane closes only after those answers and its
 //     calls' cancellations are out. A lane ends with its client's session,

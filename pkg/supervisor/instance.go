@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/musterd/musterd/pkg/apis/muster/v1alpha1"
@@ -25,13 +26,38 @@ const exitSettle = time.Second
 // clientInfo is how musterd introduces itself in initialize.
 var clientInfo = &mcp.Implementation{Name: "musterd", Version: "dev"}
 
-// clientProtocolVersion is the newest protocol musterd asks its servers
-// for; a server of an older one negotiates down as usual. In 2026-07-28,
-// which the go-sdk asks for by default, a resource subscription is a
-// listen stream whose Subscribe returns before the server answers, so a
-// server's refusal would never reach the client that subscribed through
-// musterd; and musterd's own endpoint serves up to 2025-11-25 alike.
-const clientProtocolVersion = "2025-11-25"
+// Protocol generations musterd speaks to its servers. A stdio or
+// streamable-http server's shared session is asked for the newest,
+// 2026-07-28: the go-sdk tries server/discover and, when the server does
+// not answer it in kind (an older server answers method not found, a
+// stateful HTTP server refuses a request without a session), falls back to
+// initialize at 2025-11-25 by itself, from which an older server
+// negotiates down as usual. An SSE server is of the older generation by
+// its transport, and is asked for 2025-11-25 at once.
+//
+// A lane (lanes.go) speaks its client's generation: it exists to carry the
+// server's requests to that one client, and a server speaks to a client
+// of 2025-11-25 in classic requests (a go-sdk server of 2026-07-28 turns
+// its own input requests into them), which a 2026-07-28 session would not
+// carry at all. A client says it is of the newer generation by a
+// ProtocolVersion method on its peer.Peer; every other is of the older.
+const (
+	protocolNewest = "2026-07-28"
+	protocolLegacy = "2025-11-25"
+)
+
+// protocolWanted is the version musterd asks inst's server for.
+func (inst *instance) protocolWanted() string {
+	if inst.spec.Type == v1alpha1.MCPServerTypeSSE {
+		return protocolLegacy
+	}
+	if inst.lane != nil {
+		if v, ok := inst.lane.peer.(interface{ ProtocolVersion() string }); !ok || v.ProtocolVersion() < protocolNewest {
+			return protocolLegacy
+		}
+	}
+	return protocolNewest
+}
 
 // errReleased is the cause that ends an instance's context in teardown,
 // unless something cancelled it before.
@@ -76,6 +102,7 @@ type instance struct {
 	lane         *lane         // set on a lane's instance: the client it serves (lanes.go)
 	lanes        laneSet       // on a shared instance: its lanes (lanes.go)
 	listeners    listeners     // on a shared instance: the clients its log messages go to (clientrequests.go)
+	acks         acks          // subscriptions waiting for the server's yes, on a 2026-07-28 session (subscribe.go)
 	calls        *callState    // in-flight calls, drain and progress routing (calls.go)
 	toolsChanged chan struct{} // the server said its tools changed
 	stopOnce     sync.Once
@@ -220,8 +247,13 @@ func (inst *instance) connect(transport mcp.Transport) error {
 			}
 		},
 		ProgressNotificationHandler: inst.calls.progress, // to the caller that asked (calls.go)
-		ResourceListChangedHandler:  func(context.Context, *mcp.ResourceListChangedRequest) { inst.calls.listsChanged() },
-		PromptListChangedHandler:    func(context.Context, *mcp.PromptListChangedRequest) { inst.calls.listsChanged() },
+		// A 2026-07-28 server's input requests in a result are fulfilled by
+		// musterd itself (inputrequests.go), through the same refusals and
+		// lanes as a classic request of the server's: the go-sdk's own
+		// fulfilment would answer roots/list from a root set of its own.
+		MultiRoundTrip:             &mcp.MultiRoundTripOptions{Disabled: true},
+		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { inst.calls.listsChanged() },
+		PromptListChangedHandler:   func(context.Context, *mcp.PromptListChangedRequest) { inst.calls.listsChanged() },
 		ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
 			if req.Params != nil {
 				inst.calls.resourceUpdated(req.Params.URI) // subscribe.go
@@ -231,8 +263,9 @@ func (inst *instance) connect(transport mcp.Transport) error {
 	inst.offerClient(opts) // what the server may ask of the client, and where it goes (clientrequests.go)
 	client := mcp.NewClient(clientInfo, opts)
 	client.AddReceivingMiddleware(inst.serverRequests)
+	client.AddSendingMiddleware(inst.requestMeta)
 	inst.client = client
-	session, err := client.Connect(inst.ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: clientProtocolVersion})
+	session, err := client.Connect(inst.ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: inst.protocolWanted()})
 	if err != nil {
 		return err
 	}
@@ -278,12 +311,68 @@ var errNoAnswer = errors.New("no answer")
 func (inst *instance) ping(timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(inst.ctx, timeout)
 	defer cancel()
-	err := inst.session.Ping(ctx, nil)
+	var err error
+	if inst.modern() {
+		err = inst.probe(ctx)
+	} else {
+		err = inst.session.Ping(ctx, nil)
+	}
 	if err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		return fmt.Errorf("%w within %s", errNoAnswer, timeout)
 	}
 	return err
 }
+
+// probe is the health check of a 2026-07-28 session, which has no ping:
+// the method is gone from that generation (the go-sdk's server answers it
+// "method not found" before any of the server's own code runs, a
+// stateless HTTP one refuses it without the request's _meta outright). So
+// musterd asks for the first page of a list the server offers, which its
+// handlers answer: tools, else resources, else prompts. Lists are not
+// cached by the go-sdk when asked for with no params. A server that offers
+// none of them is asked for ping with the generation's _meta, and its
+// "method not found" is taken for an answer.
+func (inst *instance) probe(ctx context.Context) error {
+	caps := inst.capabilities()
+	if caps == nil {
+		caps = &mcp.ServerCapabilities{}
+	}
+	var err error
+	switch {
+	case caps.Tools != nil:
+		_, err = inst.session.ListTools(ctx, nil)
+	case caps.Resources != nil:
+		_, err = inst.session.ListResources(ctx, nil)
+	case caps.Prompts != nil:
+		_, err = inst.session.ListPrompts(ctx, nil)
+	default:
+		meta := mcp.Meta{
+			mcp.MetaKeyProtocolVersion:    inst.protocolVersion(),
+			mcp.MetaKeyClientInfo:         clientInfo,
+			mcp.MetaKeyClientCapabilities: map[string]any{},
+		}
+		err = inst.session.Ping(ctx, &mcp.PingParams{Meta: meta})
+		var rpcErr *jsonrpc.Error
+		if errors.As(err, &rpcErr) && rpcErr.Code == jsonrpc.CodeMethodNotFound {
+			return nil
+		}
+	}
+	return err
+}
+
+// protocolVersion is the version inst's server agreed to.
+func (inst *instance) protocolVersion() string {
+	if res := inst.session.InitializeResult(); res != nil {
+		return res.ProtocolVersion
+	}
+	return ""
+}
+
+// modern reports whether inst's session is of the 2026-07-28 generation:
+// no ping, no logging/setLevel (a request's own _meta carries the level),
+// no roots/list_changed, resource subscriptions as listen streams, and
+// input requests in results.
+func (inst *instance) modern() bool { return inst.protocolVersion() >= protocolNewest }
 
 // requestStop asks the monitor to tear the instance down, and cancels what
 // it may be waiting for.

@@ -360,7 +360,9 @@ func (s *Supervisor) watchLane(inst *instance, l *lane) string {
 				}
 				cancel()
 			}
-			if now := l.peer.RootsChanges(); now != roots {
+			// A 2026-07-28 session has no roots/list_changed: its server
+			// asks for the roots afresh in each input request.
+			if now := l.peer.RootsChanges(); now != roots && !inst.modern() {
 				roots = now
 				// The go-sdk's one sender of notifications/roots/list_changed:
 				// the lane's client has this session only, and roots/list

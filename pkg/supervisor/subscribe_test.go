@@ -3,8 +3,6 @@ package supervisor_test
 import (
 	"testing"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -38,17 +36,4 @@ func TestSessionIsAnotherForEachStartOnly(t *testing.T) {
 	require.NoError(t, h.sup.Stop(t.Context(), k))
 	_, ok = h.sup.Session(k)
 	assert.False(t, ok, "stopped")
-}
-
-// musterd asks its servers for 2025-11-25, not the go-sdk's default
-// 2026-07-28, whose subscriptions would swallow a server's refusal.
-func TestServersAreAskedForProtocol20251125(t *testing.T) {
-	t.Parallel()
-	h := newHarness(t, supervisor.Options{})
-	k := key("protocol")
-	h.ensure(t, k, fake("-tools", "protocol"))
-	res, err := h.sup.CallTool(callCtx(t), k, &mcp.CallToolParams{Name: "protocol"}, nil)
-	require.NoError(t, err)
-	require.Len(t, res.Content, 1)
-	assert.Equal(t, "2025-11-25", res.Content[0].(*mcp.TextContent).Text)
 }

@@ -863,3 +863,13 @@ func stoppedState(remote bool) v1alpha1.MCPServerState {
 	}
 	return v1alpha1.MCPServerStateStopped
 }
+
+// ProtocolVersion is the MCP protocol version the server agreed to while
+// it runs (2026-07-28, or an older one it fell back to), "" while it does
+// not.
+func (o Observed) ProtocolVersion() string {
+	if o.Init == nil {
+		return ""
+	}
+	return o.Init.ProtocolVersion
+}

@@ -104,6 +104,9 @@ var allowedDifferences = map[string][]string{
 		// An operator's stop or start (musterd stop NAME), kept in the
 		// status in Kubernetes mode so that it outlives musterd's restarts.
 		`added /spec/versions/0/schema/openAPIV3Schema/properties/status/properties/override: {"properties":{"correlationId":{"type":"string"},"hash":{"type":"string"},"reason":{"type":"string"},"since":{"format":"date-time","type":"string"},"state":{"enum":["stopped","started"],"type":"string"}},"required":["hash","since","state"],"type":"object"}`,
+		// The MCP protocol version agreed with the server: which generation
+		// it speaks.
+		`added /spec/versions/0/schema/openAPIV3Schema/properties/status/properties/protocolVersion: {"type":"string"}`,
 		// The count of tools, behind the Tools printer column.
 		`added /spec/versions/0/schema/openAPIV3Schema/properties/status/properties/toolCount: {"type":"integer"}`,
 		// The exposed tool names, as musterd's status files and API show them.

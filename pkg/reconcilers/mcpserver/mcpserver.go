@@ -211,6 +211,7 @@ func (r *Reconciler) status(key events.Key, server *v1alpha1.MCPServer, obs supe
 		}
 		st.Tools = r.names.ExposedNames(key, naming, obs.Tools)
 		st.ToolCount = len(st.Tools)
+		st.ProtocolVersion = obs.ProtocolVersion()
 	}
 	ready := metav1.Condition{
 		Type:               v1alpha1.ConditionReady,

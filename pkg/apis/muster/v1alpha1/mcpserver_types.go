@@ -353,6 +353,14 @@ type MCPServerStatus struct {
 	// +optional
 	ToolCount int `json:"toolCount,omitempty"`
 
+	// ProtocolVersion is the MCP protocol version musterd and the server
+	// agreed to while it runs: 2026-07-28 for a server of the newest
+	// generation, an older one (2025-11-25 at most) for a server that does
+	// not speak it, and for every SSE server. A musterd addition, not in
+	// muster's CRD.
+	// +optional
+	ProtocolVersion string `json:"protocolVersion,omitempty"`
+
 	// Override is an operator's stop or start of the server (musterd stop
 	// NAME, core_service_stop), which reconciliation honours until a start,
 	// a change of the definition or its deletion. Kubernetes mode keeps it

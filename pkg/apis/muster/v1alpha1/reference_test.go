@@ -186,7 +186,7 @@ func compareSchema(t *testing.T, schema map[string]any, typ reflect.Type, path s
 // musterdStatusFields are the status fields musterd adds to muster's CRDs,
 // by path: what it observes of what runs.
 var musterdStatusFields = map[string][]string{
-	"MCPServer.status": {"tools", "toolCount", "override", "lastFailure", "lastFailureTime", "warnings"}, // override: an operator's stop/start; the last failure kept apart from lastError; warnings: the fields musterd ignored
+	"MCPServer.status": {"tools", "toolCount", "override", "lastFailure", "lastFailureTime", "warnings", "protocolVersion"}, // override: an operator's stop/start; the last failure kept apart from lastError; warnings: the fields musterd ignored; protocolVersion: the MCP generation agreed with the server
 	"Workflow.status":  {"missingTools", "warnings"},
 }
 
