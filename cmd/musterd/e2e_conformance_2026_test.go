@@ -21,20 +21,15 @@ import (
 
 // Causes of the differences through musterd.
 const (
-	// musterd talks 2025-11-25 to its servers (the outbound side, package
-	// supervisor, pins it) and has no InputRequiredResult bridge yet. The
-	// server's go-sdk, serving an older session, fulfils its own
-	// InputRequiredResult with classic requests on musterd's session
-	// (elicitation/create, sampling/createMessage, roots/list), which a
-	// client of the newest generation cannot be asked (it has no session;
-	// the go-sdk refuses them), and which musterd's shared session does
-	// not offer: the call fails where straight it returns input_required,
-	// and the rounds after it never happen.
-	causeNoMRTRBridge = "outbound at 2025-11-25, no InputRequiredResult bridge: the server asks musterd's session classic requests, which a 2026-07-28 client cannot receive"
-	// The server judges the capabilities of musterd's session to it, not
-	// the client's per-request clientCapabilities (forwarded only once
-	// musterd talks 2026-07-28 to the server: the outbound side).
-	causeUpstreamCapabilities = "outbound at 2025-11-25: the server sees musterd's session's capabilities, not the client's per-request _meta clientCapabilities"
+	// musterd relays a server's input-required result to a client of
+	// 2026-07-28 for a tool call; a prompt or a resource that needs input
+	// is not relayed yet: musterd fulfils its input requests on the
+	// shared session, which offers the server nothing, and the call fails.
+	causeNoNonToolRelay = "a prompt's or resource's input-required result is not relayed to the client yet (tools' are): musterd's shared session refuses its input requests"
+	// The server judges the capabilities musterd's shared session sends
+	// it, not the client's per-request clientCapabilities, which musterd
+	// does not forward.
+	causeUpstreamCapabilities = "the server sees the capabilities of musterd's shared session to it, not the client's per-request _meta clientCapabilities, which musterd does not forward"
 	// The everything-server's test_trigger_tool_change re-registers an
 	// identical tool; musterd's views send list_changed only when what
 	// they serve changed (pkg/mcpserve doc.go: nothing changed, nothing is
@@ -46,27 +41,10 @@ const (
 // expected2026 are the checks whose outcome through musterd's view differs
 // from straight, by scenario/check, each with its cause.
 var expected2026 = map[string]string{
-	"input-required-result-basic-elicitation/sep-2322-elicitation-complete":             causeNoMRTRBridge,
-	"input-required-result-basic-elicitation/sep-2322-elicitation-incomplete":           causeNoMRTRBridge,
-	"input-required-result-basic-list-roots/sep-2322-list-roots-complete":               causeNoMRTRBridge,
-	"input-required-result-basic-list-roots/sep-2322-list-roots-incomplete":             causeNoMRTRBridge,
-	"input-required-result-basic-sampling/sep-2322-sampling-complete":                   causeNoMRTRBridge,
-	"input-required-result-basic-sampling/sep-2322-sampling-incomplete":                 causeNoMRTRBridge,
-	"input-required-result-capability-check/sep-2322-respect-client-capabilities":       causeUpstreamCapabilities,
-	"input-required-result-ignore-extra-params/sep-2322-ignore-unexpected-params":       causeNoMRTRBridge,
-	"input-required-result-missing-input-response/sep-2322-missing-response-rerequests": causeNoMRTRBridge,
-	"input-required-result-multi-round/sep-2322-multi-round-r1":                         causeNoMRTRBridge,
-	"input-required-result-multi-round/sep-2322-multi-round-r2":                         causeNoMRTRBridge,
-	"input-required-result-multi-round/sep-2322-multi-round-r3":                         causeNoMRTRBridge,
-	"input-required-result-multiple-input-requests/sep-2322-multiple-inputs-complete":   causeNoMRTRBridge,
-	"input-required-result-multiple-input-requests/sep-2322-multiple-inputs-incomplete": causeNoMRTRBridge,
-	"input-required-result-non-tool-request/sep-2322-non-tool-complete":                 causeNoMRTRBridge,
-	"input-required-result-non-tool-request/sep-2322-non-tool-incomplete":               causeNoMRTRBridge,
-	"input-required-result-request-state/sep-2322-request-state-complete":               causeNoMRTRBridge,
-	"input-required-result-request-state/sep-2322-request-state-incomplete":             causeNoMRTRBridge,
-	"input-required-result-result-type/sep-2322-result-type-included":                   causeNoMRTRBridge,
-	"input-required-result-tampered-state/sep-2322-reject-tampered-state":               causeNoMRTRBridge,
-	"server-stateless/sep-2575-server-sends-tools-list-changed-on-subscription":         causeIdenticalRelist,
+	"input-required-result-capability-check/sep-2322-respect-client-capabilities": causeUpstreamCapabilities,
+	"input-required-result-non-tool-request/sep-2322-non-tool-complete":           causeNoNonToolRelay,
+	"input-required-result-non-tool-request/sep-2322-non-tool-incomplete":         causeNoNonToolRelay,
+	"server-stateless/sep-2575-server-sends-tools-list-changed-on-subscription":   causeIdenticalRelist,
 }
 
 func TestE2EConformance2026SuiteThroughAServersView(t *testing.T) {

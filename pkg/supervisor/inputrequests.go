@@ -143,11 +143,13 @@ func needsInput(marked bool, requests mcp.InputRequestMap) bool {
 }
 
 // callTool calls a tool on inst's session, fulfilling the server's input
-// requests until it has a complete result.
+// requests until it has a complete result; for a client that takes them
+// itself (peer.Relays: one of 2026-07-28), the server's input-required
+// result is the call's, and its retry comes back as a new call.
 func (inst *instance) callTool(ctx context.Context, p *mcp.CallToolParams) (*mcp.CallToolResult, error) {
 	for round := 1; ; round++ {
 		res, err := inst.session.CallTool(ctx, p)
-		if err != nil || !needsInput(res.NeedsInput(), res.InputRequests) {
+		if err != nil || !needsInput(res.NeedsInput(), res.InputRequests) || peer.Relays(ctx) {
 			return res, err
 		}
 		responses, err := inst.fulfil(ctx, round, res.InputRequests)
