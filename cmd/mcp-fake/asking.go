@@ -217,6 +217,12 @@ func urlRequiredTool(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult
 // rootsChanges counts the clients' notifications/roots/list_changed.
 var rootsChanges atomic.Int64
 
+// countRootsChanges makes a server with opts count its clients'
+// notifications/roots/list_changed (roots_changes).
+func countRootsChanges(opts *mcp.ServerOptions) {
+	opts.RootsListChangedHandler = func(context.Context, *mcp.RootsListChangedRequest) { rootsChanges.Add(1) }
+}
+
 func rootsChangesTool(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	return textResult(strconv.FormatInt(rootsChanges.Load(), 10)), nil
 }

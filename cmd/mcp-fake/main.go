@@ -174,10 +174,9 @@ func hang() {
 const lateTool = "late"
 
 func newServer(tools, protocols []string) *mcp.Server {
-	server := mcp.NewServer(&mcp.Implementation{Name: "mcp-fake", Version: "v1"}, &mcp.ServerOptions{
-		SupportedProtocolVersions: protocols,
-		RootsListChangedHandler:   func(context.Context, *mcp.RootsListChangedRequest) { rootsChanges.Add(1) }, // asking.go
-	})
+	opts := &mcp.ServerOptions{SupportedProtocolVersions: protocols}
+	countRootsChanges(opts) // asking.go
+	server := mcp.NewServer(&mcp.Implementation{Name: "mcp-fake", Version: "v1"}, opts)
 	for _, name := range tools {
 		addEchoTool(server, name)
 	}
