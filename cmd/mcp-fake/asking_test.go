@@ -1,10 +1,8 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
-	"strings"
 	"testing"
 	"time"
 
@@ -23,18 +21,7 @@ func TestAskedRecordsAQuestionWhoseCallWasCancelled(t *testing.T) {
 	})
 	t.Run("http", func(t *testing.T) {
 		testAskedRecords(t, func(t *testing.T) mcp.Transport {
-			cmd := fakeCommand(t.Context(), "-http", "127.0.0.1:0", "-tools", "elicit,asked")
-			stdout, err := cmd.StdoutPipe()
-			require.NoError(t, err)
-			require.NoError(t, cmd.Start())
-			t.Cleanup(func() {
-				_ = cmd.Process.Kill()
-				_ = cmd.Wait()
-			})
-			line, err := bufio.NewReader(stdout).ReadString('\n')
-			require.NoError(t, err)
-			url, _ := strings.CutPrefix(strings.TrimSpace(line), "listening on ")
-			return &mcp.StreamableClientTransport{Endpoint: url}
+			return &mcp.StreamableClientTransport{Endpoint: serveOverHTTP(t, "-tools", "elicit,asked")}
 		})
 	})
 }

@@ -84,8 +84,11 @@ func TestAddToolAfterNotifiesTheClient(t *testing.T) {
 	assert.ElementsMatch(t, []string{"echo", lateTool}, toolNames(t, session))
 }
 
-func TestHTTPServesStreamableHTTPAndSSE(t *testing.T) {
-	cmd := fakeCommand(t.Context(), "-http", "127.0.0.1:0", "-tools", "remote")
+// serveOverHTTP runs the fake with -http and args until t ends, and returns
+// the streamable-http URL it says it listens on.
+func serveOverHTTP(t *testing.T, args ...string) string {
+	t.Helper()
+	cmd := fakeCommand(t.Context(), append([]string{"-http", "127.0.0.1:0"}, args...)...)
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)
 	require.NoError(t, cmd.Start())
@@ -97,6 +100,11 @@ func TestHTTPServesStreamableHTTPAndSSE(t *testing.T) {
 	require.NoError(t, err)
 	url, ok := strings.CutPrefix(strings.TrimSpace(line), "listening on ")
 	require.True(t, ok, "first line: %q", line)
+	return url
+}
+
+func TestHTTPServesStreamableHTTPAndSSE(t *testing.T) {
+	url := serveOverHTTP(t, "-tools", "remote")
 	require.True(t, strings.HasSuffix(url, "/mcp"), url)
 
 	streamable := connect(t, &mcp.StreamableClientTransport{Endpoint: url})

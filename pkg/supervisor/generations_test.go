@@ -48,7 +48,7 @@ func TestEachServerSpeaksTheNewestGenerationItOffers(t *testing.T) {
 func TestAStatelessServerIsSpokenToIn20260728(t *testing.T) {
 	t.Parallel()
 	bin := conformancetest.BuildEverythingServer(t)
-	url := conformancetest.ServeStatelessHTTP(t, bin)
+	url := conformancetest.ServeHTTPStateless(t, bin)
 	h := newHarness(t, supervisor.Options{PingInterval: 50 * time.Millisecond})
 	k := key("stateless")
 	obs := h.ensure(t, k, remote(v1alpha1.MCPServerTypeStreamableHTTP, url))
