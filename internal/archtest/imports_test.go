@@ -53,7 +53,7 @@ var allowed = map[string][]string{
 	// sources, the core tools and the workflows, plugged in by the wiring
 	// through its Source interface; the running servers' tools from the
 	// catalogue, called through the supervisor); never the bus.
-	"pkg/router": {"pkg/events", "pkg/redact", "pkg/catalogue", "pkg/supervisor", "internal/registry", "internal/jsoneq"},
+	"pkg/router": {"pkg/events", "pkg/redact", "pkg/catalogue", "pkg/supervisor", "internal/registry", "internal/jsoneq", "internal/turns"},
 	// How a tool musterd implements is declared: a leaf.
 	"pkg/tooldef": {},
 	// The API is an edge, like cmd: it reads the stages' state and serves it.
@@ -62,7 +62,7 @@ var allowed = map[string][]string{
 	// lists and calls every exposed tool through its Backend (package
 	// router) and implements only muster's meta-tools itself, sharing the
 	// API's token check (package api/shared, not the API server itself).
-	"pkg/mcpserve": {"pkg/events", "pkg/apis", "pkg/redact", "pkg/api/shared", "pkg/router", "pkg/tooldef", "pkg/peer"},
+	"pkg/mcpserve": {"pkg/events", "pkg/apis", "pkg/redact", "pkg/api/shared", "pkg/router", "pkg/tooldef", "pkg/peer", "internal/turns"},
 	// What the API and the MCP endpoint must do alike: a leaf of the edges.
 	"pkg/api/shared": {"pkg/api/types", "pkg/apis", "pkg/redact", "pkg/statusync"},
 	// Declared state: writes definitions where the watchers read them, as
@@ -105,6 +105,8 @@ var allowed = map[string][]string{
 	// The registered funcs of the stages that tell others of their changes
 	// (supervisor, catalogue, router): a leaf.
 	"internal/registry": {},
+	// Turns per key (a resource's subscribe and unsubscribe): a leaf.
+	"internal/turns": {},
 	// Comparing listings as a client sees them: a leaf.
 	"internal/jsoneq": {},
 	// The bad-input corpus of the watcher's and the daemon's tests.

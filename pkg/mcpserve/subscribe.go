@@ -7,6 +7,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/musterd/musterd/internal/turns"
 	"github.com/musterd/musterd/pkg/events"
 )
 
@@ -57,50 +58,18 @@ type resourceSubs struct {
 
 	mu       sync.Mutex
 	sessions map[subject]map[*mcp.ServerSession]bool // sessions subscribed
-	turns    map[subject]*uriTurn                    // a subject's turn, while taken or awaited
-	watched  map[*mcp.ServerSession]bool             // sessions whose end is watched
-	pending  map[subject]bool                        // subjects updated, not yet told
-	telling  bool                                    // a goroutine tells them
-}
-
-// uriTurn serialises, for one URI, the check of who wants it, the call at
-// its server and the record of the outcome: without it a session
-// subscribing while another drops the last subscription could see nobody
-// subscribed, subscribe, and be recorded, and then the drop's unsubscribe
-// land at the server, leaving the session recorded but the server
-// unsubscribed (or two first sessions subscribe twice). A turn is per URI,
-// not one lock for all, so that a slow server delays the subscriptions of
-// its own resources only; r.mu is never held across a server call.
-type uriTurn struct {
-	token chan struct{} // holds a value while the turn is taken
-	users int           // holders and waiters, under r.mu; at 0 the turn is dropped
-}
-
-// take waits for uri's turn, or for ctx to end, and returns the func that
-// gives the turn back.
-func (r *resourceSubs) take(ctx context.Context, uri subject) (giveBack func(), err error) {
-	r.mu.Lock()
-	t := r.turns[uri]
-	if t == nil {
-		t = &uriTurn{token: make(chan struct{}, 1)}
-		r.turns[uri] = t
-	}
-	t.users++
-	r.mu.Unlock()
-	leave := func() {
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		if t.users--; t.users == 0 {
-			delete(r.turns, uri)
-		}
-	}
-	select {
-	case t.token <- struct{}{}:
-		return func() { <-t.token; leave() }, nil
-	case <-ctx.Done():
-		leave()
-		return nil, context.Cause(ctx)
-	}
+	// turns serialise, for one URI, the check of who wants it, the call at
+	// its server and the record of the outcome: without it a session
+	// subscribing while another drops the last subscription could see nobody
+	// subscribed, subscribe, and be recorded, and then the drop's unsubscribe
+	// land at the server, leaving the session recorded but the server
+	// unsubscribed (or two first sessions subscribe twice). A turn is per URI,
+	// not one lock for all, so that a slow server delays the subscriptions of
+	// its own resources only; r.mu is never held across a server call.
+	turns   turns.Keyed[subject]
+	watched map[*mcp.ServerSession]bool // sessions whose end is watched
+	pending map[subject]bool            // subjects updated, not yet told
+	telling bool                        // a goroutine tells them
 }
 
 // initSubscriptions sets up the forwarding of resource updates when the
@@ -112,8 +81,7 @@ func (s *Server) initSubscriptions() bool {
 	if b == nil && sb == nil {
 		return false
 	}
-	s.subs = &resourceSubs{b: b, sb: sb, sessions: map[subject]map[*mcp.ServerSession]bool{},
-		turns: map[subject]*uriTurn{}, watched: map[*mcp.ServerSession]bool{}, pending: map[subject]bool{}}
+	s.subs = &resourceSubs{b: b, sb: sb, sessions: map[subject]map[*mcp.ServerSession]bool{}, watched: map[*mcp.ServerSession]bool{}, pending: map[subject]bool{}}
 	if b != nil {
 		b.OnResourceUpdated(func(uri string) { s.resourceUpdated(subject{uri: uri}) })
 	}
@@ -160,7 +128,7 @@ func (s *Server) serverSubscribe(key events.Key) (func(context.Context, *mcp.Sub
 // check, the call and the record.
 func (s *Server) hold(ctx context.Context, uri subject, ss *mcp.ServerSession) error {
 	r := s.subs
-	giveBack, err := r.take(ctx, uri)
+	giveBack, err := r.turns.Take(ctx, uri)
 	if err != nil {
 		return err
 	}
@@ -250,7 +218,7 @@ func (s *Server) dropOne(uri subject, ss *mcp.ServerSession) {
 // whoever holds it is bounded by its request's context, or is a release,
 // bounded by subscribeTimeout, as this one's call at the server is.
 func (s *Server) release(uri subject, ss *mcp.ServerSession) error {
-	giveBack, _ := s.subs.take(context.Background(), uri) // cannot fail: never cancelled
+	giveBack, _ := s.subs.turns.Take(context.Background(), uri) // cannot fail: never cancelled
 	defer giveBack()
 	if !s.forget(uri, ss) {
 		return nil

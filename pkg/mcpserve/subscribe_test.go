@@ -292,9 +292,7 @@ func TestSubscriptionsOfOneURIAreSerialisedWithTheirServerCalls(t *testing.T) {
 			close(gate)
 			require.NoError(t, <-held)
 			assert.Equal(t, 1, recorded(srv), "a only: b's cancelled subscribe is not recorded")
-			srv.subs.mu.Lock()
-			assert.Empty(t, srv.subs.turns, "no turn is left behind")
-			srv.subs.mu.Unlock()
+			assert.Zero(t, srv.subs.turns.Len(), "no turn is left behind")
 		})
 	})
 }

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/musterd/musterd/internal/registry"
+	"github.com/musterd/musterd/internal/turns"
 	"github.com/musterd/musterd/pkg/events"
 )
 
@@ -36,53 +37,19 @@ type subscriptions struct {
 	mu    sync.Mutex
 	byURI map[string]route // exposed URI → the server and its own URI
 	own   map[route]bool   // subscribed through the server's view
-	turns map[route]*turn  // a resource's turn, while taken or awaited
+	// turns serialise, for one server's resource, the check of who wants
+	// it, the call at the server and the record: without them an exposed
+	// URI's unsubscribe and the server view's subscribe of the same
+	// resource could land at the server in the other order, leaving it
+	// unsubscribed while wanted. One per resource, so a slow server delays
+	// its own only.
+	turns turns.Keyed[route]
 	// renewed is each server's session its subscriptions were last
 	// renewed on (or found on, before any): resubscribe renews them on
 	// another only.
 	renewed map[events.Key]uint64
 	fns     registry.Funcs[func(uri string)]
 	ownFns  registry.Funcs[func(key events.Key, uri string)]
-}
-
-// turn serialises, for one server's resource, the check of who wants it,
-// the call at the server and the record: without it an exposed URI's
-// unsubscribe and the server view's subscribe of the same resource could
-// land at the server in the other order, leaving it unsubscribed while
-// wanted. One per resource, so a slow server delays its own only.
-type turn struct {
-	token chan struct{} // holds a value while the turn is taken
-	users int           // holders and waiters, under mu; at 0 the turn is dropped
-}
-
-// take waits for to's turn, or for ctx to end, and returns the func that
-// gives it back.
-func (s *subscriptions) take(ctx context.Context, to route) (giveBack func(), err error) {
-	s.mu.Lock()
-	if s.turns == nil {
-		s.turns = map[route]*turn{}
-	}
-	t := s.turns[to]
-	if t == nil {
-		t = &turn{token: make(chan struct{}, 1)}
-		s.turns[to] = t
-	}
-	t.users++
-	s.mu.Unlock()
-	leave := func() {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		if t.users--; t.users == 0 {
-			delete(s.turns, to)
-		}
-	}
-	select {
-	case t.token <- struct{}{}:
-		return func() { <-t.token; leave() }, nil
-	case <-ctx.Done():
-		leave()
-		return nil, context.Cause(ctx)
-	}
 }
 
 // wantedLocked reports whether anyone wants to's resource.
@@ -113,7 +80,7 @@ func (r *Router) subscriber() (resourceSubscriber, error) {
 // subscribing at its server if nobody wanted it: in to's turn.
 func (r *Router) hold(ctx context.Context, sub resourceSubscriber, to route, record func(*subscriptions)) error {
 	s := &r.subs
-	giveBack, err := s.take(ctx, to)
+	giveBack, err := s.turns.Take(ctx, to)
 	if err != nil {
 		return err
 	}
@@ -137,7 +104,7 @@ func (r *Router) hold(ctx context.Context, sub resourceSubscriber, to route, rec
 // now: in to's turn.
 func (r *Router) drop(ctx context.Context, sub resourceSubscriber, to route, forget func(*subscriptions) bool) error {
 	s := &r.subs
-	giveBack, err := s.take(ctx, to)
+	giveBack, err := s.turns.Take(ctx, to)
 	if err != nil {
 		return err
 	}
