@@ -63,6 +63,8 @@ func askingServers(t *testing.T) *fsEnv {
 type answerer struct {
 	name              string
 	gate              func(ctx context.Context)
+	refuse            error  // set: every question is answered with this error
+	action            string // the elicitation's answer; "" is accept
 	sampled, elicited atomic.Int32
 
 	mu   sync.Mutex
@@ -86,6 +88,12 @@ func (a *answerer) options() *mcp.ClientOptions {
 		ElicitationHandler: func(ctx context.Context, _ *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 			a.elicited.Add(1)
 			a.wait(ctx)
+			if a.refuse != nil {
+				return nil, a.refuse
+			}
+			if a.action != "" {
+				return &mcp.ElicitResult{Action: a.action}, nil
+			}
 			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": a.name}}, nil
 		},
 		LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
@@ -351,6 +359,24 @@ func TestE2EAURLElicitationRequiredErrorPassesThrough(t *testing.T) {
 		require.ErrorAs(t, err, &rpcErr, path)
 		assert.Equal(t, int64(mcp.CodeURLElicitationRequired), rpcErr.Code, path)
 		assert.Contains(t, string(rpcErr.Data), "https://example.com/consent", path)
+	}
+}
+
+// A client's decline, cancel or refusal reaches the server as the client
+// gave it: the action unchanged, the refusal's message kept.
+func TestE2EAClientsDeclineOrRefusalReachesTheServer(t *testing.T) {
+	e := askingServers(t)
+	for _, server := range []string{"lanes", "remote"} {
+		for _, action := range []string{"decline", "cancel"} {
+			a := &answerer{name: action, action: action}
+			text, isError := callTool(t, a.connect(t, e), "x_"+server+"_elicit", map[string]any{"message": "who?"})
+			assert.False(t, isError, text)
+			assert.Equal(t, "elicited: "+action+" null", text, server)
+		}
+		r := &answerer{name: "rex", refuse: &jsonrpc.Error{Code: 4321, Message: "rex will not say"}}
+		text, isError := callTool(t, r.connect(t, e), "x_"+server+"_elicit", map[string]any{"message": "who?"})
+		assert.True(t, isError, text)
+		assert.Contains(t, text, "rex will not say", "%s: the client's own refusal", server)
 	}
 }
 
