@@ -411,7 +411,7 @@ func (s *Server) enter(ctx context.Context, view string, req *mcp.CallToolReques
 		} else {
 			// It takes a server's input-required results itself, and calls
 			// again with its answers (requeststate.go).
-			ctx = peer.WithRelay(ctx)
+			ctx = peer.WithRelay(ctx, req.ClientCapabilities())
 		}
 	}
 	return router.WithCaller(ctx, c), func() { stop(); cancel(nil) }

@@ -87,16 +87,30 @@ func RoundFrom(ctx context.Context) (Round, bool) {
 
 type relayKey struct{}
 
+// relay is what WithRelay puts in a context.
+type relay struct{ caps *mcp.ClientCapabilities }
+
 // WithRelay returns ctx saying the caller's client takes a server's
 // input-required results itself (MCP 2026-07-28): they are relayed to it
 // as they are, its retry coming back with a Round, rather than asked of
-// it in requests it could not receive.
-func WithRelay(ctx context.Context) context.Context {
-	return context.WithValue(ctx, relayKey{}, true)
+// it in requests it could not receive. caps are the capabilities its
+// request declared in its _meta (nil if it declared none): what it can
+// be asked for, in this request only.
+func WithRelay(ctx context.Context, caps *mcp.ClientCapabilities) context.Context {
+	return context.WithValue(ctx, relayKey{}, relay{caps: caps})
 }
 
 // Relays reports whether ctx's client takes input-required results itself.
 func Relays(ctx context.Context) bool {
-	v, _ := ctx.Value(relayKey{}).(bool)
-	return v
+	_, ok := ctx.Value(relayKey{}).(relay)
+	return ok
+}
+
+// RelayedCapabilities returns the capabilities the request of ctx's
+// client declared, if it takes input-required results itself (Relays);
+// nil if it is not such a client or declared none. Shared: never change
+// them.
+func RelayedCapabilities(ctx context.Context) *mcp.ClientCapabilities {
+	r, _ := ctx.Value(relayKey{}).(relay)
+	return r.caps
 }
