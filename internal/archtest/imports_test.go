@@ -90,7 +90,7 @@ var allowed = map[string][]string{
 	// calling tools through a router the wiring gives it, and serves their
 	// executions. Beside the reconcilers, never the bus: its execution
 	// events go out through a function the wiring puts on the bus.
-	"pkg/workflowrun": {"pkg/events", "pkg/apis", "pkg/resources", "pkg/redact", "pkg/api/types", "pkg/tmplfuncs"},
+	"pkg/workflowrun": {"pkg/events", "pkg/apis", "pkg/resources", "pkg/redact", "pkg/api/types", "pkg/tmplfuncs", "pkg/peer"},
 	// Replay wires stages on buses of its own, like the pipeline.
 	"pkg/eventtrace/replay": {"pkg/events", "pkg/bus", "pkg/eventtrace", "pkg/debouncer", "pkg/coordinator", "pkg/statusync", "pkg/reconcilers", "pkg/lifecycle"},
 	// Golden is test support: only test binaries import it.

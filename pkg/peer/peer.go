@@ -100,6 +100,16 @@ func WithRelay(ctx context.Context, caps *mcp.ClientCapabilities) context.Contex
 	return context.WithValue(ctx, relayKey{}, relay{caps: caps})
 }
 
+// WithoutRelay returns ctx for a call made on behalf of a relaying client
+// that cannot take the call's input-required result itself: a workflow's
+// step, whose result the workflow consumes. The call is no retry either.
+func WithoutRelay(ctx context.Context) context.Context {
+	if !Relays(ctx) {
+		return ctx
+	}
+	return context.WithValue(context.WithValue(ctx, relayKey{}, nil), roundKey{}, nil)
+}
+
 // Relays reports whether ctx's client takes input-required results itself.
 func Relays(ctx context.Context) bool {
 	_, ok := ctx.Value(relayKey{}).(relay)

@@ -198,6 +198,15 @@ func (s *Supervisor) CallTool(ctx context.Context, key events.Key, params *mcp.C
 	if params == nil {
 		return nil, errors.New("supervisor: CallTool: nil params")
 	}
+	if s.bridging(ctx, key) {
+		return s.callBridged(ctx, key, params, progress) // bridge.go
+	}
+	return s.callTool(ctx, key, params, progress)
+}
+
+// callTool is CallTool on key's server, once any bridge is in place.
+func (s *Supervisor) callTool(ctx context.Context, key events.Key, params *mcp.CallToolParams,
+	progress func(*mcp.ProgressNotificationParams)) (*mcp.CallToolResult, error) {
 	var res *mcp.CallToolResult
 	err := s.call(ctx, key, "tools/call "+params.Name, func(ctx context.Context, inst *instance) error {
 		p := *params
@@ -358,7 +367,7 @@ func (s *Supervisor) call(ctx context.Context, key events.Key, what string, do f
 	defer s.release(shared)
 	inst := shared
 	if p, ok := peer.From(ctx); ok {
-		if s.wantsLane(shared, p) {
+		if s.wantsLane(shared, p.Capabilities()) {
 			var leave func()
 			inst, leave, err = s.laneFor(ctx, shared, p)
 			if err != nil {

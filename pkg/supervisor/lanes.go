@@ -89,9 +89,9 @@ func (s *Supervisor) Lanes(key events.Key) int {
 	return len(e.inst.lanes.byClient)
 }
 
-// wantsLane reports whether a call of p's client to the server of shared
-// goes through a lane.
-func (s *Supervisor) wantsLane(shared *instance, p peer.Peer) bool {
+// wantsLane reports whether a call of a client that offered caps to the
+// server of shared goes through a lane.
+func (s *Supervisor) wantsLane(shared *instance, caps *mcp.ClientCapabilities) bool {
 	s.mu.Lock()
 	c := s.clientSessions[shared.key]
 	s.mu.Unlock()
@@ -101,7 +101,7 @@ func (s *Supervisor) wantsLane(shared *instance, p peer.Peer) bool {
 	case ClientSessionsPerClient:
 		return true
 	default:
-		return shared.remote && peer.Offers(p.Capabilities())
+		return shared.remote && peer.Offers(caps)
 	}
 }
 

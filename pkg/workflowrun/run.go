@@ -15,6 +15,7 @@ import (
 	"github.com/musterd/musterd/pkg/api/types"
 	"github.com/musterd/musterd/pkg/apis/muster/v1alpha1"
 	"github.com/musterd/musterd/pkg/events"
+	"github.com/musterd/musterd/pkg/peer"
 	"github.com/musterd/musterd/pkg/redact"
 )
 
@@ -412,6 +413,12 @@ func (r *runner) callTool(ctx context.Context, tool string, args map[string]any)
 	if r.caller == nil {
 		return nil, errors.New("no tool router is wired to the workflow engine")
 	}
+	// A step's result is the workflow's to consume: a server's
+	// input-required result cannot be relayed to a caller of 2026-07-28
+	// from the middle of a run, so its step is called as one of a client
+	// that takes none (and its server's questions are refused, failing the
+	// step). A caller of 2025-11-25 is asked them on its own session.
+	ctx = peer.WithoutRelay(ctx)
 	callCtx := ctx
 	if r.e.opts.StepTimeout != nil {
 		if d := r.e.opts.StepTimeout(tool); d > 0 {
@@ -432,6 +439,9 @@ func (r *runner) callTool(ctx context.Context, tool string, args map[string]any)
 	}
 	if res == nil {
 		return nil, fmt.Errorf("calling %s: no result", tool)
+	}
+	if res.NeedsInput() || len(res.InputRequests) > 0 {
+		return nil, fmt.Errorf("calling %s: its server asked for the client's input, which a workflow step cannot pass on", tool)
 	}
 	if n := resultSize(res); n > r.e.opts.MaxResultBytes {
 		return nil, &fieldError{field: "result", err: fmt.Errorf("the result of %s is %d bytes, more than the limit of %d", tool, n, r.e.opts.MaxResultBytes)}
