@@ -210,7 +210,7 @@ func (s *Supervisor) callTool(ctx context.Context, key events.Key, params *mcp.C
 	var res *mcp.CallToolResult
 	err := s.call(ctx, key, "tools/call "+params.Name, func(ctx context.Context, inst *instance) error {
 		p := *params
-		p.Meta = maps.Clone(params.Meta)
+		p.Meta = withoutClientMeta(params.Meta)
 		if r, ok := peer.RoundFrom(ctx); ok {
 			// A client's retry with its answers to the server's input
 			// requests, and the server's own request state.
@@ -325,13 +325,40 @@ func (s *Supervisor) Complete(ctx context.Context, key events.Key, params *mcp.C
 	if params == nil {
 		return nil, errors.New("supervisor: Complete: nil params")
 	}
+	p := *params
+	p.Meta = withoutClientMeta(params.Meta)
 	var res *mcp.CompleteResult
 	err := s.call(ctx, key, "completion/complete", func(ctx context.Context, inst *instance) error {
 		var err error
-		res, err = inst.session.Complete(ctx, params)
+		res, err = inst.session.Complete(ctx, &p)
 		return err
 	})
 	return res, err
+}
+
+// clientMeta are the _meta keys in which a client of 2026-07-28 says who it
+// is and what it speaks, in each request. They describe musterd's client,
+// not musterd as its server's client: on the way to a server they are the
+// session's own (the go-sdk fills them in on a session of that generation;
+// one of an older generation must not carry them at all: a go-sdk server
+// refuses a request whose _meta names a version its session does not
+// speak).
+var clientMeta = []string{mcp.MetaKeyProtocolVersion, mcp.MetaKeyClientInfo, mcp.MetaKeyClientCapabilities}
+
+// withoutClientMeta is a copy of a client's _meta to pass on, without
+// clientMeta; nil when nothing is left.
+func withoutClientMeta(meta mcp.Meta) mcp.Meta {
+	if len(meta) == 0 {
+		return nil
+	}
+	out := maps.Clone(meta)
+	for _, k := range clientMeta {
+		delete(out, k)
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
 }
 
 // InFlight returns the number of calls in flight on key's server (on its
