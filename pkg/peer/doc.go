@@ -20,4 +20,11 @@
 //   - Changed is closed at the client's next logging/setLevel or
 //     notifications/roots/list_changed, so that whoever keeps a session to
 //     a server on the client's behalf can pass them on.
+//
+// A client of MCP 2026-07-28 has no session and is no Peer: its call's
+// context says instead that it takes a server's input-required results
+// itself (WithRelay, with the capabilities its request declared), and its
+// retry carries its answers and the server's request state (WithRound).
+// A call made on such a client's behalf whose result is not the client's
+// (a workflow's step) is neither (WithoutRelay).
 package peer

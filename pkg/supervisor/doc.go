@@ -150,6 +150,18 @@
 //     pending calls fail with ErrStopped); it is never restarted and never
 //     changes what Get observes. At most MaxLanesPerServer are open per
 //     server.
+//   - A client that takes input-required results itself (peer.Relays: one
+//     of 2026-07-28) gets a 2026-07-28 server's as they are. A 2025-11-25
+//     server's requests during its tool call are bridged (bridge.go): the
+//     call runs on a lane of its own, offering what the client's request
+//     declared, and each request of the server's parks the call and ends
+//     the client's request with an input-required result asking the same;
+//     the retry (peer.Round, its state naming the parked call, that call's
+//     latest round only) delivers the answers. A parked call is bounded by
+//     the server's spec.timeout from its first request; then the server's
+//     question is answered with an error and a late retry told the call
+//     ended. A client's per-request _meta about itself (protocol version,
+//     client info, capabilities) is never passed on as the server's own.
 //
 // Platforms: the above is Unix (group_unix.go, sysproc_*.go). On Windows
 // (group_windows.go) a stdio server starts suspended and runs only once it
