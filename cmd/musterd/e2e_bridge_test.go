@@ -226,4 +226,20 @@ spec:
 		assert.Contains(t, text, "elicitation", "and what its server asked for: %s", text)
 		assert.Empty(t, ada.questions(), "the newer caller was not asked")
 	})
+
+	// muster's view wraps a call's result in call_tool's own: an
+	// input-required result cannot travel inside it, so a 2026-07-28
+	// client's call there takes no questions, and one its server asks
+	// fails the call, saying so, at once.
+	t.Run("muster's view", func(t *testing.T) {
+		ada := &newerClient{name: "ada"}
+		cs := e.mcpClient(t, "/mcp", "", ada.options())
+		require.Equal(t, "2026-07-28", cs.InitializeResult().ProtocolVersion)
+		text, isError := musterCall(t, cs, "x_older_elicit", map[string]any{"message": "who?"})
+		assert.True(t, isError, text)
+		assert.Contains(t, text, "elicitation", text)
+		assert.Empty(t, ada.questions())
+		outcome, _ := callTool(t, e.mcpClient(t, "/mcp/servers/older", "2025-11-25", nil), "asked", nil)
+		assert.Equal(t, "error: client does not support elicitation", outcome, "the server's question failed at once: no call waits at the server")
+	})
 }

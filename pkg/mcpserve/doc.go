@@ -55,11 +55,15 @@
 //     generation only (versions_test.go, generations_test.go).
 //   - A request of 2026-07-28 is a session of its own to the go-sdk, for
 //     that one POST: it has no notifier (core_events' follow needs a
-//     session's stream) and carries no peer.Peer, so its calls use a
-//     server's shared session, never a lane (one per POST would start a
-//     stdio server per call), and a server's requests to the client
-//     during the call, which the go-sdk would refuse on that generation
-//     anyway, are not passed to it.
+//     session's stream) and carries no peer.Peer. Its tool calls on
+//     /mcp/direct and a server's view say instead that it takes a
+//     server's input-required results itself (peer.WithRelay, with the
+//     capabilities its request declared): they reach it as results, their
+//     request state sealed (requeststate.go), and its retry goes back to
+//     the server; a 2025-11-25 server's questions reach it the same way,
+//     bridged by the supervisor. On muster's view its calls take no
+//     questions: call_tool wraps the result in its own, which an
+//     input-required result cannot travel in.
 //   - Refresh adds and removes on /mcp/direct exactly the tools whose
 //     definition appeared, changed or went (and on both views the
 //     resources and prompts; on each server's view made, its server's

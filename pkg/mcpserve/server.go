@@ -406,11 +406,15 @@ func (s *Server) enter(ctx context.Context, view string, req *mcp.CallToolReques
 		// What a server asks of its client while it handles the call goes
 		// to this client, on this call's stream (peer.go). A request of
 		// the newest generation has no session to bind (generations.go).
-		if !newGenerationSession(ss) {
+		switch {
+		case !newGenerationSession(ss):
 			ctx = peer.With(ctx, boundClient{client: s.clientOf(ss), call: ctx})
-		} else {
+		case view != viewMuster:
 			// It takes a server's input-required results itself, and calls
-			// again with its answers (requeststate.go).
+			// again with its answers (requeststate.go). Not through
+			// muster's view: call_tool wraps the result in its own, which
+			// an input-required result cannot travel in, and takes no
+			// answers back; there the server's questions are refused.
 			ctx = peer.WithRelay(ctx, req.ClientCapabilities())
 		}
 	}
