@@ -352,6 +352,9 @@ func (s *Server) getResource(ctx context.Context, a tooldef.Args) (*mcp.CallTool
 	if err != nil {
 		return tooldef.Error("Resource retrieval failed: " + err.Error()), nil
 	}
+	if res.NeedsInput() || len(res.InputRequests) > 0 {
+		return tooldef.Error("Resource retrieval failed: " + errNeedsInput("get_resource", "resources/read").Error()), nil
+	}
 	var texts []string
 	for _, c := range res.Contents {
 		if c == nil {
@@ -414,6 +417,9 @@ func (s *Server) getPromptMeta(ctx context.Context, a tooldef.Args) (*mcp.CallTo
 	if err != nil {
 		return tooldef.Error("Prompt retrieval failed: " + err.Error()), nil
 	}
+	if res.NeedsInput() || len(res.InputRequests) > 0 {
+		return tooldef.Error("Prompt retrieval failed: " + errNeedsInput("get_prompt", "prompts/get").Error()), nil
+	}
 	type message struct {
 		Role    mcp.Role `json:"role"`
 		Content any      `json:"content"`
@@ -423,6 +429,15 @@ func (s *Server) getPromptMeta(ctx context.Context, a tooldef.Args) (*mcp.CallTo
 		out[i] = message{Role: m.Role, Content: promptContent(m.Content)}
 	}
 	return tooldef.Pretty(out)
+}
+
+// errNeedsInput is why a meta-tool fails whose server asked for the
+// client's input in an input-required result, relayed to a client of
+// 2026-07-28 (relay.go): the meta-tool's own result has no room for the
+// input requests, nor its arguments for the answers; the request itself
+// (method) has both.
+func errNeedsInput(tool, method string) error {
+	return fmt.Errorf("the server needs the client's input, which %s cannot pass on: use %s", tool, method)
 }
 
 // promptContent spells a prompt message's content as muster does.

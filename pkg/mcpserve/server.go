@@ -366,7 +366,7 @@ func (s *Server) forward(ctx context.Context, name string, req *mcp.CallToolRequ
 	}
 	ctx, done := s.enter(ctx, viewDirect, req)
 	defer done()
-	ctx, err := s.retryRound(ctx, viewDirect, req) // requeststate.go
+	ctx, err := s.retryRound(ctx, toolCall(viewDirect, req), req.Params.InputResponses, req.Params.RequestState) // requeststate.go
 	if err != nil {
 		return nil, err
 	}
