@@ -162,11 +162,11 @@ func (inst *instance) callTool(ctx context.Context, p *mcp.CallToolParams) (*mcp
 	}
 }
 
-// getPrompt is callTool's twin for prompts/get.
+// getPrompt is callTool's twin for prompts/get: relayed too.
 func (inst *instance) getPrompt(ctx context.Context, p *mcp.GetPromptParams) (*mcp.GetPromptResult, error) {
 	for round := 1; ; round++ {
 		res, err := inst.session.GetPrompt(ctx, p)
-		if err != nil || !needsInput(res.NeedsInput(), res.InputRequests) {
+		if err != nil || !needsInput(res.NeedsInput(), res.InputRequests) || peer.Relays(ctx) {
 			return res, err
 		}
 		responses, err := inst.fulfil(ctx, round, res.InputRequests)
@@ -179,11 +179,11 @@ func (inst *instance) getPrompt(ctx context.Context, p *mcp.GetPromptParams) (*m
 	}
 }
 
-// readResource is callTool's twin for resources/read.
+// readResource is callTool's twin for resources/read: relayed too.
 func (inst *instance) readResource(ctx context.Context, p *mcp.ReadResourceParams) (*mcp.ReadResourceResult, error) {
 	for round := 1; ; round++ {
 		res, err := inst.session.ReadResource(ctx, p)
-		if err != nil || !needsInput(res.NeedsInput(), res.InputRequests) {
+		if err != nil || !needsInput(res.NeedsInput(), res.InputRequests) || peer.Relays(ctx) {
 			return res, err
 		}
 		responses, err := inst.fulfil(ctx, round, res.InputRequests)
@@ -194,4 +194,21 @@ func (inst *instance) readResource(ctx context.Context, p *mcp.ReadResourceParam
 		next.InputResponses, next.RequestState = responses, res.RequestState
 		p = &next
 	}
+}
+
+// capabilitiesOnTheWire are client capabilities as a client of 2026-07-28
+// sends them in a request's _meta, the go-sdk's encoding: roots is
+// RootsV2, absent when the client offers no roots (its field shadows the
+// embedded Roots, which would always be there).
+type capabilitiesOnTheWire struct {
+	mcp.ClientCapabilities
+	Roots *mcp.RootCapabilities `json:"roots,omitempty"`
+}
+
+// onTheWire encodes caps so; nil is none offered.
+func onTheWire(caps *mcp.ClientCapabilities) capabilitiesOnTheWire {
+	if caps == nil {
+		return capabilitiesOnTheWire{}
+	}
+	return capabilitiesOnTheWire{ClientCapabilities: *caps, Roots: caps.RootsV2}
 }
