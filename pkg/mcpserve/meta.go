@@ -277,6 +277,9 @@ func (s *Server) callToolMeta(ctx context.Context, a tooldef.Args) (*mcp.CallToo
 	if err != nil {
 		return tooldef.Error("Tool execution failed: " + err.Error()), nil
 	}
+	if res.NeedsInput() || len(res.InputRequests) > 0 {
+		return tooldef.Error("Tool execution failed: " + errNeedsInput("call_tool", "tools/call on "+PathDirect).Error()), nil
+	}
 	envelope, err := tooldef.Marshal(struct {
 		IsError           bool  `json:"isError"`
 		Content           []any `json:"content"`

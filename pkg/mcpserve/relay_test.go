@@ -69,7 +69,14 @@ func (b askingBackend) GetServerPrompt(ctx context.Context, _ events.Key, name s
 func askingSetup(t *testing.T) string {
 	t.Helper()
 	key := events.NewKey("MCPServer", "default", "git")
-	b := askingBackend{&viewBackend{fakeBackend: &fakeBackend{call: echo}}}
+	b := askingBackend{&viewBackend{fakeBackend: &fakeBackend{call: func(ctx context.Context, name string, _ map[string]any, _ func(*mcp.ProgressNotificationParams)) (*mcp.CallToolResult, error) {
+		requests, state, got := ask(ctx, name)
+		if requests != nil {
+			return &mcp.CallToolResult{InputRequests: requests, RequestState: state}, nil
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: got}}}, nil
+	}}}}
+	b.setTools(echoTool("x_git_ask"))
 	resource, prompt := &mcp.Resource{URI: "file:///notes.md", Name: "notes"}, &mcp.Prompt{Name: "greet"}
 	b.resources, b.prompts = []*mcp.Resource{resource}, []*mcp.Prompt{prompt}
 	init := initResult("git-server", "")
@@ -172,8 +179,8 @@ func TestAnOlderClientsPromptsAndResourcesAreNotRelayed(t *testing.T) {
 	}
 }
 
-// muster's get_prompt and get_resource cannot carry input requests nor
-// answers: a server that needs a newer client's input fails them, saying
+// muster's call_tool, get_prompt and get_resource cannot carry input
+// requests nor answers: a server that needs a newer client's input fails them, saying
 // so and what to use instead, rather than answer with nothing.
 func TestTheMetaToolsSayAServerNeedsInputTheyCannotPassOn(t *testing.T) {
 	url := askingSetup(t)
@@ -182,7 +189,10 @@ func TestTheMetaToolsSayAServerNeedsInputTheyCannotPassOn(t *testing.T) {
 	require.NoError(t, err)
 	defer cs.Close()
 	require.Equal(t, newestProtocol, cs.InitializeResult().ProtocolVersion)
-	res := call(t, cs, "get_prompt", map[string]any{"name": "greet"})
+	res := call(t, cs, "call_tool", map[string]any{"name": "x_git_ask"})
+	assert.True(t, res.IsError)
+	assert.Equal(t, "Tool execution failed: the server needs the client's input, which call_tool cannot pass on: use tools/call on /mcp/direct", text(t, res))
+	res = call(t, cs, "get_prompt", map[string]any{"name": "greet"})
 	assert.True(t, res.IsError)
 	assert.Equal(t, "Prompt retrieval failed: the server needs the client's input, which get_prompt cannot pass on: use prompts/get", text(t, res))
 	res = call(t, cs, "get_resource", map[string]any{"uri": "file:///notes.md"})
