@@ -60,6 +60,22 @@
 //     stdio server per call), and a server's requests to the client
 //     during the call, which the go-sdk would refuse on that generation
 //     anyway, are not passed to it.
+//   - A server's input-required result (2026-07-28's way of asking the
+//     client) to a tools/call, prompts/get or resources/read of a
+//     2026-07-28 client is relayed to it as it is, on every view (the
+//     request carries peer.WithRelay and its capabilities: relay.go, and
+//     enter for tools), and the client's retry (inputResponses,
+//     requestState) reaches the server as a peer.Round. The server's
+//     requestState is sealed (requeststate.go): bound to the view, the
+//     kind of call and the tool's or prompt's name or the resource's URI,
+//     the session if any and the caller's Authorization, good once and for
+//     10 minutes; a state that does not open is -32602 before the server
+//     sees anything. A client of the older generation is never relayed
+//     to: a server's questions reach it as requests on its session. A
+//     meta-tool's result has no room for input requests, nor its arguments
+//     for answers: call_tool, get_prompt and get_resource fail, saying so
+//     and what to use instead, for a server that needs a newer client's
+//     input.
 //   - Refresh adds and removes on /mcp/direct exactly the tools whose
 //     definition appeared, changed or went (and on both views the
 //     resources and prompts; on each server's view made, its server's
