@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 sampling is deprecated in 2026-07-28 but still part of MCP: a client that offers it is asked for it
+
 package main
 
 // A 2026-07-28 server's input-required result of a prompt, relayed to a

@@ -201,7 +201,7 @@ func (s *Supervisor) CallTool(ctx context.Context, key events.Key, params *mcp.C
 	var res *mcp.CallToolResult
 	err := s.call(ctx, key, "tools/call "+params.Name, func(ctx context.Context, inst *instance) error {
 		p := *params
-		p.Meta = relayedMeta(ctx, maps.Clone(params.Meta))
+		p.Meta = relayedMeta(ctx, inst, maps.Clone(params.Meta))
 		if r, ok := peer.RoundFrom(ctx); ok {
 			// A client's retry with its answers to the server's input
 			// requests, and the server's own request state.
@@ -226,17 +226,18 @@ func (s *Supervisor) CallTool(ctx context.Context, key events.Key, params *mcp.C
 
 // relayedMeta is the _meta of a server's request for a call whose client
 // takes input-required results itself (peer.Relays: a client of
-// 2026-07-28, its call on the shared session): meta, made if nil, with
-// the capabilities the client's own request declared
-// (peer.RelayedCapabilities; none declared is none offered) under
-// mcp.MetaKeyClientCapabilities, encoded as a client of that generation
-// sends them. The go-sdk's client keeps that key when it is set, so the
-// server judges what it may ask by the client that will answer, not by
-// musterd's session to it. Any other call's meta is returned as it is:
-// its session's own capabilities stand, since that session's client
-// answers.
-func relayedMeta(ctx context.Context, meta mcp.Meta) mcp.Meta {
-	if !peer.Relays(ctx) {
+// 2026-07-28), on a session of that generation (its call on the shared
+// session): meta, made if nil, with the capabilities the client's own
+// request declared (peer.RelayedCapabilities; none declared is none
+// offered) under mcp.MetaKeyClientCapabilities, encoded as a client of
+// that generation sends them. The go-sdk's client keeps that key when it
+// is set, so the server judges what it may ask by the client that will
+// answer, not by musterd's session to it. Any other call's meta is
+// returned as it is: its session's own capabilities stand, since that
+// session's client answers (a lane offers what its client offered; a
+// session of 2025-11-25 has them from initialize).
+func relayedMeta(ctx context.Context, inst *instance, meta mcp.Meta) mcp.Meta {
+	if !peer.Relays(ctx) || !inst.modern() {
 		return meta
 	}
 	if meta == nil {
@@ -292,7 +293,7 @@ func (s *Supervisor) ReadResource(ctx context.Context, key events.Key, params *m
 	var res *mcp.ReadResourceResult
 	err := s.call(ctx, key, "resources/read "+params.URI, func(ctx context.Context, inst *instance) error {
 		p := *params
-		p.Meta = relayedMeta(ctx, maps.Clone(params.Meta))
+		p.Meta = relayedMeta(ctx, inst, maps.Clone(params.Meta))
 		if r, ok := peer.RoundFrom(ctx); ok {
 			p.InputResponses, p.RequestState = r.Responses, r.State // as CallTool's
 		}
@@ -330,7 +331,7 @@ func (s *Supervisor) GetPrompt(ctx context.Context, key events.Key, params *mcp.
 	var res *mcp.GetPromptResult
 	err := s.call(ctx, key, "prompts/get "+params.Name, func(ctx context.Context, inst *instance) error {
 		p := *params
-		p.Meta = relayedMeta(ctx, maps.Clone(params.Meta))
+		p.Meta = relayedMeta(ctx, inst, maps.Clone(params.Meta))
 		if r, ok := peer.RoundFrom(ctx); ok {
 			p.InputResponses, p.RequestState = r.Responses, r.State // as CallTool's
 		}

@@ -96,10 +96,11 @@ func TestARelayingCallCarriesItsClientsCapabilitiesToTheServer(t *testing.T) {
 		"not relayed: the shared session's own capabilities, which offer nothing")
 }
 
-// askingResourceServer serves, statelessly over streamable HTTP (so in
-// 2026-07-28), one resource that needs its client's input when the client
-// declared elicitation, and says what it got back.
-func askingResourceServer(t *testing.T) string {
+// askingResourceServer serves over streamable HTTP one resource that needs
+// its client's input when the client declared elicitation, and says what
+// it got back: statelessly (so in 2026-07-28), or with sessions (so in
+// 2025-11-25).
+func askingResourceServer(t *testing.T, stateless bool) string {
 	t.Helper()
 	srv := mcp.NewServer(&mcp.Implementation{Name: "asking", Version: "1"}, nil)
 	srv.AddResource(&mcp.Resource{URI: "file:///notes.md", Name: "notes"}, func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
@@ -114,7 +115,7 @@ func askingResourceServer(t *testing.T) string {
 		}
 		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, Text: text}}}, nil
 	})
-	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Stateless: true}))
+	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Stateless: stateless}))
 	t.Cleanup(ts.Close)
 	return ts.URL
 }
@@ -124,7 +125,7 @@ func askingResourceServer(t *testing.T) string {
 // call's, and the retry brings the answers and the server's own state.
 func TestARelayingCallsResourceNeedsInputAndItsRetryCompletesIt(t *testing.T) {
 	t.Parallel()
-	url := askingResourceServer(t) // before the harness: its cleanup, ending the session to it, runs first
+	url := askingResourceServer(t, true) // before the harness: its cleanup, ending the session to it, runs first
 	h := newHarness(t, supervisor.Options{})
 	obs := h.ensure(t, key("resources"), remote(v1alpha1.MCPServerTypeStreamableHTTP, url))
 	require.Equal(t, "2026-07-28", obs.ProtocolVersion())
@@ -147,4 +148,20 @@ func TestARelayingCallsResourceNeedsInputAndItsRetryCompletesIt(t *testing.T) {
 	assert.Equal(t, `notes for Ada, state "server-state"`, done.Contents[0].Text)
 
 	assert.Equal(t, "nobody to ask", read(callCtx(t)).Contents[0].Text, "not relayed: the shared session offers no elicitation")
+}
+
+// A session of 2025-11-25 has its client's capabilities from initialize:
+// a relaying call on it carries no others in its _meta, so a server asks
+// nothing of musterd's shared session, which offers nothing, whatever the
+// relaying client declared.
+func TestARelayingCallOnAnOlderSessionCarriesNoCapabilitiesOfItsClient(t *testing.T) {
+	t.Parallel()
+	url := askingResourceServer(t, false) // before the harness: its cleanup, ending the session to it, runs first
+	h := newHarness(t, supervisor.Options{})
+	obs := h.ensure(t, key("older"), remote(v1alpha1.MCPServerTypeStreamableHTTP, url))
+	require.Equal(t, "2025-11-25", obs.ProtocolVersion())
+	res, err := h.sup.ReadResource(peer.WithRelay(callCtx(t), elicitOnly), key("older"), &mcp.ReadResourceParams{URI: "file:///notes.md"})
+	require.NoError(t, err)
+	require.Len(t, res.Contents, 1)
+	assert.Equal(t, "nobody to ask", res.Contents[0].Text)
 }
