@@ -55,15 +55,25 @@
 //     generation only (versions_test.go, generations_test.go).
 //   - A request of 2026-07-28 is a session of its own to the go-sdk, for
 //     that one POST: it has no notifier (core_events' follow needs a
-//     session's stream) and carries no peer.Peer. Its tool calls on
-//     /mcp/direct and a server's view say instead that it takes a
-//     server's input-required results itself (peer.WithRelay, with the
-//     capabilities its request declared): they reach it as results, their
-//     request state sealed (requeststate.go), and its retry goes back to
-//     the server; a 2025-11-25 server's questions reach it the same way,
-//     bridged by the supervisor. On muster's view its calls take no
-//     questions: call_tool wraps the result in its own, which an
-//     input-required result cannot travel in.
+//     session's stream) and carries no peer.Peer.
+//   - A server's input-required result (2026-07-28's way of asking the
+//     client) to a tools/call, prompts/get or resources/read of a
+//     2026-07-28 client is relayed to it as it is, on every view (the
+//     request carries peer.WithRelay and its capabilities: relay.go, and
+//     enter for tools), and the client's retry (inputResponses,
+//     requestState) reaches the server as a peer.Round; a 2025-11-25
+//     server's questions reach it the same way, bridged by the
+//     supervisor. The server's requestState is sealed (requeststate.go):
+//     bound to the view, the kind of call and the tool's or prompt's name
+//     or the resource's URI, the session if any and the caller's
+//     Authorization, good once and for 10 minutes; a state that does not
+//     open is -32602 before the server sees anything. A client of the
+//     older generation is never relayed to: a server's questions reach it
+//     as requests on its session. A meta-tool's result has no room for
+//     input requests, nor its arguments for answers: call_tool,
+//     get_prompt and get_resource take no questions for a 2026-07-28
+//     client (peer.WithoutRelay), and a server's question fails them,
+//     saying what to use instead.
 //   - Refresh adds and removes on /mcp/direct exactly the tools whose
 //     definition appeared, changed or went (and on both views the
 //     resources and prompts; on each server's view made, its server's

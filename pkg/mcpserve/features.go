@@ -52,11 +52,8 @@ func (s *Server) addResource(r *mcp.Resource) (err error) {
 			err = fmt.Errorf("rejected by the go-sdk: %v", p)
 		}
 	}()
-	h := func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-		return s.opts.Backend.ReadResource(ctx, req.Params.URI)
-	}
-	s.meta.AddResource(r, h)
-	s.direct.AddResource(r, h)
+	s.meta.AddResource(r, s.readHandler(viewMuster))
+	s.direct.AddResource(r, s.readHandler(viewDirect))
 	return nil
 }
 
@@ -87,15 +84,32 @@ func (s *Server) syncPrompts() bool {
 		if err != nil || s.prompts[name] == string(def) {
 			continue
 		}
-		h := func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-			return s.opts.Backend.GetPrompt(ctx, req.Params.Name, req.Params.Arguments)
-		}
-		s.meta.AddPrompt(p, h)
-		s.direct.AddPrompt(p, h)
+		s.meta.AddPrompt(p, s.promptHandler(viewMuster))
+		s.direct.AddPrompt(p, s.promptHandler(viewDirect))
 		s.prompts[name] = string(def)
 		changed = true
 	}
 	return changed
+}
+
+// readHandler reads a resource through the Backend on view, relaying
+// what a server asks of a newer client (relay.go).
+func (s *Server) readHandler(view string) mcp.ResourceHandler {
+	return func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		return s.relayResource(ctx, view, req, func(ctx context.Context) (*mcp.ReadResourceResult, error) {
+			return s.opts.Backend.ReadResource(ctx, req.Params.URI)
+		})
+	}
+}
+
+// promptHandler gets a prompt through the Backend on view, relaying what
+// a server asks of a newer client (relay.go).
+func (s *Server) promptHandler(view string) mcp.PromptHandler {
+	return func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		return s.relayPrompt(ctx, view, req, func(ctx context.Context) (*mcp.GetPromptResult, error) {
+			return s.opts.Backend.GetPrompt(ctx, req.Params.Name, req.Params.Arguments)
+		})
+	}
 }
 
 // templater is what a Backend may offer beside its resources: their URI
@@ -151,11 +165,8 @@ func (s *Server) addTemplate(rt *mcp.ResourceTemplate) (err error) {
 			err = fmt.Errorf("rejected by the go-sdk: %v", p)
 		}
 	}()
-	h := func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-		return s.opts.Backend.ReadResource(ctx, req.Params.URI)
-	}
-	s.meta.AddResourceTemplate(rt, h)
-	s.direct.AddResourceTemplate(rt, h)
+	s.meta.AddResourceTemplate(rt, s.readHandler(viewMuster))
+	s.direct.AddResourceTemplate(rt, s.readHandler(viewDirect))
 	return nil
 }
 

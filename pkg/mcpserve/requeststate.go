@@ -21,12 +21,14 @@ import (
 )
 
 // A server that needs its client's input before it can answer a call
-// (MCP 2026-07-28's input-required result) gives the client an opaque
-// request state to send back with its answers. musterd relays it sealed:
-// encrypted and authenticated with a key of the process's own
-// (AES-256-GCM), bound to the call it was issued for (the view, the tool,
-// the client's session if it has one, and who called: a digest of the
-// Authorization header), valid for requestStateTTL and once. A client
+// (MCP 2026-07-28's input-required result, to a tools/call, prompts/get or
+// resources/read) gives the client an opaque request state to send back
+// with its answers. musterd relays it sealed: encrypted and authenticated
+// with a key of the process's own (AES-256-GCM), bound to the call it was
+// issued for (the view; the kind of call and the tool's or prompt's name
+// or the resource's URI; the client's session if it has one; and who
+// called: a digest of the Authorization header), valid for
+// requestStateTTL and once. A client
 // therefore cannot forge one, replay one, read the server's own state, or
 // use one issued to another session or user. The server's own state comes
 // back to it unchanged. A state sealed by another process (a restart,
@@ -41,7 +43,7 @@ const requestStatePrefix = "musterd1."
 
 // errRequestState is the one answer to a state that does not open, whatever
 // the reason: forged, expired, replayed or another call's.
-var errRequestState = errors.New("requestState is not one musterd issued for this call, or it was used or expired: call the tool again without it")
+var errRequestState = errors.New("requestState is not one musterd issued for this call, or it was used or expired: send the request again without it")
 
 // sealer seals and opens request states.
 type sealer struct {
@@ -74,9 +76,19 @@ type sealedState struct {
 	State   string `json:"s"` // the server's own
 }
 
-// binding identifies the call a state is for.
-func binding(view, tool, session, authorization string) string {
-	sum := sha256.Sum256([]byte(view + "\x00" + tool + "\x00" + session + "\x00" + authorization))
+// Kinds of call a request state can be issued for: a state issued for one
+// kind never opens for another, even of the same name.
+const (
+	kindTool     = "tool"     // tools/call, by the tool's name
+	kindPrompt   = "prompt"   // prompts/get, by the prompt's name
+	kindResource = "resource" // resources/read, by the resource's URI
+)
+
+// binding identifies the call a state is for: the view, the kind of call
+// and what it names (a tool, a prompt, a resource's URI), the client's
+// session and who called.
+func binding(view, kind, name, session, authorization string) string {
+	sum := sha256.Sum256([]byte(view + "\x00" + kind + "\x00" + name + "\x00" + session + "\x00" + authorization))
 	return hex.EncodeToString(sum[:])
 }
 
@@ -128,42 +140,67 @@ func (s *sealer) open(sealed, bound string) (string, error) {
 	return st.State, nil
 }
 
-// callBinding is what a state issued for req's call is bound to.
-func callBinding(view string, req *mcp.CallToolRequest) string {
+// stateCall is a call a request state is issued for, or comes back with.
+type stateCall struct {
+	view, kind, name string
+	extra            *mcp.RequestExtra // the request's HTTP headers: its session and Authorization
+}
+
+// binding is what a state issued for c is bound to.
+func (c stateCall) binding() string {
 	var session, authorization string
-	if req.Extra != nil && req.Extra.Header != nil {
-		session = req.Extra.Header.Get(sessionHeader)
-		authorization = req.Extra.Header.Get("Authorization")
+	if c.extra != nil && c.extra.Header != nil {
+		session = c.extra.Header.Get(sessionHeader)
+		authorization = c.extra.Header.Get("Authorization")
 	}
-	return binding(view, req.Params.Name, session, authorization)
+	return binding(c.view, c.kind, c.name, session, authorization)
+}
+
+// toolCall, promptCall and resourceCall are the calls of req on view.
+func toolCall(view string, req *mcp.CallToolRequest) stateCall {
+	return stateCall{view: view, kind: kindTool, name: req.Params.Name, extra: req.Extra}
+}
+
+func promptCall(view string, req *mcp.GetPromptRequest) stateCall {
+	return stateCall{view: view, kind: kindPrompt, name: req.Params.Name, extra: req.Extra}
+}
+
+func resourceCall(view string, req *mcp.ReadResourceRequest) stateCall {
+	return stateCall{view: view, kind: kindResource, name: req.Params.URI, extra: req.Extra}
 }
 
 // retryRound puts a retry's answers in ctx for the server (peer.Round),
-// with the server's own state opened from the sealed one. A call that is
-// no retry is left as it is.
-func (s *Server) retryRound(ctx context.Context, view string, req *mcp.CallToolRequest) (context.Context, error) {
-	p := req.Params
-	if p.RequestState == "" && len(p.InputResponses) == 0 {
+// with the server's own state opened from the sealed one, state. A call
+// that is no retry (neither answers nor state) is left as it is.
+func (s *Server) retryRound(ctx context.Context, c stateCall, responses mcp.InputResponseMap, state string) (context.Context, error) {
+	if state == "" && len(responses) == 0 {
 		return ctx, nil
 	}
-	state := ""
-	if p.RequestState != "" {
-		opened, err := s.states.open(p.RequestState, callBinding(view, req))
-		if err != nil {
+	opened := ""
+	if state != "" {
+		var err error
+		if opened, err = s.states.open(state, c.binding()); err != nil {
 			return ctx, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
 		}
-		state = opened
 	}
-	return peer.WithRound(ctx, peer.Round{Responses: p.InputResponses, State: state}), nil
+	return peer.WithRound(ctx, peer.Round{Responses: responses, State: opened}), nil
 }
 
-// sealRound seals the request state of a result that asks the client for
-// input, for the call req.
-func (s *Server) sealRound(res *mcp.CallToolResult, view string, req *mcp.CallToolRequest) *mcp.CallToolResult {
-	if res == nil || res.RequestState == "" {
+// sealResult returns res with its request state (the field state points
+// to) sealed for the call c: a copy, input-required result type and all,
+// so that the server's result is not changed. A result without a state is
+// returned as it is.
+func sealResult[R any](s *Server, res *R, state func(*R) *string, c stateCall) *R {
+	if res == nil || *state(res) == "" {
 		return res
 	}
-	out := *res // a copy, input-required result type and all: the server's result is not changed
-	out.RequestState = s.states.seal(res.RequestState, callBinding(view, req))
+	out := *res
+	*state(&out) = s.states.seal(*state(res), c.binding())
 	return &out
+}
+
+// sealRound seals the request state of a tool's result that asks the
+// client for input, for the call req on view.
+func (s *Server) sealRound(res *mcp.CallToolResult, view string, req *mcp.CallToolRequest) *mcp.CallToolResult {
+	return sealResult(s, res, func(r *mcp.CallToolResult) *string { return &r.RequestState }, toolCall(view, req))
 }

@@ -366,7 +366,7 @@ func (s *Server) forward(ctx context.Context, name string, req *mcp.CallToolRequ
 	}
 	ctx, done := s.enter(ctx, viewDirect, req)
 	defer done()
-	ctx, err := s.retryRound(ctx, viewDirect, req) // requeststate.go
+	ctx, err := s.retryRound(ctx, toolCall(viewDirect, req), req.Params.InputResponses, req.Params.RequestState) // requeststate.go
 	if err != nil {
 		return nil, err
 	}
@@ -411,11 +411,14 @@ func (s *Server) enter(ctx context.Context, view string, req *mcp.CallToolReques
 			ctx = peer.With(ctx, boundClient{client: s.clientOf(ss), call: ctx})
 		case view != viewMuster:
 			// It takes a server's input-required results itself, and calls
-			// again with its answers (requeststate.go). Not through
-			// muster's view: call_tool wraps the result in its own, which
-			// an input-required result cannot travel in, and takes no
-			// answers back; there the server's questions are refused.
+			// again with its answers (requeststate.go).
 			ctx = peer.WithRelay(ctx, req.ClientCapabilities())
+		default:
+			// Not through a meta-tool: call_tool, get_prompt and
+			// get_resource wrap the result in their own, which an
+			// input-required result cannot travel in, and take no answers
+			// back. The server's questions are refused, saying so.
+			ctx = peer.WithoutRelay(peer.WithRelay(ctx, req.ClientCapabilities()))
 		}
 	}
 	return router.WithCaller(ctx, c), func() { stop(); cancel(nil) }

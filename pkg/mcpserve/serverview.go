@@ -264,6 +264,7 @@ func (s *Server) newServerView(sb ServerBackend, offer router.ServerOffer) *serv
 func (v *serverView) sync(s *Server, sb ServerBackend, offer router.ServerOffer) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
+	view := viewServer + ":" + v.key.String() // a request state is good on the view it was issued on
 	if !sameSlice(v.tools, offer.Tools) {
 		v.tools = offer.Tools
 		seen := map[string]bool{}
@@ -284,8 +285,7 @@ func (v *serverView) sync(s *Server, sb ServerBackend, offer router.ServerOffer)
 				}
 				ctx, done := s.enter(ctx, viewServer, req)
 				defer done()
-				view := viewServer + ":" + v.key.String() // a state is good on the view it was issued on
-				ctx, err := s.retryRound(ctx, view, req)  // requeststate.go
+				ctx, err := s.retryRound(ctx, toolCall(view, req), req.Params.InputResponses, req.Params.RequestState) // requeststate.go
 				if err != nil {
 					return nil, err
 				}
@@ -309,7 +309,9 @@ func (v *serverView) sync(s *Server, sb ServerBackend, offer router.ServerOffer)
 		}
 	}
 	read := func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-		return sb.ReadServerResource(ctx, v.key, req.Params.URI)
+		return s.relayResource(ctx, view, req, func(ctx context.Context) (*mcp.ReadResourceResult, error) { // relay.go
+			return sb.ReadServerResource(ctx, v.key, req.Params.URI)
+		})
 	}
 	syncNamed(&v.resourceList, v.resources, offer.Resources, func(r *mcp.Resource) string { return r.URI },
 		func(r *mcp.Resource) { v.srv.AddResource(r, read) }, v.srv.RemoveResources)
@@ -318,7 +320,9 @@ func (v *serverView) sync(s *Server, sb ServerBackend, offer router.ServerOffer)
 	syncNamed(&v.promptList, v.prompts, offer.Prompts, func(p *mcp.Prompt) string { return p.Name },
 		func(p *mcp.Prompt) {
 			v.srv.AddPrompt(p, func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-				return sb.GetServerPrompt(ctx, v.key, req.Params.Name, req.Params.Arguments)
+				return s.relayPrompt(ctx, view, req, func(ctx context.Context) (*mcp.GetPromptResult, error) { // relay.go
+					return sb.GetServerPrompt(ctx, v.key, req.Params.Name, req.Params.Arguments)
+				})
 			})
 		}, v.srv.RemovePrompts)
 }

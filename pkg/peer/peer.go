@@ -100,14 +100,26 @@ func WithRelay(ctx context.Context, caps *mcp.ClientCapabilities) context.Contex
 	return context.WithValue(ctx, relayKey{}, relay{caps: caps})
 }
 
+type unrelayableKey struct{}
+
 // WithoutRelay returns ctx for a call made on behalf of a relaying client
 // that cannot take the call's input-required result itself: a workflow's
-// step, whose result the workflow consumes. The call is no retry either.
+// step, whose result the workflow consumes, or a meta-tool's call, whose
+// result it wraps. The call is no retry either, and Unrelayable says why
+// it takes no questions.
 func WithoutRelay(ctx context.Context) context.Context {
 	if !Relays(ctx) {
 		return ctx
 	}
-	return context.WithValue(context.WithValue(ctx, relayKey{}, nil), roundKey{}, nil)
+	ctx = context.WithValue(context.WithValue(ctx, relayKey{}, nil), roundKey{}, nil)
+	return context.WithValue(ctx, unrelayableKey{}, true)
+}
+
+// Unrelayable reports whether ctx is a call of WithoutRelay's: its client
+// takes input-required results itself, but not this call's.
+func Unrelayable(ctx context.Context) bool {
+	v, _ := ctx.Value(unrelayableKey{}).(bool)
+	return v
 }
 
 // Relays reports whether ctx's client takes input-required results itself.

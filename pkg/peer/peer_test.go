@@ -31,6 +31,8 @@ func TestWithoutRelayDropsTheRelayAndTheRound(t *testing.T) {
 	assert.Nil(t, peer.RelayedCapabilities(step))
 	_, isRetry := peer.RoundFrom(step)
 	assert.False(t, isRetry)
+	assert.True(t, peer.Unrelayable(step))
+	assert.False(t, peer.Unrelayable(ctx))
 	_, stillRetry := peer.RoundFrom(ctx)
 	assert.True(t, stillRetry, "the caller's own context is unchanged")
 

@@ -183,3 +183,26 @@ func TestNoBridgeWhereTheClientOffersNothingOrTheServerIsShared(t *testing.T) {
 		assert.Zero(t, h.sup.Lanes(key(c.server)))
 	}
 }
+
+// A call made for a newer client by a way that cannot carry its questions
+// (a meta-tool, a workflow's step) is neither relayed nor bridged: a newer
+// server's input request is refused, saying why and what to call instead,
+// and an older server's question fails at once, no call left waiting.
+func TestACallThatCannotCarryQuestionsIsNeitherRelayedNorBridged(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, supervisor.Options{})
+	inputServer(t, h, "newer", supervisor.ClientSessionsAuto, 20)
+	h.sup.SetClientSessions(key("older"), supervisor.ClientSessionsPerClient)
+	h.ensure(t, key("older"), fake("-tools", askingTools, "-protocols", olderGeneration))
+	step := peer.WithoutRelay(relaying(t, everything, nil))
+
+	_, err := callText(t, h.sup, step, "newer", "test_input_required_result_elicitation", nil)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "elicitation/create refused: the client speaks MCP 2026-07-28, and this call was made for it by a way that cannot carry")
+	assert.Contains(t, err.Error(), "call it natively instead: tools/call, prompts/get or resources/read on musterd's direct view or the server's own")
+
+	text, err := callText(t, h.sup, step, "older", "elicit", map[string]any{"message": "who?"})
+	require.NoError(t, err)
+	assert.Equal(t, "error: client does not support elicitation", text)
+	assert.Zero(t, h.sup.Lanes(key("older")))
+}

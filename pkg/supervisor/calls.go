@@ -210,7 +210,7 @@ func (s *Supervisor) callTool(ctx context.Context, key events.Key, params *mcp.C
 	var res *mcp.CallToolResult
 	err := s.call(ctx, key, "tools/call "+params.Name, func(ctx context.Context, inst *instance) error {
 		p := *params
-		p.Meta = withoutClientMeta(params.Meta)
+		p.Meta = relayedMeta(ctx, inst, withoutClientMeta(params.Meta))
 		if r, ok := peer.RoundFrom(ctx); ok {
 			// A client's retry with its answers to the server's input
 			// requests, and the server's own request state.
@@ -231,6 +231,29 @@ func (s *Supervisor) callTool(ctx context.Context, key events.Key, params *mcp.C
 		return nil, err
 	}
 	return res, nil
+}
+
+// relayedMeta is the _meta of a server's request for a call whose client
+// takes input-required results itself (peer.Relays: a client of
+// 2026-07-28), on a session of that generation (its call on the shared
+// session): meta, made if nil, with the capabilities the client's own
+// request declared (peer.RelayedCapabilities; none declared is none
+// offered) under mcp.MetaKeyClientCapabilities, encoded as a client of
+// that generation sends them. The go-sdk's client keeps that key when it
+// is set, so the server judges what it may ask by the client that will
+// answer, not by musterd's session to it. Any other call's meta is
+// returned as it is: its session's own capabilities stand, since that
+// session's client answers (a lane offers what its client offered; a
+// session of 2025-11-25 has them from initialize).
+func relayedMeta(ctx context.Context, inst *instance, meta mcp.Meta) mcp.Meta {
+	if !peer.Relays(ctx) || !inst.modern() {
+		return meta
+	}
+	if meta == nil {
+		meta = mcp.Meta{}
+	}
+	meta[mcp.MetaKeyClientCapabilities] = onTheWire(peer.RelayedCapabilities(ctx)) // inputrequests.go
+	return meta
 }
 
 // ListResources returns the resources of key's server, all pages, or none
@@ -278,8 +301,13 @@ func (s *Supervisor) ReadResource(ctx context.Context, key events.Key, params *m
 	}
 	var res *mcp.ReadResourceResult
 	err := s.call(ctx, key, "resources/read "+params.URI, func(ctx context.Context, inst *instance) error {
+		p := *params
+		p.Meta = relayedMeta(ctx, inst, withoutClientMeta(params.Meta))
+		if r, ok := peer.RoundFrom(ctx); ok {
+			p.InputResponses, p.RequestState = r.Responses, r.State // as CallTool's
+		}
 		var err error
-		res, err = inst.readResource(ctx, params) // inputrequests.go
+		res, err = inst.readResource(ctx, &p) // inputrequests.go
 		return err
 	})
 	return res, err
@@ -311,8 +339,13 @@ func (s *Supervisor) GetPrompt(ctx context.Context, key events.Key, params *mcp.
 	}
 	var res *mcp.GetPromptResult
 	err := s.call(ctx, key, "prompts/get "+params.Name, func(ctx context.Context, inst *instance) error {
+		p := *params
+		p.Meta = relayedMeta(ctx, inst, withoutClientMeta(params.Meta))
+		if r, ok := peer.RoundFrom(ctx); ok {
+			p.InputResponses, p.RequestState = r.Responses, r.State // as CallTool's
+		}
 		var err error
-		res, err = inst.getPrompt(ctx, params) // inputrequests.go
+		res, err = inst.getPrompt(ctx, &p) // inputrequests.go
 		return err
 	})
 	return res, err

@@ -141,7 +141,16 @@
 //     the lane's client, as classic requests, and calls again with the
 //     answers and the server's requestState; on the shared session, or
 //     for what the client did not offer, the call fails with a JSON-RPC
-//     error saying why. The logging level a lane's client (or, shared, the
+//     error saying why. A call whose client takes input-required results
+//     itself (peer.Relays: a client of 2026-07-28) is not fulfilled: the
+//     server's input-required result of its tool call, prompt or resource
+//     read is the call's result, its retry's answers and state
+//     (peer.Round) go back to the server, and, on a session of
+//     2026-07-28, the server's request carries that client's own
+//     capabilities of the request (peer.RelayedCapabilities) in its
+//     _meta, in place of the session's, so the server asks only for what
+//     the client can give (calls.go relayedMeta); a session of 2025-11-25
+//     keeps those it declared in initialize. The logging level a lane's client (or, shared, the
 //     most verbose listener) set travels in each request's _meta there.
 //   - A lane's server is answered at once when its client goes away or the
 //     lane ends, and the lane closes only after those answers and its

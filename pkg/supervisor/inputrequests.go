@@ -79,7 +79,7 @@ func (inst *instance) fulfil(ctx context.Context, round int, requests mcp.InputR
 	for _, id := range ids {
 		r := requests[id]
 		method := inputMethod(r)
-		if reason := inst.refusal(method); reason != "" {
+		if reason := inst.inputRefusal(ctx, method); reason != "" {
 			inst.log.Debug("mcp server: refused an input request of the server's", "key", inst.key.String(), "method", method, "reason", reason)
 			return nil, inputError("input request %q of the server's result: %s", id, reason)
 		}
@@ -97,6 +97,20 @@ func (inst *instance) fulfil(ctx context.Context, round int, requests mcp.InputR
 		responses[id] = resp
 	}
 	return responses, nil
+}
+
+// inputRefusal says why a server's input request of method cannot go to
+// the client of the call ctx, or "" if it can: a client of 2026-07-28 on
+// whose behalf the call was made by a way that cannot carry its questions
+// (peer.Unrelayable) is told so, and what to call instead; else as
+// refusal.
+func (inst *instance) inputRefusal(ctx context.Context, method string) string {
+	if inst.lane == nil && peer.Unrelayable(ctx) {
+		return fmt.Sprintf("musterd: %s refused: the client speaks MCP 2026-07-28, and this call was made for it by a way that cannot "+
+			"carry the server's question to it nor its answer back (muster's call_tool, get_prompt or get_resource, or a workflow's step); "+
+			"call it natively instead: tools/call, prompts/get or resources/read on musterd's direct view or the server's own", method)
+	}
+	return inst.refusal(method)
 }
 
 // input passes one input request to the lane's client (ask).
@@ -162,11 +176,11 @@ func (inst *instance) callTool(ctx context.Context, p *mcp.CallToolParams) (*mcp
 	}
 }
 
-// getPrompt is callTool's twin for prompts/get.
+// getPrompt is callTool's twin for prompts/get: relayed too.
 func (inst *instance) getPrompt(ctx context.Context, p *mcp.GetPromptParams) (*mcp.GetPromptResult, error) {
 	for round := 1; ; round++ {
 		res, err := inst.session.GetPrompt(ctx, p)
-		if err != nil || !needsInput(res.NeedsInput(), res.InputRequests) {
+		if err != nil || !needsInput(res.NeedsInput(), res.InputRequests) || peer.Relays(ctx) {
 			return res, err
 		}
 		responses, err := inst.fulfil(ctx, round, res.InputRequests)
@@ -179,11 +193,11 @@ func (inst *instance) getPrompt(ctx context.Context, p *mcp.GetPromptParams) (*m
 	}
 }
 
-// readResource is callTool's twin for resources/read.
+// readResource is callTool's twin for resources/read: relayed too.
 func (inst *instance) readResource(ctx context.Context, p *mcp.ReadResourceParams) (*mcp.ReadResourceResult, error) {
 	for round := 1; ; round++ {
 		res, err := inst.session.ReadResource(ctx, p)
-		if err != nil || !needsInput(res.NeedsInput(), res.InputRequests) {
+		if err != nil || !needsInput(res.NeedsInput(), res.InputRequests) || peer.Relays(ctx) {
 			return res, err
 		}
 		responses, err := inst.fulfil(ctx, round, res.InputRequests)
@@ -194,4 +208,21 @@ func (inst *instance) readResource(ctx context.Context, p *mcp.ReadResourceParam
 		next.InputResponses, next.RequestState = responses, res.RequestState
 		p = &next
 	}
+}
+
+// capabilitiesOnTheWire are client capabilities as a client of 2026-07-28
+// sends them in a request's _meta, the go-sdk's encoding: roots is
+// RootsV2, absent when the client offers no roots (its field shadows the
+// embedded Roots, which would always be there).
+type capabilitiesOnTheWire struct {
+	mcp.ClientCapabilities
+	Roots *mcp.RootCapabilities `json:"roots,omitempty"`
+}
+
+// onTheWire encodes caps so; nil is none offered.
+func onTheWire(caps *mcp.ClientCapabilities) capabilitiesOnTheWire {
+	if caps == nil {
+		return capabilitiesOnTheWire{}
+	}
+	return capabilitiesOnTheWire{ClientCapabilities: *caps, Roots: caps.RootsV2}
 }
