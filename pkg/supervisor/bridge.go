@@ -24,13 +24,15 @@ import (
 // 2025-11-25 asks its client mid-call instead (elicitation/create,
 // sampling/createMessage, roots/list), and waits. musterd bridges the two.
 //
-// Such a call runs on a lane of its own (lanes.go), opened for the call and
+// Such a call (tools/call, prompts/get or resources/read: the requests a
+// server may answer with an input-required result) runs on a lane of its
+// own (lanes.go), opened for the call and
 // offering the server what the client's request declared it can be asked
 // (peer.RelayedCapabilities); when the server asks, the call is parked: it
 // goes on running, and the client's request ends with an input-required
 // result asking the same, whose request state names the parked call (the
-// endpoint seals it, bound to the view, the tool, the client's session and
-// Authorization: pkg/mcpserve). The client's retry delivers its answers to
+// endpoint seals it, bound to the view, the tool, prompt or resource, the
+// client's session and Authorization: pkg/mcpserve). The client's retry delivers its answers to
 // the waiting server and waits again, for the result or the next question.
 //
 // A lane is a process for a stdio server, so which calls are bridged
@@ -56,8 +58,8 @@ const bridgeStatePrefix = "musterd-bridge:"
 var errBridgeEnded = &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
 	Message: "musterd: the call this retry answers has ended (its server's spec.timeout passed, or the server stopped): call the tool again without requestState"}
 
-// bridges holds the calls parked or running under a bridge, by ID.
-type bridges struct {
+// bridgeSet holds the calls parked or running under a bridge, by ID.
+type bridgeSet struct {
 	mu    sync.Mutex
 	calls map[string]*bridgedCall
 }
@@ -67,12 +69,12 @@ type bridges struct {
 type bridgedCall struct {
 	id   string
 	key  events.Key
-	tool string
+	name string // the request and what it names: "tools/call NAME", …
 	caps *mcp.ClientCapabilities
 	// cancel ends the call: the client cancelled it.
 	cancel context.CancelCauseFunc
 	done   chan struct{} // closed once res and err are set
-	res    *mcp.CallToolResult
+	res    mcp.Result
 	err    error
 
 	mu       sync.Mutex
@@ -125,61 +127,85 @@ func (b *bridgedCall) state() string {
 	return bridgeStatePrefix + b.id + "." + strconv.Itoa(b.round)
 }
 
-// callBridged starts a bridged call of params to key's server, or, for a
-// retry (a Round whose state names a parked call), resumes it; either way
-// it returns at the call's result or its next question.
-func (s *Supervisor) callBridged(ctx context.Context, key events.Key, params *mcp.CallToolParams,
-	progress func(*mcp.ProgressNotificationParams)) (*mcp.CallToolResult, error) {
+// bridgeRound is a round of a bridged call that ends the client's
+// request: the server's questions, and the request state naming the call.
+type bridgeRound struct {
+	requests mcp.InputRequestMap
+	state    string
+}
+
+// bridged runs a request of a relaying client's (name: "tools/call NAME",
+// "prompts/get NAME" or "resources/read URI") to key's server under a
+// bridge: run, started now, or, for a retry (a Round whose state names a
+// parked call), the parked run resumed. It returns the run's result, or
+// the round of questions that ends the client's request. progress, if set,
+// gets the server's progress for the client's request that waits.
+func (s *Supervisor) bridged(ctx context.Context, key events.Key, name string, progress func(*mcp.ProgressNotificationParams),
+	run func(context.Context, func(*mcp.ProgressNotificationParams)) (mcp.Result, error)) (mcp.Result, *bridgeRound, error) {
 	if r, ok := peer.RoundFrom(ctx); ok && strings.HasPrefix(r.State, bridgeStatePrefix) {
-		return s.resumeBridged(ctx, key, params, r, progress)
+		return s.resumeBridged(ctx, key, name, r, progress)
 	}
 	id := make([]byte, 16)
 	_, _ = rand.Read(id)
 	b := &bridgedCall{
-		id: hex.EncodeToString(id), key: key.Canonical(), tool: params.Name, caps: peer.RelayedCapabilities(ctx),
+		id: hex.EncodeToString(id), key: key.Canonical(), name: name, caps: peer.RelayedCapabilities(ctx),
 		done: make(chan struct{}), changed: make(chan struct{}), progress: progress,
 	}
 	if b.caps == nil {
 		b.caps = &mcp.ClientCapabilities{}
 	}
-	s.bridged.mu.Lock()
-	if s.bridged.calls == nil {
-		s.bridged.calls = map[string]*bridgedCall{}
+	s.bridges.mu.Lock()
+	if s.bridges.calls == nil {
+		s.bridges.calls = map[string]*bridgedCall{}
 	}
-	s.bridged.calls[b.id] = b
-	s.bridged.mu.Unlock()
+	s.bridges.calls[b.id] = b
+	s.bridges.mu.Unlock()
 
 	// The call outlives the client's request: it ends at its result, its
 	// spec.timeout, or the client's cancellation (next).
 	callCtx, cancel := context.WithCancelCause(peer.With(context.WithoutCancel(ctx), (*bridgePeer)(b)))
 	b.cancel = cancel
 	go func() {
-		res, err := s.callTool(callCtx, key, params, b.notifyProgress)
+		res, err := run(callCtx, b.notifyProgress)
 		cancel(nil)
-		s.bridged.mu.Lock()
-		delete(s.bridged.calls, b.id)
-		s.bridged.mu.Unlock()
+		s.bridges.mu.Lock()
+		delete(s.bridges.calls, b.id)
+		s.bridges.mu.Unlock()
 		b.res, b.err = res, err
 		close(b.done)
 	}()
 	return b.next(ctx)
 }
 
+// bridgedAs is what bridged returned as the result of its request: the
+// run's result, or asked's for a round of questions.
+func bridgedAs[R mcp.Result](res mcp.Result, round *bridgeRound, err error, asked func(*bridgeRound) R) (R, error) {
+	var zero R
+	switch {
+	case round != nil:
+		return asked(round), nil
+	case err != nil:
+		return zero, err
+	}
+	r, _ := res.(R)
+	return r, nil
+}
+
 // resumeBridged delivers a retry's answers to its parked call, and waits
 // for what comes next.
-func (s *Supervisor) resumeBridged(ctx context.Context, key events.Key, params *mcp.CallToolParams, r peer.Round,
-	progress func(*mcp.ProgressNotificationParams)) (*mcp.CallToolResult, error) {
+func (s *Supervisor) resumeBridged(ctx context.Context, key events.Key, name string, r peer.Round,
+	progress func(*mcp.ProgressNotificationParams)) (mcp.Result, *bridgeRound, error) {
 	id, round, _ := strings.Cut(strings.TrimPrefix(r.State, bridgeStatePrefix), ".")
-	s.bridged.mu.Lock()
-	b := s.bridged.calls[id]
-	s.bridged.mu.Unlock()
-	if b == nil || b.key != key.Canonical() || b.tool != params.Name {
-		return nil, errBridgeEnded
+	s.bridges.mu.Lock()
+	b := s.bridges.calls[id]
+	s.bridges.mu.Unlock()
+	if b == nil || b.key != key.Canonical() || b.name != name {
+		return nil, nil, errBridgeEnded
 	}
 	b.mu.Lock()
 	if strconv.Itoa(b.round) != round || b.put == nil {
 		b.mu.Unlock()
-		return nil, errBridgeEnded // a round answered already
+		return nil, nil, errBridgeEnded // a round answered already
 	}
 	put := b.put
 	b.put = nil
@@ -198,34 +224,34 @@ func (s *Supervisor) resumeBridged(ctx context.Context, key events.Key, params *
 }
 
 // next waits for b's result, or for a question of the server's, which ends
-// the client's request with an input-required result. The client's
+// the client's request with a round of questions. The client's
 // cancellation (ctx) meanwhile cancels the call.
-func (b *bridgedCall) next(ctx context.Context) (*mcp.CallToolResult, error) {
+func (b *bridgedCall) next(ctx context.Context) (mcp.Result, *bridgeRound, error) {
 	for {
 		b.mu.Lock()
 		if len(b.asked) > 0 {
-			res := &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{}}
+			r := &bridgeRound{requests: mcp.InputRequestMap{}}
 			b.put = make(map[string]*question, len(b.asked))
 			for _, q := range b.asked {
-				res.InputRequests[q.id] = q.request
+				r.requests[q.id] = q.request
 				b.put[q.id] = q
 			}
 			b.asked = nil
 			b.round++
 			b.progress = nil // the request that would take it ends
-			res.RequestState = b.state()
+			r.state = b.state()
 			b.mu.Unlock()
-			return res, nil
+			return nil, r, nil
 		}
 		changed := b.changed
 		b.mu.Unlock()
 		select {
 		case <-b.done:
-			return b.res, b.err
+			return b.res, nil, b.err
 		case <-changed:
 		case <-ctx.Done():
 			b.cancel(context.Cause(ctx))
-			return nil, context.Cause(ctx)
+			return nil, nil, context.Cause(ctx)
 		}
 	}
 }

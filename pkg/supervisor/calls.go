@@ -198,8 +198,14 @@ func (s *Supervisor) CallTool(ctx context.Context, key events.Key, params *mcp.C
 	if params == nil {
 		return nil, errors.New("supervisor: CallTool: nil params")
 	}
-	if s.bridging(ctx, key) {
-		return s.callBridged(ctx, key, params, progress) // bridge.go
+	if s.bridging(ctx, key) { // bridge.go
+		res, round, err := s.bridged(ctx, key, "tools/call "+params.Name, progress,
+			func(ctx context.Context, progress func(*mcp.ProgressNotificationParams)) (mcp.Result, error) {
+				return s.callTool(ctx, key, params, progress)
+			})
+		return bridgedAs(res, round, err, func(r *bridgeRound) *mcp.CallToolResult {
+			return &mcp.CallToolResult{InputRequests: r.requests, RequestState: r.state}
+		})
 	}
 	return s.callTool(ctx, key, params, progress)
 }
@@ -299,6 +305,21 @@ func (s *Supervisor) ReadResource(ctx context.Context, key events.Key, params *m
 	if params == nil {
 		return nil, errors.New("supervisor: ReadResource: nil params")
 	}
+	if s.bridging(ctx, key) { // bridge.go
+		res, round, err := s.bridged(ctx, key, "resources/read "+params.URI, nil,
+			func(ctx context.Context, _ func(*mcp.ProgressNotificationParams)) (mcp.Result, error) {
+				return s.readResource(ctx, key, params)
+			})
+		return bridgedAs(res, round, err, func(r *bridgeRound) *mcp.ReadResourceResult {
+			return &mcp.ReadResourceResult{InputRequests: r.requests, RequestState: r.state}
+		})
+	}
+	return s.readResource(ctx, key, params)
+}
+
+// readResource is ReadResource on key's server, once any bridge is in
+// place.
+func (s *Supervisor) readResource(ctx context.Context, key events.Key, params *mcp.ReadResourceParams) (*mcp.ReadResourceResult, error) {
 	var res *mcp.ReadResourceResult
 	err := s.call(ctx, key, "resources/read "+params.URI, func(ctx context.Context, inst *instance) error {
 		p := *params
@@ -337,6 +358,20 @@ func (s *Supervisor) GetPrompt(ctx context.Context, key events.Key, params *mcp.
 	if params == nil {
 		return nil, errors.New("supervisor: GetPrompt: nil params")
 	}
+	if s.bridging(ctx, key) { // bridge.go
+		res, round, err := s.bridged(ctx, key, "prompts/get "+params.Name, nil,
+			func(ctx context.Context, _ func(*mcp.ProgressNotificationParams)) (mcp.Result, error) {
+				return s.getPrompt(ctx, key, params)
+			})
+		return bridgedAs(res, round, err, func(r *bridgeRound) *mcp.GetPromptResult {
+			return &mcp.GetPromptResult{InputRequests: r.requests, RequestState: r.state}
+		})
+	}
+	return s.getPrompt(ctx, key, params)
+}
+
+// getPrompt is GetPrompt on key's server, once any bridge is in place.
+func (s *Supervisor) getPrompt(ctx context.Context, key events.Key, params *mcp.GetPromptParams) (*mcp.GetPromptResult, error) {
 	var res *mcp.GetPromptResult
 	err := s.call(ctx, key, "prompts/get "+params.Name, func(ctx context.Context, inst *instance) error {
 		p := *params

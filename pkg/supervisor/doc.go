@@ -161,7 +161,8 @@
 //     server.
 //   - A client that takes input-required results itself (peer.Relays: one
 //     of 2026-07-28) gets a 2026-07-28 server's as they are. A 2025-11-25
-//     server's requests during its tool call are bridged (bridge.go): the
+//     server's requests during its tool call, prompts/get or
+//     resources/read are bridged (bridge.go): the
 //     call runs on a lane of its own, offering what the client's request
 //     declared, and each request of the server's parks the call and ends
 //     the client's request with an input-required result asking the same;

@@ -98,9 +98,8 @@ func TestARelayingCallCarriesItsClientsCapabilitiesToTheServer(t *testing.T) {
 
 // askingResourceServer serves over streamable HTTP one resource that needs
 // its client's input when the client declared elicitation, and says what
-// it got back: statelessly (so in 2026-07-28), or with sessions (so in
-// 2025-11-25).
-func askingResourceServer(t *testing.T, stateless bool) string {
+// it got back; statelessly, so in 2026-07-28.
+func askingResourceServer(t *testing.T) string {
 	t.Helper()
 	srv := mcp.NewServer(&mcp.Implementation{Name: "asking", Version: "1"}, nil)
 	srv.AddResource(&mcp.Resource{URI: "file:///notes.md", Name: "notes"}, func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
@@ -115,7 +114,7 @@ func askingResourceServer(t *testing.T, stateless bool) string {
 		}
 		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, Text: text}}}, nil
 	})
-	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Stateless: stateless}))
+	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Stateless: true}))
 	t.Cleanup(ts.Close)
 	return ts.URL
 }
@@ -125,7 +124,7 @@ func askingResourceServer(t *testing.T, stateless bool) string {
 // call's, and the retry brings the answers and the server's own state.
 func TestARelayingCallsResourceNeedsInputAndItsRetryCompletesIt(t *testing.T) {
 	t.Parallel()
-	url := askingResourceServer(t, true) // before the harness: its cleanup, ending the session to it, runs first
+	url := askingResourceServer(t) // before the harness: its cleanup, ending the session to it, runs first
 	h := newHarness(t, supervisor.Options{})
 	obs := h.ensure(t, key("resources"), remote(v1alpha1.MCPServerTypeStreamableHTTP, url))
 	require.Equal(t, "2026-07-28", obs.ProtocolVersion())
@@ -150,18 +149,66 @@ func TestARelayingCallsResourceNeedsInputAndItsRetryCompletesIt(t *testing.T) {
 	assert.Equal(t, "nobody to ask", read(callCtx(t)).Contents[0].Text, "not relayed: the shared session offers no elicitation")
 }
 
+// olderAskingResourceServer serves a resource whose read asks the client
+// for a name, classically (elicitation/create during the read), when the
+// client offered elicitation; with sessions, so in 2025-11-25.
+func olderAskingResourceServer(t *testing.T) string {
+	t.Helper()
+	srv := mcp.NewServer(&mcp.Implementation{Name: "older-asking", Version: "1"}, nil)
+	srv.AddResource(&mcp.Resource{URI: "file:///notes.md", Name: "notes"}, func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		text := "nobody to ask"
+		if caps := req.ClientCapabilities(); caps != nil && caps.Elicitation != nil {
+			res, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: "Who reads?",
+				RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{"name": map[string]any{"type": "string"}}}})
+			if err != nil {
+				return nil, err
+			}
+			text = fmt.Sprintf("notes for %v", res.Content["name"])
+		}
+		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, Text: text}}}, nil
+	})
+	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	t.Cleanup(ts.Close)
+	return ts.URL
+}
+
 // A session of 2025-11-25 has its client's capabilities from initialize:
-// a relaying call on it carries no others in its _meta, so a server asks
-// nothing of musterd's shared session, which offers nothing, whatever the
-// relaying client declared.
+// a relaying call on musterd's shared session to such a server carries no
+// others in its _meta, so the server asks nothing of that session, which
+// offers nothing, whatever the relaying client declared. Where the call
+// gets a session of its own (a remote server's, by default), the server's
+// classic question is bridged (bridge.go): the read ends with an
+// input-required result naming the parked call, and the retry's answer
+// reaches the waiting server.
 func TestARelayingCallOnAnOlderSessionCarriesNoCapabilitiesOfItsClient(t *testing.T) {
 	t.Parallel()
-	url := askingResourceServer(t, false) // before the harness: its cleanup, ending the session to it, runs first
+	url := olderAskingResourceServer(t) // before the harness: its cleanup, ending the session to it, runs first
 	h := newHarness(t, supervisor.Options{})
-	obs := h.ensure(t, key("older"), remote(v1alpha1.MCPServerTypeStreamableHTTP, url))
-	require.Equal(t, "2025-11-25", obs.ProtocolVersion())
-	res, err := h.sup.ReadResource(peer.WithRelay(callCtx(t), elicitOnly), key("older"), &mcp.ReadResourceParams{URI: "file:///notes.md"})
-	require.NoError(t, err)
+	h.sup.SetClientSessions(key("older-shared"), supervisor.ClientSessionsShared)
+	for _, k := range []string{"older-shared", "older"} {
+		obs := h.ensure(t, key(k), remote(v1alpha1.MCPServerTypeStreamableHTTP, url))
+		require.Equal(t, "2025-11-25", obs.ProtocolVersion())
+	}
+	read := func(ctx context.Context, k string) *mcp.ReadResourceResult {
+		t.Helper()
+		res, err := h.sup.ReadResource(ctx, key(k), &mcp.ReadResourceParams{URI: "file:///notes.md"})
+		require.NoError(t, err)
+		return res
+	}
+	relaying := peer.WithRelay(callCtx(t), elicitOnly)
+	res := read(relaying, "older-shared")
 	require.Len(t, res.Contents, 1)
 	assert.Equal(t, "nobody to ask", res.Contents[0].Text)
+
+	first := read(relaying, "older")
+	require.Len(t, first.InputRequests, 1, "bridged: the server's classic question is the read's input-required result")
+	var id string
+	for k, r := range first.InputRequests {
+		id = k
+		assert.Equal(t, "Who reads?", r.(*mcp.ElicitParams).Message)
+	}
+	answers := mcp.InputResponseMap{id: &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada"}}}
+	done := read(peer.WithRound(relaying, peer.Round{Responses: answers, State: first.RequestState}), "older")
+	require.Len(t, done.Contents, 1)
+	assert.Equal(t, "notes for Ada", done.Contents[0].Text, "the answer reached the waiting server")
 }

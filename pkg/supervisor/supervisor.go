@@ -292,8 +292,8 @@ type Supervisor struct {
 	clientSessions map[events.Key]ClientSessions
 	// instances numbers the instances made, for Session (subscribe.go).
 	instances atomic.Uint64
-	// bridged holds the calls bridged between the generations (bridge.go).
-	bridged bridges
+	// bridges holds the calls bridged between the generations (bridge.go).
+	bridges bridgeSet
 }
 
 // entry is the supervisor's record of one key.
