@@ -141,22 +141,27 @@ npm-servers:
 		touch $(NPM_SERVERS_STAMP); \
 	fi
 
-# A real third-party MCP client for the endpoint's end-to-end tests: the MCP
+# Real third-party MCP clients for the endpoint's end-to-end tests: the MCP
 # Inspector, whose CLI mode (mcp-inspector --cli URL --transport http
 # --method tools/list|tools/call …) drives /mcp/direct. 0.16.7 is the last
-# release that runs on Node 20; newer ones need Node 22. Installed beside
-# server-everything in the same prefix, with its own stamp; without node the
-# target says so and the tests that need it skip.
+# release that runs on Node 20; newer ones need Node 22. And the TypeScript
+# SDK, a client of 2025-11-25 that answers elicitation, sampling and roots,
+# driven by the scripts under cmd/musterd/testdata (1.32.2 runs on Node 20).
+# Installed beside server-everything in the same prefix, with a stamp that
+# names both versions; without node the target says so and the tests that
+# need them skip.
 INSPECTOR_VERSION := 0.16.7
 NPM_INSPECTOR     := @modelcontextprotocol/inspector@$(INSPECTOR_VERSION)
-NPM_CLIENTS_STAMP := $(NPM_PREFIX)/.installed-inspector-$(INSPECTOR_VERSION)
+TS_SDK_VERSION    := 1.32.2
+NPM_TS_SDK        := @modelcontextprotocol/sdk@$(TS_SDK_VERSION)
+NPM_CLIENTS_STAMP := $(NPM_PREFIX)/.installed-inspector-$(INSPECTOR_VERSION)-sdk-$(TS_SDK_VERSION)
 
 npm-clients:
 	@if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then \
-		echo "npm-clients: node or npm not found; not installing $(NPM_INSPECTOR) (tests that need it will skip)"; \
+		echo "npm-clients: node or npm not found; not installing $(NPM_INSPECTOR) and $(NPM_TS_SDK) (tests that need them will skip)"; \
 	elif [ ! -f $(NPM_CLIENTS_STAMP) ]; then \
 		mkdir -p $(NPM_PREFIX) && \
-		npm install --prefix $(NPM_PREFIX) --no-audit --no-fund --save-exact $(NPM_INSPECTOR) && \
+		npm install --prefix $(NPM_PREFIX) --no-audit --no-fund --save-exact $(NPM_INSPECTOR) $(NPM_TS_SDK) && \
 		touch $(NPM_CLIENTS_STAMP); \
 	fi
 

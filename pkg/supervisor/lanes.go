@@ -253,6 +253,7 @@ func (s *Supervisor) laneFor(ctx context.Context, shared *instance, p peer.Peer)
 func (s *Supervisor) runLane(shared *instance, l *lane) {
 	defer shared.lanes.wg.Done()
 	inst := s.newInstance(shared.key, shared.spec, shared.hash)
+	inst.protocolPin = shared.protocolPin // a lane is held to its server's pin too
 	inst.lane = l
 	// The shared instance's end ends the lane: a stop, a restart, a crash.
 	stopWithShared := context.AfterFunc(shared.ctx, func() {

@@ -59,15 +59,18 @@ func (s *Supervisor) work(e *entry) {
 			s.mu.Unlock()
 			continue
 		}
-		s.start(e, want.spec, want.hash)
+		s.start(e, want)
 	}
 }
 
-// start starts spec for e, whose op slot the caller holds, and records the
-// outcome: Running or Connected, Failed (which arms the backoff), Stopped
-// when Stop cancelled it, or nothing yet when Ensure asked for another spec.
-func (s *Supervisor) start(e *entry, spec v1alpha1.MCPServerSpec, hash string) {
+// start starts want's spec for e, whose op slot the caller holds, and
+// records the outcome: Running or Connected, Failed (which arms the
+// backoff), Stopped when Stop cancelled it, or nothing yet when Ensure
+// asked for another spec.
+func (s *Supervisor) start(e *entry, want desired) {
+	spec, hash := want.spec, want.hash
 	inst := s.newInstance(e.key, spec, hash)
+	inst.protocolPin = want.protocolPin
 
 	s.mu.Lock()
 	switch {

@@ -290,6 +290,9 @@ type Supervisor struct {
 	// clientSessions holds the servers' policies for lanes other than
 	// auto (lanes.go).
 	clientSessions map[events.Key]ClientSessions
+	// protocolPins holds the protocol versions operators pinned the
+	// servers to (protocolpin.go).
+	protocolPins map[events.Key]string
 	// instances numbers the instances made, for Session (subscribe.go).
 	instances atomic.Uint64
 	// bridges holds the calls bridged between the generations (bridge.go).
@@ -323,10 +326,12 @@ type entry struct {
 	replacing   bool                    // a running instance is being replaced: calls wait for the new one
 }
 
-// desired is a spec Ensure asked for.
+// desired is a spec Ensure asked for, with the protocol version pinned
+// for it (SetProtocolVersion) in its hash.
 type desired struct {
-	spec v1alpha1.MCPServerSpec
-	hash string
+	spec        v1alpha1.MCPServerSpec
+	hash        string
+	protocolPin string
 }
 
 type change struct {
@@ -359,7 +364,8 @@ func New(opts Options) *Supervisor {
 // It is idempotent and level-triggered: a server already running spec, or
 // starting it, is left alone. It starts a server that is not running, or
 // failed; it restarts one running another spec (one that differs in type,
-// command, args, env, url, headers, timeout or toolPrefix). A start under
+// command, args, env, url, headers, timeout or toolPrefix, or the protocol
+// version SetProtocolVersion pinned it to). A start under
 // way of another spec is cancelled (no failure of the server's) and spec
 // starts after it. The observation returned is then Starting or Connecting
 // (or still Running the old spec while it is retired).
@@ -373,6 +379,8 @@ func (s *Supervisor) Ensure(ctx context.Context, key events.Key, spec v1alpha1.M
 	hash := s.specHash(spec)
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	pin := s.protocolPins[key]
+	hash = s.pinnedHash(hash, pin)
 	var e *entry
 	for {
 		if s.shutdown {
@@ -414,7 +422,7 @@ func (s *Supervisor) Ensure(ctx context.Context, key events.Key, spec v1alpha1.M
 			return e.obs, &RetryLaterError{Key: key, Until: until, ConsecutiveFailures: e.gate.failures, LastError: e.obs.LastError}
 		}
 	}
-	e.want = &desired{spec: spec, hash: hash}
+	e.want = &desired{spec: spec, hash: hash, protocolPin: pin}
 	if inFlight && e.target != hash && e.cancelStart != nil {
 		e.cancelStart(errSuperseded)
 	}
@@ -517,6 +525,7 @@ func (s *Supervisor) Stop(ctx context.Context, key events.Key) error {
 	locked.removed = true
 	delete(s.entries, key)
 	delete(s.clientSessions, key)
+	delete(s.protocolPins, key)
 	known := locked.obs.State != ""
 	if known {
 		locked.obs = Observed{
@@ -780,7 +789,7 @@ func (s *Supervisor) renew(e *entry, inst *instance) bool {
 	e.obs.State = v1alpha1.MCPServerStateConnecting
 	e.obs.Tools, e.obs.ToolDefs, e.obs.ListedAt = nil, nil, time.Time{}
 	s.changedLocked(e)
-	e.want = &desired{spec: inst.spec, hash: inst.hash}
+	e.want = &desired{spec: inst.spec, hash: inst.hash, protocolPin: inst.protocolPin}
 	if !e.busy {
 		e.busy = true
 		e.settled = make(chan struct{})

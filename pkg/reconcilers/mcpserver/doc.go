@@ -13,8 +13,11 @@
 //   - Declared with autoStart: the server runs the definition in force
 //     (supervisor.Ensure): started if it is not running, restarted if a
 //     field that matters changed (type, command, args, env, url, headers,
-//     timeout, toolPrefix), left alone otherwise (a new description
-//     restarts nothing).
+//     timeout, toolPrefix, or the annotation musterd.io/protocol-version),
+//     left alone otherwise (a new description restarts nothing, nor does
+//     musterd.io/client-sessions, which applies to the next client's
+//     session). An annotation whose value musterd does not know is a
+//     warning in the status, and its default applies.
 //   - A reconcile never waits for a start: it asks the supervisor, which
 //     starts the server on its own goroutines, and records Starting or
 //     Connecting. The outcome (Running or Connected, or Failed) comes back

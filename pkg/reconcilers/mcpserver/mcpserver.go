@@ -128,6 +128,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcilers.Request) rec
 	// a change of it restarts nothing.
 	sessions, sessionsErr := supervisor.ParseClientSessions(server.Annotations[supervisor.ClientSessionsAnnotation])
 	r.sup.SetClientSessions(key, sessions)
+	// The protocol version pinned: Ensure restarts the server's session
+	// when it changed, as for a changed spec.
+	pin, pinErr := supervisor.ParseProtocolVersion(server.Annotations[supervisor.ProtocolVersionAnnotation])
+	r.sup.SetProtocolVersion(key, pin)
 	if (spec.AutoStart || ov.Start) && !ov.Stop {
 		obs, err = r.sup.Ensure(ctx, key, spec)
 	} else {
@@ -146,6 +150,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcilers.Request) rec
 	if sessionsErr != nil {
 		st.Warnings = append(slices.Clone(st.Warnings), fmt.Sprintf("metadata.annotations[%s]: %v; %s applies",
 			supervisor.ClientSessionsAnnotation, sessionsErr, supervisor.ClientSessionsAuto))
+	}
+	if pinErr != nil {
+		st.Warnings = append(slices.Clone(st.Warnings), fmt.Sprintf("metadata.annotations[%s]: %v; %s applies",
+			supervisor.ProtocolVersionAnnotation, pinErr, supervisor.ProtocolNewest))
 	}
 	if ov.Stop {
 		ready := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionReady)
