@@ -30,8 +30,11 @@ import (
 //     gate_open opens it for good. A cancelled call ends at once.
 //   - protocol: the protocol version the client initialized the session
 //     with, or "none" when it initialized none (2026-07-28 discovers).
+//   - client_caps: the calling client's capabilities as JSON: those its
+//     request declared in 2026-07-28, else those of its initialize.
 var specialTools = map[string]mcp.ToolHandler{
 	"protocol":     protocolTool,
+	"client_caps":  clientCapsTool,
 	"json":         jsonTool,
 	"fail":         failTool,
 	"sleep":        sleepTool,
@@ -49,6 +52,16 @@ func protocolTool(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolRes
 		return textResult(p.ProtocolVersion), nil
 	}
 	return textResult("none"), nil
+}
+
+// clientCapsTool answers the calling client's capabilities as JSON: those
+// of the request's _meta in 2026-07-28, else those of its initialize.
+func clientCapsTool(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	data, err := json.Marshal(req.ClientCapabilities())
+	if err != nil {
+		return nil, err
+	}
+	return textResult(string(data)), nil
 }
 
 func arguments(req *mcp.CallToolRequest) map[string]any {

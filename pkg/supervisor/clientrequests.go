@@ -5,6 +5,7 @@ package supervisor
 import (
 	"context"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -55,7 +56,11 @@ func (inst *instance) offerClient(opts *mcp.ClientOptions) {
 		return
 	}
 	caps := l.peer.Capabilities()
-	opts.Capabilities = &mcp.ClientCapabilities{RootsV2: caps.RootsV2, Sampling: caps.Sampling, Elicitation: caps.Elicitation}
+	// The extensions the client negotiates (MCP Apps' UI, say) are the
+	// server's to see: they change what it may send, and only the client
+	// at the end can honour them. Experimental capabilities likewise.
+	opts.Capabilities = &mcp.ClientCapabilities{RootsV2: caps.RootsV2, Sampling: caps.Sampling, Elicitation: caps.Elicitation,
+		Extensions: maps.Clone(caps.Extensions), Experimental: maps.Clone(caps.Experimental)}
 	if caps.Sampling != nil {
 		opts.CreateMessageWithToolsHandler = func(ctx context.Context, req *mcp.CreateMessageWithToolsRequest) (*mcp.CreateMessageWithToolsResult, error) {
 			return ask(ctx, l, func(ctx context.Context, p peer.Peer) (*mcp.CreateMessageWithToolsResult, error) {
