@@ -185,18 +185,23 @@ func (c *Catalogue) ExposedNames(server events.Key, naming Naming, tools []strin
 	return slices.Compact(names)
 }
 
-// toolName is the exposed name of server's tool under naming and p (a
-// server alone, not a family's tool): the override's name or its own,
-// under p's prefix or muster's rule.
-func (c *Catalogue) toolName(server events.Key, naming Naming, p *Exposure, tool string) string {
-	name := p.ownName(tool)
+// NameUnder is the exposed name of server's prompt or resource name
+// under naming and p: p's prefix, or muster's rule when p sets none.
+func (c *Catalogue) NameUnder(server events.Key, naming Naming, p *Exposure, name string) string {
 	switch {
-	case p == nil || p.Prefix == nil:
+	case p == nil || p.Prefix == nil || naming.Family != "":
 		return c.ExposedName(server, naming, name)
 	case *p.Prefix == "":
 		return name
 	}
 	return *p.Prefix + "_" + name
+}
+
+// toolName is the exposed name of server's tool under naming and p (a
+// server alone, not a family's tool): the override's name or its own,
+// under p's prefix or muster's rule.
+func (c *Catalogue) toolName(server events.Key, naming Naming, p *Exposure, tool string) string {
+	return c.NameUnder(server, naming, p, p.ownName(tool))
 }
 
 // NamePrefix returns what every exposed name of server's tools begins with:
