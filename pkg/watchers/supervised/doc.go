@@ -16,11 +16,9 @@
 //     server Running, its tools are in the catalogue, so the MCPServer
 //     status never names a tool that Workflows, validated against the
 //     catalogue, would not find.
-//
 //   - OnChange never blocks the supervisor on the bus: what must be
 //     published is queued, in order, and published one change at a time by
 //     Start's goroutine.
-//
 //   - The catalogue holds the tools of exactly the servers that run
 //     (Running or Connected): a server's tools, with their definitions,
 //     naming (toolPrefix, family) and listing time, are set on every change
@@ -32,7 +30,6 @@
 //     an unknown tool, and clients see no list_changed for a restart that
 //     changes no tool. The new instance's listing replaces them; its
 //     failure removes them.
-//
 //   - A change that needs the server reconciled is published as a
 //     ServiceStateChanged with its state, previous state and error: the
 //     outcome of a start, Running or Connected or Failed (the reconcile
@@ -43,25 +40,21 @@
 //     streak cleared, so that its status catches up. The transient
 //     Starting and Connecting, which the reconcile that asked for the start
 //     recorded itself, and a stop it asked for, are not published.
-//
 //   - The catalogue knows which servers are starting (SetStarting), so a
 //     Workflow naming a tool of one is reported waiting for it rather than
 //     invalid. When a server begins or ends a start, every Workflow naming
 //     a tool under its name prefix is published as a ResourceChanged too:
 //     valid the moment its tools arrive, invalid once the start failed.
-//
 //   - When the catalogue changes, every declared Workflow whose definition
 //     in force needs an affected tool, itself or through the workflows it
 //     calls at any depth (workflow.Needed), is published as a ResourceChanged
 //     (Source service-state, Operation update), so it is validated again
 //     through the pipeline, with no polling. The events of one change share
 //     a correlation ID.
-//
 //   - SetExposure (the MCPServer reconciler's, for the annotation
 //     musterd.io/exposure) applies a server's exposure policy to the
 //     catalogue at once, running or not, and publishes every Workflow
 //     needing a tool whose answer changed, as above: nothing restarts.
-//
 //   - A server whose conflicts changed (catalogue.Change.Conflicts: a name
 //     it shares with another server, begun or ended by a change of either)
 //     is published as a ResourceChanged, so that its status says so; both
