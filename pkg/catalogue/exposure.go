@@ -241,7 +241,7 @@ var toolName = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
 // ValidToolName reports why name breaks MCP's rule for tool names, or nil.
 func ValidToolName(name string) error {
 	if !toolName.MatchString(name) {
-		return fmt.Errorf("%q is not a valid MCP tool name: 1 to 128 of A-Z a-z 0-9 _ - .", name)
+		return fmt.Errorf("%q is not a valid MCP tool name: 1 to 128 letters, digits, '_', '-' or '.'", name)
 	}
 	return nil
 }
