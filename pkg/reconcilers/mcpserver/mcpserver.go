@@ -100,7 +100,7 @@ func (r *Reconciler) exposure(key events.Key, server *v1alpha1.MCPServer, entry 
 	if len(entry.Files) > 0 {
 		where = entry.Files[0] + ": " + where
 	}
-	if had {
+	if had && last != holdAll {
 		return fmt.Errorf("%s: %w; the last good policy stays in force", where, err)
 	}
 	return fmt.Errorf("%s: %w; nothing of the server is exposed until it is fixed", where, err)
