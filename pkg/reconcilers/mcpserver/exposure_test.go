@@ -50,7 +50,7 @@ func TestAnExposurePolicyIsReconciledWithoutARestartAndABadOneKeepsTheLastGood(t
 	assert.Equal(t, pid, h.pid(t, k), "a change of policy restarts nothing")
 
 	for policy, want := range map[string]string{
-		`'{tools: {include: ["[e"]}}'`: `mcpservers/p.yaml: metadata.annotations[musterd.io/exposure]: tools.include[0]: pattern "[e": unterminated character class at offset 0; the last good policy stays in force`,
+		`'{tools: {include: ["[e"]}}'`:                    `mcpservers/p.yaml: metadata.annotations[musterd.io/exposure]: tools.include[0]: pattern "[e": unterminated character class at offset 0; the last good policy stays in force`,
 		`'{tools: {overrides: {echo: {name: reverse}}}}'`: `mcpservers/p.yaml: metadata.annotations[musterd.io/exposure]: tools.overrides.echo.name: "reverse" is the name of the server's tool reverse: two tools cannot share a name; the last good policy stays in force`,
 	} {
 		h.declareExposed(t, "p", policy, spec...)
