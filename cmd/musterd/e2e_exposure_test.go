@@ -78,6 +78,17 @@ func with(list []string, exact ...string) []string {
 	return out
 }
 
+// promptNames lists cs's prompts, by name.
+func promptNames(t *testing.T, cs *mcp.ClientSession) []string {
+	t.Helper()
+	var out []string
+	for p, err := range cs.Prompts(callCtx(t), nil) {
+		require.NoError(t, err)
+		out = append(out, p.Name)
+	}
+	return out
+}
+
 func names(m map[string]*mcp.Tool) []string {
 	var out []string
 	for n := range m {
@@ -113,6 +124,9 @@ func TestE2EExposurePolicyFiltersRenamesAndRoutesWithoutARestart(t *testing.T) {
 	own := e.mcpClient(t, "/mcp/servers/everything", "", nil)
 	require.Contains(t, toolsOf(t, direct), "x_everything_get-sum")
 	require.Greater(t, len(toolsOf(t, own)), 4)
+	eventually(t, "everything's prompts are listed", func() bool {
+		return slices.Contains(promptNames(t, direct), "x_everything_simple-prompt")
+	})
 
 	// Which of everything's and fake's names each view lists now.
 	watched := []string{"x_everything_echo", "x_everything_get-sum", "x_everything_add", "x_everything_get-env",
@@ -138,8 +152,8 @@ func TestE2EExposurePolicyFiltersRenamesAndRoutesWithoutARestart(t *testing.T) {
 	}
 	drainSignals(changed)
 
-	// 1. Only two tools.
-	e.write(t, "mcpservers/everything.yaml", exposedServerYAML("everything", `tools: {include: [echo, get-sum]}`, evSpec...))
+	// 1. Only two tools, and a prompt left out.
+	e.write(t, "mcpservers/everything.yaml", exposedServerYAML("everything", `{tools: {include: [echo, get-sum]}, prompts: {exclude: [simple-prompt]}}`, evSpec...))
 	expect("include two", "x_everything_echo", "x_everything_get-sum", "x_fake_echo", "x_fake_reverse")
 	select {
 	case <-changed:
@@ -147,6 +161,12 @@ func TestE2EExposurePolicyFiltersRenamesAndRoutesWithoutARestart(t *testing.T) {
 		t.Fatal("a connected client got no tools/list_changed for a change of policy")
 	}
 	assert.Equal(t, []string{"echo", "get-sum"}, names(toolsOf(t, own)), "the server's own view: filtered")
+	eventually(t, "simple-prompt is left out of every view", func() bool {
+		return !slices.Contains(promptNames(t, direct), "x_everything_simple-prompt") &&
+			!slices.Contains(promptNames(t, own), "simple-prompt") && len(promptNames(t, own)) > 0
+	})
+	_, err := own.GetPrompt(callCtx(t), &mcp.GetPromptParams{Name: "simple-prompt"})
+	assert.Error(t, err, "a prompt left out is not served on the server's view")
 	assert.Contains(t, sum(direct, "x_everything_get-sum"), "5")
 	inner, isErr := musterCall(t, meta, "x_everything_get-sum", map[string]any{"a": 2, "b": 3})
 	assert.False(t, isErr, inner)
@@ -176,7 +196,7 @@ tools:
 	add := toolsOf(t, direct)["x_everything_add"]
 	assert.Equal(t, "Adds a and b.", add.Description)
 	assert.Contains(t, sum(direct, "x_everything_add"), "5", "the new name reaches the server's get-sum")
-	_, err := direct.CallTool(callCtx(t), &mcp.CallToolParams{Name: "x_everything_get-sum", Arguments: map[string]any{"a": 1, "b": 1}})
+	_, err = direct.CallTool(callCtx(t), &mcp.CallToolParams{Name: "x_everything_get-sum", Arguments: map[string]any{"a": 1, "b": 1}})
 	if err == nil {
 		res, _ := direct.CallTool(callCtx(t), &mcp.CallToolParams{Name: "x_everything_get-sum", Arguments: map[string]any{"a": 1, "b": 1}})
 		assert.True(t, res.IsError, "the old name is gone")
@@ -207,6 +227,10 @@ tools:
     get-sum: {name: add, description: Adds a and b., annotations: {destructiveHint: true}}
 `, evSpec...))
 	expect("no prefix", "echo", "add", "x_fake_echo", "x_fake_reverse")
+	eventually(t, "the prompts lose the prefix too (and this policy leaves none out)", func() bool {
+		p := promptNames(t, direct)
+		return slices.Contains(p, "simple-prompt") && !slices.Contains(p, "x_everything_simple-prompt")
+	})
 	assert.Contains(t, sum(direct, "add"), "5")
 	inner, isErr = musterCall(t, meta, "add", map[string]any{"a": 2, "b": 3})
 	assert.False(t, isErr, inner)
@@ -252,6 +276,9 @@ tools:
 	// Lifted: everything under muster's names.
 	e.write(t, "mcpservers/everything.yaml", exposedServerYAML("everything", "", evSpec...))
 	expect("lifted", "x_everything_echo", "x_everything_get-sum", "x_everything_get-env", "fake-echo", "reverse")
+	eventually(t, "simple-prompt is back", func() bool {
+		return slices.Contains(promptNames(t, direct), "x_everything_simple-prompt")
+	})
 	assert.True(t, proc.alive(), "server-everything's process is the one it was at the start: no restart")
 	assert.Len(t, serverProcs(everything), 1)
 	s, _ := e.server(t, "everything")

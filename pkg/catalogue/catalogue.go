@@ -301,11 +301,18 @@ func (c *Catalogue) Remove(server events.Key) (changed []string) {
 // muster's names), running or not, and returns the exposed names whose
 // answer changed, as Update does; subscribers get them, with
 // Change.Exposure set, even when no tool's answer changed (its prompts or
-// resources may have). The policy applies to the server's tools from now
+// resources may have). The policy in force again (read from the same
+// text) is no change at all: nothing is reported. The policy applies to the server's tools from now
 // on, without its being listed again, and to its next starts; Remove
 // keeps it, a nil policy clears it.
 func (c *Catalogue) SetExposure(server events.Key, p *Exposure) (changed []string) {
 	server = server.Canonical()
+	c.mu.RLock()
+	same := c.policies[server].same(p)
+	c.mu.RUnlock()
+	if same {
+		return nil // every reconcile sets it: the same again is no change
+	}
 	return c.apply(server, func(prev *offer) *offer {
 		if p == nil {
 			delete(c.policies, server)

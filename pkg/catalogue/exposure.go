@@ -38,6 +38,19 @@ type Exposure struct {
 	// templates).
 	Prompts   Filter
 	Resources Filter
+
+	// source is the text ParseExposure read, by which two policies are
+	// told the same.
+	source string
+}
+
+// same reports whether p and q are one policy: the same, or read from
+// the same text.
+func (p *Exposure) same(q *Exposure) bool {
+	if p == q {
+		return true
+	}
+	return p != nil && q != nil && p.source != "" && p.source == q.source
 }
 
 // Filter keeps what an include glob matches (everything, when Include is
@@ -279,7 +292,7 @@ func ParseExposure(value string) (*Exposure, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Exposure{}
+	p := &Exposure{source: value}
 	if v, ok := top["prefix"]; ok {
 		s, err := str("prefix", v)
 		if err != nil {

@@ -167,6 +167,15 @@ tools:
 	_, ok = c.Why("x_everything_echo")
 	assert.False(t, ok, "offered: nothing to explain")
 
+	n := len(changes)
+	assert.Empty(t, c.SetExposure(ev, mustExposure(t, `
+tools:
+  include: [echo, get-sum]
+  overrides:
+    get-sum: {name: add, description: Adds two numbers., annotations: {destructiveHint: true}}
+`)), "the same policy again, as every reconcile sets it")
+	assert.Len(t, changes, n, "and no subscriber hears of it")
+
 	assert.Equal(t, []string{"x_everything_add", "x_everything_get-sum", "x_everything_long-op"}, c.SetExposure(ev, nil),
 		"the policy lifted: everything is back under muster's names")
 	assert.Equal(t, []string{"x_everything_echo", "x_everything_get-sum", "x_everything_long-op"}, c.Tools())
