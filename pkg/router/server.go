@@ -81,6 +81,8 @@ func (r *Router) Server(key events.Key) (ServerOffer, error) {
 	if own, inCatalogue := r.cat.ServerTools(key); inCatalogue {
 		// Its exposure policy's filter applies; its names never change.
 		offer.Tools = own
+	} else if p := r.cat.Exposure(key); p != nil {
+		offer.Tools = keep(offer.Tools, func(t *mcp.Tool) bool { return p.KeepsTool(t.Name) })
 	}
 	r.listings.mu.Lock()
 	if l := r.listings.servers[key]; l != nil {
