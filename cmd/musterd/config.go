@@ -66,7 +66,8 @@ type aggregatorConfig struct {
 	Host *string `yaml:"host"`
 	Port *int    `yaml:"port"`
 	// MusterPrefix is the global prefix of exposed tool names, unless
-	// -tool-prefix or the toolPrefix key sets it.
+	// -tool-prefix or the toolPrefix key sets it; "" for none (muster
+	// reads "" as its default "x").
 	MusterPrefix *string `yaml:"musterPrefix"`
 }
 

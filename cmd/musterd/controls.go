@@ -61,7 +61,11 @@ func newControls(cfg daemonConfig, d *daemon, log *slog.Logger) (*controls.Contr
 		Leader:     d.leader,
 		QueueDepth: func() int { return queueDepth(d) },
 		ToolCount:  func() int { return len(d.Catalogue.Tools()) },
-		Logger:     log,
+		ServerTools: func(key events.Key) (controls.ToolCounts, bool) {
+			exposed, offered, running := d.Catalogue.Offer(key)
+			return controls.ToolCounts{Offered: offered, Exposed: len(exposed)}, running
+		},
+		Logger: log,
 	})
 	if err != nil {
 		return nil, err
@@ -116,7 +120,11 @@ func newCoreTools(cfg daemonConfig, d *daemon, kubeParts *kubeStages, log *slog.
 		},
 		// core_reconcile_status with no name shows the controls'
 		// overview, the one GET /api/v1/overview answers.
-		Overview:   d.Controls.Overview,
+		Overview: d.Controls.Overview,
+		ToolCounts: func(key events.Key) (controls.ToolCounts, bool) {
+			exposed, offered, running := d.Catalogue.Offer(key)
+			return controls.ToolCounts{Offered: offered, Exposed: len(exposed)}, running
+		},
 		Events:     d.MusterEvents,
 		Config:     func() any { return musterConfig(cfg) },
 		Kubernetes: cfg.kube.enabled,

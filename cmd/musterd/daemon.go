@@ -150,7 +150,7 @@ func parseDaemonFlags(args []string, stderr io.Writer) (cfg daemonConfig, notes 
 	fset.DurationVar(&cfg.resync, "resync", cfg.resync, "period of the full level-triggered resync")
 	fset.DurationVar(&cfg.rescan, "rescan", cfg.rescan, "period of the safety-net rescan of the config dir")
 	fset.DurationVar(&cfg.stopTimeout, "stop-timeout", cfg.stopTimeout, "time allowed for a clean shutdown")
-	fset.StringVar(&cfg.toolPrefix, "tool-prefix", cfg.toolPrefix, "global prefix of exposed tool names: {prefix}_{toolPrefix or server}_{tool}")
+	fset.StringVar(&cfg.toolPrefix, "tool-prefix", cfg.toolPrefix, "global prefix of exposed tool names: {prefix}_{toolPrefix or server}_{tool}; empty for none")
 	fset.StringVar(&cfg.tokenFile, "token-file", "", "file holding the bearer token that mutating API calls and the event streams need (else -api-token, else $MUSTERD_TOKEN; none: no token needed)")
 	fset.StringVar(&cfg.token, "api-token", "", "the bearer token itself; anyone who can list processes reads a flag, so prefer $MUSTERD_TOKEN or -token-file")
 	fset.StringVar(&cfg.record, "record", "", "write every bus event to this file as a trace (created or truncated; see docs/trace-format.md)")
@@ -396,7 +396,9 @@ func newDaemon(cfg daemonConfig, log *slog.Logger, record io.Writer) (*daemon, e
 	}
 	// The runtime: the catalogue, the bridge publishing on the bus, the
 	// supervisor reporting to the bridge, the reconcilers over both.
-	d.Catalogue = catalogue.New(catalogue.Options{Prefix: cfg.toolPrefix})
+	// An empty prefix (muster's aggregator.musterPrefix: "", or
+	// -tool-prefix "") is none: no "x_".
+	d.Catalogue = catalogue.New(catalogue.Options{Prefix: cfg.toolPrefix, NoPrefix: cfg.toolPrefix == ""})
 	bridge, err := supervised.New(b, supervised.Options{Index: d.Index, Catalogue: d.Catalogue, Logger: log})
 	if err != nil {
 		return nil, err
@@ -431,6 +433,7 @@ func newDaemon(cfg daemonConfig, log *slog.Logger, record io.Writer) (*daemon, e
 	servers := mcpserver.New(d.Index, d.Supervisor, d.Catalogue)
 	d.workflowVerdicts = workflow.New(d.Index, d.Catalogue, workflow.WithBuiltinTools(d.builtinTool))
 	servers.SetOverrides(d.Overrides)
+	servers.SetExposer(bridge)
 
 	// Status writes wait for the first full reconcile (statushold.go).
 	readyForStatusWrites := make(chan struct{})

@@ -27,6 +27,10 @@ type Options struct {
 	// Prefix is the global prefix of every exposed tool name. Default
 	// DefaultPrefix ("x").
 	Prefix string
+	// NoPrefix, when set, drops the global prefix: names are
+	// {toolPrefix or server name}_{tool}, with no "x_". Prefix is then
+	// ignored. Default false.
+	NoPrefix bool
 }
 
 // Naming says how a server's tools are exposed: the spec's toolPrefix and
@@ -94,6 +98,9 @@ type Catalogue struct {
 	// tools; nil until asked for after a change.
 	defs []*mcp.Tool
 	gone goneTools // tools of servers that stopped running (gone.go)
+	// policies are the servers' exposure policies (exposure.go), running
+	// or not, so that a server starts under its policy.
+	policies map[events.Key]*Exposure
 }
 
 // offer is what one running server offers.
@@ -109,6 +116,9 @@ type exposed struct {
 	owners []events.Key // sorted
 	tool   Tool
 	print  []byte // the view a change is judged by: owner and definition
+	// conflict: servers that are not one family's members expose the
+	// name; none of them is offered it, each is told (Conflicts).
+	conflict bool
 }
 
 // New returns an empty catalogue.
@@ -116,17 +126,29 @@ func New(opts Options) *Catalogue {
 	if opts.Prefix == "" {
 		opts.Prefix = DefaultPrefix
 	}
+	if opts.NoPrefix {
+		opts.Prefix = ""
+	}
 	return &Catalogue{
 		prefix:  opts.Prefix,
 		servers: map[events.Key]*offer{},
 		names:   map[string]*exposed{},
 
 		starting: map[events.Key]string{},
+		policies: map[events.Key]*Exposure{},
 	}
 }
 
-// Prefix returns the global prefix of exposed names.
+// Prefix returns the global prefix of exposed names; "" for none.
 func (c *Catalogue) Prefix() string { return c.prefix }
+
+// global prepends the global prefix to name.
+func (c *Catalogue) global(name string) string {
+	if c.prefix == "" {
+		return name
+	}
+	return c.prefix + "_" + name
+}
 
 // ExposedName returns the name tool of server is exposed by under naming:
 // {global prefix}_{family, toolPrefix or server's name}_{tool}, the middle
@@ -136,25 +158,66 @@ func (c *Catalogue) ExposedName(server events.Key, naming Naming, tool string) s
 	if !strings.HasPrefix(tool, prefix+"_") {
 		tool = prefix + "_" + tool
 	}
-	return c.prefix + "_" + tool
+	return c.global(tool)
 }
 
-// ExposedNames returns the exposed names of server's tools under naming,
-// sorted and without repeats. It only names them; the catalogue is not
-// changed.
+// ExposedNames returns the exposed names of server's tools under naming
+// and server's exposure policy (SetExposure), sorted and without repeats:
+// the tools the policy keeps, under its names. It only names them; the
+// catalogue is not changed.
 func (c *Catalogue) ExposedNames(server events.Key, naming Naming, tools []string) []string {
+	c.mu.RLock()
+	p := c.policies[server.Canonical()]
+	c.mu.RUnlock()
 	names := make([]string, 0, len(tools))
 	for _, tool := range tools {
-		names = append(names, c.ExposedName(server, naming, tool))
+		if naming.Family != "" {
+			if p.KeepsTool(tool) {
+				names = append(names, c.ExposedName(server, naming, tool))
+			}
+			continue
+		}
+		if p.KeepsTool(tool) {
+			names = append(names, c.toolName(server, naming, p, tool))
+		}
 	}
 	slices.Sort(names)
 	return slices.Compact(names)
 }
 
+// NameUnder is the exposed name of server's prompt or resource name
+// under naming and p: p's prefix, or muster's rule when p sets none.
+func (c *Catalogue) NameUnder(server events.Key, naming Naming, p *Exposure, name string) string {
+	switch {
+	case p == nil || p.Prefix == nil || naming.Family != "":
+		return c.ExposedName(server, naming, name)
+	case *p.Prefix == "":
+		return name
+	}
+	return *p.Prefix + "_" + name
+}
+
+// toolName is the exposed name of server's tool under naming and p (a
+// server alone, not a family's tool): the override's name or its own,
+// under p's prefix or muster's rule.
+func (c *Catalogue) toolName(server events.Key, naming Naming, p *Exposure, tool string) string {
+	return c.NameUnder(server, naming, p, p.ownName(tool))
+}
+
 // NamePrefix returns what every exposed name of server's tools begins with:
-// {global prefix}_{family, toolPrefix or server name}_.
+// {global prefix}_{family, toolPrefix or server name}_, or the prefix of
+// its exposure policy.
 func (c *Catalogue) NamePrefix(server events.Key, naming Naming) string {
-	return c.prefix + "_" + naming.prefix(server) + "_"
+	c.mu.RLock()
+	p := c.policies[server.Canonical()]
+	c.mu.RUnlock()
+	if naming.Family == "" && p != nil && p.Prefix != nil {
+		if *p.Prefix == "" {
+			return ""
+		}
+		return *p.Prefix + "_"
+	}
+	return c.global(naming.prefix(server) + "_")
 }
 
 // SetStarting records whether server is starting, with naming: its tools
@@ -225,26 +288,73 @@ func (c *Catalogue) Update(server events.Key, naming Naming, tools []*mcp.Tool, 
 		seen[t.Name] = true
 		next.own = append(next.own, t)
 	}
-	return c.apply(server, next)
+	return c.apply(server, func(*offer) *offer { return next }, nil)
 }
 
 // Remove forgets server and its tools, and returns the exposed names whose
-// answer changed, sorted, as Update does.
+// answer changed, sorted, as Update does. Its exposure policy stays.
 func (c *Catalogue) Remove(server events.Key) (changed []string) {
-	return c.apply(server.Canonical(), nil)
+	return c.apply(server.Canonical(), func(*offer) *offer { return nil }, nil)
 }
 
-func (c *Catalogue) apply(key events.Key, next *offer) []string {
+// SetExposure sets server's exposure policy (nil: everything under
+// muster's names), running or not, and returns the exposed names whose
+// answer changed, as Update does; subscribers get them, with
+// Change.Exposure set, even when no tool's answer changed (its prompts or
+// resources may have). The policy in force again (read from the same
+// text) is no change at all: nothing is reported. The policy applies to the server's tools from now
+// on, without its being listed again, and to its next starts; Remove
+// keeps it, a nil policy clears it.
+func (c *Catalogue) SetExposure(server events.Key, p *Exposure) (changed []string) {
+	server = server.Canonical()
+	c.mu.RLock()
+	same := c.policies[server].same(p)
+	c.mu.RUnlock()
+	if same {
+		return nil // every reconcile sets it: the same again is no change
+	}
+	return c.apply(server, func(prev *offer) *offer {
+		if p == nil {
+			delete(c.policies, server)
+		} else {
+			c.policies[server] = p
+		}
+		if prev == nil {
+			return nil
+		}
+		return &offer{naming: prev.naming, own: prev.own, listedAt: prev.listedAt}
+	}, &server)
+}
+
+// Exposure returns server's exposure policy; nil if it has none.
+func (c *Catalogue) Exposure(server events.Key) *Exposure {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.policies[server.Canonical()]
+}
+
+// apply replaces key's offer by what next makes of the one in force (nil:
+// not running), under c.mu; policy is key, for a change of its policy.
+func (c *Catalogue) apply(key events.Key, next func(prev *offer) *offer, policy *events.Key) []string {
 	c.write.Lock()
 	defer c.write.Unlock()
 
 	c.mu.Lock()
 	prev := c.servers[key]
+	if policy != nil && prev == nil {
+		next(nil) // records the policy: nothing runs to apply it to
+		c.mu.Unlock()
+		for _, fn := range c.subs.All() {
+			fn(Change{Server: key, Exposure: true})
+		}
+		return nil
+	}
+	nextOffer := next(prev)
 	// The names of a family's members depend on one another (family.go):
 	// every running member of a family the server left or joined is named
 	// again, and the names of each are compared with its names before.
 	var families []string
-	for _, o := range []*offer{prev, next} {
+	for _, o := range []*offer{prev, nextOffer} {
 		if o != nil && o.naming.Family != "" && !slices.Contains(families, o.naming.Family) {
 			families = append(families, o.naming.Family)
 		}
@@ -266,13 +376,13 @@ func (c *Catalogue) apply(key events.Key, next *offer) []string {
 			affected[name] = true
 		}
 	}
-	if next == nil {
+	if nextOffer == nil {
 		delete(c.servers, key)
 	} else {
-		c.servers[key] = next
+		c.servers[key] = nextOffer
 	}
 	var groups [][]events.Key
-	if next != nil && next.naming.Family == "" {
+	if nextOffer != nil && nextOffer.naming.Family == "" {
 		groups = append(groups, []events.Key{key})
 	}
 	for _, f := range families {
@@ -287,9 +397,13 @@ func (c *Catalogue) apply(key events.Key, next *offer) []string {
 		}
 	}
 	prints := make(map[string][]byte, len(affected))
+	conflictsBefore := map[string][]events.Key{}
 	for name := range affected {
 		if x := c.names[name]; x != nil {
 			prints[name] = x.print
+			if x.conflict {
+				conflictsBefore[name] = slices.Clone(x.owners)
+			}
 		}
 	}
 	for k, old := range before {
@@ -299,9 +413,9 @@ func (c *Catalogue) apply(key events.Key, next *offer) []string {
 		}
 		c.moveOwners(k, old, now)
 	}
-	if next == nil && prev != nil {
+	if nextOffer == nil && prev != nil {
 		c.rememberGone(key, prev)
-	} else if next != nil {
+	} else if nextOffer != nil {
 		c.gone.forget(key)
 	}
 	var changed []string
@@ -326,14 +440,22 @@ func (c *Catalogue) apply(key events.Key, next *offer) []string {
 	if len(changed) > 0 {
 		c.defs = nil // Definitions makes them again
 	}
+	conflicted := c.changedConflicts(affected, conflictsBefore)
+	if prev != nil && nextOffer != nil && !slices.Equal(prev.clashes, nextOffer.clashes) ||
+		prev == nil && nextOffer != nil && len(nextOffer.clashes) > 0 {
+		if i, found := slices.BinarySearchFunc(conflicted, key, events.CompareKeys); !found {
+			conflicted = slices.Insert(conflicted, i, key)
+		}
+	}
 	c.mu.Unlock()
 	subs := c.subs.All()
 
-	serverChanged := (prev == nil) != (next == nil) ||
-		prev != nil && next != nil && (prev.naming != next.naming || !prev.listedAt.Equal(next.listedAt))
-	if len(changed) > 0 || serverChanged {
+	serverChanged := (prev == nil) != (nextOffer == nil) ||
+		prev != nil && nextOffer != nil && (prev.naming != nextOffer.naming || !prev.listedAt.Equal(nextOffer.listedAt))
+	if len(changed) > 0 || serverChanged || policy != nil || len(conflicted) > 0 {
 		for _, fn := range subs {
-			fn(Change{Server: key, Running: next != nil, Tools: slices.Clone(changed)})
+			fn(Change{Server: key, Running: nextOffer != nil, Tools: slices.Clone(changed), Exposure: policy != nil,
+				Conflicts: slices.Clone(conflicted)})
 		}
 	}
 	return changed
@@ -381,6 +503,18 @@ func (c *Catalogue) rememberGone(server events.Key, prev *offer) {
 
 // refresh recomputes the view of name from its owners; c.mu is held.
 func (c *Catalogue) refresh(name string, x *exposed) {
+	x.conflict = c.conflicting(name, x.owners)
+	if x.conflict {
+		// Offered by none of them: a client sees the name go, and each
+		// owner's status says why (Conflicts).
+		x.tool = Tool{Name: name}
+		view := []byte("conflict")
+		for _, k := range x.owners {
+			view = append(append(view, 0), k.String()...)
+		}
+		x.print = view
+		return
+	}
 	owner := x.owners[0]
 	s := c.servers[owner]
 	own := s.tools[name]
@@ -415,7 +549,16 @@ func (c *Catalogue) refresh(name string, x *exposed) {
 func (c *Catalogue) Has(tool string) bool {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	return c.names[tool] != nil
+	return c.offered(tool) != nil
+}
+
+// offered is the exposed name tool, if it is offered: known and not in
+// conflict. c.mu is held.
+func (c *Catalogue) offered(tool string) *exposed {
+	if x := c.names[tool]; x != nil && !x.conflict {
+		return x
+	}
+	return nil
 }
 
 // Lookup returns the server that offers the exposed name tool: of several,
@@ -423,7 +566,7 @@ func (c *Catalogue) Has(tool string) bool {
 func (c *Catalogue) Lookup(tool string) (server events.Key, ok bool) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	x := c.names[tool]
+	x := c.offered(tool)
 	if x == nil {
 		return events.Key{}, false
 	}
@@ -434,7 +577,7 @@ func (c *Catalogue) Lookup(tool string) (server events.Key, ok bool) {
 func (c *Catalogue) Tool(name string) (Tool, bool) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	x := c.names[name]
+	x := c.offered(name)
 	if x == nil {
 		return Tool{}, false
 	}
@@ -447,7 +590,12 @@ func (c *Catalogue) Tool(name string) (Tool, bool) {
 func (c *Catalogue) Tools() []string {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	names := slices.AppendSeq(make([]string, 0, len(c.names)), maps.Keys(c.names))
+	names := make([]string, 0, len(c.names))
+	for name, x := range c.names {
+		if !x.conflict {
+			names = append(names, name)
+		}
+	}
 	slices.Sort(names)
 	return names
 }
@@ -469,7 +617,9 @@ func (c *Catalogue) Definitions() []*mcp.Tool {
 	if c.defs == nil {
 		c.defs = make([]*mcp.Tool, 0, len(c.names))
 		for _, name := range slices.Sorted(maps.Keys(c.names)) {
-			c.defs = append(c.defs, c.names[name].tool.Definition)
+			if x := c.names[name]; !x.conflict {
+				c.defs = append(c.defs, x.tool.Definition)
+			}
 		}
 	}
 	return c.defs[:len(c.defs):len(c.defs)]
@@ -477,9 +627,11 @@ func (c *Catalogue) Definitions() []*mcp.Tool {
 
 // Server is what the catalogue knows of one running server.
 type Server struct {
-	Key      events.Key
-	Naming   Naming
-	Tools    int       // how many exposed names it offers
+	Key    events.Key
+	Naming Naming
+	Tools  int // how many exposed names it offers (conflicts left out)
+	// Offered is how many tools the server itself offers.
+	Offered  int
 	ListedAt time.Time // when its tools were last listed
 }
 
@@ -489,7 +641,13 @@ func (c *Catalogue) Servers() []Server {
 	defer c.mu.RUnlock()
 	out := make([]Server, 0, len(c.servers))
 	for key, s := range c.servers {
-		out = append(out, Server{Key: key, Naming: s.naming, Tools: len(s.tools), ListedAt: s.listedAt})
+		n := 0
+		for name := range s.tools {
+			if c.offered(name) != nil {
+				n++
+			}
+		}
+		out = append(out, Server{Key: key, Naming: s.naming, Tools: n, Offered: len(s.own), ListedAt: s.listedAt})
 	}
 	slices.SortFunc(out, func(a, b Server) int { return events.CompareKeys(a.Key, b.Key) })
 	return out
@@ -507,6 +665,12 @@ type Change struct {
 	// started or went without tools, listed its tools again, or was
 	// renamed by its naming without a tool to rename).
 	Tools []string
+	// Exposure says the server's exposure policy was set (SetExposure):
+	// its prompts and resources may be exposed otherwise.
+	Exposure bool
+	// Conflicts are the servers whose conflicts (Conflicts) changed,
+	// sorted: each must tell its own.
+	Conflicts []events.Key
 }
 
 // Subscribe registers fn to be called after every change: of the exposed
@@ -543,7 +707,7 @@ type Target struct {
 func (c *Catalogue) Resolve(name string, args map[string]any) (Target, error) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	x := c.names[name]
+	x := c.offered(name)
 	if x == nil {
 		return Target{}, fmt.Errorf("tool %q: %w", name, ErrUnknownTool)
 	}

@@ -52,24 +52,43 @@ func TestSetAndRemoveReportExactlyWhatChanged(t *testing.T) {
 	assert.False(t, c.Has("x_ec_echo"))
 }
 
-func TestANameTwoServersExposeStaysUntilBothAreGoneAndLookupIsStable(t *testing.T) {
+// A name two servers expose is a conflict: neither is offered it, each
+// says why, whatever the order they came in, until one no longer
+// exposes it.
+func TestANameTwoServersExposeIsAConflictOnBothUntilOneIsGone(t *testing.T) {
 	a, b := server("a"), server("b")
 	for _, order := range [][]events.Key{{a, b}, {b, a}} {
 		c := catalogue.New(catalogue.Options{})
+		var conflicted [][]events.Key
+		c.Subscribe(func(ch catalogue.Change) {
+			if len(ch.Conflicts) > 0 {
+				conflicted = append(conflicted, ch.Conflicts)
+			}
+		})
 		assert.Equal(t, []string{"x_shared_t"}, c.Set(order[0], "shared", []string{"t"}))
-		changed := c.Set(order[1], "shared", []string{"t"})
-		if order[1] == a {
-			assert.Equal(t, []string{"x_shared_t"}, changed, "a sorts first: Lookup's answer moved to it")
-		} else {
-			assert.Empty(t, changed, "b sorts after a: Lookup's answer is unchanged")
+		assert.Equal(t, []string{"x_shared_t"}, c.Set(order[1], "shared", []string{"t"}), "the name is held back")
+		assert.False(t, c.Has("x_shared_t"), "order %v", order)
+		_, ok := c.Lookup("x_shared_t")
+		assert.False(t, ok)
+		assert.Empty(t, c.Tools())
+		assert.Empty(t, c.Definitions())
+		_, err := c.Resolve("x_shared_t", nil)
+		assert.ErrorIs(t, err, catalogue.ErrUnknownTool)
+		for _, k := range []events.Key{a, b} {
+			require.Len(t, c.Conflicts(k), 1)
+			assert.Contains(t, c.Conflicts(k)[0], "tool x_shared_t is also exposed by MCPServer default/")
 		}
-		got, _ := c.Lookup("x_shared_t")
-		assert.Equal(t, a, got, "order %v", order)
+		why, ok := c.Why("x_shared_t")
+		assert.True(t, ok)
+		assert.Contains(t, why, "held back")
+		assert.Equal(t, [][]events.Key{{a, b}}, conflicted, "both servers' conflicts changed")
 
-		assert.Equal(t, []string{"x_shared_t"}, c.Remove(a), "the answer moves to b")
+		assert.Equal(t, []string{"x_shared_t"}, c.Remove(a), "the conflict is over: b's tool is offered")
 		got, ok := c.Lookup("x_shared_t")
 		assert.True(t, ok)
 		assert.Equal(t, b, got)
+		assert.Empty(t, c.Conflicts(b))
+		assert.Equal(t, [][]events.Key{{a, b}, {a, b}}, conflicted)
 		assert.Equal(t, []string{"x_shared_t"}, c.Remove(b))
 		assert.False(t, c.Has("x_shared_t"))
 	}

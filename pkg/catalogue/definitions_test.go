@@ -83,7 +83,7 @@ func TestDefinitionsPassThroughUnderTheExposedName(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, catalogue.Target{Server: k8s, Tool: "get", Arguments: map[string]any{"namespace": "default"}}, target)
 
-	assert.Equal(t, []catalogue.Server{{Key: k8s, Naming: catalogue.Naming{ToolPrefix: "kube"}, Tools: 2, ListedAt: listed}}, c.Servers())
+	assert.Equal(t, []catalogue.Server{{Key: k8s, Naming: catalogue.Naming{ToolPrefix: "kube"}, Tools: 2, Offered: 2, ListedAt: listed}}, c.Servers())
 }
 
 func TestAChangedDefinitionIsAChangeAndTheSameListingIsNone(t *testing.T) {
@@ -207,12 +207,15 @@ func TestNamespacesKeepServersApart(t *testing.T) {
 	a, b := nsServer("a", "echo"), nsServer("b", "echo")
 	c.Update(b, catalogue.Naming{}, []*mcp.Tool{tool("t", "b's")}, time.Time{})
 	assert.Equal(t, []string{"x_echo_t"}, c.Update(a, catalogue.Naming{}, []*mcp.Tool{tool("t", "a's")}, time.Time{}),
-		"a sorts first: the owner and the definition move to it")
-	got, _ := c.Tool("x_echo_t")
-	assert.Equal(t, "a's", got.Definition.Description)
+		"two servers named alike in two namespaces expose one name: a conflict")
+	_, ok := c.Tool("x_echo_t")
+	assert.False(t, ok, "neither is offered it")
+	assert.Len(t, c.Conflicts(a), 1)
+	assert.Len(t, c.Conflicts(b), 1)
 	assert.Equal(t, []string{"x_echo_t"}, c.Remove(a))
-	got, _ = c.Tool("x_echo_t")
-	assert.Equal(t, "b's", got.Definition.Description)
+	got, _ := c.Tool("x_echo_t")
+	assert.Equal(t, "b's", got.Definition.Description, "the conflict over, b's tool is offered")
+	assert.Empty(t, c.Conflicts(b))
 }
 
 // Definitions is made once per change of the exposed tools: while nothing

@@ -44,10 +44,29 @@
 //   - Subscribers (Subscribe) get each change, in order, synchronously,
 //     with the change in place: the same changed names, and the changes of
 //     the running servers themselves (started, gone, listed again).
-//   - Two servers may expose one name (the same toolPrefix); the name is
-//     offered while either offers it, and Lookup answers the server whose key
-//     sorts first, with its definition, so the answer never depends on the
-//     order of calls.
+//   - Exposure policies (exposure.go, SetExposure): each server's,
+//     running or not, from the MCPServer's annotation musterd.io/exposure,
+//     set by its reconciler. A policy keeps the tools its include and
+//     exclude globs keep (by their own names), names them by its prefix
+//     (absent: muster's rule; "": none; else {prefix}_{tool}) and its
+//     overrides' names, and gives them its overrides' descriptions and
+//     annotations. A call of the new name resolves to the server's own
+//     name; the old name is gone. A change of policy re-exposes the
+//     server's tools at once, from its last listing: nothing is listed
+//     again, nothing restarts. A family's members keep muster's shared
+//     names: only their filters apply. ServerTools is the server's own
+//     tools its filter keeps, under their own names and definitions (the
+//     view of the server alone); Why says which policy hides or renames a
+//     name muster's rule would give.
+//   - A name exposed by two servers that are not members of one family
+//     sharing it (the same toolPrefix, bare names, a rename) is a
+//     conflict, never a shadowing: neither is offered it, each says so
+//     (Conflicts), and the Change that begins or ends one names every
+//     server whose conflicts changed; the name comes back when one of them
+//     no longer exposes it. The same for a policy giving two of one
+//     server's tools one name.
+//   - Options.NoPrefix drops the global prefix (muster's
+//     aggregator.musterPrefix set to ""): {toolPrefix or server}_{tool}.
 //   - Each running server's last listing time is kept (Servers), for the
 //     catalogue-age metric.
 //   - It also knows which servers are starting (SetStarting) and the name

@@ -2,6 +2,7 @@ package catalogue
 
 import (
 	"encoding/json"
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -15,8 +16,23 @@ import (
 // with the server's own definition, and whether it is a family tool
 // (grouped) or the server's alone.
 type exposure struct {
-	tools   map[string]*mcp.Tool // exposed name → the server's own definition
+	tools   map[string]*mcp.Tool // exposed name → the server's own definition, as its policy describes it
 	grouped map[string]bool      // exposed names that are the family's
+	// visible are the server's own tools its policy keeps, its own
+	// definitions, in its order: the view of the server alone.
+	visible []*mcp.Tool
+	// hidden are names by muster's rule the policy does not offer
+	// (left out, or renamed), each with what the policy does to it.
+	hidden map[string]string
+	// clashes say which tools the policy gave one name.
+	clashes []string
+}
+
+func (e *exposure) hide(name, why string) {
+	if e.hidden == nil {
+		e.hidden = map[string]string{}
+	}
+	e.hidden[name] = why
 }
 
 // expose computes the exposed names of every running server in servers
@@ -68,23 +84,57 @@ func (c *Catalogue) expose(servers []events.Key) map[events.Key]exposure {
 	}
 	for _, k := range servers {
 		s := c.servers[k]
+		p := c.policies[k]
 		e := exposure{tools: make(map[string]*mcp.Tool, len(s.own)), grouped: map[string]bool{}}
+		var clashes map[string][]string // exposed name → the tools a policy gave it, for two or more
 		for _, t := range s.own {
-			grouped := s.naming.Family != "" && !fallback && !splits[t.Name]
-			var name string
-			if grouped {
-				name = c.ExposedName(k, s.naming, t.Name)
-			} else {
-				name = c.ExposedName(k, Naming{ToolPrefix: s.naming.ToolPrefix}, t.Name)
-			}
-			if _, dup := e.tools[name]; dup {
+			// The server's own name, under muster's rule: what a
+			// workflow names when the policy hides or renames it.
+			plain := c.ExposedName(k, Naming{ToolPrefix: s.naming.ToolPrefix}, t.Name)
+			if !p.KeepsTool(t.Name) {
+				e.hide(plain, "leaves it out: "+p.Tools.why("tools", t.Name))
 				continue
 			}
-			e.tools[name] = t
+			e.visible = append(e.visible, t)
+			grouped := s.naming.Family != "" && !fallback && !splits[t.Name]
+			var name string
+			switch {
+			case grouped:
+				name = c.ExposedName(k, s.naming, t.Name)
+			case s.naming.Family != "":
+				// A family's members share muster's names: its policy
+				// filters them, and names nothing.
+				name = plain
+			default:
+				name = c.toolName(k, s.naming, p, t.Name)
+				if name != plain {
+					e.hide(plain, "exposes it as "+name)
+				}
+			}
+			if _, dup := e.tools[name]; dup {
+				if p != nil && s.naming.Family == "" {
+					if clashes == nil {
+						clashes = map[string][]string{}
+					}
+					if len(clashes[name]) == 0 {
+						clashes[name] = []string{e.tools[name].Name}
+					}
+					clashes[name] = append(clashes[name], t.Name)
+				}
+				continue
+			}
+			e.tools[name] = p.apply(t)
 			if grouped {
 				e.grouped[name] = true
 			}
 		}
+		for name, own := range clashes {
+			// A policy that names two tools alike offers neither.
+			delete(e.tools, name)
+			e.clashes = append(e.clashes, fmt.Sprintf("tools %s are all exposed as %s: none of them is offered; rename them apart",
+				strings.Join(own, ", "), name))
+		}
+		slices.Sort(e.clashes)
 		out[k] = e
 	}
 	return out

@@ -62,6 +62,10 @@ type Options struct {
 	QueueDepth func() int
 	// ToolCount returns how many tools the catalogue exposes. Optional.
 	ToolCount func() int
+	// ServerTools returns how many tools a running server offers and how
+	// many of them are exposed (its exposure policy and conflicts
+	// applied); ok is false for one that does not run. Optional.
+	ServerTools func(events.Key) (ToolCounts, bool)
 	// WaitTimeout bounds how long a service request waits for the
 	// reconcile it caused. Default 60s.
 	WaitTimeout time.Duration

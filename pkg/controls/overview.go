@@ -35,6 +35,18 @@ type Overview struct {
 	LastFullResync *time.Time `json:"lastFullResync,omitempty"`
 	// Tools is how many tools the catalogue exposes.
 	Tools int `json:"tools"`
+	// ServerTools are, per running server (by name, namespace/name
+	// outside the default namespace), how many tools it offers and how
+	// many of them are exposed.
+	ServerTools map[string]ToolCounts `json:"serverTools,omitempty"`
+}
+
+// ToolCounts are one running server's tools: how many it offers, how many
+// of them musterd exposes (what its exposure policy keeps, less the names
+// held back by a conflict).
+type ToolCounts struct {
+	Offered int `json:"offered"`
+	Exposed int `json:"exposed"`
 }
 
 // KindOverview is one kind in an Overview.
@@ -84,6 +96,14 @@ func (c *Controller) Overview() Overview {
 			server = string(st.State)
 		}
 		o.Servers[server]++
+		if c.opts.ServerTools != nil {
+			if counts, running := c.opts.ServerTools(e.Key); running {
+				if o.ServerTools == nil {
+					o.ServerTools = map[string]ToolCounts{}
+				}
+				o.ServerTools[refOf(e.Key)] = counts
+			}
+		}
 	}
 	for _, r := range c.opts.Overrides.List() {
 		if r.State == services.StateStopped && c.opts.Index.Hash(r.Key) == r.Hash {

@@ -69,6 +69,10 @@ type Options struct {
 	// when asked for no one resource. Default: none, and it shows only the
 	// resources' reconcile states.
 	Overview func() controls.Overview
+	// ToolCounts returns how many tools a running server offers and how
+	// many of them are exposed, for core_reconcile_status of one
+	// MCPServer. Default: none, and they are left out.
+	ToolCounts func(events.Key) (controls.ToolCounts, bool)
 	// Config returns the daemon's configuration as core_config_get shows
 	// it: muster's MusterConfig as muster encodes it. Default: none, and
 	// core_config_get answers an empty object.

@@ -15,6 +15,7 @@ import (
 	"github.com/musterd/musterd/pkg/api/shared"
 	"github.com/musterd/musterd/pkg/api/types"
 	"github.com/musterd/musterd/pkg/apis/muster/v1alpha1"
+	"github.com/musterd/musterd/pkg/controls"
 	"github.com/musterd/musterd/pkg/events"
 	"github.com/musterd/musterd/pkg/redact"
 	"github.com/musterd/musterd/pkg/resources"
@@ -141,6 +142,11 @@ type serverInfo struct {
 	// agreed to (status.protocolVersion), in core_mcpserver_get only. A
 	// musterd addition.
 	ProtocolVersion string `json:"protocolVersion,omitempty"`
+	// Warnings are the status's (status.warnings), in core_mcpserver_get
+	// only: what of its file musterd ignored, a wrong exposure policy, the
+	// tool names it exposes in conflict with another server. A musterd
+	// addition.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // serverInfoOf shows e, an MCPServer entry; verbose keeps the last error.
@@ -154,9 +160,11 @@ func (p *Provider) serverInfoOf(e resources.Entry, verbose bool) serverInfo {
 		info.ToolPrefix, info.Family = spec.ToolPrefix, spec.Family
 	}
 	lastError, protocolVersion := "", ""
+	var warnings []string
 	if st, ok := p.mcpServerStatus(e.Key); ok {
 		info.State = string(st.State)
 		protocolVersion = st.ProtocolVersion
+		warnings = st.Warnings
 		info.ConsecutiveFailures = st.ConsecutiveFailures
 		lastError = redact.String(st.LastError)
 		if st.LastAttempt != nil {
@@ -181,6 +189,7 @@ func (p *Provider) serverInfoOf(e resources.Entry, verbose bool) serverInfo {
 	if verbose {
 		info.Error = lastError
 		info.ProtocolVersion = protocolVersion
+		info.Warnings = warnings
 	}
 	return info
 }
@@ -413,6 +422,9 @@ type reconcileEntry struct {
 	// Hash is the content hash of the definition in force.
 	Hash string `json:"hash,omitempty"`
 	types.Reconcile
+	// Tools are, for a running MCPServer, how many tools it offers and
+	// how many of them are exposed.
+	Tools *controls.ToolCounts `json:"tools,omitempty"`
 }
 
 func (p *Provider) reconcileStatus(_ context.Context, a tooldef.Args) (*mcp.CallToolResult, error) {
@@ -429,7 +441,13 @@ func (p *Provider) reconcileStatus(_ context.Context, a tooldef.Args) (*mcp.Call
 		if r.LastError == "" && e.Err != nil {
 			r.LastError = redact.String(e.Err.Error())
 		}
-		return reconcileEntry{Kind: e.Key.Kind, Namespace: e.Key.Namespace, Name: e.Key.Name, Hash: e.Hash, Reconcile: r}
+		entry := reconcileEntry{Kind: e.Key.Kind, Namespace: e.Key.Namespace, Name: e.Key.Name, Hash: e.Hash, Reconcile: r}
+		if e.Key.Kind == v1alpha1.KindMCPServer && p.opts.ToolCounts != nil {
+			if counts, running := p.opts.ToolCounts(e.Key); running {
+				entry.Tools = &counts
+			}
+		}
+		return entry
 	}
 	if ref := a.Str("name"); ref != "" {
 		var found []resources.Entry

@@ -78,6 +78,13 @@
 //     of what is exposed reaches the endpoint (the locks it runs under are
 //     drawn above).
 //
+//   - The view of one server alone (Server, CallServerTool, …) holds the
+//     tools, prompts and resources its exposure policy keeps
+//     (catalogue.ServerTools), under its own names; a call, read or get of
+//     one the policy leaves out fails as an unknown tool. Prompts and
+//     resources on the other views are filtered and prefixed by the policy
+//     too.
+//
 //   - Resources, resource templates and prompts are listed from each
 //     running server in the background (at its start, after it listed its
 //     tools again, and when it sends resources/ or prompts/list_changed),

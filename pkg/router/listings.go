@@ -205,11 +205,12 @@ func (r *Router) makeView(servers map[events.Key]*offered) view {
 			continue
 		}
 		naming := catalogue.Naming{ToolPrefix: s.Naming.ToolPrefix}
+		policy := r.cat.Exposure(s.Key)
 		for _, res := range o.resources {
-			if res == nil {
+			if res == nil || !policy.KeepsResource(res.URI) {
 				continue
 			}
-			uri := r.exposedURI(s.Key, naming, res.URI)
+			uri := r.exposedURI(s.Key, naming, policy, res.URI)
 			if _, taken := v.uris[uri]; taken {
 				continue
 			}
@@ -219,10 +220,10 @@ func (r *Router) makeView(servers map[events.Key]*offered) view {
 			v.resources = append(v.resources, &exposed)
 		}
 		for _, t := range o.templates {
-			if t == nil {
+			if t == nil || !policy.KeepsResource(t.URITemplate) {
 				continue
 			}
-			uri := r.exposedURI(s.Key, naming, t.URITemplate)
+			uri := r.exposedURI(s.Key, naming, policy, t.URITemplate)
 			if _, taken := v.templateNames[uri]; taken {
 				continue
 			}
@@ -235,10 +236,10 @@ func (r *Router) makeView(servers map[events.Key]*offered) view {
 			}
 		}
 		for _, p := range o.prompts {
-			if p == nil {
+			if p == nil || !policy.KeepsPrompt(p.Name) {
 				continue
 			}
-			name := r.cat.ExposedName(s.Key, naming, p.Name)
+			name := r.cat.NameUnder(s.Key, naming, policy, p.Name)
 			if _, taken := v.names[name]; taken {
 				continue
 			}
@@ -255,12 +256,12 @@ func (r *Router) makeView(servers map[events.Key]*offered) view {
 }
 
 // exposedURI is the URI a client sees of uri, a resource's (or template's)
-// of server.
-func (r *Router) exposedURI(server events.Key, naming catalogue.Naming, uri string) string {
+// of server under its exposure policy.
+func (r *Router) exposedURI(server events.Key, naming catalogue.Naming, policy *catalogue.Exposure, uri string) string {
 	if strings.Contains(uri, "://") {
 		return uri
 	}
-	return r.cat.ExposedName(server, naming, uri)
+	return r.cat.NameUnder(server, naming, policy, uri)
 }
 
 func (l *listings) snapshot() view {

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/musterd/musterd/pkg/catalogue"
 	"github.com/musterd/musterd/pkg/events"
 	"github.com/musterd/musterd/pkg/supervisor"
 )
@@ -76,12 +78,50 @@ func (r *Router) Server(key events.Key) (ServerOffer, error) {
 		return ServerOffer{}, &ServerDownError{Key: key, State: string(obs.State), LastError: obs.LastError}
 	}
 	offer := ServerOffer{Key: key, Init: obs.Init, Tools: obs.ToolDefs}
+	if own, inCatalogue := r.cat.ServerTools(key); inCatalogue {
+		// Its exposure policy's filter applies; its names never change.
+		offer.Tools = own
+	} else if p := r.cat.Exposure(key); p != nil {
+		offer.Tools = keep(offer.Tools, func(t *mcp.Tool) bool { return p.KeepsTool(t.Name) })
+	}
 	r.listings.mu.Lock()
 	if l := r.listings.servers[key]; l != nil {
 		offer.Resources, offer.Templates, offer.Prompts = l.resources, l.templates, l.prompts
 	}
 	r.listings.mu.Unlock()
+	if p := r.cat.Exposure(key); p.Filters() {
+		offer.Resources = keep(offer.Resources, func(x *mcp.Resource) bool { return p.KeepsResource(x.URI) })
+		offer.Templates = keep(offer.Templates, func(x *mcp.ResourceTemplate) bool { return p.KeepsResource(x.URITemplate) })
+		offer.Prompts = keep(offer.Prompts, func(x *mcp.Prompt) bool { return p.KeepsPrompt(x.Name) })
+	}
 	return offer, nil
+}
+
+// keep returns the items of list that ok keeps: list itself when it keeps
+// them all, so that an unfiltered list stays the same slice.
+func keep[T any](list []*T, ok func(*T) bool) []*T {
+	for i, x := range list {
+		if x != nil && !ok(x) {
+			out := slices.Clone(list[:i])
+			for _, y := range list[i+1:] {
+				if y != nil && ok(y) {
+					out = append(out, y)
+				}
+			}
+			return out
+		}
+	}
+	return list
+}
+
+// hidden is the error of a call, read or get, on a server's own view, of
+// what its exposure policy leaves out: as for a name it does not have.
+func (r *Router) hidden(key events.Key, keeps func(*catalogue.Exposure) bool, what, name string) error {
+	if p := r.cat.Exposure(key); !keeps(p) {
+		return fmt.Errorf("%s %q of %s is not exposed (its exposure policy, metadata.annotations[%s], leaves it out): %w",
+			what, name, key, catalogue.ExposureAnnotation, ErrUnknownTool)
+	}
+	return nil
 }
 
 // CallServerTool calls the tool name of server key, by the server's own
@@ -91,6 +131,9 @@ func (r *Router) Server(key events.Key) (ServerOffer, error) {
 func (r *Router) CallServerTool(ctx context.Context, key events.Key, name string, args map[string]any,
 	progress func(*mcp.ProgressNotificationParams)) (*mcp.CallToolResult, error) {
 	key = key.Canonical()
+	if err := r.hidden(key, func(p *catalogue.Exposure) bool { return p.KeepsTool(name) }, "tool", name); err != nil {
+		return nil, err
+	}
 	if args == nil {
 		args = map[string]any{}
 	}
@@ -113,11 +156,17 @@ func (r *Router) CallServerTool(ctx context.Context, key events.Key, name string
 // ReadServerResource reads the resource uri of server key, by the
 // server's own URI.
 func (r *Router) ReadServerResource(ctx context.Context, key events.Key, uri string) (*mcp.ReadResourceResult, error) {
+	if err := r.hidden(key.Canonical(), func(p *catalogue.Exposure) bool { return p.KeepsResource(uri) }, "resource", uri); err != nil {
+		return nil, err
+	}
 	return r.servers.ReadResource(ctx, key.Canonical(), &mcp.ReadResourceParams{URI: uri})
 }
 
 // GetServerPrompt gets the prompt name of server key, by the server's own
 // name.
 func (r *Router) GetServerPrompt(ctx context.Context, key events.Key, name string, args map[string]string) (*mcp.GetPromptResult, error) {
+	if err := r.hidden(key.Canonical(), func(p *catalogue.Exposure) bool { return p.KeepsPrompt(name) }, "prompt", name); err != nil {
+		return nil, err
+	}
 	return r.servers.GetPrompt(ctx, key.Canonical(), &mcp.GetPromptParams{Name: name, Arguments: args})
 }

@@ -34,6 +34,17 @@
 //     failure streak and backoff: no crash) and starts it afresh, once per
 //     request. An override ends with a change of the definition or its
 //     deletion.
+//   - The exposure policy (annotation musterd.io/exposure,
+//     catalogue.ParseExposure) is beside the spec: parsed on every
+//     reconcile and applied before a start (through SetExposer, the runtime
+//     bridge), so a change of it restarts nothing. A policy that does not
+//     parse, or that renames a tool of the running server onto another's
+//     name, leaves the last good one in force (none: nothing of the server
+//     is exposed) and is the reconcile's permanent error and a status
+//     warning, naming the file and field. Status tools and toolCount are
+//     the names exposed now (the policy's, less conflicts); the names a
+//     server shares with another are warnings, and the Ready message says
+//     "serving N of its M tools" when they differ.
 //   - Not declared: the server is stopped (SIGTERM to its process group,
 //     SIGKILL after the grace) and forgotten, and the result is Deleted.
 //     List reports the declared keys and every key the supervisor knows,

@@ -38,6 +38,72 @@ type Reconciler struct {
 	// overrides, if set, are the operator's start, stop and restart
 	// requests (SetOverrides).
 	overrides Overrides
+	// exposer applies exposure policies (SetExposer); the catalogue
+	// itself when not set.
+	exposer Exposer
+	// policies are the last good exposure policy of each server, in
+	// force while its annotation is wrong.
+	policies reconcilers.Observed[*catalogue.Exposure]
+}
+
+// Exposer applies a server's exposure policy. The runtime bridge
+// (watchers/supervised.Bridge) is one: it also brings back the workflows
+// whose tools the policy renames or hides.
+type Exposer interface {
+	SetExposure(key events.Key, p *catalogue.Exposure)
+}
+
+// SetExposer makes the reconciler apply exposure policies through e.
+// Call it before the pipeline runs.
+func (r *Reconciler) SetExposer(e Exposer) { r.exposer = e }
+
+func (r *Reconciler) setExposure(key events.Key, p *catalogue.Exposure) {
+	if r.exposer != nil {
+		r.exposer.SetExposure(key, p)
+		return
+	}
+	r.names.SetExposure(key, p)
+}
+
+// holdAll is the policy of a server whose policy never parsed: nothing
+// of it is exposed, rather than what the policy meant to hide.
+var holdAll = func() *catalogue.Exposure {
+	all, _ := catalogue.ParseGlob("*")
+	none := catalogue.Filter{Exclude: []catalogue.Glob{all}}
+	return &catalogue.Exposure{Tools: none, Prompts: none, Resources: none}
+}()
+
+// exposure applies the exposure policy of server's annotation and returns
+// what is wrong with it, naming the file and field: a policy that does
+// not parse, or renames a tool of the running server onto the name of
+// another. Then the last good policy stays in force; with none, nothing
+// of the server is exposed.
+func (r *Reconciler) exposure(key events.Key, server *v1alpha1.MCPServer, entry resources.Entry) error {
+	p, err := catalogue.ParseExposure(server.Annotations[catalogue.ExposureAnnotation])
+	if err == nil {
+		if obs, known := r.sup.Get(key); known && obs.Running() {
+			err = p.Check(obs.Tools)
+		}
+	}
+	if err == nil {
+		r.setExposure(key, p)
+		r.policies.Set(key, p)
+		return nil
+	}
+	last, had := r.policies.Get(key)
+	if !had {
+		last = holdAll
+		r.policies.Set(key, last)
+	}
+	r.setExposure(key, last)
+	where := "metadata.annotations[" + catalogue.ExposureAnnotation + "]"
+	if len(entry.Files) > 0 {
+		where = entry.Files[0] + ": " + where
+	}
+	if had && last != holdAll {
+		return fmt.Errorf("%s: %w; the last good policy stays in force", where, err)
+	}
+	return fmt.Errorf("%s: %w; nothing of the server is exposed until it is fixed", where, err)
 }
 
 var (
@@ -105,6 +171,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcilers.Request) rec
 			return reconcilers.Result{Err: fmt.Errorf("stopping mcp server %s: %w", key, err)}
 		}
 		r.observed.Delete(key)
+		if !declared {
+			r.policies.Delete(key)
+			r.setExposure(key, nil)
+		}
 		if declared {
 			return reconcilers.Result{Err: reconcilers.Permanent(entry.Err)}
 		}
@@ -132,6 +202,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcilers.Request) rec
 	// when it changed, as for a changed spec.
 	pin, pinErr := supervisor.ParseProtocolVersion(server.Annotations[supervisor.ProtocolVersionAnnotation])
 	r.sup.SetProtocolVersion(key, pin)
+	// How its tools are exposed: beside the spec too, and applied before
+	// a start, so that its first listing is exposed by it.
+	exposureErr := r.exposure(key, server, entry)
 	if (spec.AutoStart || ov.Start) && !ov.Stop {
 		obs, err = r.sup.Ensure(ctx, key, spec)
 	} else {
@@ -155,6 +228,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcilers.Request) rec
 		st.Warnings = append(slices.Clone(st.Warnings), fmt.Sprintf("metadata.annotations[%s]: %v; %s applies",
 			supervisor.ProtocolVersionAnnotation, pinErr, supervisor.ProtocolNewest))
 	}
+	if exposureErr != nil {
+		st.Warnings = append(slices.Clone(st.Warnings), exposureErr.Error())
+	}
+	if conflicts := r.names.Conflicts(key); len(conflicts) > 0 {
+		st.Warnings = append(slices.Clone(st.Warnings), conflicts...)
+	}
 	if ov.Stop {
 		ready := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionReady)
 		ready.Reason = ReasonStoppedByOperator
@@ -166,6 +245,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcilers.Request) rec
 	r.observed.Set(key, st)
 
 	at, retryAt := retryTime(obs, err)
+	if exposureErr != nil {
+		// The server runs on, under the last good policy; the
+		// annotation's error is what the reconcile state must show.
+		if err == nil && entry.Err == nil {
+			return reconcilers.Result{Err: reconcilers.Permanent(exposureErr)}
+		}
+		err = errors.Join(exposureErr, err)
+	}
 	if entry.Err != nil {
 		// The definition in force is the last good one, which runs; the
 		// file's error is what the reconcile state must show.
@@ -212,12 +299,18 @@ func (r *Reconciler) status(key events.Key, server *v1alpha1.MCPServer, obs supe
 		ObservedGeneration:  server.Generation,
 		Conditions:          append([]metav1.Condition(nil), prev.Conditions...),
 	}
+	offered := 0 // how many tools the server itself offers
 	if obs.Running() {
 		naming := catalogue.Naming{ToolPrefix: obs.ToolPrefix}
 		if obs.Family != nil {
 			naming.Family, naming.InstanceArg = obs.Family.Name, obs.Family.InstanceArg
 		}
-		st.Tools = r.names.ExposedNames(key, naming, obs.Tools)
+		offered = len(obs.Tools)
+		if names, n, inCatalogue := r.names.Offer(key); inCatalogue {
+			st.Tools, offered = names, n
+		} else {
+			st.Tools = r.names.ExposedNames(key, naming, obs.Tools)
+		}
 		st.ToolCount = len(st.Tools)
 		st.ProtocolVersion = obs.ProtocolVersion()
 	}
@@ -231,6 +324,9 @@ func (r *Reconciler) status(key events.Key, server *v1alpha1.MCPServer, obs supe
 	case obs.Running():
 		ready.Status = metav1.ConditionTrue
 		ready.Message = "serving " + strconv.Itoa(st.ToolCount) + " tools"
+		if st.ToolCount != offered {
+			ready.Message = "serving " + strconv.Itoa(st.ToolCount) + " of its " + strconv.Itoa(offered) + " tools"
+		}
 	case !server.Spec.AutoStart:
 		ready.Reason = ReasonAutoStartDisabled
 		ready.Message = "autoStart is false: the server is declared but not started"

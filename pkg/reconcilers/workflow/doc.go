@@ -19,7 +19,13 @@
 //     sub-step, an onFailure step or their conditions name is looked up in
 //     the catalogue. Each one missing is a validation error naming its step
 //     ("step build: tool x_git_status is not offered by any running
-//     server"), and is listed in missingTools.
+//     server"), and is listed in missingTools. One that an exposure
+//     policy leaves out or renames away, or that two servers expose at
+//     once (catalogue.Why), says so instead, naming the server, the
+//     annotation and the policy's field ("step greet: tool x_fake_echo is
+//     not exposed: MCPServer default/fake's exposure policy
+//     (metadata.annotations[musterd.io/exposure]) leaves it out:
+//     tools.exclude[0] \"echo\""), and the Ready message adds it.
 //   - A step may call another workflow's tool, workflow_<name>: what the
 //     workflow needs is then what that one needs, at any depth (needs.go,
 //     the one walk that decides it). A tool missing down the chain is a

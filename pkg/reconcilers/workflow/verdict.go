@@ -48,6 +48,7 @@ type verdictLists struct {
 	missingTools     []string // sorted, without repeats
 	waiting          []string // reasonWaitingForServer: the servers still starting, sorted
 	warnings         []string // what the decoder ignored in def (resources.Entry.Warnings)
+	hidden           []string // missing tools held back by an exposure policy or a conflict, each with why
 }
 
 // maxCompactReferences is how many references a compact verdict's bits
@@ -113,6 +114,9 @@ func (v verdict) condition(st v1alpha1.WorkflowStatus) metav1.Condition {
 		c.Message = st.ValidationErrors[0]
 	case reasonToolsMissing:
 		c.Message = "tools not offered by any running server: " + strings.Join(st.MissingTools, ", ")
+		if v.lists != nil && len(v.lists.hidden) > 0 {
+			c.Message += " (" + strings.Join(v.lists.hidden, "; ") + ")"
+		}
 	case reasonWaitingForServer:
 		c.Message = "waiting for mcp servers still starting (" + strings.Join(v.lists.waiting, ", ") + ") to offer: " +
 			strings.Join(st.MissingTools, ", ")

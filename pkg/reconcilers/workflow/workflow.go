@@ -109,7 +109,8 @@ func (r *Reconciler) judge(wf *v1alpha1.Workflow, fileErr error, warnings []stri
 	if !j.compact {
 		slices.Sort(missing)
 		slices.Sort(waiting)
-		v.missing, v.lists = 0, &verdictLists{validationErrors: errs, missingTools: slices.Compact(missing), waiting: waiting, warnings: warnings}
+		v.missing, v.lists = 0, &verdictLists{validationErrors: errs, missingTools: slices.Compact(missing), waiting: waiting, warnings: warnings,
+			hidden: slices.Compact(slices.Sorted(slices.Values(j.hidden)))}
 	}
 	return v
 }
@@ -122,6 +123,7 @@ type judging struct {
 	errs    []string
 	missing []string // every tool not offered, sorted at the end
 	waiting []string // servers starting that may offer a missing tool
+	hidden  []string // missing tools an exposure policy or a conflict holds back, each with why
 	compact bool
 }
 
@@ -136,6 +138,14 @@ func (j *judging) take(n need) bool {
 		if !slices.Contains(j.waiting, server.Name) {
 			j.waiting = append(j.waiting, server.Name)
 		}
+		j.compact = false
+		return true
+	}
+	if why, hidden := j.r.tools.Why(n.tool); hidden {
+		// An exposure policy or a conflict holds it back: the verdict
+		// says which, spelled out.
+		j.errs = append(j.errs, n.where()+": tool "+n.tool+" is not exposed: "+why)
+		j.hidden = append(j.hidden, n.tool+": "+why)
 		j.compact = false
 		return true
 	}

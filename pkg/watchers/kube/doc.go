@@ -27,7 +27,11 @@
 //     is compared, not the resourceVersion, which every status write bumps
 //     (muster's bug); and the UID with it, because a resource deleted and
 //     created again while the watch was down comes back on the relist as an
-//     update whose generation (1 again) may equal the old one.
+//     update whose generation (1 again) may equal the old one. One
+//     metadata change counts too: of musterd's own annotations
+//     (musterd.io/…: the exposure policy, client sessions), which the API
+//     server changes without a new generation; the index's hash covers
+//     them.
 //   - Every generation reconciles: the index's hash covers the UID and the
 //     generation, so observedGeneration always catches up with a spec
 //     change, and a recreated object is reconciled and gets its status.

@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -71,6 +73,37 @@ type Watcher struct {
 type version struct {
 	uid types.UID
 	gen int64
+	// musterd is musterd's own annotations (musterdAnnotations): the
+	// one metadata change that counts, as they say how a server is
+	// exposed and served, beside its spec.
+	musterd string
+}
+
+// musterdAnnotationPrefix begins the annotations musterd reads
+// (musterd.io/exposure, musterd.io/client-sessions).
+const musterdAnnotationPrefix = "musterd.io/"
+
+// musterdAnnotations spells obj's musterd.io/ annotations, sorted, as one
+// string; "" if it has none.
+func musterdAnnotations(obj v1alpha1.Object) string {
+	var keys []string
+	for k := range obj.GetAnnotations() {
+		if strings.HasPrefix(k, musterdAnnotationPrefix) {
+			keys = append(keys, k)
+		}
+	}
+	if len(keys) == 0 {
+		return ""
+	}
+	slices.Sort(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		b.WriteString(k)
+		b.WriteByte(0)
+		b.WriteString(obj.GetAnnotations()[k])
+		b.WriteByte(0)
+	}
+	return b.String()
 }
 
 // New returns a watcher publishing on b. It contacts the API server only
@@ -200,7 +233,7 @@ func (w *Watcher) upsert(o any) {
 	}
 	key := keyOf(obj)
 	gen := obj.GetGeneration()
-	v := version{uid: obj.GetUID(), gen: gen}
+	v := version{uid: obj.GetUID(), gen: gen, musterd: musterdAnnotations(obj)}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if last, seen := w.handed[key]; seen && last == v {
@@ -287,7 +320,8 @@ func hash(obj v1alpha1.Object) string {
 		UID        types.UID `json:"uid"`
 		Generation int64     `json:"generation"`
 		Spec       any       `json:"spec"`
-	}{obj.GetUID(), obj.GetGeneration(), spec})
+		Musterd    string    `json:"musterd,omitempty"`
+	}{obj.GetUID(), obj.GetGeneration(), spec, musterdAnnotations(obj)})
 	if err != nil {
 		// The types marshal; this would be a programming error.
 		panic(fmt.Sprintf("kube-watcher: marshal %T: %v", obj, err))

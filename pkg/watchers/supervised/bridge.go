@@ -48,6 +48,13 @@ type Bridge struct {
 	stopped bool          // Start has returned: changes are dropped
 	wake    chan struct{} // capacity 1: the queue has work
 
+	// conflicts are the servers whose conflicts the catalogue reported
+	// changed (catalogue.Change.Conflicts), to be reconciled so that
+	// their status says so; under conflictsMu alone, since the
+	// catalogue reports them while br.mu may be held.
+	conflictsMu sync.Mutex
+	conflicts   []events.Key
+
 	started atomic.Bool
 	// last is the last observation applied per server, for telling
 	// transitions apart; only Start's goroutine touches it.
@@ -59,6 +66,7 @@ type change struct {
 	obs      supervisor.Observed
 	tools    []string // the exposed names whose answer the change altered
 	starting string   // the name prefix of a server that began or ended starting
+	exposure bool     // a change of the exposure policy: the server's state is as it was
 }
 
 // New returns a bridge publishing on b.
@@ -74,14 +82,51 @@ func New(b *bus.Bus, opts Options) (*Bridge, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	return &Bridge{
+	br := &Bridge{
 		bus:   b,
 		index: opts.Index,
 		cat:   opts.Catalogue,
 		log:   opts.Logger.With("component", Name),
 		wake:  make(chan struct{}, 1),
 		last:  map[events.Key]supervisor.Observed{},
-	}, nil
+	}
+	// The subscription lives as long as the catalogue: a bridge is made
+	// once per daemon.
+	opts.Catalogue.Subscribe(func(c catalogue.Change) {
+		if len(c.Conflicts) == 0 {
+			return
+		}
+		br.conflictsMu.Lock()
+		br.conflicts = append(br.conflicts, c.Conflicts...)
+		br.conflictsMu.Unlock()
+		br.kick()
+	})
+	return br, nil
+}
+
+func (br *Bridge) kick() {
+	select {
+	case br.wake <- struct{}{}:
+	default: // a wakeup is pending already
+	}
+}
+
+// SetExposure applies key's exposure policy to the catalogue at once
+// (catalogue.SetExposure: nothing is listed again, nothing restarts), and
+// queues for Start's goroutine the Workflows naming a tool whose answer
+// changed, so that they are judged again by the names now exposed, and
+// the servers whose conflicts changed. The MCPServer reconciler calls it;
+// it never blocks on the bus.
+func (br *Bridge) SetExposure(key events.Key, p *catalogue.Exposure) {
+	key = key.Canonical()
+	br.mu.Lock()
+	defer br.mu.Unlock()
+	tools := br.cat.SetExposure(key, p)
+	if br.stopped || len(tools) == 0 {
+		return
+	}
+	br.queue = append(br.queue, change{key: key, tools: tools, exposure: true})
+	br.kick()
 }
 
 // Name returns "runtime-bridge".
@@ -119,10 +164,7 @@ func (br *Bridge) OnChange(key events.Key, obs supervisor.Observed) {
 		return
 	}
 	br.queue = append(br.queue, change{key: key, obs: obs, tools: tools, starting: starting})
-	select {
-	case br.wake <- struct{}{}:
-	default: // a wakeup is pending already
-	}
+	br.kick()
 }
 
 // Start applies queued changes until ctx is done.
@@ -148,13 +190,52 @@ func (br *Bridge) Start(ctx context.Context) error {
 		for _, c := range batch {
 			br.apply(c)
 		}
+		br.conflictsMu.Lock()
+		conflicts := br.conflicts
+		br.conflicts = nil
+		br.conflictsMu.Unlock()
+		br.reconcileConflicts(conflicts)
 	}
+}
+
+// reconcileConflicts publishes each server whose conflicts changed, once,
+// as a ResourceChanged, so that its reconcile puts them in its status.
+func (br *Bridge) reconcileConflicts(keys []events.Key) {
+	if len(keys) == 0 {
+		return
+	}
+	slices.SortFunc(keys, events.CompareKeys)
+	keys = slices.Compact(keys)
+	corr := events.NewCorrelationID()
+	for _, k := range keys {
+		bus.Publish(br.bus, events.ResourceChanged{
+			Meta:      events.NewMeta(corr),
+			Key:       k,
+			Operation: events.OperationUpdate,
+			Source:    events.SourceServiceState,
+		})
+	}
+	br.log.Debug("servers whose tool conflicts changed", "servers", len(keys), "correlationId", corr)
 }
 
 // apply publishes what one change, already in the catalogue, needs
 // reconciled.
 func (br *Bridge) apply(c change) {
 	key, obs, tools := c.key, c.obs, c.tools
+	if c.exposure {
+		corr := events.NewCorrelationID()
+		workflows := br.naming(tools, "")
+		for _, wf := range workflows {
+			bus.Publish(br.bus, events.ResourceChanged{
+				Meta:      events.NewMeta(corr),
+				Key:       wf,
+				Operation: events.OperationUpdate,
+				Source:    events.SourceServiceState,
+			})
+		}
+		br.log.Debug("exposure policy applied", "key", key.String(), "toolsChanged", tools, "workflows", len(workflows), "correlationId", corr)
+		return
+	}
 	prev := br.last[key]
 	if obs.Running() || failed(obs) || obs.State.Transient() {
 		br.last[key] = obs

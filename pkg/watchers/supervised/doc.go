@@ -51,6 +51,14 @@
 //     (Source service-state, Operation update), so it is validated again
 //     through the pipeline, with no polling. The events of one change share
 //     a correlation ID.
+//   - SetExposure (the MCPServer reconciler's, for the annotation
+//     musterd.io/exposure) applies a server's exposure policy to the
+//     catalogue at once, running or not, and publishes every Workflow
+//     needing a tool whose answer changed, as above: nothing restarts.
+//   - A server whose conflicts changed (catalogue.Change.Conflicts: a name
+//     it shares with another server, begun or ended by a change of either)
+//     is published as a ResourceChanged, so that its status says so; both
+//     servers of a conflict are.
 //
 // The Stopper is the supervisor's lifecycle component: its Start waits for
 // the end of its context and then shuts the supervisor down, so that no
