@@ -159,8 +159,9 @@
 //     keeps those it declared in initialize. The logging level a lane's client (or, shared, the
 //     most verbose listener) set travels in each request's _meta there.
 //   - A lane's server is answered at once when its client goes away or the
-//     lane ends, and the lane closes only after those answers and its
-//     calls' cancellations are out. A lane ends with its client's session,
+//     lane ends (on a stop or a crash, once the lane's calls, cancelled,
+//     have returned, so that they fail as stopped), and the lane closes
+//     only after those answers and its calls' cancellations are out. A lane ends with its client's session,
 //     after LaneIdle without a call, or with the shared instance (its
 //     pending calls fail with ErrStopped); it is never restarted and never
 //     changes what Get observes. At most MaxLanesPerServer are open per

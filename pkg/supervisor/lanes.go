@@ -186,14 +186,14 @@ func (l *lane) changedLocked() {
 	l.changed = make(chan struct{})
 }
 
-// waitQuiet waits, up to d, until l has no call in flight and no request
-// of the server's pending.
-func (l *lane) waitQuiet(d time.Duration) {
+// waitQuiet waits, up to d, until l has no call in flight and, unless
+// callsOnly, no request of the server's pending.
+func (l *lane) waitQuiet(d time.Duration, callsOnly bool) {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	for {
 		l.mu.Lock()
-		quiet := len(l.calls) == 0 && l.asks == 0
+		quiet := len(l.calls) == 0 && (callsOnly || l.asks == 0)
 		changed := l.changed
 		l.mu.Unlock()
 		if quiet {
@@ -263,7 +263,6 @@ func (s *Supervisor) runLane(shared *instance, l *lane) {
 			inst.calls.stopReason = "its server was stopped, restarted or failed, and the client's own session with it ended"
 		}
 		s.mu.Unlock()
-		l.stopAsking()
 		inst.cancel(errStopping)
 	})
 	defer stopWithShared()
@@ -283,6 +282,13 @@ func (s *Supervisor) runLane(shared *instance, l *lane) {
 	s.log.Info("mcp server: opened a session for one client", "key", shared.key.String(), "client", l.peer.ID(), "pid", inst.pid())
 	reason := s.watchLane(inst, l)
 	s.endLane(l)
+	if inst.ctx.Err() != nil {
+		// Stopped: its calls, cancelled, return before the server's
+		// questions are answered, so that a call cut off by the stop
+		// fails as stopped, never with what the server made of the
+		// answer in the meantime.
+		l.waitQuiet(s.opts.StopGrace, true)
+	}
 	l.stopAsking()
 	s.closeLane(inst, l)
 	inst.teardown(s.opts.StopGrace)
@@ -385,7 +391,7 @@ func (s *Supervisor) closeLane(inst *instance, l *lane) {
 	if inst.ctx.Err() != nil {
 		return // ended already: a stop, whose calls have failed
 	}
-	l.waitQuiet(s.opts.StopGrace)
+	l.waitQuiet(s.opts.StopGrace, false)
 	closed := make(chan struct{})
 	go func() {
 		_ = inst.session.Close()
