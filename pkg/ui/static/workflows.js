@@ -67,7 +67,7 @@ export function executions(page, list) {
   for (const x of list) {
     listed.add(x.execution_id);
     const toggle = h('button', { type: 'button', 'aria-expanded': String(open.has(x.execution_id)), 'aria-label': `Steps of execution ${x.execution_id}` },
-      `${x.step_count} steps`);
+      `${x.step_count} step${x.step_count === 1 ? '' : 's'}`);
     const row = h('tr', { 'data-execution': x.execution_id },
       h('td', { class: 'mono', text: x.execution_id }),
       h('td', { class: 'workflow', text: x.workflow_name }),
