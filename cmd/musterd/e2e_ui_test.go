@@ -339,11 +339,12 @@ func screenshots(t *testing.T, p *uiPage, dir string) {
 		}
 		require.NoError(t, os.WriteFile(filepath.Join(dir, file), png, 0o644))
 	}
-	p.run("close the broken server's details", chromedp.Click(chromedp.CSS(`#servers tr[data-name=broken] button.toggle`)))
-	p.run("open the victim's details", chromedp.Click(chromedp.CSS(`#servers tr[data-name=victim] button.toggle`)))
-	p.waitFor("the details show", `!document.querySelector('#servers tr[data-details="MCPServer/default/victim"]').hidden`)
-	var ignored bool
-	p.eval(`(() => { document.activeElement && document.activeElement.blur(); return true; })()`, &ignored)
+	// The broken server's details are open (the escaping check opened
+	// them): its error and stderr. Its history shows failures and their
+	// backoff.
+	p.run("open the broken server's history", chromedp.Click(chromedp.CSS(`#servers tr[data-name=broken] button[aria-label="History of broken"]`)))
+	p.waitFor("its failures are drawn", `document.querySelectorAll('#timeline svg .mark[data-type=ResourceFailed]').length > 0`)
+	p.eval(`(() => { document.activeElement && document.activeElement.blur(); return true; })()`, new(bool))
 	shot("ui-overview.png", "#overview")
 	shot("ui-server.png", "#servers-section")
 	shot("ui-timeline.png", "#history-section")

@@ -45,12 +45,16 @@ export function clear(el) {
   return el;
 }
 
-// fmtTime shows an RFC 3339 time as local time, or "—".
+// fmtTime shows an RFC 3339 time as local time: the time of day alone
+// when it is today, else with its date; "—" for none.
 export function fmtTime(t) {
   if (!t) return '—';
   const d = new Date(t);
   if (Number.isNaN(d.getTime())) return String(t);
-  return d.toLocaleString(undefined, { hour12: false });
+  const time = d.toLocaleTimeString(undefined, { hour12: false });
+  if (d.toDateString() === new Date().toDateString()) return time;
+  const pad = (n) => String(n).padStart(2, '0');
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${time}`;
 }
 
 // fmtDuration shows milliseconds readably.

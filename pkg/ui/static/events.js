@@ -26,6 +26,7 @@ export function summary(ev) {
   for (const [k, v] of Object.entries(e)) {
     if (['time', 'correlationId', 'key', 'keys'].includes(k) || v === '' || v === null || v === undefined) continue;
     if (k === 'duration' && typeof v === 'number') parts.push(`duration=${fmtDuration(v / 1e6)}`);
+    else if (typeof v === 'string' && /^sha256:[0-9a-f]{64}$/.test(v)) parts.push(`${k}=${v.slice(0, 19)}…`);
     else parts.push(`${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`);
   }
   if (Array.isArray(e.keys) && e.keys.length > 1) parts.unshift(`${e.keys.length} resources`);

@@ -110,7 +110,8 @@ function draw() {
   const laneH = 24;
   const width = left + step * (items.length + 1);
   const height = laneH * (lanes.length + 1) + 20;
-  const svg = s('svg', { viewBox: `0 0 ${Math.max(width, 600)} ${height}`, role: 'img', 'aria-label': `Reconcile timeline of ${selected}: ${items.length} events, oldest on the left` });
+  const w = Math.max(width, 600);
+  const svg = s('svg', { viewBox: `0 0 ${w} ${height}`, width: w, height, role: 'img', 'aria-label': `Reconcile timeline of ${selected}: ${items.length} events, oldest on the left` });
   svg.append(s('title', { text: `Reconcile timeline of ${selected}` }));
   lanes.forEach((l, i) => {
     const y = 16 + i * laneH;
@@ -145,6 +146,14 @@ function draw() {
       }
     });
     marks.push(mark);
+    // The time under every fifth mark, and a failure's backoff beside it.
+    if (i % 5 === 0 && e.time) {
+      svg.append(s('text', { x, y: height - 6, class: 'tick', 'text-anchor': 'middle', text: new Date(e.time).toLocaleTimeString(undefined, { hour12: false }) }));
+    }
+    if (ev.type === 'ResourceFailed' && e.nextRetry) {
+      const wait = (new Date(e.nextRetry) - new Date(e.time)) / 1000;
+      svg.append(s('text', { x: x + 9, y: y + 16, class: 'retry', text: `retry +${wait.toFixed(1)}s` }));
+    }
   });
   svg.append(...marks);
   box.append(svg, h('p', { class: 'legend' }, 'Green circle: synced or running; red diamond: failed; amber: triggered or reconciling; grey: other. Pick a mark or a correlation ID to follow one change.'));

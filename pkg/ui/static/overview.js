@@ -11,7 +11,7 @@ function chips(counts) {
 
 export function render(o) {
   const dl = clear(document.getElementById('overview-list'));
-  const row = (term, ...value) => dl.append(h('dt', { text: term }), h('dd', { 'data-field': term }, ...value));
+  const row = (term, ...value) => dl.append(h('div', { class: 'card' }, h('dt', { text: term }), h('dd', { 'data-field': term }, ...value)));
   row('Mode', o.mode || '—');
   row('Role', badge(o.role, o.role || 'unknown'), o.leader ? ` (leader: ${o.leader})` : '');
   const kinds = (o.kinds || []).map((k) => `${k.kind} ${k.enabled ? 'enabled' : 'disabled'} (${k.resources})`);
