@@ -14,6 +14,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -23,6 +24,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/assert"
@@ -258,6 +260,12 @@ spec:
 		var desc string
 		p.eval(`document.querySelector('#workflows tr[data-name=shout] .description').textContent`, &desc)
 		assert.Equal(t, "says "+xss, desc)
+
+		e.write(t, "workflows/lost.yaml", workflowYAML("lost", "x_nowhere_tool"))
+		p.waitFor("a workflow whose tool is missing shows unavailable, naming it", `(() => {
+			const r = document.querySelector('#workflows tr[data-name=lost]');
+			return r && r.querySelector('.available').textContent.startsWith('Unavailable') && r.querySelector('.missing').textContent === 'x_nowhere_tool';
+		})()`)
 	})
 
 	t.Run("a workflow run through MCP shows as an execution with its steps", func(t *testing.T) {
@@ -303,9 +311,34 @@ spec:
 		p.waitFor("the answer shows", `document.getElementById('action-result').textContent.startsWith('Stop victim: done')`)
 		eventually(t, "the server process is gone", func() bool { return !before.alive() })
 		p.waitFor("the overview counts it stopped by the operator", `(document.querySelector('#overview-list [data-field="Stopped by operator"]')||{}).textContent === 'victim'`)
-		p.run("start", chromedp.Click(chromedp.CSS(`#servers tr[data-name=victim] button[data-action=start]`)))
+		// By keyboard: focus the button, press Enter.
+		p.run("start", chromedp.Focus(chromedp.CSS(`#servers tr[data-name=victim] button[data-action=start]`)), chromedp.KeyEvent("\r"))
 		p.waitFor("the row shows Running", serverState("victim")+` === 'Running'`)
 		theServerProc(t, marker, before)
+	})
+
+	t.Run("live events filter by name, and pause while the pointer is on them", func(t *testing.T) {
+		p.t = t
+		p.run("filter by name", chromedp.SendKeys(chromedp.CSS(`#f-name`), "victim"))
+		p.waitFor("only the victim's events show", `(() => {
+			const rows = [...document.querySelectorAll('#events tbody tr')];
+			return rows.length > 0 && rows.every(r => r.querySelector('.resource').textContent.includes('victim'));
+		})()`)
+		var box struct{ X, Y float64 }
+		p.eval(`(() => { const b = document.getElementById('events'); b.scrollIntoView(); const r = b.getBoundingClientRect(); return {x: r.x + r.width / 2, y: r.y + Math.min(r.height / 2, 40)}; })()`, &box)
+		p.run("hover over the events", chromedp.MouseEvent(input.DispatchMouseEventTypeMouseMoved, box.X, box.Y))
+		p.waitFor("the events are paused", `document.getElementById('events').classList.contains('paused')`)
+		var before int
+		p.eval(`document.querySelectorAll('#events tbody tr').length`, &before)
+		code, body := e.postToken(t, "/api/v1/services/default/victim/restart", uiToken)
+		require.Equal(t, http.StatusOK, code, body)
+		p.waitFor("the new events are counted, not shown", `/^Paused: \d+ new$/.test(document.getElementById('events-paused').textContent)`)
+		var during int
+		p.eval(`document.querySelectorAll('#events tbody tr').length`, &during)
+		assert.Equal(t, before, during, "no row while paused")
+		p.run("move the pointer away", chromedp.MouseEvent(input.DispatchMouseEventTypeMouseMoved, 5, 5))
+		p.waitFor("the held events show", fmt.Sprintf(`document.querySelectorAll('#events tbody tr').length > %d && document.getElementById('events-paused').textContent === ''`, before))
+		p.waitFor("the victim is Running again", serverState("victim")+` === 'Running'`)
 	})
 
 	t.Run("a resource's history is drawn, each mark with its correlation", func(t *testing.T) {
@@ -348,6 +381,20 @@ func screenshots(t *testing.T, p *uiPage, dir string) {
 	shot("ui-overview.png", "#overview")
 	shot("ui-server.png", "#servers-section")
 	shot("ui-timeline.png", "#history-section")
+}
+
+// postToken POSTs to path with the bearer token.
+func (d *runningDaemon) postToken(t *testing.T, path, token string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, "http://"+d.addr+path, nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return resp.StatusCode, string(b)
 }
 
 // shellQuote quotes s for sh.
