@@ -559,6 +559,10 @@ func serve(ctx context.Context, cfg daemonConfig, log *slog.Logger) (err error) 
 		Trigger: func(k events.Key) { d.Coordinator.Trigger(k) }, Leader: d.leader, Bus: d.Bus,
 		Metrics: d.Registry, Health: d.Components.Health, Ready: d.Ready, History: d.History,
 		Controls: d.Controls, Executions: d.Workflows, Token: cfg.token, Logger: log,
+		Process: func(k events.Key) (int, bool) {
+			o, ok := d.Supervisor.Get(k)
+			return o.PID, ok
+		},
 	})
 	if err != nil {
 		return err

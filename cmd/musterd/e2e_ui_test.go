@@ -218,6 +218,8 @@ func TestE2EUILivePage(t *testing.T) {
 	t.Run("a killed server turns Failed then Running, without a reload", func(t *testing.T) {
 		p.t = t
 		first := theServerProc(t, marker)
+		pidShown := `((document.querySelector('#servers tr[data-name=victim] .pid')||{}).textContent||'')`
+		p.waitFor("the page shows the server's PID", fmt.Sprintf(`%s === 'PID %d'`, pidShown, first.pid))
 		// Every state the row shows is recorded, so that a short Failed is
 		// seen however quickly it passes.
 		var ignored bool
@@ -234,7 +236,8 @@ func TestE2EUILivePage(t *testing.T) {
 		var sameLoad bool
 		p.eval(`window.__loaded === performance.timeOrigin && Array.isArray(window.__states)`, &sameLoad)
 		assert.True(t, sameLoad, "the page was not reloaded")
-		theServerProc(t, marker, first)
+		second := theServerProc(t, marker, first)
+		p.waitFor("the page shows the new PID", fmt.Sprintf(`%s === 'PID %d'`, pidShown, second.pid))
 		p.waitFor("the restart is counted", `(document.querySelector('#servers tr[data-name=victim] .restarts')||{}).textContent === '1'`)
 	})
 

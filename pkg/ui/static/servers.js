@@ -82,7 +82,9 @@ export function update(page, obj) {
   r.cells.retry.textContent = st.nextRetryAfter ? fmtTime(st.nextRetryAfter) : '—';
   r.cells.tools.textContent = String(st.toolCount || (st.tools || []).length || 0);
   r.cells.protocol.textContent = st.protocolVersion || '—';
-  r.cells.runs.textContent = spec.url ? spec.url : [spec.command, ...(spec.args || [])].filter(Boolean).join(' ') || '—';
+  clear(r.cells.runs);
+  if (obj.process && obj.process.pid) r.cells.runs.append(h('div', { class: 'pid', text: `PID ${obj.process.pid}` }));
+  r.cells.runs.append(spec.url ? spec.url : [spec.command, ...(spec.args || [])].filter(Boolean).join(' ') || '—');
 
   const [lastError, stderr] = splitStderr(st.lastError);
   const [lastFailure, failureStderr] = splitStderr(st.lastFailure);
