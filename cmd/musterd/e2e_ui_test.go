@@ -402,3 +402,20 @@ func (d *runningDaemon) postToken(t *testing.T, path, token string) (int, string
 
 // shellQuote quotes s for sh.
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// Without a token configured the page opens at once: no prompt, the
+// servers and the stream live.
+func TestE2EUIWithoutATokenOpensAtOnce(t *testing.T) {
+	bctx, errs := browser(t)
+	e := startFS(t)
+	marker := newMarker()
+	e.write(t, "mcpservers/open.yaml", mcpServerYAML("open", stdioSpec("-tools", marker)...))
+	e.waitServer(t, "open", "is Running", running("x_open_"+marker))
+	p := &uiPage{t: t, ctx: bctx, errs: errs}
+	p.run("open the page", chromedp.Navigate("http://"+e.addr+"/ui"))
+	p.waitFor("the server shows, live", serverState("open")+` === 'Running' && document.body.dataset.conn === 'live'`)
+	var prompt bool
+	p.eval(`!document.getElementById('token-prompt').hidden`, &prompt)
+	assert.False(t, prompt, "no token is asked for")
+	assert.Empty(t, errs.all(), "the page threw")
+}
