@@ -184,6 +184,10 @@ func TestE2EUILivePage(t *testing.T) {
 		p.t = t
 		p.run("open the page", chromedp.Navigate(base+"/ui/"))
 		p.waitFor("the token prompt shows", `!document.getElementById('token-prompt').hidden && document.getElementById('main').hidden`)
+		// Anything the page's policy blocks from here on is recorded: the
+		// page itself needs no exception to it.
+		var ignored bool
+		p.eval(`(() => { window.__csp = []; document.addEventListener('securitypolicyviolation', e => window.__csp.push(e.violatedDirective + ' ' + e.blockedURI)); return true; })()`, &ignored)
 		var why string
 		p.eval(`document.getElementById('token-why').textContent`, &why)
 		assert.Contains(t, why, "needs a bearer token")
@@ -301,6 +305,9 @@ spec:
 		// injected. The global would be set by either, had it run (the
 		// page's CSP forbids inline script as a second line).
 		p.eval(`({global: window.__xss !== undefined, elements: document.querySelectorAll('body script, body img, body iframe, body [onerror]').length})`, &injected)
+		var blocked []string
+		p.eval(`window.__csp`, &blocked)
+		assert.Empty(t, blocked, "the page's policy blocked something")
 		assert.False(t, injected.Global, "an injected script or handler ran")
 		assert.Zero(t, injected.Elements, "markup from data became elements")
 		assert.Empty(t, errs.all(), "the page threw")
