@@ -15,12 +15,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -424,5 +426,32 @@ func TestE2EUIWithoutATokenOpensAtOnce(t *testing.T) {
 	var prompt bool
 	p.eval(`!document.getElementById('token-prompt').hidden`, &prompt)
 	assert.False(t, prompt, "no token is asked for")
+	assert.Empty(t, errs.all(), "the page threw")
+}
+
+// When the daemon goes, the page says so and reconnects by itself once it
+// is back on the same address, reading again what changed meanwhile.
+func TestE2EUIReconnectsWhenTheDaemonComesBack(t *testing.T) {
+	bctx, errs := browser(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := ln.Addr().String()
+	require.NoError(t, ln.Close())
+	e := startFS(t, "-listen", addr)
+	require.Equal(t, addr, e.addr)
+	marker := newMarker()
+	e.write(t, "mcpservers/before.yaml", mcpServerYAML("before", stdioSpec("-tools", marker)...))
+	e.waitServer(t, "before", "is Running", running("x_before_"+marker))
+
+	p := &uiPage{t: t, ctx: bctx, errs: errs}
+	p.run("open the page", chromedp.Navigate("http://"+addr+"/ui/"))
+	p.waitFor("the server shows, live", serverState("before")+` === 'Running' && document.body.dataset.conn === 'live'`)
+
+	e.stopWith(t, syscall.SIGTERM, e2eDeadline)
+	p.waitFor("the page says it lost the daemon", `document.body.dataset.conn !== 'live' && document.getElementById('conn').textContent.includes('reconnecting')`)
+
+	e.write(t, "mcpservers/after.yaml", mcpServerYAML("after", stdioSpec("-tools", marker+"b")...))
+	e.runningDaemon = startDaemon(t, "-config-dir", e.config, "-state-dir", e.state, "-debounce", "50ms", "-listen", addr)
+	p.waitFor("the page is live again and shows what was added meanwhile", `document.body.dataset.conn === 'live' && `+serverState("after")+` === 'Running' && `+serverState("before")+` === 'Running'`)
 	assert.Empty(t, errs.all(), "the page threw")
 }
