@@ -362,6 +362,12 @@ spec:
 		})()`)
 		p.run("pick a correlation", chromedp.Click(chromedp.CSS(`#history-list button.corr`)))
 		p.waitFor("its marks are picked", `document.querySelectorAll('#timeline svg .mark.selected').length > 0`)
+
+		p.eval(`(() => { const s = document.getElementById('history-select'); s.value = 'Workflow/default/shout'; s.dispatchEvent(new Event('change')); return true; })()`, new(bool))
+		p.waitFor("the resource picked in the list is drawn", `(() => {
+			const svg = document.querySelector('#timeline svg');
+			return svg && svg.getAttribute('aria-label').includes('Workflow/default/shout') && svg.querySelectorAll('.mark').length > 0;
+		})()`)
 	})
 
 	if dir := os.Getenv("MUSTERD_UI_SCREENSHOTS"); dir != "" {

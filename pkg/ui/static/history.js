@@ -12,6 +12,7 @@ const MAX = 80;
 let selected = ''; // keyString
 let items = [];
 let corr = ''; // the correlation ID picked
+let pageRef = null; // the page's API access, for the picker
 
 const picker = document.getElementById('history-select');
 const box = document.getElementById('timeline');
@@ -51,6 +52,7 @@ function label(ev) {
 }
 
 export function resourcesChanged(page) {
+  pageRef = page;
   const keys = [...page.resources.values()].map((o) => keyString({ kind: o.kind, namespace: o.metadata.namespace, name: o.metadata.name })).sort();
   picker.replaceChildren(h('option', { value: '', text: 'Choose a resource' }), ...keys.map((k) => h('option', { value: k, text: k })));
   picker.value = keys.includes(selected) ? selected : '';
@@ -61,8 +63,6 @@ picker.addEventListener('change', () => {
   const [kind, namespace, name] = picker.value.split('/');
   load(pageRef, { kind, namespace, name });
 });
-
-let pageRef = null;
 
 // select shows key's history and brings it into view.
 export function select(page, key) {
