@@ -12,7 +12,7 @@ STATE   ?= .cache/state
 LISTEN  ?= 127.0.0.1:8090
 GOFLAGS ?=
 
-.PHONY: all build run test vet tidy staticcheck fmt bench bench-go clean generate fuzz stress cross
+.PHONY: all build run test vet tidy staticcheck fmt bench bench-go clean generate fuzz stress cross browser screenshots
 
 all: build
 
@@ -22,6 +22,7 @@ build:
 	$(GO) build -o $(BIN)/mcp-fake ./cmd/mcp-fake
 
 run: build
+	@echo "musterd's live page: http://$(LISTEN)/ui/"
 	$(BIN)/musterd run --config-dir $(CONFIG) --state-dir $(STATE) --listen $(LISTEN)
 
 vet:
@@ -56,11 +57,14 @@ staticcheck:
 # CI's limit; -count=1 so a cached pass never hides a flaky one. Where node
 # and npm are, npm-servers and npm-clients install the pinned packages, and
 # MUSTERD_REQUIRE_NPM=1 makes a missing one fail the tests that need it
-# (internal/npmtest) instead of skipping them.
-test: vet cross tidy staticcheck npm-servers npm-clients npm-conformance npm-conformance-2026 envtest-assets
+# (internal/npmtest) instead of skipping them. Likewise the browser target
+# installs Chromium where apt can, and MUSTERD_REQUIRE_BROWSER=1 then makes
+# the live page's browser test fail rather than skip when it finds none.
+test: vet cross tidy staticcheck npm-servers npm-clients npm-conformance npm-conformance-2026 envtest-assets browser
 	@unformatted="$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))"; \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	MUSTERD_REQUIRE_ENVTEST=1 MUSTERD_REQUIRE_NPM=$$(command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 && echo 1) \
+		MUSTERD_REQUIRE_BROWSER=$$($(BROWSER_FOUND) && echo 1) \
 		$(GO) test -race -count=1 ./...
 
 # controller-gen (pinned in pkg/apis/muster/v1alpha1/generate.go) writes the
@@ -225,3 +229,29 @@ envtest-assets:
 		hack/envtest/build.sh $(ENVTEST_ASSETS) && \
 		echo "$$want" > $(ENVTEST_STAMP); \
 	fi
+
+# A headless Chromium for the live page's browser test (cmd/musterd's
+# e2e_ui_test.go, through chromedp): Debian's chromium, installed with apt
+# when missing and apt is there (as root, or through sudo without a
+# password). Without it the target says so and the test skips; make test
+# sets MUSTERD_REQUIRE_BROWSER=1 only when a browser is found.
+BROWSER_FOUND := { command -v chromium || command -v chromium-browser || command -v google-chrome || command -v headless-shell; } >/dev/null 2>&1
+
+browser:
+	@if $(BROWSER_FOUND); then :; \
+	elif ! command -v apt-get >/dev/null 2>&1; then \
+		echo "browser: no Chromium and no apt-get; not installing one (the live page's browser test will skip)"; \
+	elif [ "$$(id -u)" = 0 ]; then \
+		apt-get install -y chromium || { apt-get update && apt-get install -y chromium; } || \
+			echo "browser: apt-get could not install chromium (the live page's browser test will skip)"; \
+	elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then \
+		sudo -n apt-get install -y chromium || { sudo -n apt-get update && sudo -n apt-get install -y chromium; } || \
+			echo "browser: apt-get could not install chromium (the live page's browser test will skip)"; \
+	else \
+		echo "browser: no Chromium, and installing one needs root (apt-get install chromium); the live page's browser test will skip"; \
+	fi
+
+# The README's screenshots of the live page (docs/ui-*.png), taken by its
+# browser test against the real binary.
+screenshots: browser
+	MUSTERD_REQUIRE_BROWSER=1 MUSTERD_UI_SCREENSHOTS=$(CURDIR)/docs $(GO) test -count=1 -run '^TestE2EUILivePage$$' ./cmd/musterd

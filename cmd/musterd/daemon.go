@@ -39,6 +39,7 @@ import (
 	"github.com/musterd/musterd/pkg/statusync"
 	"github.com/musterd/musterd/pkg/statusync/files"
 	"github.com/musterd/musterd/pkg/supervisor"
+	"github.com/musterd/musterd/pkg/ui"
 	"github.com/musterd/musterd/pkg/watchers/fs"
 	"github.com/musterd/musterd/pkg/watchers/supervised"
 	"github.com/musterd/musterd/pkg/workflowrun"
@@ -561,6 +562,10 @@ func serve(ctx context.Context, cfg daemonConfig, log *slog.Logger) (err error) 
 		Trigger: func(k events.Key) { d.Coordinator.Trigger(k) }, Leader: d.leader, Bus: d.Bus,
 		Metrics: d.Registry, Health: d.Components.Health, Ready: d.Ready, History: d.History,
 		Controls: d.Controls, Executions: d.Workflows, Token: cfg.token, Logger: log,
+		Process: func(k events.Key) (int, bool) {
+			o, ok := d.Supervisor.Get(k)
+			return o.PID, ok
+		},
 	})
 	if err != nil {
 		return err
@@ -602,6 +607,7 @@ func serve(ctx context.Context, cfg daemonConfig, log *slog.Logger) (err error) 
 		"listen", ln.Addr().String(), "health_listen", healthAddr, "mcp_listen", mcpAddr, "debounce", cfg.debounce, "workers", cfg.workers, "resync", cfg.resync,
 		"api_token", cfg.token != "", "record", cfg.record, "kubernetes", cfg.kube.enabled,
 		"namespace", cfg.kube.namespace, "leader_elect", cfg.kube.leaderElect)
+	log.Info("live page", "url", "http://"+ln.Addr().String()+ui.Prefix)
 
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)

@@ -3,10 +3,12 @@ package main
 import (
 	"log/slog"
 	"net/http"
+	"strings"
 
 	"github.com/musterd/musterd/pkg/events"
 	"github.com/musterd/musterd/pkg/mcpserve"
 	"github.com/musterd/musterd/pkg/router"
+	"github.com/musterd/musterd/pkg/ui"
 )
 
 // addMCP builds the router, the one way in for every tool call, and the
@@ -58,13 +60,19 @@ func (d *daemon) mcpHandler() http.Handler {
 	})
 }
 
-// mux serves the MCP endpoint's paths beside the API, on one listener.
+// mux serves the MCP endpoint's paths and the live page beside the API,
+// on one listener: the page is guarded as the API is (the listener is
+// loopback unless -allow-remote), and what it reads through the API needs
+// the token as any client's reads do.
 func (d *daemon) mux(api http.Handler) http.Handler {
 	mux := http.NewServeMux()
 	mcp := d.mcpHandler()
 	for _, path := range mcpserve.Paths() {
 		mux.Handle(path, mcp)
 	}
+	page := ui.Handler()
+	mux.Handle(ui.Prefix, page)
+	mux.Handle(strings.TrimSuffix(ui.Prefix, "/"), page)
 	mux.Handle("/", api)
 	return mux
 }

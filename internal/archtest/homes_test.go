@@ -28,6 +28,7 @@ var homes = []struct{ concept, home string }{
 	{"workflow runs (workflow_…) and the executions they leave", "pkg/workflowrun"},
 	{"following the bus at a reader's pace (bus.Follow)", "pkg/bus"},
 	{"muster's view of the events, and following it (core_events)", "pkg/musterevents"},
+	{"the live page: its static files, embedded and served under /ui/", "pkg/ui"},
 }
 
 // goFile is one non-test Go file of the module, parsed.
@@ -115,6 +116,10 @@ func secondHomes(files []goFile) []string {
 				if f.pkg != "pkg/coretools" && f.pkg != "pkg/mcpserve" {
 					wrong = append(wrong, where+": declares a tool: the core tools are pkg/coretools', the meta-tools pkg/mcpserve's")
 				}
+			case "http.FileServer", "http.FileServerFS":
+				if f.pkg != "pkg/ui" {
+					wrong = append(wrong, where+": serves static files ("+s+"): the live page is pkg/ui's")
+				}
 			case "bus.SubscriberOptions", "bus.Subscribe":
 				if f.pkg == "pkg/api" || f.pkg == "pkg/coretools" {
 					wrong = append(wrong, where+": an edge follows the bus only through bus.Follow")
@@ -158,6 +163,7 @@ func TestTheHomesCheckCatchesASecondHome(t *testing.T) {
 		{`var c = mcp.NewClient(nil, nil)`, "pkg/supervisor", "pkg/router"},
 		{`var o = bus.SubscriberOptions{}`, "pkg/mcpserve", "pkg/api"},
 		{`const name = "core_events"`, "pkg/coretools", "pkg/mcpserve"},
+		{`var h = http.FileServerFS(nil)`, "pkg/ui", "pkg/api"},
 		{`func f() { log.Debug("MCP tool call") }`, "pkg/router", "pkg/mcpserve"},
 	} {
 		assert.Empty(t, secondHomes([]goFile{file(c.home, c.src)}), "%s in %s", c.src, c.home)

@@ -68,6 +68,9 @@ var allowed = map[string][]string{
 	// Declared state: writes definitions where the watchers read them, as
 	// an editor would; it knows nothing of the stages.
 	"pkg/declare": {"pkg/events", "pkg/apis", "pkg/redact"},
+	// The live page: static files the browser runs, which read everything
+	// from the API. It only serves files: nothing of the pipeline.
+	"pkg/ui": {},
 	// The operators' controls: an edge like the API, which serves them.
 	// They reach the stages through the bus and small interfaces.
 	"pkg/controls": {"pkg/events", "pkg/bus", "pkg/apis", "pkg/resources", "pkg/statusync", "pkg/redact", "pkg/services"},

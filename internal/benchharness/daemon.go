@@ -405,6 +405,13 @@ func measureResyncLarge(cfg config, res *results) error {
 // begun: more reconciles than files), then returns the CPU the daemon used
 // over idleFor, in percent of one core, and the reconciles it made.
 func idleWindow(cfg config, files int, resync time.Duration) (cpuPct, reconciles float64, err error) {
+	return idleWindowWith(cfg, files, resync, nil, nil)
+}
+
+// idleWindowWith is idleWindow with a client attached to the daemon for
+// the window (attach returns what detaches it), and atEnd run on the
+// daemon at the window's end, before it stops; either may be nil.
+func idleWindowWith(cfg config, files int, resync time.Duration, attach func(*daemon) (func(), error), atEnd func(*daemon) error) (cpuPct, reconciles float64, err error) {
 	var flags []string
 	if resync > 0 {
 		flags = []string{"-resync", resync.String()}
@@ -424,6 +431,13 @@ func idleWindow(cfg config, files int, resync time.Duration) (cpuPct, reconciles
 			return 0, 0, errors.Join(err, d.stop())
 		}
 	}
+	if attach != nil {
+		detach, err := attach(d)
+		if err != nil {
+			return 0, 0, errors.Join(err, d.stop())
+		}
+		defer detach()
+	}
 	time.Sleep(2 * time.Second)
 	cpu0, err1 := d.cpuTime()
 	rec0, err2 := d.reconciles()
@@ -432,7 +446,11 @@ func idleWindow(cfg config, files int, resync time.Duration) (cpuPct, reconciles
 	cpu1, err3 := d.cpuTime()
 	rec1, err4 := d.reconciles()
 	elapsed := time.Since(start)
-	if err := errors.Join(err1, err2, err3, err4, d.stop()); err != nil {
+	var err5 error
+	if atEnd != nil {
+		err5 = atEnd(d)
+	}
+	if err := errors.Join(err1, err2, err3, err4, err5, d.stop()); err != nil {
 		return 0, 0, err
 	}
 	return 100 * (cpu1 - cpu0).Seconds() / elapsed.Seconds(), rec1 - rec0, nil

@@ -20,7 +20,9 @@
 //   - The real musterd binary (built by make bench, given with -musterd):
 //     change to Synced on the HTTP API, cold starts with 10,000 and with
 //     100,000 workflow files and the resident memory after each, the
-//     resident memory with nothing declared, and 60 s of idle with 1,000;
+//     resident memory with nothing declared, and 60 s of idle with 1,000,
+//     alone and with a headless Chromium showing the live page (page.go;
+//     skipped without one);
 //     and ten mcp-fake servers that take 2 s each to start,
 //     from the binary's start to all Running, and a workflow edit made
 //     1.5 s into their start-up to Synced.

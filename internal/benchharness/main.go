@@ -161,6 +161,7 @@ var measures = []measure{
 	{"cold100k", "the binary: cold start and resident memory, 100,000 files", true, measureColdStartLarge},
 	{"rssidle", "the binary: resident memory with nothing declared", true, measureIdleRSS},
 	{"idle", "the binary: idle", true, measureIdle},
+	{"idlepage", "the binary: idle, with the live page open in a browser", true, measureIdlePage},
 	{"resync100k", "the binary: 100,000 files during a paced resync pass", true, measureResyncLarge},
 	{"starts", "the binary: ten slow servers starting, and a change meanwhile", true, measureSlowStarts},
 }

@@ -46,6 +46,10 @@ type Options struct {
 	// its reconciler last observed it (reconcilers.Registry.Status).
 	// Optional: without it, objects carry no status.
 	ResourceStatus func(events.Key) (any, bool)
+	// Process returns the PID of key's running stdio server, or false when
+	// none runs (supervisor.Supervisor.Get). Optional: without it, objects
+	// name no process.
+	Process func(events.Key) (pid int, ok bool)
 	// Trigger asks for a reconcile of key (coordinator.Trigger). Required.
 	Trigger func(events.Key)
 	// Leader reports, under leader election, whether this replica leads

@@ -48,6 +48,9 @@
 //     reconcile.note ("reconciliation disabled").
 //   - The spec shown is the one in force: the last good definition, kept
 //     while a malformed edit is reported as the resource's error.
+//   - A running stdio MCPServer's object names its process (process.pid,
+//     with Options.Process): what an operator or the live page kills or
+//     inspects; nothing else of the process is shown.
 //   - Only declared resources are shown: a status left in the store for a
 //     resource no longer in the index is not listed.
 //   - Answers are deterministic: JSON with a stable field order, listings

@@ -41,6 +41,11 @@ func (s *server) object(e resources.Entry) (types.Object, error) {
 			}
 		}
 	}
+	if s.opts.Process != nil && e.Key.Kind == v1alpha1.KindMCPServer {
+		if pid, ok := s.opts.Process(e.Key); ok && pid > 0 {
+			o.Process = &types.Process{PID: pid}
+		}
+	}
 	o.Reconcile = shared.ReconcileOf(s.opts.Statuses.Get(e.Key))
 	o.Reconcile.Note = s.kindNote(e.Key)
 	if o.Reconcile.LastError == "" && e.Err != nil {

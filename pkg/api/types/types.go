@@ -86,6 +86,14 @@ type Object struct {
 	Reconcile Reconcile `json:"reconcile"`
 	// Files declare the resource: one, or several in a conflict.
 	Files []string `json:"files,omitempty"`
+	// Process is the process of a running stdio MCPServer as the
+	// supervisor sees it now; absent for anything else.
+	Process *Process `json:"process,omitempty"`
+}
+
+// Process is a managed server's process.
+type Process struct {
+	PID int `json:"pid"`
 }
 
 // Key returns the object's key.
