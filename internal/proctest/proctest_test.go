@@ -3,6 +3,7 @@ package proctest
 import (
 	"os/exec"
 	"testing"
+	"time"
 )
 
 func TestWithFindsAChildByItsArgumentAndNotOthers(t *testing.T) {
@@ -21,7 +22,16 @@ func TestWithFindsAChildByItsArgumentAndNotOthers(t *testing.T) {
 		t.Fatalf("start sh: %v", err)
 	}
 	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
-	pids := With(t, marker)
+	// Start returns once the child is exec'ing, which is before the kernel
+	// has laid out its new arguments: for that moment its cmdline reads
+	// empty. So the test waits for the marker to show, as every user of
+	// With does.
+	var pids []int
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if pids = With(t, marker); len(pids) > 0 {
+			break
+		}
+	}
 	if len(pids) != 1 || pids[0] != cmd.Process.Pid {
 		t.Fatalf("With(%q) = %v, want [%d]", marker, pids, cmd.Process.Pid)
 	}
