@@ -223,6 +223,13 @@ function onEvent(ev) {
     schedule();
     return;
   }
+  if (ev.type === 'ToolCallsCounted') {
+    // A server's calls of an interval are counted: its row is read again;
+    // nothing else changed.
+    for (const key of keysOf(ev)) pending.keys.set(keyString(key), key);
+    schedule();
+    return;
+  }
   if (rereadTypes.has(ev.type)) {
     for (const key of keysOf(ev)) pending.keys.set(keyString(key), key);
   }
