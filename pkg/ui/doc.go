@@ -14,7 +14,9 @@
 //     stream reader, not EventSource, so that the token travels in the
 //     Authorization header and never in a URL; it re-reads only the
 //     resources, the overview and the executions that an event names, and
-//     polls nothing;
+//     polls nothing; a server's row draws its recent calls and errors (the
+//     object's calls) as an inline SVG sparkline with the numbers in words
+//     beside it, read again when a ToolCallsCounted names the server;
 //   - keeps the token in the tab's sessionStorage only, asked for by a
 //     prompt when the API answers 401;
 //   - sets every text that comes from users' files, servers or the API
