@@ -12,7 +12,8 @@ import (
 // The servers' table draws each server's recent calls: calls made through
 // MCP show in its row, with their number in words and a sparkline, an
 // erroring call counted as an error, without a reload: the page reads the
-// server again when the bus says its calls of an interval were counted.
+// server again when the bus says its calls of an interval were counted,
+// and ages them out of the window by its own clock.
 func TestE2EUIServersRowShowsItsRecentCalls(t *testing.T) {
 	bctx, errs := browser(t)
 	e := startFS(t)
@@ -60,6 +61,11 @@ func TestE2EUIServersRowShowsItsRecentCalls(t *testing.T) {
 	var idle string
 	p.eval(words("idle"), &idle)
 	assert.Equal(t, "No calls in 10 min", idle, "another server's calls are not its")
+	// Ten minutes on, by the page's clock, the calls have left the
+	// window: the page ages what it read by itself, asking nothing.
+	p.eval(`(() => { const real = Date.now.bind(Date); Date.now = () => real() + 11*60*1000; return true; })()`, &ignored)
+	p.waitFor("the calls age out of the window", words("busy")+` === 'No calls in 10 min' && `+cell("busy")+`.dataset.calls === '0' && `+
+		`!document.querySelector('#servers tr[data-name=busy] td.calls svg')`)
 	var sameLoad bool
 	p.eval(`window.__loaded === performance.timeOrigin`, &sameLoad)
 	assert.True(t, sameLoad, "the page was not reloaded")

@@ -16,7 +16,9 @@
 //     resources, the overview and the executions that an event names, and
 //     polls nothing; a server's row draws its recent calls and errors (the
 //     object's calls) as an inline SVG sparkline with the numbers in words
-//     beside it, read again when a ToolCallsCounted names the server;
+//     beside it, read again when a ToolCallsCounted names the server and
+//     aged out of its ten minutes by the page's own clock (one timer, only
+//     while a row shows calls, that asks nothing of the API);
 //   - keeps the token in the tab's sessionStorage only, asked for by a
 //     prompt when the API answers 401;
 //   - sets every text that comes from users' files, servers or the API

@@ -3,7 +3,7 @@
 
 import { h, clear, badge, fmtTime } from './dom.js';
 import { keyString } from './api.js';
-import { sparkline } from './sparkline.js';
+import { sparkline, aged, nextChange } from './sparkline.js';
 
 const rows = new Map(); // keyString -> {row, details, cells, open}
 
@@ -84,10 +84,8 @@ export function update(page, obj) {
   r.cells.retry.textContent = st.nextRetryAfter ? fmtTime(st.nextRetryAfter) : '—';
   r.cells.tools.textContent = String(st.toolCount || (st.tools || []).length || 0);
   r.cells.protocol.textContent = st.protocolVersion || '—';
-  const calls = obj.calls || { totalCalls: 0, totalErrors: 0 };
-  r.cells.calls.dataset.calls = String(calls.totalCalls || 0);
-  r.cells.calls.dataset.errors = String(calls.totalErrors || 0);
-  clear(r.cells.calls).append(...sparkline(obj.calls));
+  r.calls = obj.calls;
+  drawCalls(r);
   clear(r.cells.runs);
   if (obj.process && obj.process.pid) r.cells.runs.append(h('div', { class: 'pid', text: `PID ${obj.process.pid}` }));
   r.cells.runs.append(spec.url ? spec.url : [spec.command, ...(spec.args || [])].filter(Boolean).join(' ') || '—');
@@ -111,6 +109,33 @@ export function update(page, obj) {
   item('Tools', (st.tools || []).length ? h('ul', { class: 'tool-list' }, st.tools.map((t) => h('li', { class: 'mono', text: t }))) : 'none');
   item('Files', (obj.files || []).join(', ') || '—');
   clear(r.body).append(dl);
+}
+
+// drawCalls draws a row's calls as they stand now, and has them drawn
+// again when the oldest of them leave the window.
+function drawCalls(r) {
+  const now = Date.now();
+  const calls = aged(r.calls, now) || { totalCalls: 0, totalErrors: 0 };
+  r.cells.calls.dataset.calls = String(calls.totalCalls || 0);
+  r.cells.calls.dataset.errors = String(calls.totalErrors || 0);
+  clear(r.cells.calls).append(...sparkline(calls));
+  scheduleAging(nextChange(r.calls, now));
+}
+
+// One timer ages every row's calls: it runs only while a row shows calls,
+// and asks nothing of the API.
+let agingAt = 0;
+let agingTimer = 0;
+
+function scheduleAging(at) {
+  if (!at || (agingTimer && agingAt <= at)) return;
+  clearTimeout(agingTimer);
+  agingAt = at;
+  agingTimer = setTimeout(() => {
+    agingTimer = 0;
+    agingAt = 0;
+    for (const r of rows.values()) drawCalls(r);
+  }, Math.max(0, at - Date.now()) + 50);
 }
 
 function insertSorted(r, name) {
