@@ -561,7 +561,7 @@ func serve(ctx context.Context, cfg daemonConfig, log *slog.Logger) (err error) 
 		Index: d.Index, Statuses: d.Store, ResourceStatus: d.Reconcilers.Status,
 		Trigger: func(k events.Key) { d.Coordinator.Trigger(k) }, Leader: d.leader, Bus: d.Bus,
 		Metrics: d.Registry, Health: d.Components.Health, Ready: d.Ready, History: d.History,
-		Controls: d.Controls, Executions: d.Workflows, Token: cfg.token, Logger: log,
+		Controls: d.Controls, Executions: d.Workflows, Token: cfg.token, Logger: log, Calls: d.callsOf,
 		Process: func(k events.Key) (int, bool) {
 			o, ok := d.Supervisor.Get(k)
 			return o.PID, ok

@@ -50,6 +50,10 @@ type Options struct {
 	// none runs (supervisor.Supervisor.Get). Optional: without it, objects
 	// name no process.
 	Process func(events.Key) (pid int, ok bool)
+	// Calls returns an MCPServer's recent tool calls (the router's
+	// CallHistory), the API adding their totals. Optional: without it,
+	// objects carry no calls.
+	Calls func(events.Key) types.Calls
 	// Trigger asks for a reconcile of key (coordinator.Trigger). Required.
 	Trigger func(events.Key)
 	// Leader reports, under leader election, whether this replica leads

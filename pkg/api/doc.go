@@ -51,6 +51,11 @@
 //   - A running stdio MCPServer's object names its process (process.pid,
 //     with Options.Process): what an operator or the live page kills or
 //     inspects; nothing else of the process is shown.
+//   - An MCPServer's object carries its recent tool calls (calls, with
+//     Options.Calls: the router's history, counts per interval over the
+//     last ten minutes, errors apart, with their totals), absent when it
+//     had none. The bus's ToolCallsCounted names the server once an
+//     interval with calls is over: the moment to read it again.
 //   - Only declared resources are shown: a status left in the store for a
 //     resource no longer in the index is not listed.
 //   - Answers are deterministic: JSON with a stable field order, listings

@@ -46,6 +46,19 @@ func (s *server) object(e resources.Entry) (types.Object, error) {
 			o.Process = &types.Process{PID: pid}
 		}
 	}
+	if s.opts.Calls != nil && e.Key.Kind == v1alpha1.KindMCPServer {
+		c := s.opts.Calls(e.Key)
+		c.TotalCalls, c.TotalErrors = 0, 0
+		for i := range c.Calls {
+			c.TotalCalls += c.Calls[i]
+		}
+		for i := range c.Errors {
+			c.TotalErrors += c.Errors[i]
+		}
+		if c.TotalCalls > 0 {
+			o.Calls = &c
+		}
+	}
 	o.Reconcile = shared.ReconcileOf(s.opts.Statuses.Get(e.Key))
 	o.Reconcile.Note = s.kindNote(e.Key)
 	if o.Reconcile.LastError == "" && e.Err != nil {

@@ -38,6 +38,7 @@ func init() {
 	Register[WorkflowStepStarted]()
 	Register[WorkflowStepFinished]()
 	Register[DefinitionValidated]()
+	Register[ToolCallsCounted]()
 }
 
 // Register makes T decodable by Unmarshal under its EventType name. The

@@ -13,6 +13,7 @@
 //	workflow engine ──WorkflowExecutionStarted / WorkflowExecutionFinished,
 //	                  WorkflowStepStarted / WorkflowStepFinished──▶ observers
 //	core tools ──DefinitionValidated──▶ observers
+//	router ──ToolCallsCounted──▶ observers (the live page)
 //
 // Guarantees:
 //

@@ -44,7 +44,7 @@ func TestEventTypeNamesAreStable(t *testing.T) {
 	assert.Equal(t, []string{
 		"BecameLeader", "DefinitionValidated", "IndexSynchronized", "LostLeadership", "ReconciliationStarted",
 		"ReconciliationTriggered", "ResourceChanged", "ResourceFailed", "ResourceSynced",
-		"ServiceStateChanged", "StatusSyncFailed", "StatusSynced",
+		"ServiceStateChanged", "StatusSyncFailed", "StatusSynced", "ToolCallsCounted",
 		"WorkflowExecutionFinished", "WorkflowExecutionStarted", "WorkflowStepFinished", "WorkflowStepStarted",
 	}, events.Types())
 }

@@ -164,6 +164,9 @@ func restamp(e events.Event, meta events.Meta) events.Event {
 	case events.DefinitionValidated:
 		e.Meta = meta
 		return e
+	case events.ToolCallsCounted:
+		e.Meta = meta
+		return e
 	}
 	panic("restamp: unknown event type " + e.EventType())
 }

@@ -41,7 +41,7 @@
 //     WorkflowStepConditionEvaluated and WorkflowStepSkipped. The
 //     pipeline's bookkeeping (IndexSynchronized, ReconciliationTriggered,
 //     ReconciliationStarted, StatusSynced, StatusSyncFailed,
-//     ServiceStateChanged, BecameLeader, LostLeadership, a workflow's
+//     ServiceStateChanged, BecameLeader, LostLeadership, ToolCallsCounted, a workflow's
 //     ResourceSynced and ResourceFailed) has no muster counterpart and is
 //     not told.
 //   - Messages are muster's templates' texts, word for word (Message);

@@ -38,6 +38,8 @@ func TestEveryMusterdEventTypeIsTranslatedOrDeliberatelyNot(t *testing.T) {
 		events.TypeIndexSynchronized: true, events.TypeReconciliationTriggered: true,
 		events.TypeReconciliationStarted: true, events.TypeStatusSynced: true, events.TypeStatusSyncFailed: true,
 		events.TypeServiceStateChanged: true, events.TypeBecameLeader: true, events.TypeLostLeadership: true,
+		// muster counts no calls as events.
+		events.TypeToolCallsCounted: true,
 		// A deleted server that never ran, and a failed reconcile of one
 		// whose status is unknown, have nothing to tell.
 		events.TypeResourceSynced: true, events.TypeResourceFailed: true,

@@ -123,4 +123,17 @@
 //     tool_error or error), musterd_mcp_tool_call_duration_seconds
 //     {server,tool}, and musterd_mcp_catalogue_age_seconds{server}, the
 //     time since each running server's tools were last listed.
+//
+//   - A short history of each server's calls (calls.go): the calls that
+//     reach a server (CallTool, CallServerTool; a refused call reaches
+//     none and counts for none) are counted per server in intervals of
+//     Options.CallInterval (10s), the failed ones (an error or an isError
+//     result) apart, and CallHistory serves the last CallIntervals (60)
+//     of them. Memory is bounded: a server's ring goes once its calls are
+//     older than the history, or when its definition is deleted.
+//     Options.OnCallsCounted is told each interval that had calls of a
+//     server once it is over, exactly once, a burst of calls being one
+//     notice; the timer that tells it is armed by the interval's first
+//     call, so nothing runs while nobody calls. The clock is the time
+//     package's, virtual under testing/synctest.
 package router

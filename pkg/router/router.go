@@ -61,6 +61,17 @@ type Options struct {
 	// ListTimeout bounds each background listing of a server's resources,
 	// resource templates and prompts. Default 10s.
 	ListTimeout time.Duration
+	// CallInterval is the length of the intervals in which each server's
+	// recent calls are counted (CallHistory holds the last CallIntervals
+	// of them). Default DefaultCallInterval, 10s.
+	CallInterval time.Duration
+	// OnCallsCounted, if set, is told each server's calls of an interval
+	// once the interval is over: once per interval, only for a server that
+	// had calls in it (a burst of calls is one call of it), never while
+	// nobody calls. Calls come from a timer's goroutine, no lock held, and
+	// may come concurrently for different servers. Default nil: nobody is
+	// told; the history is kept all the same.
+	OnCallsCounted func(server events.Key, counted CallCount)
 }
 
 // DefaultListTimeout is Options.ListTimeout's default.
@@ -79,7 +90,8 @@ type Router struct {
 	cat     *catalogue.Catalogue
 	servers Servers
 	log     *slog.Logger
-	metrics *metrics // nil without a Registerer
+	metrics *metrics     // nil without a Registerer
+	calls   *callHistory // calls.go
 
 	listTimeout time.Duration
 	listings    listings
@@ -118,6 +130,9 @@ func New(opts Options) (*Router, error) {
 	if opts.ListTimeout <= 0 {
 		opts.ListTimeout = DefaultListTimeout
 	}
+	if opts.CallInterval <= 0 {
+		opts.CallInterval = DefaultCallInterval
+	}
 	r := &Router{
 		cat:         opts.Catalogue,
 		servers:     opts.Servers,
@@ -126,6 +141,7 @@ func New(opts Options) (*Router, error) {
 		declared:    opts.Declared,
 		core:        opts.Core,
 		sources:     opts.Sources,
+		calls:       newCallHistory(opts.CallInterval, opts.OnCallsCounted),
 	}
 	r.exposed.Store(&exposed{routes: map[string]toolRoute{}})
 	r.listings.init(r)
@@ -143,6 +159,9 @@ func New(opts Options) (*Router, error) {
 			r.changed()
 		}
 		r.listings.schedule(c.Server, c.Running)
+		if !c.Running && r.declared != nil && !r.declared(c.Server) {
+			r.calls.forget(c.Server.Canonical()) // deleted: its history goes with it
+		}
 	})
 	if w, ok := opts.Servers.(listWatcher); ok {
 		w.WatchLists(func(key events.Key) { r.listings.schedule(key.Canonical(), true) })
@@ -176,9 +195,11 @@ func (r *Router) callServer(ctx context.Context, name string, args map[string]an
 		params.Arguments = map[string]any{}
 	}
 	res, err := r.servers.CallTool(ctx, target.Server, params, progress)
+	result := outcome(res, err)
 	if r.metrics != nil {
-		r.metrics.observeCall(target.Server, name, outcome(res, err), time.Since(start))
+		r.metrics.observeCall(target.Server, name, result, time.Since(start))
 	}
+	r.calls.record(target.Server, result != resultOK)
 	return res, err
 }
 

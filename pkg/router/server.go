@@ -147,6 +147,7 @@ func (r *Router) CallServerTool(ctx context.Context, key events.Key, name string
 	if r.metrics != nil {
 		r.metrics.observeCall(key, name, result, took)
 	}
+	r.calls.record(key, result != resultOK)
 	if r.debug(ctx) {
 		r.logCall(ctx, callLog{tool: name, source: sourceServer, server: key.String(), serverTool: name, args: args}, result, took, err)
 	}

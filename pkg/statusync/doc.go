@@ -44,7 +44,8 @@
 //
 // [History] keeps the latest events of the resources for `musterd describe`
 // and core_events: at most Depth a resource and Limit in all, whatever is
-// declared, and forgets a resource's with its deletion. [Readiness] says
+// declared, and forgets a resource's with its deletion. It keeps no
+// ToolCallsCounted: a busy server's calls would push its reconciles out. [Readiness] says
 // when the first full reconcile is done (/readyz, and Done for HoldWrites).
 //
 // Guarantees of Metrics:

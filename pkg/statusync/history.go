@@ -118,6 +118,11 @@ func (h *History) record(e events.Event) {
 	if !ok {
 		return
 	}
+	if _, counts := e.(events.ToolCallsCounted); counts {
+		// A busy server tells its calls every interval: they would push
+		// its reconciles out of its Depth. The router keeps its calls.
+		return
+	}
 	key := k.ResourceKey().Canonical()
 	h.mu.Lock()
 	defer h.mu.Unlock()

@@ -14,7 +14,11 @@
 //     stream reader, not EventSource, so that the token travels in the
 //     Authorization header and never in a URL; it re-reads only the
 //     resources, the overview and the executions that an event names, and
-//     polls nothing;
+//     polls nothing; a server's row draws its recent calls and errors (the
+//     object's calls) as an inline SVG sparkline with the numbers in words
+//     beside it, read again when a ToolCallsCounted names the server and
+//     aged out of its ten minutes by the page's own clock (one timer, only
+//     while a row shows calls, that asks nothing of the API);
 //   - keeps the token in the tab's sessionStorage only, asked for by a
 //     prompt when the API answers 401;
 //   - sets every text that comes from users' files, servers or the API

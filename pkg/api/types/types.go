@@ -89,6 +89,9 @@ type Object struct {
 	// Process is the process of a running stdio MCPServer as the
 	// supervisor sees it now; absent for anything else.
 	Process *Process `json:"process,omitempty"`
+	// Calls are an MCPServer's recent tool calls; absent when it had none
+	// in them, and for anything else.
+	Calls *Calls `json:"calls,omitempty"`
 }
 
 // Process is a managed server's process.

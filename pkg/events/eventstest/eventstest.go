@@ -41,5 +41,7 @@ func Catalogue(meta events.Meta) []events.Event {
 			StepID: "build", Tool: "x_git_status", Status: events.StepFailed, Duration: 30 * time.Millisecond, Error: "boom",
 			AllowFailure: true, Condition: "true"},
 		events.DefinitionValidated{Meta: meta, Key: events.NewKey("Workflow", "", "deploy"), Request: "create", Error: "duplicate step ID 'a' found"},
+		events.ToolCallsCounted{Meta: meta, Key: events.NewKey("MCPServer", "", "git"), Start: time.Date(2026, 11, 21, 9, 59, 50, 0, time.UTC),
+			Interval: 10 * time.Second, Calls: 12, Errors: 1},
 	}
 }

@@ -36,7 +36,10 @@
 //     leadership events, and the recorded events of any catalogue stage not
 //     run (the recorded triggers when the debouncer is not run, say), with
 //     their times moved to the replay's clock. Event types that are not in
-//     the catalogue are never fed: a user's component emits its own.
+//     the catalogue are never fed: a user's component emits its own. Nor
+//     are the events no stage reads or emits (the workflow runs', a
+//     DefinitionValidated, the router's ToolCallsCounted): they are
+//     recorded, and a replay is the same with or without them.
 //   - The output holds exactly the events the stages emitted, in the order
 //     they were relayed, each at the virtual offset it was published.
 //   - Recorded outcomes: with the coordinator and no reconcilers given, each

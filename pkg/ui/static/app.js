@@ -1,7 +1,8 @@
 // musterd's live page: follows the API's event stream and re-reads only
 // what an event says changed. No polling loop: the only timers are the
-// coalescing of re-reads (one per burst of events) and the reconnect's
-// backoff after the stream ends.
+// coalescing of re-reads (one per burst of events), the reconnect's
+// backoff after the stream ends, and the ageing of the servers' recent
+// calls while a row shows some (servers.js), which asks nothing of the API.
 
 import { token, request, follow, Unauthorized, keysOf, keyString, resourcePath } from './api.js';
 import { h, clear, badge } from './dom.js';
@@ -220,6 +221,13 @@ function onEvent(ev) {
   if (executionTypes.has(ev.type)) {
     if (ev.type.startsWith('WorkflowExecution')) pending.executions = true;
     if (e.executionId && workflows.isOpen(e.executionId)) pending.runs.add(e.executionId);
+    schedule();
+    return;
+  }
+  if (ev.type === 'ToolCallsCounted') {
+    // A server's calls of an interval are counted: its row is read again;
+    // nothing else changed.
+    for (const key of keysOf(ev)) pending.keys.set(keyString(key), key);
     schedule();
     return;
   }

@@ -86,6 +86,9 @@ async function load(page, key) {
 // event takes a live event: the selected resource's join its history.
 export function event(page, ev) {
   pageRef = page;
+  // A server's counted calls are not part of its reconcile history (the
+  // API's keeps none): they are drawn in its row.
+  if (ev.type === 'ToolCallsCounted') return;
   if (!selected || !keysOf(ev).some((k) => keyString(k) === selected)) return;
   items.push(ev);
   if (items.length > MAX) items.shift();

@@ -3,6 +3,7 @@
 
 import { h, clear, badge, fmtTime } from './dom.js';
 import { keyString } from './api.js';
+import { sparkline, aged, nextChange } from './sparkline.js';
 
 const rows = new Map(); // keyString -> {row, details, cells, open}
 
@@ -32,6 +33,7 @@ function cellsFor(page, key) {
     retry: h('td', { class: 'retry' }),
     tools: h('td', { class: 'tools' }),
     protocol: h('td', { class: 'protocol' }),
+    calls: h('td', { class: 'calls' }),
     runs: h('td', { class: 'runs mono' }),
   };
   const path = (action) => `/api/v1/services/${encodeURIComponent(key.namespace)}/${encodeURIComponent(name)}/${action}`;
@@ -59,8 +61,8 @@ export function update(page, obj) {
   if (!r) {
     const cells = cellsFor(page, key);
     const row = h('tr', { 'data-key': k, 'data-name': key.name },
-      cells.name, cells.state, cells.since, cells.restarts, cells.failures, cells.retry, cells.tools, cells.protocol, cells.runs, cells.actions);
-    const body = h('td', { colspan: 10 });
+      cells.name, cells.state, cells.since, cells.restarts, cells.failures, cells.retry, cells.tools, cells.protocol, cells.calls, cells.runs, cells.actions);
+    const body = h('td', { colspan: 11 });
     const details = h('tr', { class: 'details', 'data-details': k, hidden: true }, body);
     r = { row, details, cells, body };
     cells.toggle.addEventListener('click', () => {
@@ -82,6 +84,8 @@ export function update(page, obj) {
   r.cells.retry.textContent = st.nextRetryAfter ? fmtTime(st.nextRetryAfter) : '—';
   r.cells.tools.textContent = String(st.toolCount || (st.tools || []).length || 0);
   r.cells.protocol.textContent = st.protocolVersion || '—';
+  r.calls = obj.calls;
+  drawCalls(r);
   clear(r.cells.runs);
   if (obj.process && obj.process.pid) r.cells.runs.append(h('div', { class: 'pid', text: `PID ${obj.process.pid}` }));
   r.cells.runs.append(spec.url ? spec.url : [spec.command, ...(spec.args || [])].filter(Boolean).join(' ') || '—');
@@ -105,6 +109,33 @@ export function update(page, obj) {
   item('Tools', (st.tools || []).length ? h('ul', { class: 'tool-list' }, st.tools.map((t) => h('li', { class: 'mono', text: t }))) : 'none');
   item('Files', (obj.files || []).join(', ') || '—');
   clear(r.body).append(dl);
+}
+
+// drawCalls draws a row's calls as they stand now, and has them drawn
+// again when the oldest of them leave the window.
+function drawCalls(r) {
+  const now = Date.now();
+  const calls = aged(r.calls, now) || { totalCalls: 0, totalErrors: 0 };
+  r.cells.calls.dataset.calls = String(calls.totalCalls || 0);
+  r.cells.calls.dataset.errors = String(calls.totalErrors || 0);
+  clear(r.cells.calls).append(...sparkline(calls));
+  scheduleAging(nextChange(r.calls, now));
+}
+
+// One timer ages every row's calls: it runs only while a row shows calls,
+// and asks nothing of the API.
+let agingAt = 0;
+let agingTimer = 0;
+
+function scheduleAging(at) {
+  if (!at || (agingTimer && agingAt <= at)) return;
+  clearTimeout(agingTimer);
+  agingAt = at;
+  agingTimer = setTimeout(() => {
+    agingTimer = 0;
+    agingAt = 0;
+    for (const r of rows.values()) drawCalls(r);
+  }, Math.max(0, at - Date.now()) + 50);
 }
 
 function insertSorted(r, name) {
