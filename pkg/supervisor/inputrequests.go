@@ -156,58 +156,82 @@ func needsInput(marked bool, requests mcp.InputRequestMap) bool {
 	return marked || len(requests) > 0
 }
 
-// callTool calls a tool on inst's session, fulfilling the server's input
-// requests until it has a complete result; for a client that takes them
-// itself (peer.Relays: one of 2026-07-28), the server's input-required
-// result is the call's, and its retry comes back as a new call.
+// inputRound is what a request is sent again with after its server asked
+// for input: the client's answers, and the server's request state.
+type inputRound struct {
+	responses mcp.InputResponseMap
+	state     string
+}
+
+// roundTrips sends a request that a server may answer with an
+// input-required result (tools/call, prompts/get, resources/read) until
+// its result is complete, fulfilling the server's input requests between
+// rounds; for a client that takes them itself (peer.Relays: one of
+// 2026-07-28) the server's input-required result is the request's, and its
+// retry comes back as a new request. send sends the request, as the caller
+// made it for a nil round, else with the round's answers and state; asked
+// reads a result's input requests and request state.
+func roundTrips[R interface{ NeedsInput() bool }](ctx context.Context, inst *instance,
+	send func(*inputRound) (R, error), asked func(R) (mcp.InputRequestMap, string)) (R, error) {
+	var next *inputRound
+	for n := 1; ; n++ {
+		res, err := send(next)
+		if err != nil {
+			return res, err
+		}
+		requests, state := asked(res)
+		if !needsInput(res.NeedsInput(), requests) || peer.Relays(ctx) {
+			return res, nil
+		}
+		responses, err := inst.fulfil(ctx, n, requests)
+		if err != nil {
+			var zero R
+			return zero, err
+		}
+		next = &inputRound{responses: responses, state: state}
+	}
+}
+
+// callTool calls a tool on inst's session (roundTrips).
 func (inst *instance) callTool(ctx context.Context, p *mcp.CallToolParams) (*mcp.CallToolResult, error) {
-	for round := 1; ; round++ {
-		res, err := inst.session.CallTool(ctx, p)
-		if err != nil || !needsInput(res.NeedsInput(), res.InputRequests) || peer.Relays(ctx) {
-			return res, err
+	return roundTrips(ctx, inst, func(r *inputRound) (*mcp.CallToolResult, error) {
+		if r != nil {
+			q := *p
+			q.InputResponses, q.RequestState = r.responses, r.state
+			p = &q
 		}
-		responses, err := inst.fulfil(ctx, round, res.InputRequests)
-		if err != nil {
-			return nil, err
-		}
-		next := *p
-		next.InputResponses, next.RequestState = responses, res.RequestState
-		p = &next
-	}
+		return inst.session.CallTool(ctx, p)
+	}, func(res *mcp.CallToolResult) (mcp.InputRequestMap, string) {
+		return res.InputRequests, res.RequestState
+	})
 }
 
-// getPrompt is callTool's twin for prompts/get: relayed too.
+// getPrompt gets a prompt on inst's session (roundTrips).
 func (inst *instance) getPrompt(ctx context.Context, p *mcp.GetPromptParams) (*mcp.GetPromptResult, error) {
-	for round := 1; ; round++ {
-		res, err := inst.session.GetPrompt(ctx, p)
-		if err != nil || !needsInput(res.NeedsInput(), res.InputRequests) || peer.Relays(ctx) {
-			return res, err
+	return roundTrips(ctx, inst, func(r *inputRound) (*mcp.GetPromptResult, error) {
+		if r != nil {
+			q := *p
+			q.InputResponses, q.RequestState = r.responses, r.state
+			p = &q
 		}
-		responses, err := inst.fulfil(ctx, round, res.InputRequests)
-		if err != nil {
-			return nil, err
-		}
-		next := *p
-		next.InputResponses, next.RequestState = responses, res.RequestState
-		p = &next
-	}
+		return inst.session.GetPrompt(ctx, p)
+	}, func(res *mcp.GetPromptResult) (mcp.InputRequestMap, string) {
+		return res.InputRequests, res.RequestState
+	})
 }
 
-// readResource is callTool's twin for resources/read: relayed too.
+// readResource reads a resource on inst's session (roundTrips).
 func (inst *instance) readResource(ctx context.Context, p *mcp.ReadResourceParams) (*mcp.ReadResourceResult, error) {
-	for round := 1; ; round++ {
-		res, err := inst.session.ReadResource(ctx, p)
-		if err != nil || !needsInput(res.NeedsInput(), res.InputRequests) || peer.Relays(ctx) {
-			return res, err
+	return roundTrips(ctx, inst, func(r *inputRound) (*mcp.ReadResourceResult, error) {
+		if r != nil {
+			q := *p
+			q.InputResponses, q.RequestState = r.responses, r.state
+			p = &q
 		}
-		responses, err := inst.fulfil(ctx, round, res.InputRequests)
-		if err != nil {
-			return nil, err
-		}
-		next := *p
-		next.InputResponses, next.RequestState = responses, res.RequestState
-		p = &next
-	}
+		return inst.session.ReadResource(ctx, p)
+	}, func(res *mcp.ReadResourceResult) (mcp.InputRequestMap, string) {
+		return res.InputRequests, res.RequestState
+	})
 }
 
 // capabilitiesOnTheWire are client capabilities as a client of 2026-07-28
