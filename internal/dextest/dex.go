@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -331,12 +332,11 @@ func config(issuer string, port int, certFile, keyFile string, opts Options) ([]
 	}
 	var users []map[string]any
 	for _, u := range opts.Users {
-		// Dex refuses at login a hash cheaper than bcrypt's default cost.
-		hash, err := bcrypt.GenerateFromPassword([]byte(u.Password), bcrypt.DefaultCost)
+		hash, err := hashPassword(u.Password)
 		if err != nil {
 			return nil, fmt.Errorf("hash the password of %s: %w", u.Username, err)
 		}
-		users = append(users, map[string]any{"email": u.Email, "username": u.Username, "userID": u.UserID, "hash": string(hash)})
+		users = append(users, map[string]any{"email": u.Email, "username": u.Username, "userID": u.UserID, "hash": hash})
 	}
 	cfg := map[string]any{
 		"issuer":  issuer,
@@ -357,6 +357,23 @@ func config(issuer string, port int, certFile, keyFile string, opts Options) ([]
 		cfg["expiry"] = map[string]any{"idTokens": opts.IDTokenExpiry.String()}
 	}
 	return json.MarshalIndent(cfg, "", "  ")
+}
+
+// hashes caches the bcrypt hash of each password for the test binary's
+// life: Dex refuses at login a hash cheaper than bcrypt's default cost, and
+// one such hash takes most of a second under the race detector.
+var hashes sync.Map // password -> hash
+
+func hashPassword(password string) (string, error) {
+	if h, ok := hashes.Load(password); ok {
+		return h.(string), nil
+	}
+	hash, err := bcrypt.GenerateFromPassword([]byte(password), bcrypt.DefaultCost)
+	if err != nil {
+		return "", err
+	}
+	hashes.Store(password, string(hash))
+	return string(hash), nil
 }
 
 func freePort() (int, error) {
