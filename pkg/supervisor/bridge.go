@@ -213,8 +213,8 @@ func (s *Supervisor) resumeBridged(ctx context.Context, key events.Key, name str
 	for qid, q := range put {
 		resp, ok := r.Responses[qid]
 		if !ok {
-			// Unanswered: asked again in the next round.
-			b.asked = append(b.asked, q)
+			// Unanswered: asked again in the next round, first.
+			b.asked = append([]*question{q}, b.asked...)
 			continue
 		}
 		q.answer <- answer{response: resp}
@@ -230,13 +230,15 @@ func (b *bridgedCall) next(ctx context.Context) (mcp.Result, *bridgeRound, error
 	for {
 		b.mu.Lock()
 		if len(b.asked) > 0 {
-			r := &bridgeRound{requests: mcp.InputRequestMap{}}
-			b.put = make(map[string]*question, len(b.asked))
-			for _, q := range b.asked {
-				r.requests[q.id] = q.request
-				b.put[q.id] = q
-			}
-			b.asked = nil
+			// One question a round, the oldest: several classic requests
+			// that arrive together carry no sign that they belong together,
+			// and whether the next had arrived by now would be a matter of
+			// timing; a round of each is the same for every client, every
+			// time.
+			q := b.asked[0]
+			b.asked = b.asked[1:]
+			r := &bridgeRound{requests: mcp.InputRequestMap{q.id: q.request}}
+			b.put = map[string]*question{q.id: q}
 			b.round++
 			b.progress = nil // the request that would take it ends
 			r.state = b.state()
