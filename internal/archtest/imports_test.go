@@ -101,7 +101,11 @@ var allowed = map[string][]string{
 	"cmd":                              {"*"},
 	"internal":                         {"*"},
 	// The envtest helper of the Kubernetes tests: the scheme's types only.
-	"internal/kubetest": {"pkg/apis"},
+	"internal/kubetest": {"pkg/apis", "internal/modroot", "internal/logtest"},
+	// Where musterd's module is checked out, for the test helpers: a leaf.
+	"internal/modroot": {},
+	// A log sink tests read, and a log file's tail: a leaf.
+	"internal/logtest": {},
 	// The FIFO ring of the queues of small values (keyqueue, debouncer): a
 	// leaf.
 	"internal/ring": {},
@@ -116,10 +120,10 @@ var allowed = map[string][]string{
 	"internal/badinput": {},
 	// The npm packages the tests run against (server-everything, the
 	// Inspector): paths under .cache/npm; nothing of musterd's.
-	"internal/npmtest": {},
+	"internal/npmtest": {"internal/modroot"},
 	// The OIDC provider of the OAuth tests (Dex under .cache/dex) and its
 	// logins: nothing of musterd's.
-	"internal/dextest": {},
+	"internal/dextest": {"internal/modroot", "internal/logtest"},
 	// Packages of tests only (test/crd, test/deploy); their doc.go imports
 	// nothing.
 	"test": {},

@@ -1,12 +1,10 @@
 package dextest
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -18,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/musterd/musterd/internal/logtest"
+	"github.com/musterd/musterd/internal/modroot"
 	"golang.org/x/crypto/bcrypt"
 	"golang.org/x/oauth2"
 )
@@ -166,11 +166,11 @@ func Start(t testing.TB, opts Options) *Dex {
 			return d
 		}
 		lastErr = err
-		if !exited || !strings.Contains(tail(d.LogFile, 20), "address already in use") {
+		if !exited || !strings.Contains(logtest.Tail(d.LogFile, 20), "address already in use") {
 			break
 		}
 	}
-	t.Fatalf("dextest: %v\n%s", lastErr, tail(d.LogFile, 20))
+	t.Fatalf("dextest: %v\n%s", lastErr, logtest.Tail(d.LogFile, 20))
 	return nil
 }
 
@@ -248,7 +248,7 @@ func Binary(t testing.TB) string {
 	t.Helper()
 	bin := os.Getenv(BinEnv)
 	if bin == "" {
-		root, err := moduleRoot()
+		root, err := modroot.Dir()
 		if err != nil {
 			t.Fatalf("dextest: %v", err)
 		}
@@ -383,37 +383,4 @@ func freePort() (int, error) {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-// moduleRoot returns the directory of musterd's go.mod, searched upwards
-// from the working directory (a test's is its package's directory).
-func moduleRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		data, err := os.ReadFile(filepath.Join(dir, "go.mod"))
-		if err == nil && bytes.HasPrefix(data, []byte("module github.com/musterd/musterd\n")) {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("dextest: no go.mod of module github.com/musterd/musterd above the working directory")
-		}
-		dir = parent
-	}
-}
-
-// tail returns the last n lines of the file at path.
-func tail(path string, n int) string {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return ""
-	}
-	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/musterd/musterd/internal/logtest"
 	"golang.org/x/oauth2"
 )
 
@@ -37,7 +38,7 @@ func (d *Dex) PasswordToken(t testing.TB, clientID, user string) *oauth2.Token {
 	conf := d.OAuth2Config(t, clientID, LoginScopes...)
 	tok, err := conf.PasswordCredentialsToken(d.Context(t.Context()), u.Email, u.Password)
 	if err != nil {
-		t.Fatalf("dextest: password grant for %s at client %s: %v\nDex's log:\n%s", user, clientID, err, tail(d.LogFile, 10))
+		t.Fatalf("dextest: password grant for %s at client %s: %v\nDex's log:\n%s", user, clientID, err, logtest.Tail(d.LogFile, 10))
 	}
 	return tok
 }
@@ -115,7 +116,7 @@ func (d *Dex) BrowserRedirect(t testing.TB, authURL, user string) *url.URL {
 		return loc
 	}
 	t.Fatalf("dextest: Dex did not redirect to the client after logging %s in (%s at %s):\n%.500s\nDex's log:\n%s",
-		user, resp.Status, resp.Request.URL.Redacted(), page, tail(d.LogFile, 10))
+		user, resp.Status, resp.Request.URL.Redacted(), page, logtest.Tail(d.LogFile, 10))
 	return nil
 }
 

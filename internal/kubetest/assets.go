@@ -1,8 +1,6 @@
 package kubetest
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -78,24 +76,4 @@ func AssetsDir(t testing.TB, root string) string {
 		t.Skip(msg)
 	}
 	return dir
-}
-
-// ModuleRoot returns the directory of musterd's go.mod, searched upwards
-// from the working directory (a test's is its package's directory).
-func ModuleRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		data, err := os.ReadFile(filepath.Join(dir, "go.mod"))
-		if err == nil && bytes.HasPrefix(data, []byte("module github.com/musterd/musterd\n")) {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("kubetest: no go.mod of module github.com/musterd/musterd above the working directory")
-		}
-		dir = parent
-	}
 }

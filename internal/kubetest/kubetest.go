@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/musterd/musterd/internal/logtest"
+	"github.com/musterd/musterd/internal/modroot"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -41,7 +43,7 @@ type ControlPlane struct {
 // the binaries are missing.
 func Start(t testing.TB, opts Options) *ControlPlane {
 	t.Helper()
-	root, err := ModuleRoot()
+	root, err := modroot.Dir()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,15 +192,8 @@ func configureQuickStop(api *envtest.APIServer) {
 		Set("shutdown-delay-duration", "0s")
 }
 
-// tail returns the last n lines of the file at path, for error messages.
+// tail returns the last n lines of the control plane's log at path, for
+// error messages.
 func tail(path string, n int) string {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return ""
-	}
-	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return "control plane log (last lines):\n" + strings.Join(lines, "\n")
+	return "control plane log (last lines):\n" + logtest.Tail(path, n)
 }

@@ -1,11 +1,27 @@
 // Package logtest is test support: a log sink that tests may read while the
-// code under test writes to it from other goroutines.
+// code under test writes to it from other goroutines, and the tail of a
+// child's log file for a failure's message.
 package logtest
 
 import (
+	"os"
 	"strings"
 	"sync"
 )
+
+// Tail returns the last n lines of the file at path, "" when it cannot be
+// read.
+func Tail(path string, n int) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
 
 // Buffer is an io.Writer (and io.StringWriter) whose String is safe to call
 // while other goroutines write. The zero value is ready to use.

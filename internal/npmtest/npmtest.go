@@ -1,13 +1,14 @@
 package npmtest
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"testing"
+
+	"github.com/musterd/musterd/internal/modroot"
 )
 
 // RequireEnv, set to 1, turns a missing npm package (or node) from a skip
@@ -126,7 +127,7 @@ func find(p Package) (string, error) {
 	if _, err := exec.LookPath("node"); err != nil {
 		return "", fmt.Errorf("npmtest: node is not installed: no test against the npm package %s", p.Name)
 	}
-	root, err := moduleRoot()
+	root, err := modroot.Dir()
 	if err != nil {
 		return "", err
 	}
@@ -144,23 +145,4 @@ func find(p Package) (string, error) {
 		return "", fmt.Errorf("npmtest: %s is not installed at %s: run `make %s`", p.Name, bin, p.Target)
 	}
 	return bin, nil
-}
-
-// moduleRoot is the nearest directory at or above the working directory
-// (a test's is its package's) that holds a go.mod.
-func moduleRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", fmt.Errorf("npmtest: %w", err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("npmtest: no go.mod above the working directory")
-		}
-		dir = parent
-	}
 }

@@ -1,7 +1,6 @@
 package npmtest
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -9,16 +8,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
-
-func TestModuleRootHoldsGoMod(t *testing.T) {
-	root, err := moduleRoot()
-	require.NoError(t, err)
-	_, err = os.Stat(filepath.Join(root, "go.mod"))
-	require.NoError(t, err)
-	wd, err := os.Getwd()
-	require.NoError(t, err)
-	assert.Equal(t, filepath.Join(root, "internal", "npmtest"), wd)
-}
 
 func TestAMissingPackageSaysWhichTargetInstallsIt(t *testing.T) {
 	_, err := find(Package{Name: "@example/absent", Bin: "no-such-bin", Target: "npm-nothing"})

@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/musterd/musterd/internal/kubetest"
+	"github.com/musterd/musterd/internal/modroot"
 	"github.com/musterd/musterd/pkg/apis/muster/v1alpha1"
 	"github.com/musterd/musterd/pkg/bus"
 	"github.com/musterd/musterd/pkg/events"
@@ -32,7 +33,7 @@ import (
 func TestEnvtestEventsAppearOnTheResourcesUnderMusterdsRBAC(t *testing.T) {
 	cp := kubetest.Start(t, kubetest.Options{})
 	ctx := t.Context()
-	root, err := kubetest.ModuleRoot()
+	root, err := modroot.Dir()
 	require.NoError(t, err)
 	data, err := os.ReadFile(filepath.Join(root, "config", "rbac", "role.yaml"))
 	require.NoError(t, err)

@@ -14,11 +14,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/musterd/musterd/internal/modroot"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	yaml "go.yaml.in/yaml/v3"
-
-	"github.com/musterd/musterd/internal/kubetest"
 )
 
 // crdFiles are the CRDs controller-gen writes, one per kind.
@@ -26,7 +25,7 @@ var crdFiles = []string{"muster.giantswarm.io_mcpservers.yaml", "muster.giantswa
 
 func moduleRoot(t *testing.T) string {
 	t.Helper()
-	root, err := kubetest.ModuleRoot()
+	root, err := modroot.Dir()
 	require.NoError(t, err)
 	return root
 }

@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 
 	"github.com/musterd/musterd/internal/kubetest"
+	"github.com/musterd/musterd/internal/modroot"
 )
 
 // The names config/default gives musterd's objects.
@@ -45,7 +46,7 @@ func render(t *testing.T) rendered { return renderDir(t, "default") }
 // renderDir renders config/<dir>.
 func renderDir(t *testing.T, dir string) rendered {
 	t.Helper()
-	root, err := kubetest.ModuleRoot()
+	root, err := modroot.Dir()
 	require.NoError(t, err)
 	resMap, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), filepath.Join(root, "config", dir))
 	require.NoError(t, err, "kustomize build config/"+dir)
