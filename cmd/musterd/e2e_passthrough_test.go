@@ -126,8 +126,8 @@ func (a *answerer) connectTo(t *testing.T, e *fsEnv, path string) *mcp.ClientSes
 	defer cancel()
 	// A session of the older generation: its sampling, elicitation, roots
 	// and logging are what pass through. (A client of 2026-07-28, the
-	// go-sdk's default, has no session for a server to ask on: that
-	// generation has InputRequiredResult instead, not bridged yet.)
+	// go-sdk's default, is asked by InputRequiredResult instead: the
+	// bridge's tests.)
 	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: "http://" + e.addr + path},
 		&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	require.NoError(t, err)
@@ -310,9 +310,11 @@ func TestE2EAServersLogMessagesReachTheirCaller(t *testing.T) {
 		b: {"error from bob@lanes", "error from bob@remote"},
 	}
 	for who, logs := range want {
+		var got []string
 		eventually(t, who.name+" gets its own messages at its level", func() bool {
-			return slices.Equal(sorted(who.logged()), sorted(logs))
-		})
+			got = sorted(who.logged())
+			return slices.Equal(got, sorted(logs))
+		}, func() string { return fmt.Sprintf("got %q, want %q", got, sorted(logs)) })
 	}
 	// Give a stray message of the other's time to arrive, by a call that
 	// comes after every message of the calls above.

@@ -126,12 +126,16 @@ func (e *fsEnv) list(t *testing.T, kind string) []resource {
 	return l.Items
 }
 
-// eventually polls cond until it holds or the deadline passes.
-func eventually(t *testing.T, what string, cond func() bool) {
+// eventually polls cond until it holds or the deadline passes; a failure
+// adds what each explain says of the last poll.
+func eventually(t *testing.T, what string, cond func() bool, explain ...func() string) {
 	t.Helper()
 	deadline := time.Now().Add(e2eDeadline)
 	for !cond() {
 		if time.Now().After(deadline) {
+			for _, say := range explain {
+				what += ": " + say()
+			}
 			t.Fatalf("timed out waiting until %s", what)
 		}
 		time.Sleep(20 * time.Millisecond)

@@ -4,10 +4,12 @@ package mcpserve
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"sync"
 	"sync/atomic"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/musterd/musterd/pkg/peer"
@@ -176,11 +178,31 @@ func (b boundClient) ListRoots(ctx context.Context, p *mcp.ListRootsParams) (*mc
 	return b.client.ListRoots(ctx, p)
 }
 
+// Log sends a server's log message on the call's stream while the call
+// runs, and on the session's own stream once it has returned. The two
+// race: the server's response overtakes the messages it sent before it
+// (the go-sdk hands a response to its caller at once, and notifications
+// to their handler in turn), so the call's stream can close between the
+// check and the write. The go-sdk then rejects the write, sending nothing,
+// and the message takes the session's stream instead.
 func (b boundClient) Log(ctx context.Context, p *mcp.LoggingMessageParams) error {
-	if b.call.Err() != nil {
-		return b.client.Log(ctx, p) // the call has returned: its stream may be gone
+	if b.call.Err() == nil {
+		callCtx, done := b.on(ctx)
+		err := b.client.Log(callCtx, p)
+		done()
+		if !rejectedByTransport(err) {
+			return err
+		}
 	}
-	ctx, done := b.on(ctx)
-	defer done()
 	return b.client.Log(ctx, p)
+}
+
+// codeRejectedByTransport is the code of the go-sdk's error for a write
+// its transport refused before sending anything (jsonrpc2.ErrRejected,
+// which the go-sdk does not export): a stream that has closed, say.
+const codeRejectedByTransport = -32005
+
+func rejectedByTransport(err error) bool {
+	var wire *jsonrpc.Error
+	return errors.As(err, &wire) && wire.Code == codeRejectedByTransport
 }
