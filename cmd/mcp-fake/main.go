@@ -49,6 +49,7 @@ type config struct {
 	addToolAfter     time.Duration
 	slowTool         string
 	protocols        []string
+	requireBearer    string
 }
 
 func main() {
@@ -77,6 +78,7 @@ func parseFlags(args []string) (config, error) {
 	supervision.register(fs)
 	fs.StringVar(&cfg.slowTool, "slow-tool", "", `add a tool of this name that works for "steps" (default 10) times "interval" (default "100ms"), `+
 		`reporting progress after each step, and a tool NAME_cancelled that says how many of its calls were cancelled`)
+	fs.StringVar(&cfg.requireBearer, "require-bearer", "", "with -http: answer 401 with an RFC 9728 challenge to a request without this bearer token; GET /refusals counts them")
 	protocols := fs.String("protocols", "", `comma-separated protocol versions to offer, e.g. "2025-11-25" for a server of the older generation that asks its client classic requests; default: every one the go-sdk speaks`)
 	if err := fs.Parse(args); err != nil {
 		return config{}, err
@@ -147,7 +149,7 @@ func run(cfg config) int {
 		_, _ = io.Copy(io.Discard, os.Stdin)
 		hang()
 	case cfg.httpAddr != "":
-		err = serveHTTP(cfg.httpAddr, server)
+		err = serveHTTP(cfg.httpAddr, server, cfg.requireBearer)
 	default:
 		err = server.Run(context.Background(), &mcp.StdioTransport{})
 	}
@@ -203,15 +205,19 @@ func echo(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, err
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: req.Params.Name + " " + args}}}, nil
 }
 
-func serveHTTP(addr string, server *mcp.Server) error {
+func serveHTTP(addr string, server *mcp.Server, bearer string) error {
 	listener, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
 	}
 	getServer := func(*http.Request) *mcp.Server { return server }
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(getServer, nil))
-	mux.Handle("/sse", mcp.NewSSEHandler(getServer, nil))
+	guard := func(h http.Handler) http.Handler { return h }
+	if bearer != "" {
+		guard = requireBearer(mux, "http://"+listener.Addr().String(), bearer)
+	}
+	mux.Handle("/mcp", guard(mcp.NewStreamableHTTPHandler(getServer, nil)))
+	mux.Handle("/sse", guard(mcp.NewSSEHandler(getServer, nil)))
 	fmt.Printf("listening on http://%s/mcp\n", listener.Addr())
 
 	// SIGTERM keeps its default action, ending the process, unless

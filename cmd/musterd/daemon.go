@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/x509"
 	"errors"
 	"flag"
 	"fmt"
@@ -89,6 +90,11 @@ type daemonConfig struct {
 	// disabledKinds are the kinds not reconciled at start (their kind
 	// names, "MCPServer"); musterd enable KIND turns one on.
 	disabledKinds []string
+	// extraCAFile holds PEM certificates trusted for outbound HTTPS beside
+	// the system's; extraCAs is the pool of both, nil without a file
+	// (outbound.go).
+	extraCAFile string
+	extraCAs    *x509.CertPool
 }
 
 // The coordinator's retry settings. musterd run has no flags for them; they
@@ -155,6 +161,7 @@ func parseDaemonFlags(args []string, stderr io.Writer) (cfg daemonConfig, notes 
 	fset.StringVar(&cfg.tokenFile, "token-file", "", "file holding the bearer token that mutating API calls and the event streams need (else -api-token, else $MUSTERD_TOKEN; none: no token needed)")
 	fset.StringVar(&cfg.token, "api-token", "", "the bearer token itself; anyone who can list processes reads a flag, so prefer $MUSTERD_TOKEN or -token-file")
 	fset.StringVar(&cfg.record, "record", "", "write every bus event to this file as a trace (created or truncated; see docs/trace-format.md)")
+	fset.StringVar(&cfg.extraCAFile, "extra-ca-file", "", "PEM file of CA certificates trusted beside the system's for outbound HTTPS: remote MCP servers and identity providers (muster's --extra-ca-file)")
 	cfg.kube.register(fset)
 	fset.Func("disable-kinds", "comma-separated kinds not reconciled at start (mcpservers, workflows); their changes are still watched, and \"musterd enable KIND\" reconciles them", func(v string) error {
 		kinds, err := parseKinds(strings.Split(v, ","))
@@ -191,6 +198,9 @@ func parseDaemonFlags(args []string, stderr io.Writer) (cfg daemonConfig, notes 
 		}
 	}
 	if cfg.token, err = readToken(cfg.token, cfg.tokenFile); err != nil {
+		return cfg, nil, err
+	}
+	if cfg.extraCAs, err = loadExtraCAs(cfg.extraCAFile); err != nil {
 		return cfg, nil, err
 	}
 	if err := checkListen(cfg.listen, cfg.allowRemote, cfg.token != ""); err != nil {
@@ -405,7 +415,8 @@ func newDaemon(cfg daemonConfig, log *slog.Logger, record io.Writer) (*daemon, e
 		return nil, err
 	}
 	d.Supervisor = supervisor.New(supervisor.Options{Logger: log, OnChangeSync: bridge.OnChange, InheritEnv: cfg.inheritEnv,
-		StartConcurrency: cfg.startConcurrency, StartTimeout: cfg.startTimeout, PingInterval: cfg.pingInterval, PingTimeout: cfg.pingTimeout})
+		StartConcurrency: cfg.startConcurrency, StartTimeout: cfg.startTimeout, PingInterval: cfg.pingInterval, PingTimeout: cfg.pingTimeout,
+		HTTPTransport: outboundTransport(cfg.extraCAs)})
 	var (
 		statusWriter statusync.StatusWriter
 		kubeParts    *kubeStages

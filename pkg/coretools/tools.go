@@ -323,6 +323,11 @@ func (p *Provider) service(ctx context.Context, m map[string]any, action string,
 		return fail(fmt.Sprintf("Failed to %s service: %s", verb[0], res.Error))
 	case !res.Reconciled:
 		return text(fmt.Sprintf("Requested to %s service '%s'; not done yet (state %s, correlation %s)", verb[0], name, res.State, res.CorrelationID))
+	case res.State == string(v1alpha1.MCPServerStateAuthRequired) && action != controls.ActionStop:
+		// The server answered 401: a start cannot log anyone in.
+		return fail(fmt.Sprintf("Service '%s' requires OAuth authentication.\n\n"+
+			"To connect to this server, use the core_auth_login tool:\n  core_auth_login(server=\"%s\")\n\n"+
+			"The service start/restart command cannot be used for OAuth-protected servers because authentication is session-scoped.", name, name))
 	}
 	return text(fmt.Sprintf("Successfully %s service '%s'", verb[1], name))
 }

@@ -73,6 +73,13 @@
 //     remote) is Failed. Each is reported through OnChange at once. On a
 //     2026-07-28 session, which has no ping, the health check asks for the
 //     first page of the server's tools (else resources, else prompts).
+//   - A remote that answers 401 Unauthorized at its start is Auth Required
+//     (muster's state), with the challenge's resource metadata and scope in
+//     LastError (*AuthRequiredError): no failure is counted and no retry
+//     armed, and Ensure leaves it so for the same spec. A changed spec (a
+//     credential in its headers, say), or a Stop and a new Ensure (a
+//     restart), starts it again. Options.HTTPTransport is the base of every
+//     remote's connection (musterd's extra CAs).
 //   - Status fields: LastError is set only while the server is down;
 //     LastFailure and LastFailureTime keep the last failure after it
 //     recovered; RestartCount counts restarts of a process that ran, not

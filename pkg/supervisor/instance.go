@@ -94,11 +94,13 @@ type instance struct {
 	cancel context.CancelCauseFunc
 
 	session       *mcp.ClientSession
-	sessionEnded  chan struct{} // closed when the session is over, after a start that got one
-	tools         []*mcp.Tool   // as listed at the start, sorted by name
-	proc          *process      // stdio
-	start         starter       // starts proc
+	sessionEnded  chan struct{}   // closed when the session is over, after a start that got one
+	tools         []*mcp.Tool     // as listed at the start, sorted by name
+	proc          *process        // stdio
+	start         starter         // starts proc
+	baseTransport *http.Transport // Options.HTTPTransport, which httpTransport clones
 	httpTransport *http.Transport
+	challenges    *challengeRecorder // a remote's: its first 401 answer (authrequired.go)
 	stderrTail    int
 	inheritEnv    bool
 
@@ -118,23 +120,24 @@ type instance struct {
 func (s *Supervisor) newInstance(key events.Key, spec v1alpha1.MCPServerSpec, hash string) *instance {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	return &instance{
-		key:          key,
-		seq:          s.instances.Add(1),
-		spec:         spec,
-		hash:         hash,
-		remote:       spec.Type.IsRemote(),
-		scrub:        newScrubber(spec),
-		log:          s.log,
-		ctx:          ctx,
-		cancel:       cancel,
-		sessionEnded: make(chan struct{}),
-		start:        s.startProc,
-		stderrTail:   s.opts.StderrTail,
-		inheritEnv:   s.opts.InheritEnv,
-		calls:        s.newCallState(key),
-		toolsChanged: make(chan struct{}, 1),
-		stopReq:      make(chan struct{}),
-		done:         make(chan struct{}),
+		key:           key,
+		seq:           s.instances.Add(1),
+		spec:          spec,
+		hash:          hash,
+		remote:        spec.Type.IsRemote(),
+		scrub:         newScrubber(spec),
+		log:           s.log,
+		ctx:           ctx,
+		cancel:        cancel,
+		sessionEnded:  make(chan struct{}),
+		start:         s.startProc,
+		stderrTail:    s.opts.StderrTail,
+		inheritEnv:    s.opts.InheritEnv,
+		baseTransport: s.opts.HTTPTransport,
+		calls:         s.newCallState(key),
+		toolsChanged:  make(chan struct{}, 1),
+		stopReq:       make(chan struct{}),
+		done:          make(chan struct{}),
 	}
 }
 
@@ -207,17 +210,14 @@ func (inst *instance) launchStdio() error {
 }
 
 func (inst *instance) launchRemote() error {
-	base, ok := http.DefaultTransport.(*http.Transport)
-	if !ok {
-		base = &http.Transport{}
-	}
 	// A transport of its own, so that its connections go with the instance.
-	inst.httpTransport = base.Clone()
+	inst.httpTransport = inst.baseTransport.Clone()
 	header := make(http.Header, len(inst.spec.Headers))
 	for name, value := range inst.spec.Headers {
 		header.Set(name, value)
 	}
-	client := &http.Client{Transport: &headerTransport{base: inst.httpTransport, header: header}}
+	inst.challenges = &challengeRecorder{}
+	client := &http.Client{Transport: &headerTransport{base: inst.httpTransport, header: header, challenges: inst.challenges}}
 	// No reconnects of the SDK's own: a dropped stream ends the session at
 	// once, so that the server shows Disconnected when it goes, not after
 	// the SDK's retries (seconds to tens of seconds), and the supervisor
@@ -232,6 +232,9 @@ func (inst *instance) launchRemote() error {
 	}
 	cancelled := inst.ctx.Err() != nil
 	inst.teardown(0)
+	if authErr := inst.authRequired(); authErr != nil {
+		return authErr
+	}
 	switch {
 	case inst.timedOut():
 		return inst.failure(fmt.Sprintf("%s did not connect, initialize and list tools within %s", inst.spec.URL, inst.timeout()))
@@ -538,10 +541,12 @@ func (s *Supervisor) refreshTools(e *entry, inst *instance) {
 	s.setTools(e, inst, tools)
 }
 
-// headerTransport adds a remote server's headers to every request.
+// headerTransport adds a remote server's headers to every request, and
+// notes its 401 answers.
 type headerTransport struct {
-	base   http.RoundTripper
-	header http.Header
+	base       http.RoundTripper
+	header     http.Header
+	challenges *challengeRecorder
 }
 
 func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -549,5 +554,18 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	for name, values := range t.header {
 		req.Header[name] = values
 	}
-	return t.base.RoundTrip(req)
+	resp, err := t.base.RoundTrip(req)
+	if err == nil {
+		t.challenges.note(resp)
+	}
+	return resp, err
+}
+
+// defaultTransport is http.DefaultTransport, unless a program replaced it
+// with another kind.
+func defaultTransport() *http.Transport {
+	if t, ok := http.DefaultTransport.(*http.Transport); ok {
+		return t
+	}
+	return &http.Transport{}
 }

@@ -116,6 +116,7 @@ func (s *Supervisor) start(e *entry, want desired) {
 		e.obs.RestartCount++ // a process that ran is started again
 	}
 	e.ran = false
+	e.authRequired = ""
 	e.obs.State = startingState(e.remote)
 	e.obs.PID = 0
 	e.obs.Tools, e.obs.ToolDefs, e.obs.Init, e.obs.ListedAt = nil, nil, nil, time.Time{}
@@ -176,6 +177,12 @@ func (s *Supervisor) start(e *entry, want desired) {
 		s.log.Info("mcp server start cancelled for a changed spec", "key", e.key.String())
 		return
 	}
+	if authErr, ok := errors.AsType[*AuthRequiredError](launchErr); ok {
+		s.authRequiredLocked(e, hash, authErr)
+		s.mu.Unlock()
+		s.log.Info("mcp server requires authorization", "key", e.key.String(), "error", authErr.Error())
+		return
+	}
 	msg := launchErr.Error() // made by launch, scrubbed
 	state := v1alpha1.MCPServerStateFailed
 	if e.remote && e.dropped {
@@ -185,6 +192,20 @@ func (s *Supervisor) start(e *entry, want desired) {
 	obs := s.failLocked(e, hash, msg, state)
 	s.mu.Unlock()
 	s.logFailure(e.key, obs)
+}
+
+// authRequiredLocked records a start whose server answered 401: Auth
+// Required, with no failure counted and no retry armed. Ensure leaves it
+// so while the spec stays hash (authrequired.go).
+func (s *Supervisor) authRequiredLocked(e *entry, hash string, err *AuthRequiredError) {
+	e.authRequired = hash
+	e.dropped = false
+	e.obs.State = v1alpha1.MCPServerStateAuthRequired
+	e.obs.PID = 0
+	e.obs.Tools, e.obs.ToolDefs, e.obs.Init, e.obs.ListedAt = nil, nil, nil, time.Time{}
+	e.obs.LastError = err.Error()
+	e.obs.NextRetryAfter = time.Time{}
+	s.changedLocked(e)
 }
 
 // cancelledLocked records a start that Stop cancelled.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -83,6 +84,11 @@ type Options struct {
 	// and HOME, and nothing else of musterd's (its API token, cloud
 	// credentials, proxies).
 	InheritEnv bool
+	// HTTPTransport is the base of every remote server's connection: each
+	// instance clones it, so that its connections go with the instance. It
+	// is where musterd's outbound TLS settings (extra CAs) come in.
+	// Default: http.DefaultTransport.
+	HTTPTransport *http.Transport
 	// CallWait bounds how long a call (CallTool and the other calls of
 	// calls.go) waits for a server that is starting, connecting or being
 	// restarted to run before it fails naming the server and its state.
@@ -142,6 +148,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.StartTimeout <= 0 {
 		o.StartTimeout = DefaultStartTimeout
+	}
+	if o.HTTPTransport == nil {
+		o.HTTPTransport = defaultTransport()
 	}
 	if o.CallWait <= 0 {
 		o.CallWait = DefaultCallWait
@@ -324,6 +333,9 @@ type entry struct {
 	busy        bool                    // a worker goroutine runs for this entry
 	settled     chan struct{}           // closed when the worker ends; replaced when one begins
 	replacing   bool                    // a running instance is being replaced: calls wait for the new one
+	// authRequired is the hash of the spec whose server answered 401 at its
+	// last start: Auth Required, and no start again for that spec.
+	authRequired string
 }
 
 // desired is a spec Ensure asked for, with the protocol version pinned
@@ -369,6 +381,11 @@ func New(opts Options) *Supervisor {
 // way of another spec is cancelled (no failure of the server's) and spec
 // starts after it. The observation returned is then Starting or Connecting
 // (or still Running the old spec while it is retired).
+//
+// A remote server that answered 401 Unauthorized at its start is Auth
+// Required: no failure, and not started again for the same spec, which
+// leaves it so until its spec changes or a Stop forgets it
+// (authrequired.go).
 //
 // A server that failed (crashed, failed to start, failed a ping) is not
 // started again before its NextRetryAfter, however often Ensure is called:
@@ -416,6 +433,8 @@ func (s *Supervisor) Ensure(ctx context.Context, key events.Key, spec v1alpha1.M
 		return e.obs, nil // under way
 	case e.want == nil && !inFlight && running && e.inst.hash == hash:
 		return e.obs, nil // runs
+	case e.want == nil && !inFlight && !running && e.authRequired == hash:
+		return e.obs, nil // waits for a credential, not for a retry
 	}
 	if !running {
 		if until, blocked := e.gate.blocked(time.Now(), hash); blocked {

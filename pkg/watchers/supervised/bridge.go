@@ -237,7 +237,7 @@ func (br *Bridge) apply(c change) {
 		return
 	}
 	prev := br.last[key]
-	if obs.Running() || failed(obs) || obs.State.Transient() {
+	if obs.Running() || failed(obs) || authRequired(obs) || obs.State.Transient() {
 		br.last[key] = obs
 	} else {
 		delete(br.last, key) // stopped: a later start begins afresh
@@ -268,7 +268,8 @@ func (br *Bridge) apply(c change) {
 
 // needsReconcile says whether the change from prev to obs is one the
 // MCPServer's status must show and no reconcile has seen: the outcome of a
-// start (which the reconcile that asked for it did not wait for), a server
+// start (which the reconcile that asked for it did not wait for; Auth
+// Required is one), a server
 // that went down by itself, or one that runs on with other tools or a
 // cleared failure streak. A stop, or the transient Starting and Connecting
 // that the reconcile recorded itself, are not.
@@ -280,8 +281,17 @@ func needsReconcile(prev, obs supervisor.Observed) bool {
 	case failed(obs):
 		return !failed(prev) || prev.State != obs.State || !prev.NextRetryAfter.Equal(obs.NextRetryAfter) ||
 			prev.LastError != obs.LastError
+	case authRequired(obs):
+		return prev.State != obs.State || prev.LastError != obs.LastError
 	}
 	return false
+}
+
+// authRequired reports whether obs is the outcome of a start whose server
+// answered 401: settled, with no failure and no retry (supervisor's
+// AuthRequiredError).
+func authRequired(obs supervisor.Observed) bool {
+	return obs.State == v1alpha1.MCPServerStateAuthRequired
 }
 
 // failed reports whether obs records a failure of the server's own, which

@@ -32,9 +32,10 @@
 //     failure removes them.
 //   - A change that needs the server reconciled is published as a
 //     ServiceStateChanged with its state, previous state and error: the
-//     outcome of a start, Running or Connected or Failed (the reconcile
-//     that asked for it did not wait: a start runs on the supervisor's
-//     goroutines), a server that went down by itself (a crash, a failed
+//     outcome of a start, Running or Connected or Failed or Auth Required
+//     (a remote server that answered 401), which the reconcile that asked
+//     for it did not wait for: a start runs on the supervisor's
+//     goroutines; a server that went down by itself (a crash, a failed
 //     ping, a closed connection: the supervisor's failures, which arm its
 //     backoff), and a running server whose tools changed or whose failure
 //     streak cleared, so that its status catches up. The transient
