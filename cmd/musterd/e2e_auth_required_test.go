@@ -57,7 +57,9 @@ func TestE2EAProtectedRemoteServerIsAuthRequired(t *testing.T) {
 func TestE2EExtraCAFileIsTrustedForRemoteServers(t *testing.T) {
 	server := mcp.NewServer(&mcp.Implementation{Name: "private", Version: "v1"}, nil)
 	server.AddTool(&mcp.Tool{Name: "inside", InputSchema: json.RawMessage(`{"type":"object"}`)},
-		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return &mcp.CallToolResult{}, nil })
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{}, nil
+		})
 	private := httptest.NewTLSServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, nil))
 	t.Cleanup(private.Close)
 	caFile := filepath.Join(t.TempDir(), "ca.pem")
