@@ -49,6 +49,9 @@ var allowed = map[string][]string{
 	// The client a call comes from, as the managed servers see it: a leaf
 	// the endpoint implements and the supervisor reads.
 	"pkg/peer": {},
+	// Who a request comes from (user, session, owner): a leaf the endpoint
+	// sets and the stages keeping per-user state read.
+	"pkg/identity": {},
 	// The router is the one way in for a tool call: the exposed set (its
 	// sources, the core tools and the workflows, plugged in by the wiring
 	// through its Source interface; the running servers' tools from the

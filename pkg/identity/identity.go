@@ -1,0 +1,38 @@
+package identity
+
+import "context"
+
+// Identity is who a request comes from.
+type Identity struct {
+	// Subject is the authenticated user (a token's sub claim); "" when
+	// musterd authenticates no one.
+	Subject string
+	// Session is the session the request belongs to: a login, or without
+	// one the client's MCP session.
+	Session string
+}
+
+// Owner is what per-user state is keyed by: the user, or without one the
+// session; "" for the zero Identity.
+func (id Identity) Owner() string {
+	switch {
+	case id.Subject != "":
+		return "user:" + id.Subject
+	case id.Session != "":
+		return "session:" + id.Session
+	}
+	return ""
+}
+
+type key struct{}
+
+// With returns ctx carrying id.
+func With(ctx context.Context, id Identity) context.Context {
+	return context.WithValue(ctx, key{}, id)
+}
+
+// From returns the Identity ctx carries, if any.
+func From(ctx context.Context) (Identity, bool) {
+	id, ok := ctx.Value(key{}).(Identity)
+	return id, ok && id.Owner() != ""
+}

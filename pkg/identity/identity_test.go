@@ -1,0 +1,26 @@
+package identity
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+// A user owns across sessions; without a user, each session owns alone;
+// nobody is no owner.
+func TestOwnerIsTheUserElseTheSession(t *testing.T) {
+	alice1, alice2 := Identity{Subject: "alice", Session: "s1"}, Identity{Subject: "alice", Session: "s2"}
+	assert.Equal(t, alice1.Owner(), alice2.Owner())
+	assert.NotEqual(t, Identity{Session: "s1"}.Owner(), Identity{Session: "s2"}.Owner())
+	assert.NotEqual(t, Identity{Subject: "s1"}.Owner(), Identity{Session: "s1"}.Owner(), "a user named like a session is not that session")
+	assert.Empty(t, Identity{}.Owner())
+
+	_, ok := From(context.Background())
+	assert.False(t, ok)
+	_, ok = From(With(context.Background(), Identity{}))
+	assert.False(t, ok, "the zero Identity is nobody")
+	got, ok := From(With(context.Background(), alice1))
+	assert.True(t, ok)
+	assert.Equal(t, alice1, got)
+}
