@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 a server's log messages are deprecated as of MCP 2026-07-28 (SEP-2577), and passed through for the clients of 2025-11-25 that use them.
+
 package mcpserve
 
 import (
