@@ -65,7 +65,7 @@ var allowed = map[string][]string{
 	// lists and calls every exposed tool through its Backend (package
 	// router) and implements only muster's meta-tools itself, sharing the
 	// API's token check (package api/shared, not the API server itself).
-	"pkg/mcpserve": {"pkg/events", "pkg/apis", "pkg/redact", "pkg/api/shared", "pkg/router", "pkg/tooldef", "pkg/peer", "internal/turns"},
+	"pkg/mcpserve": {"pkg/events", "pkg/apis", "pkg/redact", "pkg/api/shared", "pkg/router", "pkg/tooldef", "pkg/peer", "pkg/identity", "internal/turns"},
 	// What the API and the MCP endpoint must do alike: a leaf of the edges.
 	"pkg/api/shared": {"pkg/api/types", "pkg/apis", "pkg/redact", "pkg/statusync"},
 	// Declared state: writes definitions where the watchers read them, as
@@ -87,7 +87,7 @@ var allowed = map[string][]string{
 	// function the wiring puts on the bus, redacted; a follow of
 	// core_events writes to its caller's session through router.Caller.
 	"pkg/coretools": {"pkg/events", "pkg/apis", "pkg/resources", "pkg/statusync", "pkg/declare", "pkg/controls", "pkg/redact",
-		"pkg/api/shared", "pkg/api/types", "pkg/musterevents", "pkg/router", "pkg/tooldef", "pkg/workflowrun"},
+		"pkg/api/shared", "pkg/api/types", "pkg/musterevents", "pkg/router", "pkg/tooldef", "pkg/workflowrun", "pkg/identity"},
 	// The trace format and recorder: an observer of the bus, like a
 	// logger.
 	"pkg/eventtrace": {"pkg/events", "pkg/bus"},

@@ -7,7 +7,11 @@
 //   - changing definitions (tools.go): core_mcpserver_validate/create/
 //     update/delete and core_workflow_validate/create/update/delete;
 //   - services: core_service_start/stop/restart;
-//   - executions (executions.go): core_workflow_execution_list/get.
+//   - executions (executions.go): core_workflow_execution_list/get;
+//   - the caller's own logins to protected servers (auth.go):
+//     core_auth_login/logout, over Logins, which the wiring gives; the
+//     caller is its identity (package identity), and a login or logout is
+//     only ever the caller's own.
 //
 // Place in the pipeline: an edge. The router (package router) lists and
 // calls the Provider first among its sources; the Provider knows nothing

@@ -94,6 +94,10 @@ type Options struct {
 	// Poll is how often the index and status store are read while
 	// waiting. Default 20ms.
 	Poll time.Duration
+	// Logins are the users' logins to protected servers, which
+	// core_auth_login and core_auth_logout drive (auth.go). Default: none,
+	// and the tools answer as muster does without its OAuth proxy.
+	Logins Logins
 	// Publish receives an events.DefinitionValidated for every check of a
 	// definition: the validate tools', and a create's or update's (invalid,
 	// or valid and written); the wiring puts it on the bus. It must not
@@ -126,7 +130,7 @@ func New(opts Options) (*Provider, error) {
 		opts.Store = boundedStore{Store: opts.Store, timeout: opts.StoreTimeout}
 	}
 	p := &Provider{opts: opts, log: cmp.Or(opts.Logger, slog.Default()).With("component", "coretools"), byName: map[string]*tooldef.Tool{}}
-	all := p.readTools() // read.go
+	all := append(p.readTools(), p.authTools()...) // read.go, auth.go
 	if opts.Store != nil {
 		all = append(all, p.definitionTools()...) // schema.go
 	}

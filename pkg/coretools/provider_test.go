@@ -124,7 +124,7 @@ func TestToolsAreMustersWithTheirSchemas(t *testing.T) {
 			assert.Contains(t, schema["required"], "name", tool.Name)
 		}
 	}
-	assert.Equal(t, []string{"core_config_get", "core_events", "core_mcpserver_create", "core_mcpserver_delete", "core_mcpserver_get",
+	assert.Equal(t, []string{"core_auth_login", "core_auth_logout", "core_config_get", "core_events", "core_mcpserver_create", "core_mcpserver_delete", "core_mcpserver_get",
 		"core_mcpserver_list", "core_mcpserver_update", "core_mcpserver_validate", "core_reconcile_status", "core_service_list",
 		"core_service_restart", "core_service_start", "core_service_status", "core_service_stop", "core_workflow_available",
 		"core_workflow_create", "core_workflow_delete", "core_workflow_get", "core_workflow_list", "core_workflow_update",
@@ -134,7 +134,7 @@ func TestToolsAreMustersWithTheirSchemas(t *testing.T) {
 }
 
 // Without a Store and Controls only the tools that change nothing are
-// offered.
+// offered, and the login tools, which change only the caller's own logins.
 func TestWithoutAStoreOnlyTheReadToolsAreOffered(t *testing.T) {
 	p, err := New(Options{Index: resources.New(), Statuses: &statuses{}})
 	require.NoError(t, err)
@@ -142,7 +142,7 @@ func TestWithoutAStoreOnlyTheReadToolsAreOffered(t *testing.T) {
 	for _, tool := range p.Tools() {
 		names = append(names, tool.Name)
 	}
-	assert.Equal(t, []string{"core_config_get", "core_events", "core_mcpserver_get", "core_mcpserver_list", "core_reconcile_status",
+	assert.Equal(t, []string{"core_auth_login", "core_auth_logout", "core_config_get", "core_events", "core_mcpserver_get", "core_mcpserver_list", "core_reconcile_status",
 		"core_service_list", "core_service_status", "core_workflow_available", "core_workflow_get", "core_workflow_list"}, names)
 	_, err = New(Options{Index: resources.New()})
 	assert.EqualError(t, err, "coretools: Index and Statuses are required")

@@ -15,7 +15,7 @@ import (
 var metaToolNames = []string{"call_tool", "describe_prompt", "describe_resource", "describe_tool", "filter_tools", "get_prompt", "get_resource",
 	"list_core_tools", "list_prompts", "list_resources", "list_tools"}
 
-var coreToolNames = []string{"core_config_get", "core_events", "core_mcpserver_get", "core_mcpserver_list", "core_reconcile_status", "core_service_list",
+var coreToolNames = []string{"core_auth_login", "core_auth_logout", "core_config_get", "core_events", "core_mcpserver_get", "core_mcpserver_list", "core_reconcile_status", "core_service_list",
 	"core_service_status", "core_workflow_available", "core_workflow_get", "core_workflow_list"}
 
 func TestMusterViewIsTheElevenMetaToolsWithMustersIdentity(t *testing.T) {

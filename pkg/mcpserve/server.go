@@ -19,6 +19,7 @@ import (
 
 	"github.com/musterd/musterd/pkg/api/shared"
 	"github.com/musterd/musterd/pkg/events"
+	"github.com/musterd/musterd/pkg/identity"
 	"github.com/musterd/musterd/pkg/peer"
 	"github.com/musterd/musterd/pkg/redact"
 	"github.com/musterd/musterd/pkg/router"
@@ -394,6 +395,15 @@ func (s *Server) enter(ctx context.Context, view string, req *mcp.CallToolReques
 		key := c.Session
 		if key == "" {
 			key = s.sseKey(ss) // sse.go
+		}
+		if key != "" {
+			// Without a user, the session owns what its client logs in to
+			// (package identity).
+			id, _ := identity.From(ctx)
+			if id.Session == "" {
+				id.Session = key
+			}
+			ctx = identity.With(ctx, id)
 		}
 		closed := s.sessionClosed(ss)
 		c.Done = closed.Done()
