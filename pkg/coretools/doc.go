@@ -39,6 +39,11 @@
 //     through the workflows it calls at any depth, offered now), as muster
 //     judges it at each call, so an answer never lags a server's start;
 //     core_workflow_get lists the tools it lacks as missingTools.
+//   - core_mcpserver_validate, _create and _update advertise the auth
+//     argument's whole schema (authschema.go): muster's property names,
+//     types, enums and required fields down to tokenExchange's
+//     clientCredentialsSecretRef, in musterd's words, so clients compose
+//     the argument from describe_tool as they do against muster.
 //   - The tools that change things answer muster's texts: one text item, a plain string, isError set on
 //     failure ("MCP server 'x' created successfully", "Validation failed:
 //     …", "Failed to update workflow: workflow x not found").
