@@ -72,7 +72,16 @@
 //     server: create mcpserver/default/x: the kubernetes store did not
 //     answer within 30s") rather than holding it.
 //   - Env values and headers are never echoed: every error text is scrubbed
-//     of them (declare.Scrub).
+//     of them (declare.Scrub). A definition declare refuses is answered
+//     with its problems as declare scrubbed them one by one (errortext.go),
+//     so a problem of spec.auth names its field and says what is wrong
+//     ("spec.auth.authorizationServer: only valid when type is oauth")
+//     rather than having its message taken for the value of a secret key.
+//   - spec.auth is checked as a file's is, and muster's tools' own rule
+//     with it: a stdio server's auth type other than none is refused
+//     (package v1alpha1 warns of it in a file). An authorizationServer
+//     issuer with a trailing slash is written without it, as muster's
+//     tools write it (authargs.go).
 //   - Every check of a definition (a validate, and a create's or update's:
 //     invalid, or valid and written) is published as an
 //     events.DefinitionValidated through Options.Publish, its error

@@ -38,10 +38,7 @@ func (p *Provider) validate(m map[string]any, w writes, noun string) *mcp.CallTo
 			p.validated(key, opValidate, why)
 			return fail(answer)
 		}
-		msg := err.Error()
-		if w.scrub {
-			msg = declare.Scrub(spec, msg)
-		}
+		msg := w.errorText(spec, err)
 		p.validated(key, opValidate, msg)
 		return fail("Validation failed: " + msg)
 	}
@@ -90,7 +87,7 @@ type writes struct {
 	created, updated string
 }
 
-var mcpServerWrites = writes{kind: v1alpha1.KindMCPServer, spec: func(a args) map[string]any { return a.spec() }, what: "MCP server", logWhat: "mcp server",
+var mcpServerWrites = writes{kind: v1alpha1.KindMCPServer, spec: mcpServerSpec, what: "MCP server", logWhat: "mcp server",
 	invalid: "Invalid MCP server definition: ", exists: "MCP server '%s' already exists", scrub: true,
 	created: "MCP server '%s' created successfully", updated: "MCP server '%s' updated successfully"}
 
@@ -136,10 +133,7 @@ func (p *Provider) write(ctx context.Context, m map[string]any, w writes, op str
 		def, err = p.opts.Store.Update(ctx, key, spec, version)
 	}
 	if err != nil {
-		msg := err.Error()
-		if w.scrub {
-			msg = declare.Scrub(spec, msg)
-		}
+		msg := w.errorText(spec, err)
 		var (
 			invalid *declare.InvalidError
 			exists  *declare.ExistsError
