@@ -81,4 +81,11 @@ func TestE2EMCPServerAuthSchemaAndValidation(t *testing.T) {
 	e.write(t, "mcpservers/echo.yaml", mcpServerYAML("echo", append(stdioSpec("-tools", marker), "auth:", "  type: oauth")...))
 	s := e.waitServer(t, "echo", "is Running", running("x_echo_"+marker))
 	assert.Equal(t, []string{`mcpservers/echo.yaml:11: spec.auth.type: "oauth" is only supported for remote server types (streamable-http or sse), ignored`}, s.Status.Warnings)
+
+	// A hand-written file with a bad auth block: its status says what is
+	// wrong, in full.
+	e.write(t, "mcpservers/override.yaml", mcpServerYAML("override", "type: streamable-http", "url: https://mcp.example.com/v1/mcp",
+		"auth:", "  authorizationServer:", "    issuer: https://cf.mcp.example.com"))
+	bad := e.waitServer(t, "override", "is refused", func(s serverObject) bool { return s.Reconcile.LastError != "" })
+	assert.Equal(t, "mcpservers/override.yaml:9: spec.auth.authorizationServer: only valid when type is oauth", bad.Reconcile.LastError)
 }
