@@ -72,11 +72,7 @@
 //     server: create mcpserver/default/x: the kubernetes store did not
 //     answer within 30s") rather than holding it.
 //   - Env values and headers are never echoed: every error text is scrubbed
-//     of them (declare.Scrub). A definition declare refuses is answered
-//     with its problems as declare scrubbed them one by one (errortext.go),
-//     so a problem of spec.auth names its field and says what is wrong
-//     ("spec.auth.authorizationServer: only valid when type is oauth")
-//     rather than having its message taken for the value of a secret key.
+//     of them (declare.Scrub).
 //   - spec.auth is checked as a file's is, and muster's tools' own rule
 //     with it: a stdio server's auth type other than none is refused
 //     (package v1alpha1 warns of it in a file). An authorizationServer

@@ -38,7 +38,10 @@ func (p *Provider) validate(m map[string]any, w writes, noun string) *mcp.CallTo
 			p.validated(key, opValidate, why)
 			return fail(answer)
 		}
-		msg := w.errorText(spec, err)
+		msg := err.Error()
+		if w.scrub {
+			msg = declare.Scrub(spec, msg)
+		}
 		p.validated(key, opValidate, msg)
 		return fail("Validation failed: " + msg)
 	}
@@ -133,7 +136,10 @@ func (p *Provider) write(ctx context.Context, m map[string]any, w writes, op str
 		def, err = p.opts.Store.Update(ctx, key, spec, version)
 	}
 	if err != nil {
-		msg := w.errorText(spec, err)
+		msg := err.Error()
+		if w.scrub {
+			msg = declare.Scrub(spec, msg)
+		}
 		var (
 			invalid *declare.InvalidError
 			exists  *declare.ExistsError

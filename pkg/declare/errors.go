@@ -65,10 +65,7 @@ func (e *ConflictError) Error() string {
 
 // InvalidError says a definition does not validate. Its errors name the
 // fields as the file decoder does, without the generated document's file
-// and lines. Each of Errs is scrubbed on its own (its message free of the
-// definition's env and header values, and redacted), so their text may be
-// shown as it is: redacting "field: message" once more would take a field
-// path such as spec.auth.type for a secret's key.
+// and lines.
 type InvalidError struct {
 	Key  events.Key
 	Errs v1alpha1.FieldErrors
