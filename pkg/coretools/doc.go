@@ -43,6 +43,11 @@
 //     through the workflows it calls at any depth, offered now), as muster
 //     judges it at each call, so an answer never lags a server's start;
 //     core_workflow_get lists the tools it lacks as missingTools.
+//   - core_mcpserver_validate, _create and _update advertise the auth
+//     argument's whole schema (authschema.go): muster's property names,
+//     types, enums and required fields down to tokenExchange's
+//     clientCredentialsSecretRef, in musterd's words, so clients compose
+//     the argument from describe_tool as they do against muster.
 //   - The tools that change things answer muster's texts: one text item, a plain string, isError set on
 //     failure ("MCP server 'x' created successfully", "Validation failed:
 //     …", "Failed to update workflow: workflow x not found").
@@ -72,6 +77,11 @@
 //     answer within 30s") rather than holding it.
 //   - Env values and headers are never echoed: every error text is scrubbed
 //     of them (declare.Scrub).
+//   - spec.auth is checked as a file's is, and muster's tools' own rule
+//     with it: a stdio server's auth type other than none is refused
+//     (package v1alpha1 warns of it in a file). An authorizationServer
+//     issuer with a trailing slash is written without it, as muster's
+//     tools write it (authargs.go).
 //   - Every check of a definition (a validate, and a create's or update's:
 //     invalid, or valid and written) is published as an
 //     events.DefinitionValidated through Options.Publish, its error

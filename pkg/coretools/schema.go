@@ -71,7 +71,7 @@ func mcpServerArgs(typeRequired, update bool) []tooldef.Arg {
 		stringMap("env", "Environment variables"),
 		stringMap("headers", "HTTP headers (streamable-http and sse only)"),
 		arg("timeout", tooldef.Integer, "Connection timeout in seconds"),
-		arg("auth", tooldef.Object, "Authentication configuration for remote servers"),
+		authArg(),
 	}
 	if typeRequired || update {
 		args = append(args, waitArg)

@@ -90,7 +90,7 @@ type writes struct {
 	created, updated string
 }
 
-var mcpServerWrites = writes{kind: v1alpha1.KindMCPServer, spec: func(a args) map[string]any { return a.spec() }, what: "MCP server", logWhat: "mcp server",
+var mcpServerWrites = writes{kind: v1alpha1.KindMCPServer, spec: mcpServerSpec, what: "MCP server", logWhat: "mcp server",
 	invalid: "Invalid MCP server definition: ", exists: "MCP server '%s' already exists", scrub: true,
 	created: "MCP server '%s' created successfully", updated: "MCP server '%s' updated successfully"}
 

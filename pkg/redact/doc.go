@@ -11,5 +11,8 @@
 //
 // Guarantees: String is idempotent, never lets a secret-looking value
 // through whatever separator or quoting surrounds it, and leans towards
-// redacting too much rather than too little.
+// redacting too much rather than too little. One kind of key is exempt:
+// the field paths of an MCPServer's spec.auth (spec.auth.type,
+// spec.auth.tokenExchange.connectorId), which hold no secret, so that
+// their validation problems stay readable (fieldpaths.go).
 package redact

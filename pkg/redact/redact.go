@@ -96,7 +96,7 @@ func redactKeyValues(msg string) string {
 		}
 		key := msg[from+m[4] : from+m[5]]
 		valueStart, valueEnd := from+m[10], from+m[11]
-		if !isSecretKey(key) {
+		if !isSecretKey(key) || authFieldPath(key) {
 			from = valueStart
 			continue
 		}

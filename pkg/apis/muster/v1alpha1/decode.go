@@ -67,9 +67,11 @@ type Document struct {
 	Err error
 	// Warnings are what the decoder ignored: fields the types do not have
 	// (as muster's loader ignores them), each naming file, line and field
-	// ("workflows/a.yaml:7: spec.input_schema: unknown field, ignored").
-	// An unknown field that likely misspells a field whose absence is a
-	// problem is in Err instead. Ordered by line.
+	// ("workflows/a.yaml:7: spec.input_schema: unknown field, ignored"),
+	// and settings muster's loader accepts and ignores but its tools
+	// refuse (a stdio server's auth.type oauth). An unknown field that
+	// likely misspells a field whose absence is a problem is in Err
+	// instead. Ordered by line.
 	Warnings FieldErrors
 }
 
@@ -427,7 +429,7 @@ func decodeObject(tree *yvalue, obj Object, doc Document) (errs, warnings FieldE
 	case *Workflow:
 		o.validate(v)
 	}
-	return settleUnknown(v.errs, d.unknown)
+	return v.settle(d.unknown)
 }
 
 // jsonRoundTripErrors has encoding/json decode tree, as decodeObject once

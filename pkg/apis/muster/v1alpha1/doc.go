@@ -32,8 +32,11 @@
 //     close to a known one where a problem stands (the field it likely
 //     misspells is missing or wrong) is an error instead
 //     ("mcpservers/git.yaml:7: spec.comand: unknown field (did you mean
-//     "command"?)"), beside that problem. [FieldErrors.Refused] turns
-//     warnings into a strict reader's errors.
+//     "command"?)"), beside that problem. A stdio server's auth.type
+//     oauth, which muster's loader accepts and its core tools refuse, is
+//     such a warning too ("spec.auth.type: \"oauth\" is only supported
+//     for remote server types (streamable-http or sse), ignored").
+//     [FieldErrors.Refused] turns warnings into a strict reader's errors.
 //   - A file that cannot be read fails as a whole, and never looks like a
 //     file without documents; a document that is wrong but whose identity is
 //     known fails alone, with its identity, so no other document of the

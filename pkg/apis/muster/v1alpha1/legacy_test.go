@@ -373,7 +373,7 @@ func legacyDecodeObject(tree *legacyValue, obj Object, doc Document) (FieldError
 	case *Workflow:
 		o.validate(v)
 	}
-	return settleUnknown(v.errs, checker.unknown)
+	return v.settle(checker.unknown)
 }
 
 // legacyChecker checks a document's tree against a Go type. It knows field

@@ -25,6 +25,11 @@ var (
 type validator struct {
 	file *documentFields // nil outside files
 	errs FieldErrors
+	// warns are settings muster's loader accepts and ignores but its tools
+	// refuse; a file's warnings (Document.Warnings), which declare refuses
+	// as it refuses unknown fields. Their messages end in ignoredSuffix,
+	// which FieldErrors.Refused drops.
+	warns FieldErrors
 }
 
 // has mirrors CEL's has(): a field is set when it holds a non-zero value or,
@@ -72,6 +77,23 @@ func (v *validator) missing(p *fieldPath) Cause {
 		return CauseEmpty
 	}
 	return CauseRequired
+}
+
+// ignored warns that field p, which the file sets, is ignored: msg says
+// why, and the warning reads "msg, ignored".
+func (v *validator) ignored(p *fieldPath, format string, args ...any) {
+	v.warns = append(v.warns, &FieldError{Line: v.lineOf(p), Field: p.String(), Path: p.elements(), Msg: fmt.Sprintf(format, args...) + ignoredSuffix})
+}
+
+// settle returns a validated document's errors and warnings: its own,
+// and those of the fields unknown to its type (settleUnknown).
+func (v *validator) settle(unknown []unknownField) (errs, warnings FieldErrors) {
+	errs, warnings = settleUnknown(v.errs, unknown)
+	if len(v.warns) > 0 {
+		warnings = append(warnings, v.warns...)
+		warnings.sort()
+	}
+	return errs, warnings
 }
 
 func (v *validator) result() FieldErrors {
@@ -143,6 +165,12 @@ func (s *MCPServer) validate(v *validator) {
 		}
 		if headers := spec.Child("headers"); v.has(headers, s.Spec.Headers != nil) {
 			v.fail(headers, "only allowed when type is streamable-http or sse")
+		}
+		// muster's tools refuse a stdio server that authenticates (its
+		// loader and CRD do not), and nothing authenticates to a child
+		// process: a file's is ignored, a tool's refused.
+		if a := s.Spec.Auth; a != nil && a.Type != "" && a.Type != AuthTypeNone {
+			v.ignored(spec.Child("auth").Child("type"), "%q is only supported for remote server types (streamable-http or sse)", a.Type)
 		}
 	case s.Spec.Type.IsRemote():
 		if s.Spec.URL == "" {
