@@ -77,7 +77,9 @@ func TestTokensOfTheTrustedIssuerOnlyNameTheirUser(t *testing.T) {
 	assert.NotEqual(t, who.Owner(), bob.Owner())
 
 	forged := forge(t, claimsOf(t, good))
-	tampered := tamper(t, good, func(c map[string]any) { c["sub"] = claimsOf(t, idToken(t, trusted, dextest.ClientMusterd, "bob"))["sub"] })
+	tampered := tamper(t, good, func(c map[string]any) {
+		c["sub"] = claimsOf(t, idToken(t, trusted, dextest.ClientMusterd, "bob"))["sub"]
+	})
 	for name, c := range map[string]struct {
 		token, why string
 		now        func() time.Time
