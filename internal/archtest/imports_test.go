@@ -52,6 +52,9 @@ var allowed = map[string][]string{
 	// Who a request comes from (user, session, owner): a leaf the endpoint
 	// sets and the stages keeping per-user state read.
 	"pkg/identity": {},
+	// Checking a caller's bearer token against the issuers musterd
+	// trusts: beside the endpoint's guard, over package identity.
+	"pkg/oauth/verify": {"pkg/identity"},
 	// The router is the one way in for a tool call: the exposed set (its
 	// sources, the core tools and the workflows, plugged in by the wiring
 	// through its Source interface; the running servers' tools from the

@@ -4,9 +4,12 @@ import "context"
 
 // Identity is who a request comes from.
 type Identity struct {
-	// Subject is the authenticated user (a token's sub claim); "" when
-	// musterd authenticates no one.
+	// Subject is the authenticated user (a token's subject claim); ""
+	// when musterd authenticates no one.
 	Subject string
+	// Issuer is who vouched for Subject (the token's iss): the same
+	// subject from two issuers is two users.
+	Issuer string
 	// Session is the session the request belongs to: a login, or without
 	// one the client's MCP session.
 	Session string
@@ -17,7 +20,7 @@ type Identity struct {
 func (id Identity) Owner() string {
 	switch {
 	case id.Subject != "":
-		return "user:" + id.Subject
+		return "user:" + id.Issuer + "|" + id.Subject
 	case id.Session != "":
 		return "session:" + id.Session
 	}

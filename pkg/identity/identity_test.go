@@ -14,6 +14,8 @@ func TestOwnerIsTheUserElseTheSession(t *testing.T) {
 	assert.Equal(t, alice1.Owner(), alice2.Owner())
 	assert.NotEqual(t, Identity{Session: "s1"}.Owner(), Identity{Session: "s2"}.Owner())
 	assert.NotEqual(t, Identity{Subject: "s1"}.Owner(), Identity{Session: "s1"}.Owner(), "a user named like a session is not that session")
+	assert.NotEqual(t, Identity{Issuer: "https://a", Subject: "alice"}.Owner(), Identity{Issuer: "https://b", Subject: "alice"}.Owner(),
+		"one subject from two issuers is two users")
 	assert.Empty(t, Identity{}.Owner())
 
 	_, ok := From(context.Background())
