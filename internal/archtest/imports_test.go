@@ -63,14 +63,14 @@ var allowed = map[string][]string{
 	// How a tool musterd implements is declared: a leaf.
 	"pkg/tooldef": {},
 	// The API is an edge, like cmd: it reads the stages' state and serves it.
-	"pkg/api": {"pkg/events", "pkg/bus", "pkg/apis", "pkg/resources", "pkg/statusync", "pkg/lifecycle", "pkg/redact", "pkg/eventtrace", "pkg/controls"},
+	"pkg/api": {"pkg/events", "pkg/bus", "pkg/apis", "pkg/resources", "pkg/statusync", "pkg/lifecycle", "pkg/redact", "pkg/eventtrace", "pkg/controls", "pkg/identity"},
 	// The MCP endpoint is an edge like the API: its views and sessions. It
 	// lists and calls every exposed tool through its Backend (package
 	// router) and implements only muster's meta-tools itself, sharing the
 	// API's token check (package api/shared, not the API server itself).
 	"pkg/mcpserve": {"pkg/events", "pkg/apis", "pkg/redact", "pkg/api/shared", "pkg/router", "pkg/tooldef", "pkg/peer", "pkg/identity", "internal/turns"},
 	// What the API and the MCP endpoint must do alike: a leaf of the edges.
-	"pkg/api/shared": {"pkg/api/types", "pkg/apis", "pkg/redact", "pkg/statusync"},
+	"pkg/api/shared": {"pkg/api/types", "pkg/apis", "pkg/redact", "pkg/statusync", "pkg/identity"},
 	// Declared state: writes definitions where the watchers read them, as
 	// an editor would; it knows nothing of the stages.
 	"pkg/declare": {"pkg/events", "pkg/apis", "pkg/redact"},

@@ -24,6 +24,7 @@ import (
 	"github.com/musterd/musterd/pkg/bus"
 	"github.com/musterd/musterd/pkg/controls"
 	"github.com/musterd/musterd/pkg/events"
+	"github.com/musterd/musterd/pkg/identity"
 	"github.com/musterd/musterd/pkg/lifecycle"
 	"github.com/musterd/musterd/pkg/redact"
 	"github.com/musterd/musterd/pkg/resources"
@@ -86,6 +87,10 @@ type Options struct {
 	// and the event endpoints (the stream and a resource's recent events)
 	// must carry.
 	Token string
+	// Authenticator, when set, says who a request comes from instead of
+	// Token (musterd's OAuth, package oauth/verify); the requests that
+	// need Token need it. Default: Token's check.
+	Authenticator identity.Authenticator
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 }
@@ -106,7 +111,7 @@ const (
 type server struct {
 	opts    Options
 	log     *slog.Logger
-	bearer  shared.Bearer
+	auth    identity.Authenticator
 	streams atomic.Uint64 // numbers event streams, for unique subscription names
 }
 
@@ -129,7 +134,10 @@ func NewHandler(opts Options) (http.Handler, error) {
 	if s.opts.Metrics == nil {
 		s.opts.Metrics = prometheus.DefaultGatherer
 	}
-	s.bearer = shared.NewBearer(opts.Token)
+	s.auth = opts.Authenticator
+	if s.auth == nil {
+		s.auth = shared.NewBearer(opts.Token)
+	}
 
 	mux := s.probeMux()
 	mux.Handle("/api/v1/resources", allow(read, s.list))
@@ -351,16 +359,14 @@ func (s *server) reconcile(w http.ResponseWriter, r *http.Request) {
 // requireToken answers 401 and reports false unless r carries the token,
 // when one is required; purpose says what the token is needed for.
 func (s *server) requireToken(w http.ResponseWriter, r *http.Request, purpose string) bool {
-	if s.authorized(r) {
+	_, challenge := s.auth.Authenticate(r)
+	if challenge == nil {
 		return true
 	}
-	w.Header().Set("WWW-Authenticate", `Bearer realm="musterd"`)
-	writeError(w, http.StatusUnauthorized, "a valid bearer token is required "+purpose)
+	w.Header().Set("WWW-Authenticate", challenge.WWWAuthenticate)
+	writeError(w, challenge.Status, "a valid bearer token is required "+purpose) // the challenge says why
 	return false
 }
-
-// authorized reports whether r carries the token, when one is required.
-func (s *server) authorized(r *http.Request) bool { return s.bearer.Authorized(r) }
 
 // declared returns the index entry of the path's resource, or answers the
 // error: a bad path, or a resource not declared (404).

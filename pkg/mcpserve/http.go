@@ -2,14 +2,18 @@ package mcpserve
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"strings"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/musterd/musterd/pkg/identity"
 	"github.com/musterd/musterd/pkg/tooldef"
 )
 
@@ -104,10 +108,16 @@ func (s *Server) streamable(h http.Handler) http.Handler {
 // errors too.
 func (s *Server) guard(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !s.bearer.Authorized(r) {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="musterd"`)
-			writeRPCError(w, http.StatusUnauthorized, codeUnauthorized, "a valid bearer token is required: send Authorization: Bearer <token>")
+		who, challenge := s.auth.Authenticate(r)
+		if challenge != nil {
+			w.Header().Set("WWW-Authenticate", challenge.WWWAuthenticate)
+			writeRPCError(w, challenge.Status, codeUnauthorized, challenge.Reason)
 			return
+		}
+		next := h
+		if who.Owner() != "" {
+			r = r.WithContext(identity.With(r.Context(), who))
+			next = bindUser(h, who)
 		}
 		if s.opts.Leader != nil {
 			if leader, leading := s.opts.Leader(); !leading {
@@ -140,9 +150,21 @@ func (s *Server) guard(h http.Handler) http.Handler {
 			r.Body = io.NopCloser(bytes.NewReader(body))
 		}
 		rw := &rewriter{ResponseWriter: w, r: r}
-		h.ServeHTTP(rw, r)
+		next.ServeHTTP(rw, r)
 		rw.finish()
 	})
+}
+
+// bindUser passes a request of an authenticated user to h with the
+// go-sdk's record of that user (its auth.TokenInfo), so that the go-sdk
+// binds each session to the user who opened it and refuses (403 "session
+// user mismatch") another user's request on it: a session ID that leaks
+// reaches nobody else's calls. The token was checked already (guard); the
+// go-sdk's middleware is the one way to give it the record.
+func bindUser(h http.Handler, who identity.Identity) http.Handler {
+	return auth.RequireBearerToken(func(context.Context, string, *http.Request) (*auth.TokenInfo, error) {
+		return &auth.TokenInfo{UserID: who.Owner()}, nil
+	}, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(h)
 }
 
 func rejectReason(code int64) string {

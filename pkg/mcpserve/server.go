@@ -49,6 +49,12 @@ type Options struct {
 	// Token, when not empty, is the bearer token every MCP request must
 	// carry (shared.Bearer checks it, as it does the API's).
 	Token string
+	// Authenticator, when set, says who each request comes from instead
+	// of Token: musterd's OAuth (package oauth/verify). The caller it
+	// names is the identity of the request's calls (package identity), and
+	// a session is bound to its user: another user's request on it is
+	// refused. Default: Token's check.
+	Authenticator identity.Authenticator
 	// Version is the implementation version announced. Default "dev".
 	Version string
 	// MaxBodyBytes bounds a request body. Default DefaultMaxBodyBytes
@@ -68,9 +74,9 @@ type Options struct {
 // Handler, and call Refresh whenever what the Backend offers may have
 // changed.
 type Server struct {
-	opts   Options
-	log    *slog.Logger
-	bearer shared.Bearer
+	opts Options
+	log  *slog.Logger
+	auth identity.Authenticator
 
 	// meta is muster's view (/mcp, /sse): the eleven meta-tools.
 	meta *mcp.Server
@@ -136,11 +142,14 @@ func New(opts Options) (*Server, error) {
 		states:    newSealer(),
 		opts:      opts,
 		log:       cmp.Or(opts.Logger, slog.Default()).With("component", "mcp"),
-		bearer:    shared.NewBearer(opts.Token),
+		auth:      opts.Authenticator,
 		onDirect:  map[string]registered{},
 		resources: map[string]string{},
 		prompts:   map[string]string{},
 		templates: map[string]string{},
+	}
+	if s.auth == nil {
+		s.auth = shared.NewBearer(opts.Token)
 	}
 	s.streams.init()
 	caps := &mcp.ServerCapabilities{

@@ -5,6 +5,8 @@ import (
 	"crypto/subtle"
 	"net/http"
 	"strings"
+
+	"github.com/musterd/musterd/pkg/identity"
 )
 
 // Bearer checks the "Authorization: Bearer <token>" of requests against a
@@ -34,4 +36,14 @@ func (b Bearer) Authorized(r *http.Request) bool {
 	scheme, credentials, _ := strings.Cut(r.Header.Get("Authorization"), " ")
 	got := sha256.Sum256([]byte(strings.TrimSpace(credentials)))
 	return subtle.ConstantTimeCompare(got[:], b.hash[:]) == 1 && strings.EqualFold(scheme, "Bearer")
+}
+
+// Authenticate is Authorized as an identity.Authenticator: the caller of
+// the token is nobody in particular.
+func (b Bearer) Authenticate(r *http.Request) (identity.Identity, *identity.Challenge) {
+	if b.Authorized(r) {
+		return identity.Identity{}, nil
+	}
+	return identity.Identity{}, &identity.Challenge{Status: http.StatusUnauthorized, WWWAuthenticate: `Bearer realm="musterd"`,
+		Reason: "a valid bearer token is required: send Authorization: Bearer <token>"}
 }
