@@ -163,3 +163,37 @@ func mustRead(t *testing.T, file string) []byte {
 	require.NoError(t, err)
 	return data
 }
+
+// As the check of requests: no token is a challenge naming the
+// metadata; a bad one says invalid_token and why; a good one names its
+// user.
+func TestTheAuthenticatorChallengesAndNames(t *testing.T) {
+	d := dextest.Start(t, dextest.Options{TLS: true})
+	const metadata = "https://musterd.test/.well-known/oauth-protected-resource"
+	a := verifier(t, d.HTTPClient, nil, verify.Issuer{URL: d.Issuer, Audiences: []string{dextest.ClientMusterd}}).
+		Authenticator(verify.AuthenticatorOptions{ResourceMetadataURL: metadata})
+	request := func(authorization string) *http.Request {
+		r, err := http.NewRequest(http.MethodPost, "https://musterd.test/mcp", nil)
+		require.NoError(t, err)
+		if authorization != "" {
+			r.Header.Set("Authorization", authorization)
+		}
+		return r
+	}
+
+	_, challenge := a.Authenticate(request(""))
+	require.NotNil(t, challenge)
+	assert.Equal(t, http.StatusUnauthorized, challenge.Status)
+	assert.Equal(t, `Bearer resource_metadata="`+metadata+`"`, challenge.WWWAuthenticate)
+
+	other := idToken(t, d, dextest.ClientOther, "alice")
+	_, challenge = a.Authenticate(request("Bearer " + other))
+	require.NotNil(t, challenge)
+	assert.Contains(t, challenge.WWWAuthenticate, `error="invalid_token", error_description="invalid token: audience`)
+	assert.NotContains(t, challenge.WWWAuthenticate+challenge.Reason, other)
+
+	good := idToken(t, d, dextest.ClientMusterd, "alice")
+	who, challenge := a.Authenticate(request("Bearer " + good))
+	require.Nil(t, challenge)
+	assert.Equal(t, claimsOf(t, good)["sub"], who.Subject)
+}
