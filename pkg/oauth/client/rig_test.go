@@ -230,4 +230,3 @@ func (r *rig) stored(t *testing.T, owner string) (client.Token, bool) {
 	}
 	return tok, ok
 }
-
