@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"testing"
@@ -62,7 +63,10 @@ func TestLoginThroughTheProxyGivesATokenTheProtectedServerAccepts(t *testing.T) 
 			t.Errorf("OnLogin got %+v", l)
 		}
 	default:
-		t.Fatal("OnLogin was not called before the callback answered")
+		t.Fatal("OnLogin was not called")
+	}
+	if r.loginsAnswered.Load() != 1 {
+		t.Error("the callback answered before OnLogin returned: the user's next call may find no tools")
 	}
 
 	if code, body := r.resource.call(t, r.token(t, "user:alice")); code != http.StatusOK || body != "alice@example.com" {
@@ -116,6 +120,12 @@ func TestTheCallbackRefusesBadStatesAndAnotherIssuer(t *testing.T) {
 	tampered.RawQuery = q.Encode()
 	refused(tampered.String(), "user:carol", "unexpected issuer")
 	refused(cb.String(), "user:carol", "Authentication session expired")
+
+	// The provider's refusal ends the login: its state cannot be used
+	// again.
+	cb = r.login(t, "user:frank", "bob", s)
+	refused(callbackURL+"?error=access_denied&state="+url.QueryEscape(cb.Query().Get("state")), "user:frank", "denied or failed")
+	refused(cb.String(), "user:frank", "Authentication session expired")
 
 	// The login's own issuer in iss is fine.
 	cb = r.login(t, "user:dave", "bob", s)

@@ -27,14 +27,18 @@ import (
 // client's callback, and a protected resource that accepts only access
 // tokens Dex issued to musterd.
 type rig struct {
-	dex      *dextest.Dex
-	musterd  *httptest.Server
-	c        *client.Client
-	store    *client.MemoryStore
-	logs     *logtest.Buffer
-	logins   chan client.Login
-	skew     atomic.Int64 // added to the client's clock, in ns
-	resource *protected
+	dex     *dextest.Dex
+	musterd *httptest.Server
+	c       *client.Client
+	store   *client.MemoryStore
+	logs    *logtest.Buffer
+	logins  chan client.Login
+	skew    atomic.Int64 // added to the client's clock, in ns
+	// loginsAnswered is how many OnLogin calls had returned when the
+	// last callback's handler did.
+	loginsAnswered atomic.Int64
+	loginsDone     atomic.Int64
+	resource       *protected
 }
 
 type rigOptions struct {
@@ -47,6 +51,9 @@ func newRig(t *testing.T, ro rigOptions) *rig {
 	var handler atomic.Pointer[http.Handler]
 	r.musterd = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		(*handler.Load()).ServeHTTP(w, req)
+		if req.URL.Path == client.DefaultCallbackPath {
+			r.loginsAnswered.Store(r.loginsDone.Load())
+		}
 	}))
 	t.Cleanup(r.musterd.Close)
 	r.dex = dextest.Start(t, dextest.Options{
@@ -62,7 +69,7 @@ func newRig(t *testing.T, ro rigOptions) *rig {
 		ClientSecret: "musterd-secret",
 		Store:        r.store,
 		Logger:       slog.New(slog.NewTextHandler(r.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
-		OnLogin:      func(l client.Login) { r.logins <- l },
+		OnLogin:      func(l client.Login) { r.logins <- l; r.loginsDone.Add(1) },
 		Now:          func() time.Time { return time.Now().Add(time.Duration(r.skew.Load())) },
 	})
 	if err != nil {
