@@ -38,7 +38,9 @@ type rig struct {
 	// last callback's handler did.
 	loginsAnswered atomic.Int64
 	loginsDone     atomic.Int64
-	resource       *protected
+	// tokenPosts counts the client's requests to Dex's token endpoint.
+	tokenPosts atomic.Int64
+	resource   *protected
 }
 
 type rigOptions struct {
@@ -64,7 +66,7 @@ func newRig(t *testing.T, ro rigOptions) *rig {
 	})
 	c, err := client.New(client.Options{
 		PublicURL:    r.musterd.URL,
-		HTTPClient:   r.dex.HTTPClient,
+		HTTPClient:   &http.Client{Timeout: 30 * time.Second, Transport: countTokenPosts{r.dex.HTTPClient.Transport, &r.tokenPosts}},
 		ClientID:     dextest.ClientMusterd,
 		ClientSecret: "musterd-secret",
 		Store:        r.store,
@@ -236,4 +238,17 @@ func (r *rig) stored(t *testing.T, owner string) (client.Token, bool) {
 		t.Fatal(err)
 	}
 	return tok, ok
+}
+
+// countTokenPosts counts the POSTs to a token endpoint it carries.
+type countTokenPosts struct {
+	base http.RoundTripper
+	n    *atomic.Int64
+}
+
+func (c countTokenPosts) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Method == http.MethodPost && strings.HasSuffix(req.URL.Path, "/token") {
+		c.n.Add(1)
+	}
+	return c.base.RoundTrip(req)
 }
