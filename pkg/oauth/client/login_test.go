@@ -70,6 +70,9 @@ func TestLoginThroughTheProxyGivesATokenTheProtectedServerAccepts(t *testing.T) 
 		t.Error("the callback answered before OnLogin returned: the user's next call may find no tools")
 	}
 
+	if form := r.lastCode.Load(); form == nil || form.Get("resource") != s.URL || form.Get("code_verifier") == "" {
+		t.Error("the code exchange did not send the resource (RFC 8707) and the PKCE verifier")
+	}
 	if code, body := r.resource.call(t, r.token(t, "user:alice")); code != http.StatusOK || body != "alice@example.com" {
 		t.Errorf("the protected server answered alice's token with %d %q", code, body)
 	}

@@ -58,11 +58,11 @@ func (c *Client) serveCallback(w http.ResponseWriter, r *http.Request) {
 		if errors.As(err, &le) {
 			page = le.page
 		}
-		c.log.Warn("oauth login refused", "server", st.Server, "issuer", st.Issuer, "owner", st.Owner, "cause", redact.String(err.Error()))
+		c.log.Warn("oauth login refused", "server", st.Server, "issuer", st.Issuer, "owner", ownerLog(st.Owner), "cause", redact.String(err.Error()))
 		c.page(w, http.StatusBadRequest, errorPage, page)
 		return
 	}
-	c.log.Info("oauth login finished", "server", st.Server, "issuer", st.Issuer, "owner", st.Owner)
+	c.log.Info("oauth login finished", "server", st.Server, "issuer", st.Issuer, "owner", ownerLog(st.Owner))
 	if c.opts.OnLogin != nil {
 		// The user's connections open before the page says they may go
 		// on, so that their next call finds the tools.

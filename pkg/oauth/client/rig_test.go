@@ -1,6 +1,7 @@
 package client_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -40,6 +41,7 @@ type rig struct {
 	loginsDone     atomic.Int64
 	// tokenPosts counts the client's requests to Dex's token endpoint.
 	tokenPosts atomic.Int64
+	lastCode   atomic.Pointer[url.Values]
 	resource   *protected
 }
 
@@ -66,7 +68,7 @@ func newRig(t *testing.T, ro rigOptions) *rig {
 	})
 	c, err := client.New(client.Options{
 		PublicURL:    r.musterd.URL,
-		HTTPClient:   &http.Client{Timeout: 30 * time.Second, Transport: countTokenPosts{r.dex.HTTPClient.Transport, &r.tokenPosts}},
+		HTTPClient:   &http.Client{Timeout: 30 * time.Second, Transport: countTokenPosts{r.dex.HTTPClient.Transport, &r.tokenPosts, &r.lastCode}},
 		ClientID:     dextest.ClientMusterd,
 		ClientSecret: "musterd-secret",
 		Store:        r.store,
@@ -244,11 +246,21 @@ func (r *rig) stored(t *testing.T, owner string) (client.Token, bool) {
 type countTokenPosts struct {
 	base http.RoundTripper
 	n    *atomic.Int64
+	// lastCode is the form of the last code exchange.
+	lastCode *atomic.Pointer[url.Values]
 }
 
 func (c countTokenPosts) RoundTrip(req *http.Request) (*http.Response, error) {
 	if req.Method == http.MethodPost && strings.HasSuffix(req.URL.Path, "/token") {
 		c.n.Add(1)
+		body, err := io.ReadAll(req.Body)
+		if err != nil {
+			return nil, err
+		}
+		req.Body = io.NopCloser(bytes.NewReader(body))
+		if form, err := url.ParseQuery(string(body)); err == nil && form.Get("grant_type") == "authorization_code" {
+			c.lastCode.Store(&form)
+		}
 	}
 	return c.base.RoundTrip(req)
 }

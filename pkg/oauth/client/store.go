@@ -59,7 +59,7 @@ func (s State) String() string {
 }
 func (s State) GoString() string { return s.String() }
 func (s State) LogValue() slog.Value {
-	return slog.GroupValue(slog.String("owner", s.Owner), slog.String("server", s.Server), slog.String("issuer", s.Issuer))
+	return slog.GroupValue(slog.String("owner", ownerLog(s.Owner)), slog.String("server", s.Server), slog.String("issuer", s.Issuer))
 }
 
 // MemoryStore is a Store in this process's memory: what musterd holds is

@@ -129,6 +129,11 @@ func TestSecretsNeverPrint(t *testing.T) {
 	if !strings.Contains(buf.String(), redacted) || !strings.Contains(buf.String(), "user:alice") {
 		t.Errorf("the output lost what is not secret:\n%s", buf.String())
 	}
+	buf.Reset()
+	slog.New(slog.NewTextHandler(&buf, nil)).Info("m", "state", State{Owner: "session:0123456789abcdef"})
+	if strings.Contains(buf.String(), "0123456789abcdef") || !strings.Contains(buf.String(), "session:01234567") {
+		t.Errorf("a session owner's ID is logged in full, or not at all: %s", buf.String())
+	}
 	if tok.AccessToken.Reveal() != "access-SECRET" {
 		t.Error("Reveal does not give the value")
 	}

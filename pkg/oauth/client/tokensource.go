@@ -85,7 +85,7 @@ func (c *Client) token(ctx context.Context, owner, issuer string) (*oauth2.Token
 	}
 	if t.RefreshToken == "" {
 		_ = c.store.DeleteToken(ctx, owner, issuer)
-		c.log.Info("oauth token expired without a refresh token", "issuer", issuer, "owner", owner)
+		c.log.Info("oauth token expired without a refresh token", "issuer", issuer, "owner", ownerLog(owner))
 		return nil, fmt.Errorf("the token for %s expired and cannot be refreshed: %w", issuer, ErrLoginRequired)
 	}
 	meta, err := c.metadata(ctx, issuer)
@@ -109,7 +109,7 @@ func (c *Client) token(ctx context.Context, owner, issuer string) (*oauth2.Token
 		var re *oauth2.RetrieveError
 		if errors.As(err, &re) && re.Response != nil && re.Response.StatusCode >= 400 && re.Response.StatusCode < 500 && re.Response.StatusCode != http.StatusTooManyRequests {
 			_ = c.store.DeleteToken(ctx, owner, issuer)
-			c.log.Info("oauth token refresh refused", "issuer", issuer, "owner", owner, "cause", describe(err))
+			c.log.Info("oauth token refresh refused", "issuer", issuer, "owner", ownerLog(owner), "cause", describe(err))
 			return nil, fmt.Errorf("the provider %s refused to refresh the token (%s): %w", issuer, describe(err), ErrLoginRequired)
 		}
 		return nil, fmt.Errorf("refresh the token for %s: %s", issuer, describe(err))
@@ -118,7 +118,7 @@ func (c *Client) token(ctx context.Context, owner, issuer string) (*oauth2.Token
 	if err := c.store.PutToken(ctx, owner, issuer, nt); err != nil {
 		return nil, fmt.Errorf("store the refreshed token for %s: %w", issuer, err)
 	}
-	c.log.Info("oauth token refreshed", "issuer", issuer, "owner", owner, "expiry", nt.Expiry)
+	c.log.Info("oauth token refreshed", "issuer", issuer, "owner", ownerLog(owner), "expiry", nt.Expiry)
 	return fresh, nil
 }
 
@@ -157,7 +157,7 @@ func (c *Client) Invalidate(owner, issuer string) {
 	}
 	t.AccessToken = ""
 	if err := c.store.PutToken(ctx, owner, issuer, t); err != nil {
-		c.log.Warn("oauth token invalidate: write the store", "issuer", issuer, "owner", owner, "error", err.Error())
+		c.log.Warn("oauth token invalidate: write the store", "issuer", issuer, "owner", ownerLog(owner), "error", err.Error())
 	}
 }
 
@@ -167,6 +167,6 @@ func (c *Client) Forget(owner, issuer string) {
 	ctx, cancel := c.storeContext()
 	defer cancel()
 	if err := c.store.DeleteToken(ctx, owner, issuer); err != nil {
-		c.log.Warn("oauth token forget: write the store", "issuer", issuer, "owner", owner, "error", err.Error())
+		c.log.Warn("oauth token forget: write the store", "issuer", issuer, "owner", ownerLog(owner), "error", err.Error())
 	}
 }
