@@ -174,8 +174,11 @@ func (c *Client) finish(ctx context.Context, q url.Values) (State, error) {
 	if reg.ClientID != st.ClientID {
 		return st, &errLogin{textFailed, fmt.Sprintf("the client at %s changed since the login began", st.Issuer)}
 	}
-	tok, err := c.config(meta, reg, st.Scopes).Exchange(context.WithValue(ctx, oauth2.HTTPClient, c.http), code,
-		oauth2.VerifierOption(st.Verifier.Reveal()))
+	opts := []oauth2.AuthCodeOption{oauth2.VerifierOption(st.Verifier.Reveal())}
+	if st.ServerURL != "" {
+		opts = append(opts, oauth2.SetAuthURLParam("resource", st.ServerURL)) // RFC 8707 §2.2
+	}
+	tok, err := c.config(meta, reg, st.Scopes).Exchange(context.WithValue(ctx, oauth2.HTTPClient, c.http), code, opts...)
 	if err != nil {
 		return st, &errLogin{textFailed, "exchange the code at " + meta.TokenEndpoint + ": " + describe(err)}
 	}

@@ -97,3 +97,12 @@ func tokenFrom(tok *oauth2.Token, asked []string, clientID string) Token {
 		ClientID:     clientID,
 	}
 }
+
+// ownerLog is an owner as the log shows it: a user in full, a session
+// (whose ID lets one post into it) by its first characters only.
+func ownerLog(owner string) string {
+	if id, ok := strings.CutPrefix(owner, "session:"); ok && len(id) > 8 {
+		return "session:" + id[:8] + "…"
+	}
+	return owner
+}
