@@ -28,7 +28,9 @@ const (
 // Options configure a Client.
 type Options struct {
 	// PublicURL is musterd's base URL as the user's browser reaches it
-	// (muster's aggregator.oauth.mcpClient.publicUrl). Required.
+	// (muster's aggregator.oauth.mcpClient.publicUrl). Required. A path
+	// in it is a reverse proxy's prefix: Handler serves its paths
+	// without it.
 	PublicURL string
 	// CallbackPath is the path of the login's redirect URI, under
 	// PublicURL. Default DefaultCallbackPath.

@@ -20,8 +20,11 @@
 //     must name that issuer and S256 PKCE. Finding none is a NoIssuerError
 //     naming the server and why each candidate failed.
 //   - A login uses PKCE S256, a random state that is single use and
-//     expires after Options.StateTTL (10 minutes), the RFC 8707 resource,
-//     and the redirect URI {PublicURL}{CallbackPath}. The callback refuses
+//     expires after Options.StateTTL (10 minutes), the RFC 8707 resource
+//     (in the authorization and the code exchange), and the redirect URI
+//     {PublicURL}{CallbackPath}. The start URL only redirects to the
+//     authorization URL stored with a live state: a request cannot steer
+//     it. OnLogin returns before the callback answers the browser. The callback refuses
 //     (400, muster's texts) an unknown, used or expired state, a provider's
 //     error, and an iss (RFC 9207) other than the login's issuer, or none
 //     where the issuer promised one; a refused callback stores nothing.
