@@ -66,6 +66,13 @@ type Options struct {
 	// browser is answered: the wiring connects the user to the servers
 	// of that issuer then. Default: nothing.
 	OnLogin func(Login)
+	// OnIssuerChange is called when a server's discovered authorization
+	// server is not the one it named before (SEP-2352): the tokens its
+	// users hold for old no longer serve it, and the wiring drops them
+	// (unless another server still uses old), ends their connections and
+	// asks for a login. Default: nothing. The client itself drops its
+	// dynamic registration at old when no server names old any more.
+	OnIssuerChange func(server, old, new string)
 	// StateTTL is how long a login may take from Begin to the callback.
 	// Default 10 minutes.
 	StateTTL time.Duration
@@ -124,6 +131,7 @@ type Client struct {
 	mu        sync.Mutex
 	metas     map[string]discovered     // issuer -> metadata
 	regs      map[string]*registration  // issuer -> the client musterd is there
+	issuers   map[string]string         // server name -> the issuer last discovered
 	refreshMu map[[2]string]*sync.Mutex // (owner, issuer) -> one refresh at a time
 }
 
@@ -188,6 +196,7 @@ func New(opts Options) (*Client, error) {
 		redirect:  base + opts.CallbackPath,
 		metas:     map[string]discovered{},
 		regs:      map[string]*registration{},
+		issuers:   map[string]string{},
 		refreshMu: map[[2]string]*sync.Mutex{},
 	}
 	mux := http.NewServeMux()

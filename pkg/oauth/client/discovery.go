@@ -214,5 +214,33 @@ func (c *Client) discover(ctx context.Context, s Server) (string, []string, erro
 	if _, err := c.metadata(ctx, issuer); err != nil {
 		return "", nil, fmt.Errorf("server %q: %w", s.Name, err)
 	}
+	c.noteIssuer(s.Name, issuer)
 	return issuer, prmScopes, nil
+}
+
+// noteIssuer remembers that server's authorization server is issuer. A
+// change (SEP-2352) drops the dynamic registration at the old one when
+// no server names it any more, and tells OnIssuerChange: a client and
+// tokens bound to one issuer must not be offered to another.
+func (c *Client) noteIssuer(server, issuer string) {
+	c.mu.Lock()
+	old, known := c.issuers[server]
+	c.issuers[server] = issuer
+	changed := known && old != issuer
+	if changed {
+		inUse := false
+		for _, other := range c.issuers {
+			inUse = inUse || other == old
+		}
+		if r, ok := c.regs[old]; ok && !inUse && r.How == "dynamic registration" {
+			delete(c.regs, old)
+		}
+	}
+	c.mu.Unlock()
+	if changed {
+		c.log.Warn("oauth authorization server changed", "server", server, "old", old, "new", issuer)
+		if c.opts.OnIssuerChange != nil {
+			c.opts.OnIssuerChange(server, old, issuer)
+		}
+	}
 }

@@ -33,6 +33,9 @@
 //     reads those, else a dynamic registration (RFC 7591, with SEP-837's
 //     application_type: native for a loopback PublicURL, web otherwise),
 //     made once per issuer, else the document URL as muster does.
+//   - A server whose authorization server changes (SEP-2352) is told to
+//     OnIssuerChange; a dynamic registration at the old issuer is dropped
+//     once no server names it.
 //   - offline_access is asked for only when the provider lists it
 //     (SEP-2207); a new login asks for the union of the server's scopes
 //     and those already granted for that issuer (SEP-2350).

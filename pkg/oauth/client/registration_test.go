@@ -2,11 +2,14 @@ package client
 
 import (
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
@@ -69,6 +72,9 @@ func (as *fakeAS) registrations() []oauthex.ClientRegistrationMetadata {
 
 func newTestClient(t *testing.T, opts Options) *Client {
 	t.Helper()
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
 	c, err := New(opts)
 	if err != nil {
 		t.Fatal(err)
@@ -216,5 +222,48 @@ func TestProvidersThatBreakTheirPromisesAreRefused(t *testing.T) {
 	if _, err := c.Issuer(t.Context(), Server{Name: "pinned", URL: "https://x.example.com/mcp", Issuer: other.srv.URL}); err == nil ||
 		!strings.Contains(err.Error(), "does not match") || !strings.Contains(err.Error(), `"pinned"`) {
 		t.Errorf("metadata naming another issuer: %v", err)
+	}
+}
+
+// A server whose PRM starts naming another authorization server
+// (SEP-2352): the wiring is told, and the registration at the old one,
+// bound to it, is dropped once no server names it.
+func TestAnIssuerChangeDropsTheOldRegistration(t *testing.T) {
+	first, second := newFakeAS(t, nil), newFakeAS(t, nil)
+	var current atomic.Pointer[string]
+	current.Store(&first.srv.URL)
+	prm := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(oauthex.ProtectedResourceMetadata{Resource: "http://" + r.Host + "/mcp", AuthorizationServers: []string{*current.Load()}})
+	}))
+	t.Cleanup(prm.Close)
+	var changes []string
+	c := newTestClient(t, Options{PublicURL: "http://127.0.0.1:8090", OnIssuerChange: func(server, old, new string) {
+		changes = append(changes, server+": "+old+" -> "+new)
+	}})
+	jira := Server{Name: "jira", URL: prm.URL + "/mcp"}
+	pinned := Server{Name: "pinned", URL: "https://x.example.com/mcp", Issuer: first.srv.URL}
+
+	authQuery(t, c, "user:alice", jira)
+	authQuery(t, c, "user:alice", pinned)
+	current.Store(&second.srv.URL)
+	if q := authQuery(t, c, "user:alice", jira); q.Get("client_id") != "registered-1" || len(second.registrations()) != 1 {
+		t.Errorf("after the change: client_id %q, %d registrations at the new issuer", q.Get("client_id"), len(second.registrations()))
+	}
+	if want := []string{"jira: " + first.srv.URL + " -> " + second.srv.URL}; !slices.Equal(changes, want) {
+		t.Errorf("OnIssuerChange got %q, want %q", changes, want)
+	}
+	// The old issuer is still pinned's: its registration stays.
+	authQuery(t, c, "user:alice", pinned)
+	if n := len(first.registrations()); n != 1 {
+		t.Errorf("%d registrations at the old issuer while another server names it, want 1", n)
+	}
+	// Once no server names it, a login there registers anew.
+	pinned.Issuer = second.srv.URL
+	authQuery(t, c, "user:alice", pinned)
+	current.Store(&first.srv.URL)
+	authQuery(t, c, "user:alice", jira)
+	if n := len(first.registrations()); n != 2 {
+		t.Errorf("%d registrations at the old issuer after it was dropped, want 2", n)
 	}
 }
