@@ -128,7 +128,8 @@ type Client struct {
 	cimdURL   string
 	redirect  string
 	handler   http.Handler
-	mu        sync.Mutex
+	mu        sync.Mutex                // guards the maps below
+	regMu     sync.Mutex                // registrations take turns
 	metas     map[string]discovered     // issuer -> metadata
 	regs      map[string]*registration  // issuer -> the client musterd is there
 	issuers   map[string]string         // server name -> the issuer last discovered

@@ -46,18 +46,20 @@ func (c *Client) applicationType() string {
 }
 
 // register returns musterd's client at issuer, registering it if need
-// be. Registrations are made once per issuer, under the lock, so two
-// logins racing to a new provider do not make two clients.
+// be. Registrations take turns (regMu), so two logins racing to a new
+// provider do not make two clients; discovery goes on meanwhile.
 func (c *Client) register(ctx context.Context, issuer string, meta *oauthex.AuthServerMeta) (*registration, error) {
 	if c.opts.ClientID != "" {
 		return &registration{ClientID: c.opts.ClientID, ClientSecret: Secret(c.opts.ClientSecret), How: "preregistered"}, nil
 	}
+	c.regMu.Lock()
+	defer c.regMu.Unlock()
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if r, ok := c.regs[issuer]; ok {
+	r, ok := c.regs[issuer]
+	c.mu.Unlock()
+	if ok {
 		return r, nil
 	}
-	var r *registration
 	switch {
 	case meta.ClientIDMetadataDocumentSupported || meta.RegistrationEndpoint == "":
 		r = &registration{ClientID: c.cimdURL, How: "metadata document"}
@@ -75,7 +77,9 @@ func (c *Client) register(ctx context.Context, issuer string, meta *oauthex.Auth
 		}
 		r = &registration{ClientID: resp.ClientID, ClientSecret: Secret(resp.ClientSecret), How: "dynamic registration"}
 	}
+	c.mu.Lock()
 	c.regs[issuer] = r
+	c.mu.Unlock()
 	c.log.Info("oauth client registered", "issuer", issuer, "how", r.How, "client_id", r.ClientID)
 	return r, nil
 }

@@ -115,11 +115,19 @@ func TestDynamicRegistrationOncePerIssuerWithTheApplicationType(t *testing.T) {
 			as := newFakeAS(t, nil)
 			c := newTestClient(t, Options{PublicURL: tc.public})
 			s := Server{Name: "jira", URL: "https://jira.example.com/mcp", Issuer: as.srv.URL, Scope: "read"}
+			var wg sync.WaitGroup
+			for range 8 {
+				wg.Go(func() {
+					if _, err := c.Begin(t.Context(), "user:bob", s); err != nil {
+						t.Error(err)
+					}
+				})
+			}
+			wg.Wait()
 			q := authQuery(t, c, "user:alice", s)
-			authQuery(t, c, "user:bob", s)
 			regs := as.registrations()
 			if len(regs) != 1 {
-				t.Fatalf("%d registrations for two logins at one issuer, want 1", len(regs))
+				t.Fatalf("%d registrations for nine logins at one issuer, eight at once, want 1", len(regs))
 			}
 			r := regs[0]
 			if r.ApplicationType != tc.appType || len(r.RedirectURIs) != 1 || r.RedirectURIs[0] != tc.public+DefaultCallbackPath ||
