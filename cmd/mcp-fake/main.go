@@ -76,6 +76,7 @@ func parseFlags(args []string) (config, error) {
 	fs.BoolVar(&cfg.ignoreSIGTERM, "ignore-sigterm", false, "ignore SIGTERM and SIGPIPE, and keep running after stdin closes")
 	fs.DurationVar(&cfg.addToolAfter, "add-tool-after", 0, `add a tool named "late" after this long, notifying clients that the tool list changed`)
 	supervision.register(fs)
+	oidcGuard.register(fs)
 	fs.StringVar(&cfg.slowTool, "slow-tool", "", `add a tool of this name that works for "steps" (default 10) times "interval" (default "100ms"), `+
 		`reporting progress after each step, and a tool NAME_cancelled that says how many of its calls were cancelled`)
 	fs.StringVar(&cfg.requireBearer, "require-bearer", "", "with -http: answer 401 with an RFC 9728 challenge to a request without this bearer token; GET /refusals counts them")
@@ -213,8 +214,13 @@ func serveHTTP(addr string, server *mcp.Server, bearer string) error {
 	getServer := func(*http.Request) *mcp.Server { return server }
 	mux := http.NewServeMux()
 	guard := func(h http.Handler) http.Handler { return h }
-	if bearer != "" {
+	switch {
+	case bearer != "":
 		guard = requireBearer(mux, "http://"+listener.Addr().String(), bearer)
+	case oidcGuard.issuer != "":
+		if guard, err = oidcGuard.guard(mux, "http://"+listener.Addr().String()); err != nil {
+			return err
+		}
 	}
 	mux.Handle("/mcp", guard(mcp.NewStreamableHTTPHandler(getServer, nil)))
 	mux.Handle("/sse", guard(mcp.NewSSEHandler(getServer, nil)))

@@ -31,6 +31,7 @@ var homes = []struct{ concept, home string }{
 	{"following the bus at a reader's pace (bus.Follow)", "pkg/bus"},
 	{"muster's view of the events, and following it (core_events)", "pkg/musterevents"},
 	{"the live page: its static files, embedded and served under /ui/", "pkg/ui"},
+	{"musterd as OAuth client of protected servers: discovery, login through /oauth/proxy, the users' tokens for them", "pkg/oauth/client"},
 }
 
 // goFile is one non-test Go file of the module, parsed.

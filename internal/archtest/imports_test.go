@@ -55,6 +55,11 @@ var allowed = map[string][]string{
 	// Checking a caller's bearer token against the issuers musterd
 	// trusts: beside the endpoint's guard, over package identity.
 	"pkg/oauth/verify": {"pkg/identity"},
+	// musterd as OAuth client of the protected servers: discovery, the
+	// users' logins through /oauth/proxy, their tokens per issuer. A
+	// library the wiring mounts and the per-user connections read through
+	// its TokenSource; it knows no stage.
+	"pkg/oauth/client": {"pkg/redact"}, // owners are identity.Identity.Owner strings
 	// The router is the one way in for a tool call: the exposed set (its
 	// sources, the core tools and the workflows, plugged in by the wiring
 	// through its Source interface; the running servers' tools from the
