@@ -30,9 +30,11 @@
 //
 // Guarantees:
 //
-//   - The exposed set is the Backend's, as the last Refresh read it:
-//     list_tools, describe_tool, filter_tools and /mcp/direct show the same
-//     set, and call_tool and /mcp/direct hand every call to the Backend. A
+//   - The exposed set is the Backend's: /mcp/direct shows it as the last
+//     Refresh read it, list_tools, describe_tool and filter_tools as the
+//     Backend answers the caller at the call (ToolsFor: the same set, for
+//     a caller without tools of its own), and call_tool and /mcp/direct
+//     hand every call to the Backend. A
 //     Refresh encodes only the tools it has not seen (a Backend returns the
 //     same *mcp.Tool for a tool unchanged).
 //   - Per owner (owners.go): list_tools, describe_tool, list_core_tools
