@@ -342,3 +342,60 @@ func TestOwnersConcurrentUse(t *testing.T) {
 	wg.Wait()
 	assert.Empty(t, c.Owners())
 }
+
+// The catalogue's own answers and changes are the same whether or not
+// owners have servers of their own, whatever those are: the same steps on
+// a catalogue without owners and on one with them give the same.
+func TestOwnersLeaveTheCataloguesOwnAnswersAsTheyAre(t *testing.T) {
+	plain, owned := catalogue.New(catalogue.Options{}), catalogue.New(catalogue.Options{})
+	var plainSeen, ownedSeen changes
+	plain.Subscribe(plainSeen.add)
+	owned.Subscribe(func(c catalogue.Change) {
+		if c.Owner == "" {
+			ownedSeen.add(c)
+		}
+	})
+	k8s := catalogue.Naming{Family: "k8s", InstanceArg: "cluster"}
+	owned.UpdateFor(alice, server("a"), catalogue.Naming{ToolPrefix: "p"}, tools("t", "own"), time.Time{})
+	// Alice's member describes get otherwise: in her view, get falls
+	// back to each member's own name.
+	owned.UpdateFor(alice, server("dev"), k8s, []*mcp.Tool{tool("get", "gets, as dev"), tool("logs", "does logs")}, time.Time{})
+	owned.UpdateFor(bob, server("prod"), k8s, tools("get"), time.Time{})
+	owned.UpdateFor(bob, server("b"), catalogue.Naming{}, tools("t"), time.Time{})
+
+	steps := []func(c *catalogue.Catalogue) []string{
+		func(c *catalogue.Catalogue) []string {
+			return c.Update(server("a"), catalogue.Naming{ToolPrefix: "p"}, tools("t"), time.Time{})
+		},
+		func(c *catalogue.Catalogue) []string {
+			return c.Update(server("b"), catalogue.Naming{ToolPrefix: "p"}, tools("t", "u"), time.Time{})
+		},
+		func(c *catalogue.Catalogue) []string { return c.Update(server("prod"), k8s, tools("get"), time.Time{}) },
+		func(c *catalogue.Catalogue) []string { return c.Update(server("stage"), k8s, tools("get", "logs"), time.Time{}) },
+		func(c *catalogue.Catalogue) []string { return c.SetExposure(server("b"), mustExposure(t, "prefix: bee")) },
+		func(c *catalogue.Catalogue) []string { return c.SetExposure(server("dev"), mustExposure(t, "prefix: d")) },
+		func(c *catalogue.Catalogue) []string { return c.Remove(server("prod")) },
+		func(c *catalogue.Catalogue) []string { return c.Remove(server("a")) },
+	}
+	for i, step := range steps {
+		assert.Equal(t, step(plain), step(owned), "step %d", i)
+		for _, owner := range []string{alice, bob} {
+			_ = owned.For(owner).Tools() // each view made again at every step
+		}
+		assert.Equal(t, plainSeen.take(), ownedSeen.take(), "step %d", i)
+		assert.Equal(t, plain.Tools(), owned.Tools(), "step %d", i)
+		assert.Equal(t, defNames(plain.Definitions()), defNames(owned.Definitions()), "step %d", i)
+		for _, name := range plain.Tools() {
+			p, _ := plain.Tool(name)
+			o, _ := owned.Tool(name)
+			assert.Equal(t, p, o, "step %d: %s", i, name)
+		}
+		for _, k := range []events.Key{server("a"), server("b"), server("dev"), server("prod"), server("stage")} {
+			assert.Equal(t, plain.Conflicts(k), owned.Conflicts(k), "step %d: %s", i, k)
+		}
+		_, gonePlain := plain.Gone("x_p_t")
+		_, goneOwned := owned.Gone("x_p_t")
+		assert.Equal(t, gonePlain, goneOwned, "step %d", i)
+	}
+	assert.Equal(t, plain.Servers(), owned.Servers())
+}
