@@ -371,9 +371,15 @@ func TestOwnersLeaveTheCataloguesOwnAnswersAsTheyAre(t *testing.T) {
 			return c.Update(server("b"), catalogue.Naming{ToolPrefix: "p"}, tools("t", "u"), time.Time{})
 		},
 		func(c *catalogue.Catalogue) []string { return c.Update(server("prod"), k8s, tools("get"), time.Time{}) },
-		func(c *catalogue.Catalogue) []string { return c.Update(server("stage"), k8s, tools("get", "logs"), time.Time{}) },
-		func(c *catalogue.Catalogue) []string { return c.SetExposure(server("b"), mustExposure(t, "prefix: bee")) },
-		func(c *catalogue.Catalogue) []string { return c.SetExposure(server("dev"), mustExposure(t, "prefix: d")) },
+		func(c *catalogue.Catalogue) []string {
+			return c.Update(server("stage"), k8s, tools("get", "logs"), time.Time{})
+		},
+		func(c *catalogue.Catalogue) []string {
+			return c.SetExposure(server("b"), mustExposure(t, "prefix: bee"))
+		},
+		func(c *catalogue.Catalogue) []string {
+			return c.SetExposure(server("dev"), mustExposure(t, "prefix: d"))
+		},
 		func(c *catalogue.Catalogue) []string { return c.Remove(server("prod")) },
 		func(c *catalogue.Catalogue) []string { return c.Remove(server("a")) },
 	}
