@@ -22,6 +22,9 @@ func as(ctx context.Context, user string) context.Context {
 	return identity.With(ctx, identity.Identity{Subject: user})
 }
 
+// ownerOf is the owner of user's calls (as), whatever the form of owners.
+func ownerOf(user string) string { return identity.Identity{Subject: user}.Owner() }
+
 func namesOf(tools []*mcp.Tool) []string {
 	out := []string{}
 	for _, t := range tools {
@@ -37,7 +40,7 @@ func TestEachCallerListsAndCallsInItsOwnersView(t *testing.T) {
 	f := &fakeServers{result: &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}}
 	r, cat, _ := newUnit(t, f, nil)
 	cat.Update(key("echo"), catalogue.Naming{}, defs("echo"), time.Time{})
-	cat.UpdateFor("user:alice", key("vault"), catalogue.Naming{}, defs("read"), time.Time{})
+	cat.UpdateFor(ownerOf("alice"), key("vault"), catalogue.Naming{}, defs("read"), time.Time{})
 	alice, bob := as(t.Context(), "alice"), as(t.Context(), "bob")
 
 	// A call before any listing finds alice's tool all the same.
@@ -72,13 +75,13 @@ func TestEachCallerListsAndCallsInItsOwnersView(t *testing.T) {
 	assert.Same(t, f.result, res, "the catalogue's tools are everyone's")
 
 	// Alice's tools change: her listing follows.
-	cat.UpdateFor("user:alice", key("vault"), catalogue.Naming{}, defs("read", "write"), time.Time{})
+	cat.UpdateFor(ownerOf("alice"), key("vault"), catalogue.Naming{}, defs("read", "write"), time.Time{})
 	assert.Equal(t, []string{"x_echo_echo", "x_vault_read", "x_vault_write"}, namesOf(r.ToolsFor(alice)))
 	_, err = r.CallTool(alice, "x_vault_write", nil, nil)
 	require.NoError(t, err)
 
 	// Her connections end: her view is the catalogue's again.
-	cat.ForgetOwner("user:alice")
+	cat.ForgetOwner(ownerOf("alice"))
 	assert.False(t, r.Personal(alice))
 	assert.Equal(t, []string{"x_echo_echo"}, namesOf(r.ToolsFor(alice)))
 	_, err = r.CallTool(alice, "x_vault_read", nil, nil)
@@ -92,7 +95,7 @@ func TestANameInConflictForOneOwnerIsUnknownToItOnly(t *testing.T) {
 	f := &fakeServers{result: &mcp.CallToolResult{}}
 	r, cat, _ := newUnit(t, f, nil)
 	cat.Update(key("a"), catalogue.Naming{ToolPrefix: "p"}, defs("t"), time.Time{})
-	cat.UpdateFor("user:alice", key("b"), catalogue.Naming{ToolPrefix: "p"}, defs("t", "u"), time.Time{})
+	cat.UpdateFor(ownerOf("alice"), key("b"), catalogue.Naming{ToolPrefix: "p"}, defs("t", "u"), time.Time{})
 	alice, bob := as(t.Context(), "alice"), as(t.Context(), "bob")
 
 	assert.Equal(t, []string{"x_p_u"}, namesOf(r.ToolsFor(alice)))
@@ -118,7 +121,8 @@ func TestOwnerChangesAreToldForThatOwnerAlone(t *testing.T) {
 		)
 		r.OnChange(func() { mu.Lock(); global++; mu.Unlock() })
 		cancel := r.OnOwnerChange(func(owner string) {
-			tools := namesOf(r.ToolsFor(as(context.Background(), owner[len("user:"):])))
+			user := map[string]string{ownerOf("alice"): "alice", ownerOf("bob"): "bob"}[owner]
+			tools := namesOf(r.ToolsFor(as(context.Background(), user)))
 			mu.Lock()
 			owners = append(owners, owner)
 			seen = append(seen, tools)
@@ -130,14 +134,14 @@ func TestOwnerChangesAreToldForThatOwnerAlone(t *testing.T) {
 			return global, slices.Clone(owners), slices.Clone(seen)
 		}
 
-		cat.UpdateFor("user:alice", key("vault"), catalogue.Naming{}, defs("read"), time.Time{})
+		cat.UpdateFor(ownerOf("alice"), key("vault"), catalogue.Naming{}, defs("read"), time.Time{})
 		synctest.Wait()
 		g, o, s := state()
 		assert.Equal(t, 0, g, "nobody else is told")
-		assert.Equal(t, []string{"user:alice"}, o)
+		assert.Equal(t, []string{ownerOf("alice")}, o)
 		assert.Equal(t, [][]string{{"x_vault_read"}}, s, "told with the change in ToolsFor")
 
-		cat.UpdateFor("user:alice", key("vault"), catalogue.Naming{}, defs("read"), time.Unix(9, 0))
+		cat.UpdateFor(ownerOf("alice"), key("vault"), catalogue.Naming{}, defs("read"), time.Unix(9, 0))
 		synctest.Wait()
 		_, o, _ = state()
 		assert.Len(t, o, 1, "listed again, the same tools: nothing to tell")
@@ -148,18 +152,18 @@ func TestOwnerChangesAreToldForThatOwnerAlone(t *testing.T) {
 		assert.Equal(t, 1, g, "the catalogue's change goes to OnChange")
 		assert.Len(t, o, 1, "and not to the owners' watchers")
 
-		cat.UpdateFor("user:bob", key("jira"), catalogue.Naming{}, defs("search"), time.Time{})
-		cat.ForgetOwner("user:alice")
+		cat.UpdateFor(ownerOf("bob"), key("jira"), catalogue.Naming{}, defs("search"), time.Time{})
+		cat.ForgetOwner(ownerOf("alice"))
 		synctest.Wait()
 		g, o, s = state()
 		assert.Equal(t, 1, g)
 		require.Len(t, o, 3, "one call each: alice's and bob's views changed")
-		assert.ElementsMatch(t, []string{"user:alice", "user:bob"}, o[1:])
+		assert.ElementsMatch(t, []string{ownerOf("alice"), ownerOf("bob")}, o[1:])
 		assert.Contains(t, s, []string{"x_echo_echo", "x_jira_search"})
 		assert.Contains(t, s, []string{"x_echo_echo"}, "alice's view after her servers went")
 
 		cancel()
-		cat.UpdateFor("user:alice", key("vault"), catalogue.Naming{}, defs("read"), time.Time{})
+		cat.UpdateFor(ownerOf("alice"), key("vault"), catalogue.Naming{}, defs("read"), time.Time{})
 		synctest.Wait()
 		_, o, _ = state()
 		assert.Len(t, o, 3, "no calls after cancel")
