@@ -29,7 +29,7 @@ var allowed = map[string][]string{
 	"pkg/bus":               {"pkg/events"},
 	// The work queue of handles, below the stages that queue keys.
 	"pkg/keyqueue":    {"pkg/events", "internal/ring"},
-	"pkg/catalogue":   {"pkg/events", "internal/registry"},                                                             // the tools of running servers, beside the index
+	"pkg/catalogue":   {"pkg/events", "internal/registry"},                                                             // the tools of running servers, beside the index, and each owner's view of them (owners as strings: no identity)
 	"pkg/reconcilers": {"pkg/events", "pkg/apis", "pkg/resources", "pkg/supervisor", "pkg/catalogue", "pkg/tmplfuncs"}, // plain code over state: never the bus
 	"pkg/debouncer":   {"pkg/events", "pkg/bus", "internal/ring"},
 	"pkg/coordinator": {"pkg/events", "pkg/bus", "pkg/reconcilers", "pkg/redact", "pkg/keyqueue"},
@@ -63,8 +63,9 @@ var allowed = map[string][]string{
 	// The router is the one way in for a tool call: the exposed set (its
 	// sources, the core tools and the workflows, plugged in by the wiring
 	// through its Source interface; the running servers' tools from the
-	// catalogue, called through the supervisor); never the bus.
-	"pkg/router": {"pkg/events", "pkg/redact", "pkg/catalogue", "pkg/supervisor", "internal/registry", "internal/jsoneq", "internal/turns"},
+	// catalogue, called through the supervisor), each caller's by its
+	// identity's owner; never the bus.
+	"pkg/router": {"pkg/events", "pkg/redact", "pkg/catalogue", "pkg/supervisor", "pkg/identity", "internal/registry", "internal/jsoneq", "internal/turns"},
 	// How a tool musterd implements is declared: a leaf.
 	"pkg/tooldef": {},
 	// The API is an edge, like cmd: it reads the stages' state and serves it.

@@ -101,7 +101,26 @@ type Catalogue struct {
 	// policies are the servers' exposure policies (exposure.go), running
 	// or not, so that a server starts under its policy.
 	policies map[events.Key]*Exposure
+
+	// owners are the servers each owner connects to on its own, and its
+	// view of the catalogue (owners.go).
+	owners map[string]*ownerSet
+	// gen counts the changes of the global catalogue: an owner's view
+	// made at another is made again before it is read.
+	gen uint64
 }
+
+// offers finds a running server's offer (nil: none), in the catalogue or
+// in an owner's view of it (owners.go). c.mu is held.
+type offers func(events.Key) *offer
+
+// offer finds a server's offer in the catalogue (the global one). c.mu is
+// held.
+func (c *Catalogue) offer(key events.Key) *offer { return c.servers[key] }
+
+// name finds an exposed name in the catalogue (the global one). c.mu is
+// held.
+func (c *Catalogue) name(tool string) *exposed { return c.names[tool] }
 
 // offer is what one running server offers.
 type offer struct {
@@ -136,6 +155,7 @@ func New(opts Options) *Catalogue {
 
 		starting: map[events.Key]string{},
 		policies: map[events.Key]*Exposure{},
+		owners:   map[string]*ownerSet{},
 	}
 }
 
@@ -340,13 +360,22 @@ func (c *Catalogue) apply(key events.Key, next func(prev *offer) *offer, policy 
 	defer c.write.Unlock()
 
 	c.mu.Lock()
+	views := c.viewsWith(key) // owners.go: the owners' views this change may alter
+	c.gen++
 	prev := c.servers[key]
 	if policy != nil && prev == nil {
 		next(nil) // records the policy: nothing runs to apply it to
+		owned := c.ownerChanges(key, views, func(name string) []byte {
+			if x := c.names[name]; x != nil {
+				return x.print // the catalogue's answers did not change
+			}
+			return nil
+		})
 		c.mu.Unlock()
 		for _, fn := range c.subs.All() {
 			fn(Change{Server: key, Exposure: true})
 		}
+		c.tell(owned)
 		return nil
 	}
 	nextOffer := next(prev)
@@ -389,7 +418,7 @@ func (c *Catalogue) apply(key events.Key, next func(prev *offer) *offer, policy 
 		groups = append(groups, c.familyMembers(f))
 	}
 	for _, group := range groups {
-		for k, e := range c.expose(group) {
+		for k, e := range c.expose(c.offer, group) {
 			c.servers[k].exposure = e
 			for name := range e.tools {
 				affected[name] = true
@@ -426,7 +455,7 @@ func (c *Catalogue) apply(key events.Key, next func(prev *offer) *offer, policy 
 			x = nil
 		}
 		if x != nil {
-			c.refresh(name, x)
+			c.refresh(c.offer, name, x)
 		}
 		var after []byte
 		if x != nil {
@@ -447,7 +476,17 @@ func (c *Catalogue) apply(key events.Key, next func(prev *offer) *offer, policy 
 			conflicted = slices.Insert(conflicted, i, key)
 		}
 	}
+	owned := c.ownerChanges(key, views, func(name string) []byte {
+		if affected[name] {
+			return prints[name]
+		}
+		if x := c.names[name]; x != nil {
+			return x.print
+		}
+		return nil
+	})
 	c.mu.Unlock()
+	defer c.tell(owned)
 	subs := c.subs.All()
 
 	serverChanged := (prev == nil) != (nextOffer == nil) ||
@@ -501,9 +540,10 @@ func (c *Catalogue) rememberGone(server events.Key, prev *offer) {
 	c.gone.remember(server, tools)
 }
 
-// refresh recomputes the view of name from its owners; c.mu is held.
-func (c *Catalogue) refresh(name string, x *exposed) {
-	x.conflict = c.conflicting(name, x.owners)
+// refresh recomputes the view of name from its owners, whose offers of
+// finds; c.mu is held.
+func (c *Catalogue) refresh(of offers, name string, x *exposed) {
+	x.conflict = c.conflicting(of, name, x.owners)
 	if x.conflict {
 		// Offered by none of them: a client sees the name go, and each
 		// owner's status says why (Conflicts).
@@ -516,7 +556,7 @@ func (c *Catalogue) refresh(name string, x *exposed) {
 		return
 	}
 	owner := x.owners[0]
-	s := c.servers[owner]
+	s := of(owner)
 	own := s.tools[name]
 	def := *own // shallow: the nested values are shared, never changed
 	def.Name = name
@@ -524,7 +564,7 @@ func (c *Catalogue) refresh(name string, x *exposed) {
 	if s.grouped[name] {
 		t.Family, t.InstanceArg = s.naming.Family, s.naming.InstanceArg
 		for _, k := range x.owners {
-			if m := c.servers[k]; m != nil && m.grouped[name] && m.naming.Family == t.Family {
+			if m := of(k); m != nil && m.grouped[name] && m.naming.Family == t.Family {
 				t.Instances = append(t.Instances, k.Name)
 			}
 		}
@@ -671,6 +711,12 @@ type Change struct {
 	// Conflicts are the servers whose conflicts (Conflicts) changed,
 	// sorted: each must tell its own.
 	Conflicts []events.Key
+	// Owner is whose view changed: "" for the catalogue itself, which
+	// every view shows (a change of it may alter any owner's view as
+	// well), else one owner's (UpdateFor, RemoveFor, ForgetOwner, or a
+	// change of a server the owner connects to on its own), whose view
+	// alone changed: Tools and Conflicts are then as For(Owner) answers.
+	Owner string
 }
 
 // Subscribe registers fn to be called after every change: of the exposed
@@ -707,7 +753,12 @@ type Target struct {
 func (c *Catalogue) Resolve(name string, args map[string]any) (Target, error) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	x := c.offered(name)
+	return resolve(c.offer, c.offered(name), name, args)
+}
+
+// resolve is Resolve of x, the exposed name name (nil: not offered), whose
+// owners' offers of finds. c.mu is held.
+func resolve(of offers, x *exposed, name string, args map[string]any) (Target, error) {
 	if x == nil {
 		return Target{}, fmt.Errorf("tool %q: %w", name, ErrUnknownTool)
 	}
@@ -727,7 +778,7 @@ func (c *Catalogue) Resolve(name string, args map[string]any) (Target, error) {
 			name, offered, t.InstanceArg)
 	}
 	for _, k := range x.owners {
-		if m := c.servers[k]; m != nil && m.grouped[name] && m.naming.Family == t.Family && k.Name == instance {
+		if m := of(k); m != nil && m.grouped[name] && m.naming.Family == t.Family && k.Name == instance {
 			rest := maps.Clone(args)
 			delete(rest, t.InstanceArg)
 			return Target{Server: k, Tool: m.tools[name].Name, Arguments: rest}, nil

@@ -18,15 +18,15 @@ import (
 // whose policy gives two of its tools one name (exposure.clashes).
 
 // conflicting reports whether name, exposed by owners, is in conflict:
-// two owners that are not members of one family sharing it. c.mu is
-// held.
-func (c *Catalogue) conflicting(name string, owners []events.Key) bool {
+// two owners that are not members of one family sharing it; of finds
+// their offers. c.mu is held.
+func (c *Catalogue) conflicting(of offers, name string, owners []events.Key) bool {
 	if len(owners) < 2 {
 		return false
 	}
 	family := ""
 	for i, k := range owners {
-		s := c.servers[k]
+		s := of(k)
 		if s == nil || !s.grouped[name] {
 			return true
 		}
@@ -65,11 +65,12 @@ func (c *Catalogue) changedConflicts(affected map[string]bool, before map[string
 	return keys
 }
 
-// conflictsOf lists s's conflicts, sorted. c.mu is held.
-func (c *Catalogue) conflictsOf(key events.Key, s *offer) []string {
+// conflictsOf lists s's conflicts, sorted, as named finds the exposed
+// names. c.mu is held.
+func conflictsOf(named func(string) *exposed, key events.Key, s *offer) []string {
 	out := slices.Clone(s.clashes)
 	for _, name := range slices.Sorted(maps.Keys(s.tools)) {
-		x := c.names[name]
+		x := named(name)
 		if x == nil || !x.conflict {
 			continue
 		}
@@ -96,7 +97,7 @@ func (c *Catalogue) Conflicts(server events.Key) []string {
 	if s == nil {
 		return nil
 	}
-	return c.conflictsOf(server.Canonical(), s)
+	return conflictsOf(c.name, server.Canonical(), s)
 }
 
 // Why says why no server offers the exposed name tool, when it is an
@@ -106,7 +107,13 @@ func (c *Catalogue) Conflicts(server events.Key) []string {
 func (c *Catalogue) Why(tool string) (why string, ok bool) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	if x := c.names[tool]; x != nil {
+	return c.why(c.names[tool], c.servers, tool)
+}
+
+// why is Why of tool, exposed as x (nil: by none), among servers. c.mu is
+// held.
+func (c *Catalogue) why(x *exposed, servers map[events.Key]*offer, tool string) (string, bool) {
+	if x != nil {
 		if !x.conflict {
 			return "", false
 		}
@@ -116,9 +123,9 @@ func (c *Catalogue) Why(tool string) (why string, ok bool) {
 		}
 		return "held back: exposed by " + strings.Join(owners, " and ") + " at once, a conflict", true
 	}
-	keys := slices.SortedFunc(maps.Keys(c.servers), events.CompareKeys)
+	keys := slices.SortedFunc(maps.Keys(servers), events.CompareKeys)
 	for _, k := range keys {
-		if w, hidden := c.servers[k].hidden[tool]; hidden {
+		if w, hidden := servers[k].hidden[tool]; hidden {
 			return fmt.Sprintf("%s %s/%s's exposure policy (metadata.annotations[%s]) %s", k.Kind, k.Namespace, k.Name, ExposureAnnotation, w), true
 		}
 	}

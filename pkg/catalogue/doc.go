@@ -72,6 +72,29 @@
 //   - It also knows which servers are starting (SetStarting) and the name
 //     prefix their tools will have, so that StartingFor tells a tool that
 //     may yet come from one that is missing.
+//   - Per-owner views (owners.go): an owner (identity.Identity's Owner, a
+//     user or a session) may connect to servers on its own (UpdateFor,
+//     RemoveFor, ForgetOwner: a protected server's connection of the
+//     user's). For(owner) is that owner's view: the catalogue's running
+//     servers plus the owner's, under the same rules (prefix, toolPrefix,
+//     the server's exposure policy, whoever connects), with Has, Lookup,
+//     Tool, Tools, Definitions, Resolve, ServerTools, Conflicts, Why and
+//     Gone as the catalogue answers them; nobody else's view, the
+//     catalogue's own included, has the owner's servers, and a name of
+//     them resolves there as ErrUnknownTool. A server the owner connects
+//     to that also runs in the catalogue is the owner's in its view. A
+//     name the owner's server exposes that another server exposes too is
+//     a conflict in the owner's view alone, held back and said in Why and
+//     Conflicts. An owner's server joins its family with the catalogue's
+//     running members (and the owner's other ones), never with another
+//     owner's. What an owner's servers offer is not remembered as gone.
+//     The view's Definitions is the same slice until the catalogue or the
+//     owner's servers change. For("") is the catalogue itself: nothing
+//     changes for it.
+//   - Every Change names its Owner: "" for a change of the catalogue,
+//     which every view shows; an owner's for a change of its view alone
+//     (its servers, or a policy of a server only it connects to), whose
+//     Tools and Conflicts are as For(owner) answers them.
 //   - Safe for concurrent use; every slice returned is the caller's own;
 //     definitions are shared and never changed.
 package catalogue

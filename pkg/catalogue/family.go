@@ -50,15 +50,16 @@ func (e *exposure) hide(name, why string) {
 //     takes an argument named as the instance argument: then that tool
 //     alone falls back to each member's own name.
 //
-// Of two tools of one server with one exposed name, the first counts.
-// c.mu is held.
-func (c *Catalogue) expose(servers []events.Key) map[events.Key]exposure {
+// Of two tools of one server with one exposed name, the first counts. of
+// finds the servers' offers (the catalogue's, or an owner's view's). c.mu
+// is held.
+func (c *Catalogue) expose(of offers, servers []events.Key) map[events.Key]exposure {
 	out := make(map[events.Key]exposure, len(servers))
 	fallback := false
 	if len(servers) > 1 {
-		arg := c.servers[servers[0]].naming.InstanceArg
+		arg := of(servers[0]).naming.InstanceArg
 		for _, k := range servers[1:] {
-			if c.servers[k].naming.InstanceArg != arg {
+			if of(k).naming.InstanceArg != arg {
 				fallback = true
 				break
 			}
@@ -67,11 +68,11 @@ func (c *Catalogue) expose(servers []events.Key) map[events.Key]exposure {
 	// splits are the tool names, by the server's own name, that cannot be
 	// grouped.
 	splits := map[string]bool{}
-	if !fallback && len(servers) > 0 && c.servers[servers[0]].naming.Family != "" {
-		arg := c.servers[servers[0]].naming.InstanceArg
+	if !fallback && len(servers) > 0 && of(servers[0]).naming.Family != "" {
+		arg := of(servers[0]).naming.InstanceArg
 		description := map[string]string{}
 		for _, k := range servers {
-			for _, t := range c.servers[k].own {
+			for _, t := range of(k).own {
 				if d, seen := description[t.Name]; seen && d != t.Description {
 					splits[t.Name] = true
 				}
@@ -83,7 +84,7 @@ func (c *Catalogue) expose(servers []events.Key) map[events.Key]exposure {
 		}
 	}
 	for _, k := range servers {
-		s := c.servers[k]
+		s := of(k)
 		p := c.policies[k]
 		e := exposure{tools: make(map[string]*mcp.Tool, len(s.own)), grouped: map[string]bool{}}
 		var clashes map[string][]string // exposed name → the tools a policy gave it, for two or more

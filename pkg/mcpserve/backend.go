@@ -17,6 +17,11 @@ type Backend interface {
 	// the exposed name, sorted by name. An unchanged tool is the same
 	// *mcp.Tool from one call to the next, and is never changed.
 	Tools() []*mcp.Tool
+	// ToolsFor returns the exposed set as the caller of ctx sees it
+	// (identity.From(ctx)'s owner): Tools' set, plus the tools of the
+	// servers that owner connects to on its own, never another owner's.
+	// A caller whose owner has none gets Tools' set.
+	ToolsFor(ctx context.Context) []*mcp.Tool
 	// CallTool calls the exposed tool name with args, or a name the
 	// Backend claims though it does not list it (a workflow that cannot
 	// run, a tool whose server stopped). An error means the call could not

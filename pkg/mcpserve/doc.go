@@ -30,11 +30,20 @@
 //
 // Guarantees:
 //
-//   - The exposed set is the Backend's, as the last Refresh read it:
-//     list_tools, describe_tool, filter_tools and /mcp/direct show the same
-//     set, and call_tool and /mcp/direct hand every call to the Backend. A
+//   - The exposed set is the Backend's: /mcp/direct shows it as the last
+//     Refresh read it, list_tools, describe_tool and filter_tools as the
+//     Backend answers the caller at the call (ToolsFor: the same set, for
+//     a caller without tools of its own), and call_tool and /mcp/direct
+//     hand every call to the Backend. A
 //     Refresh encodes only the tools it has not seen (a Backend returns the
 //     same *mcp.Tool for a tool unchanged).
+//   - Per owner (owners.go): list_tools, describe_tool, list_core_tools
+//     and filter_tools show the caller's set (Backend.ToolsFor: the
+//     exposed set plus the tools of the servers its identity's owner
+//     connects to on its own, never another owner's); /mcp/direct lists
+//     the exposed set alone. ToolsChangedFor sends
+//     notifications/tools/list_changed to one owner's sessions alone (those
+//     whose calls carried that owner), on their open streams.
 //   - Every streamable view (/mcp, /mcp/direct, /mcp/servers/<name>)
 //     speaks both generations of the protocol on one URL: 2024-11-05,
 //     2025-03-26, 2025-06-18 and 2025-11-25, with initialize and a

@@ -80,6 +80,13 @@ func (b *fakeBackend) Tools() []*mcp.Tool {
 	return b.offered()
 }
 
+func (b *fakeBackend) ToolsFor(ctx context.Context) []*mcp.Tool {
+	if b.rt != nil {
+		return b.rt.ToolsFor(ctx)
+	}
+	return b.offered()
+}
+
 func (b *fakeBackend) CallTool(ctx context.Context, name string, args map[string]any, progress func(*mcp.ProgressNotificationParams)) (*mcp.CallToolResult, error) {
 	if b.rt != nil {
 		return b.rt.CallTool(ctx, name, args, progress)

@@ -71,13 +71,13 @@ type toolInfo struct {
 	InputSchema any               `json:"inputSchema,omitempty"`
 }
 
-func (s *Server) listTools(context.Context, tooldef.Args) (*mcp.CallToolResult, error) {
+func (s *Server) listTools(ctx context.Context, _ tooldef.Args) (*mcp.CallToolResult, error) {
 	type entry struct {
 		Name        string `json:"name"`
 		Description string `json:"description"`
 	}
 	list := []entry{}
-	for _, t := range s.Tools() {
+	for _, t := range s.toolsFor(ctx) {
 		list = append(list, entry{t.Name, t.Description})
 	}
 	// musterd has no server needing a login: servers_requiring_auth, which
@@ -87,9 +87,9 @@ func (s *Server) listTools(context.Context, tooldef.Args) (*mcp.CallToolResult, 
 	}{list})
 }
 
-func (s *Server) describeTool(_ context.Context, a tooldef.Args) (*mcp.CallToolResult, error) {
+func (s *Server) describeTool(ctx context.Context, a tooldef.Args) (*mcp.CallToolResult, error) {
 	name := a.Str("name")
-	for _, t := range s.Tools() {
+	for _, t := range s.toolsFor(ctx) {
 		if t.Name == name {
 			return tooldef.Pretty(map[string]any{"name": t.Name, "description": t.Description, "inputSchema": t.InputSchema})
 		}
@@ -107,10 +107,10 @@ type filterOptions struct {
 }
 
 func (s *Server) listCoreTools(ctx context.Context, a tooldef.Args) (*mcp.CallToolResult, error) {
-	return s.filter(filterOptions{pattern: "core*", includeSchema: a.Bool("include_schema", true)})
+	return s.filter(ctx, filterOptions{pattern: "core*", includeSchema: a.Bool("include_schema", true)})
 }
 
-func (s *Server) filterTools(_ context.Context, a tooldef.Args) (*mcp.CallToolResult, error) {
+func (s *Server) filterTools(ctx context.Context, a tooldef.Args) (*mcp.CallToolResult, error) {
 	o := filterOptions{
 		pattern:           a.Str("pattern"),
 		descriptionFilter: a.Str("description_filter"),
@@ -133,12 +133,12 @@ func (s *Server) filterTools(_ context.Context, a tooldef.Args) (*mcp.CallToolRe
 	if o.offset < 0 {
 		return tooldef.Error("offset must be at least 0"), nil
 	}
-	return s.filter(o)
+	return s.filter(ctx, o)
 }
 
 // filter filters, ranks and pages the exposed tools.
-func (s *Server) filter(o filterOptions) (*mcp.CallToolResult, error) {
-	tools := s.Tools()
+func (s *Server) filter(ctx context.Context, o filterOptions) (*mcp.CallToolResult, error) {
+	tools := s.toolsFor(ctx)
 	if len(tools) == 0 {
 		return tooldef.Text("No tools available to filter"), nil
 	}

@@ -110,6 +110,10 @@ type Server struct {
 	watches, watchIDs sync.Map
 	states            *sealer  // the request states of input-required results (requeststate.go)
 	clients           sync.Map // *mcp.ServerSession → *client (peer.go)
+
+	// owners are the sessions of each owner, for ToolsChangedFor
+	// (owners.go).
+	owners ownerSessions
 }
 
 // listing is the exposed set as a Refresh read it.
@@ -413,6 +417,7 @@ func (s *Server) enter(ctx context.Context, view string, req *mcp.CallToolReques
 				id.Session = key
 			}
 			ctx = identity.With(ctx, id)
+			s.owners.note(key, id.Owner(), s.sessionClosed(ss)) // owners.go
 		}
 		closed := s.sessionClosed(ss)
 		c.Done = closed.Done()

@@ -18,6 +18,7 @@
 // the bus.
 //
 //	supervisor ──▶ bridge ──▶ catalogue ──Subscribe──▶ Router ──OnChange──▶ endpoint (list_changed)
+//	                                                        └──OnOwnerChange(owner)──▶ that owner's sessions
 //	endpoint, engine ──CallTool──▶ Router ──▶ core tools, workflows (Source.CallTool)
 //	                                     └──Resolve──▶ catalogue ──▶ supervisor ──▶ the server's live session
 //
@@ -39,6 +40,21 @@
 //     as its source offers it; a miss never recomputes the set. A name nothing offers or claims fails at once
 //     with ErrUnknownTool (which catalogue.ErrUnknownTool also matches),
 //     saying "tool not found".
+//
+//   - Per caller (owners.go): a call and ToolsFor read the catalogue in
+//     the caller's view, catalogue.For(identity.From(ctx)'s Owner): the
+//     running servers' tools plus those of the servers the caller's
+//     owner connects to on its own (catalogue.UpdateFor), by the same
+//     rules and with the same sources around them; a caller without an
+//     identity, or whose owner connects to nothing of its own, sees Tools
+//     (the same set). A tool of another owner's connection is not in the
+//     caller's listing, and its call fails as any unknown tool does
+//     (ErrUnknownTool, "tool not found"), naming nothing of its owner; a
+//     name the caller's own connection and a running server both expose
+//     is held back for that caller alone. A change of one owner's view
+//     alone is told to OnOwnerChange's watchers with that owner, never to
+//     OnChange's. Resources, prompts, completions and the view of one
+//     server alone (Server) are the running servers' only, whoever asks.
 //
 //   - Each call is logged once, at debug, when it returns: the tool, its
 //     source, the server and its tool name for a server's tool, the view

@@ -84,23 +84,24 @@ func (r *Router) Tools() []*mcp.Tool {
 	r.exposedMu.Lock()
 	defer r.exposedMu.Unlock()
 	old := r.exposed.Load()
-	if next := r.compute(old); next != old {
+	if next := r.compute(old, r.cat.Definitions()); next != old {
 		r.exposed.Store(next)
 		return next.tools
 	}
 	return old.tools
 }
 
-// compute builds the exposed set. If every source offers the very tools
+// compute builds the exposed set, servers being the catalogue's
+// definitions in the caller's view. If every source offers the very tools
 // it offered for old, old is returned as it is: a reconcile that changed
 // no tool (most of them) costs a comparison of pointers, not a new set of
 // 100,000 routes.
-func (r *Router) compute(old *exposed) *exposed {
+func (r *Router) compute(old *exposed, servers []*mcp.Tool) *exposed {
 	var offers [][]*mcp.Tool
 	if r.core != nil {
 		offers = append(offers, r.core.Tools())
 	}
-	offers = append(offers, r.cat.Definitions())
+	offers = append(offers, servers)
 	for _, s := range r.sources {
 		offers = append(offers, s.Tools())
 	}
@@ -146,14 +147,14 @@ func (r *Router) compute(old *exposed) *exposed {
 // source's offer, in the exposed set's order, and never recomputes the
 // set: a client calling names that do not exist cannot make the router
 // sort 100,000 tools per call.
-func (r *Router) route(name string) (toolRoute, bool) {
-	if rt, ok := r.exposed.Load().routes[name]; ok {
+func (r *Router) route(view catalogue.View, name string) (toolRoute, bool) {
+	if rt, ok := r.exposedOf(view).routes[name]; ok {
 		return rt, true
 	}
 	if r.core != nil && offers(r.core, name) {
 		return toolRoute{source: r.core, label: sourceCore}, true
 	}
-	if r.cat.Has(name) {
+	if view.Has(name) {
 		return toolRoute{label: sourceServer}, true
 	}
 	for _, s := range r.sources {
@@ -166,7 +167,7 @@ func (r *Router) route(name string) (toolRoute, bool) {
 			return toolRoute{source: s, label: sourceProvider}, true
 		}
 	}
-	if r.Claims(name) {
+	if _, gone := view.Gone(name); gone {
 		return toolRoute{label: sourceServer}, true
 	}
 	return toolRoute{}, false
@@ -192,7 +193,8 @@ func offers(s Source, name string) bool {
 // for the caller to set its own. args is not changed.
 func (r *Router) CallTool(ctx context.Context, name string, args map[string]any,
 	progress func(*mcp.ProgressNotificationParams)) (*mcp.CallToolResult, error) {
-	rt, ok := r.route(name)
+	view := r.viewOf(ctx) // owners.go: the caller's
+	rt, ok := r.route(view, name)
 	if !ok {
 		err := unknownToolError{name}
 		if r.debug(ctx) {
@@ -215,7 +217,7 @@ func (r *Router) CallTool(ctx context.Context, name string, args map[string]any,
 	if rt.source != nil {
 		res, err = rt.source.CallTool(ctx, name, args, progress)
 	} else {
-		res, err = r.callServer(ctx, name, args, progress, &l)
+		res, err = r.callServer(ctx, view, name, args, progress, &l)
 	}
 	if err == nil && res == nil {
 		res = &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: ""}}}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/musterd/musterd/pkg/catalogue"
 	"github.com/musterd/musterd/pkg/supervisor"
 )
 
@@ -19,14 +20,15 @@ func (r *Router) Claims(name string) bool {
 	return ok
 }
 
-// callGone calls name, a tool whose server stopped running, at that server:
+// callGone calls name, a tool whose server stopped running (in view, the
+// caller's), at that server:
 // one starting again is waited for as any call is (and the call then
 // succeeds), one that is not running fails with muster's "server not found"
 // naming the tool, and the supervisor's error naming the server and its state, or saying
 // that its definition is deleted (Options.Declared).
-func (r *Router) callGone(ctx context.Context, name string, args map[string]any,
+func (r *Router) callGone(ctx context.Context, view catalogue.View, name string, args map[string]any,
 	progress func(*mcp.ProgressNotificationParams)) (*mcp.CallToolResult, bool, error) {
-	gone, ok := r.cat.Gone(name)
+	gone, ok := view.Gone(name)
 	if !ok {
 		return nil, false, nil
 	}

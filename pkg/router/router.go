@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"maps"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -105,11 +107,16 @@ type Router struct {
 	// serializes its computing.
 	exposed   atomic.Pointer[exposed]
 	exposedMu sync.Mutex
+	// owned is, per owner whose view has servers of its own, the exposed
+	// set its ToolsFor last computed (owners.go): owner → *exposed.
+	owned sync.Map
 
-	mu         sync.Mutex
-	watchers   registry.Funcs[func()]
-	pending    bool          // a change is to be told to the watchers
-	delivering chan struct{} // non-nil while a goroutine tells them
+	mu            sync.Mutex
+	watchers      registry.Funcs[func()]
+	ownerWatchers registry.Funcs[func(owner string)]
+	pending       bool            // a change is to be told to the watchers
+	pendingOwners map[string]bool // owners whose view alone changed, to be told to ownerWatchers
+	delivering    chan struct{}   // non-nil while a goroutine tells them
 }
 
 // New returns a router over opts.Catalogue and opts.Servers. It fails if a
@@ -155,6 +162,12 @@ func New(opts Options) (*Router, error) {
 	// The subscriptions live as long as the catalogue and the supervisor:
 	// a router is made once per daemon.
 	opts.Catalogue.Subscribe(func(c catalogue.Change) {
+		if c.Owner != "" {
+			// One owner's view alone: its sessions are told, nobody
+			// else; the servers' listings are the catalogue's.
+			r.ownerViewChanged(c) // owners.go
+			return
+		}
 		if len(c.Tools) > 0 {
 			r.changed()
 		}
@@ -172,16 +185,16 @@ func New(opts Options) (*Router, error) {
 	return r, nil
 }
 
-// callServer calls the exposed tool name of a managed server: the owning
-// server's tool or, for a family tool, the tool of the member args names
+// callServer calls the exposed tool name of a managed server in view, the
+// caller's: the owning server's tool or, for a family tool, the tool of the member args names
 // (the instance argument is removed before the call), or a tool whose
 // server stopped running (see Claims). It notes the server and its tool in
 // l and counts the call in the metrics.
-func (r *Router) callServer(ctx context.Context, name string, args map[string]any,
+func (r *Router) callServer(ctx context.Context, view catalogue.View, name string, args map[string]any,
 	progress func(*mcp.ProgressNotificationParams), l *callLog) (*mcp.CallToolResult, error) {
-	target, err := r.cat.Resolve(name, args)
+	target, err := view.Resolve(name, args)
 	if errors.Is(err, catalogue.ErrUnknownTool) {
-		if res, gone, goneErr := r.callGone(ctx, name, args, progress); gone { // gone.go
+		if res, gone, goneErr := r.callGone(ctx, view, name, args, progress); gone { // gone.go
 			return res, goneErr
 		}
 	}
@@ -234,16 +247,24 @@ func (r *Router) changed() {
 func (r *Router) deliver(done chan struct{}) {
 	for {
 		r.mu.Lock()
-		if !r.pending {
+		if !r.pending && len(r.pendingOwners) == 0 {
 			r.delivering = nil
 			r.mu.Unlock()
 			close(done)
 			return
 		}
-		r.pending = false
+		global, owners := r.pending, r.pendingOwners
+		r.pending, r.pendingOwners = false, nil
 		r.mu.Unlock()
-		for _, fn := range r.watchers.All() {
-			fn()
+		if global {
+			for _, fn := range r.watchers.All() {
+				fn()
+			}
+		}
+		for _, owner := range slices.Sorted(maps.Keys(owners)) {
+			for _, fn := range r.ownerWatchers.All() {
+				fn(owner)
+			}
 		}
 	}
 }
