@@ -25,6 +25,9 @@ type ownerSessions struct {
 	mu      sync.Mutex
 	owner   map[string]string          // session key → its owner
 	byOwner map[string]map[string]bool // owner → its session keys
+	// gone is told of an owner whose last session closed
+	// (Options.OnOwnerGone); nil for none.
+	gone func(owner string)
 }
 
 // note records that the session key, which closes with closed, is owner's.
@@ -53,9 +56,15 @@ func (o *ownerSessions) note(key, owner string, closed context.Context) {
 	if !had {
 		context.AfterFunc(closed, func() {
 			o.mu.Lock()
-			defer o.mu.Unlock()
-			if owner, ok := o.owner[key]; ok {
+			owner, ok := o.owner[key]
+			last := false
+			if ok {
 				o.dropLocked(key, owner)
+				last = o.byOwner[owner] == nil
+			}
+			o.mu.Unlock()
+			if last && o.gone != nil {
+				o.gone(owner)
 			}
 		})
 	}

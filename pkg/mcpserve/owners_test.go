@@ -99,3 +99,32 @@ func TestTheMetaToolsListTheCallersOwnToolsAndOnlyItsSessionsAreTold(t *testing.
 	default:
 	}
 }
+
+// When an owner's last session closes, OnOwnerGone is told, once: what
+// was kept for it can go. An owner with a session left is not gone.
+func TestAnOwnerWhoseLastSessionClosedIsGone(t *testing.T) {
+	gone := make(chan string, 4)
+	h := newHarness(t, func(s *setup) {
+		s.OnOwnerGone = func(owner string) { gone <- owner }
+	})
+	h.backend.setTools(echoTool("x_fake_echo"))
+	h.srv.Refresh()
+	a, b := connectTo(t, h.url+PathDirect, nil), connectTo(t, h.url+PathDirect, nil)
+	ownerA := "session:" + a.ID()
+	for _, cs := range []*mcp.ClientSession{a, b} {
+		_, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "x_fake_echo", Arguments: map[string]any{"message": "hi"}})
+		require.NoError(t, err)
+	}
+	require.NoError(t, a.Close())
+	select {
+	case owner := <-gone:
+		assert.Equal(t, ownerA, owner)
+	case <-time.After(10 * time.Second):
+		t.Fatal("a's owner was never gone")
+	}
+	select {
+	case owner := <-gone:
+		t.Fatalf("%s is gone too, with its session open", owner)
+	default:
+	}
+}

@@ -55,6 +55,11 @@ type Options struct {
 	// a session is bound to its user: another user's request on it is
 	// refused. Default: Token's check.
 	Authenticator identity.Authenticator
+	// OnOwnerGone is told of an owner (identity's Owner) whose last
+	// session closed, so that what was kept for it (its own connections
+	// to servers, its tools) can go. Called on a goroutine of its own, once
+	// per time an owner's sessions all closed. Default: nothing.
+	OnOwnerGone func(owner string)
 	// Version is the implementation version announced. Default "dev".
 	Version string
 	// MaxBodyBytes bounds a request body. Default DefaultMaxBodyBytes
@@ -155,6 +160,7 @@ func New(opts Options) (*Server, error) {
 	if s.auth == nil {
 		s.auth = shared.NewBearer(opts.Token)
 	}
+	s.owners.gone = opts.OnOwnerGone
 	s.streams.init()
 	caps := &mcp.ServerCapabilities{
 		Tools:     &mcp.ToolCapabilities{ListChanged: true},
