@@ -127,6 +127,9 @@ var allowed = map[string][]string{
 	// The OIDC provider of the OAuth tests (Dex under .cache/dex) and its
 	// logins: nothing of musterd's.
 	"internal/dextest": {"internal/modroot", "internal/logtest"},
+	// The Redis of the OAuth storage tests (redis-server as a child
+	// process): nothing of musterd's.
+	"internal/redistest": {"internal/logtest"},
 	// Packages of tests only (test/crd, test/deploy); their doc.go imports
 	// nothing.
 	"test": {},
