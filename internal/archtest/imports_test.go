@@ -57,6 +57,9 @@ var allowed = map[string][]string{
 	// through its Source interface; the running servers' tools from the
 	// catalogue, called through the supervisor); never the bus.
 	"pkg/router": {"pkg/events", "pkg/redact", "pkg/catalogue", "pkg/supervisor", "internal/registry", "internal/jsoneq", "internal/turns"},
+	// OAuth state at rest (tokens, login states, registrations), in
+	// memory or Valkey, encrypted: a leaf below the OAuth flows.
+	"pkg/oauth/store": {},
 	// How a tool musterd implements is declared: a leaf.
 	"pkg/tooldef": {},
 	// The API is an edge, like cmd: it reads the stages' state and serves it.
