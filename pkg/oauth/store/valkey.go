@@ -97,11 +97,11 @@ func NewValkey(ctx context.Context, opts ValkeyOptions) (Store, error) {
 	}
 	client, err := valkey.NewClient(opt)
 	if err != nil {
-		return nil, fmt.Errorf("oauth store: valkey at %s is not reachable: %w", s.addr, err)
+		return nil, fmt.Errorf("oauth store: valkey at %s: connect: %w", s.addr, err)
 	}
 	if err := client.Do(ctx, client.B().Ping().Build()).Error(); err != nil {
 		client.Close()
-		return nil, fmt.Errorf("oauth store: valkey at %s does not answer PING: %w", s.addr, err)
+		return nil, fmt.Errorf("oauth store: valkey at %s: PING: %w", s.addr, err)
 	}
 	s.client = client
 	return s, nil
