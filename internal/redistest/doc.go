@@ -17,8 +17,10 @@
 //     persistence off (--save "", --appendonly no) and its working
 //     directory in the test's temporary directory, so nothing outlives the
 //     test and tests never share data. [Options.Password] sets
-//     --requirepass. A port taken between choosing and binding it is
-//     retried on another.
+//     --requirepass. With [Options.TLS] the server speaks TLS only, with a
+//     certificate from a certificate authority generated for that server
+//     alone ([Redis.CAFile], [Redis.TLSConfig] trusts it and nothing else).
+//     A port taken between choosing and binding it is retried on another.
 //   - Start returns once the server answers PING (after AUTH when it has a
 //     password), polling until [Options.StartTimeout]; it fails the test
 //     with the server's last log lines otherwise.

@@ -3,6 +3,8 @@ package redistest
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net"
@@ -30,6 +32,11 @@ const (
 type Options struct {
 	// Password makes the server require it (--requirepass). Default: none.
 	Password string
+	// TLS makes the server speak TLS only, with a certificate for
+	// 127.0.0.1 from a CA made for this server alone ([Redis.CAFile],
+	// [Redis.TLSConfig]); clients present no certificate. Default: plain
+	// TCP.
+	TLS bool
 	// StartTimeout bounds the wait for the first PONG. Default: 10 s.
 	StartTimeout time.Duration
 }
@@ -45,6 +52,12 @@ type Redis struct {
 	Dir string
 	// LogFile is the server's output of its latest start.
 	LogFile string
+	// CAFile is the PEM file of the CA that signed the server's
+	// certificate, and CAPool holds that CA; empty without TLS.
+	CAFile string
+	CAPool *x509.CertPool
+
+	certs *certs
 
 	bin     string
 	timeout time.Duration
@@ -71,6 +84,13 @@ func StartWith(t testing.TB, opts Options) *Redis {
 	}
 	r := &Redis{Password: opts.Password, Dir: t.TempDir(), bin: bin, timeout: opts.StartTimeout}
 	t.Cleanup(r.Stop)
+	if opts.TLS {
+		c, err := writeCerts(r.Dir)
+		if err != nil {
+			t.Fatalf("redistest: %v", err)
+		}
+		r.certs, r.CAFile, r.CAPool = c, c.caFile, c.pool
+	}
 
 	// A free port is chosen and closed before redis-server binds it, so
 	// another process may take it in between: the server then exits, and
@@ -95,9 +115,12 @@ func StartWith(t testing.TB, opts Options) *Redis {
 	return nil
 }
 
-// URL returns the server's address as a redis:// URL, without the
-// password.
+// URL returns the server's address as a redis:// URL (rediss:// with
+// TLS), without the password.
 func (r *Redis) URL() string {
+	if r.certs != nil {
+		return "rediss://" + r.Addr
+	}
 	return "redis://" + r.Addr
 }
 
@@ -138,6 +161,11 @@ func (r *Redis) run() (exited bool, err error) {
 		"--port", port, "--bind", "127.0.0.1", "--protected-mode", "yes",
 		"--save", "", "--appendonly", "no", "--dir", r.Dir,
 		"--daemonize", "no", "--logfile", "",
+	}
+	if c := r.certs; c != nil {
+		args[1] = "0" // no plain port
+		args = append(args, "--tls-port", port, "--tls-cert-file", c.certFile, "--tls-key-file", c.keyFile,
+			"--tls-ca-cert-file", c.caFile, "--tls-auth-clients", "no")
 	}
 	if r.Password != "" {
 		args = append(args, "--requirepass", r.Password)
@@ -181,7 +209,9 @@ func (r *Redis) run() (exited bool, err error) {
 // ping sends AUTH (with a password) and PING in Redis's wire protocol and
 // wants +OK and +PONG back.
 func (r *Redis) ping() error {
-	conn, err := net.DialTimeout("tcp", r.Addr, time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	conn, err := r.dial(ctx)
 	if err != nil {
 		return err
 	}
@@ -264,8 +294,7 @@ func freePort() (int, error) {
 // and returns its first reply line, e.g. "+OK", ":1", "$5". It is for
 // checking the server from a test without a client library.
 func (r *Redis) Do(ctx context.Context, args ...string) (string, error) {
-	var d net.Dialer
-	conn, err := d.DialContext(ctx, "tcp", r.Addr)
+	conn, err := r.dial(ctx)
 	if err != nil {
 		return "", err
 	}
@@ -278,4 +307,13 @@ func (r *Redis) Do(ctx context.Context, args ...string) (string, error) {
 		}
 	}
 	return send(conn, rd, args...)
+}
+
+// dial connects to the server, through TLS when it speaks TLS.
+func (r *Redis) dial(ctx context.Context) (net.Conn, error) {
+	if cfg := r.TLSConfig(); cfg != nil {
+		return (&tls.Dialer{Config: cfg}).DialContext(ctx, "tcp", r.Addr)
+	}
+	var d net.Dialer
+	return d.DialContext(ctx, "tcp", r.Addr)
 }

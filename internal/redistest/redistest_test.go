@@ -105,3 +105,20 @@ func configGet(t *testing.T, r *Redis, name string) string {
 	require.Equal(t, name, lines[1])
 	return lines[3]
 }
+
+func TestTLSServesOnlyTLSWithTheTestsCA(t *testing.T) {
+	r := StartWith(t, Options{TLS: true, Password: "pw"})
+	assert.Equal(t, "rediss://"+r.Addr, r.URL())
+	assert.FileExists(t, r.CAFile)
+	got, err := r.Do(t.Context(), "PING")
+	require.NoError(t, err)
+	assert.Equal(t, "+PONG", got)
+
+	// Plain TCP gets no answer a client could take for Redis's.
+	conn, err := net.DialTimeout("tcp", r.Addr, time.Second)
+	require.NoError(t, err)
+	defer conn.Close()
+	require.NoError(t, conn.SetDeadline(time.Now().Add(2*time.Second)))
+	got, err = send(conn, bufio.NewReader(conn), "PING")
+	assert.False(t, err == nil && got == "+PONG", "a TLS server answered PING in plain TCP")
+}

@@ -189,15 +189,39 @@ func TestValkeyPasswordIsChecked(t *testing.T) {
 	}
 }
 
-// A TLS configuration given in the options is used: against a server
-// speaking plain TCP the handshake fails, and NewValkey says so.
-func TestValkeyTLSOptionIsUsed(t *testing.T) {
-	r := redistest.Start(t)
-	_, err := store.NewValkey(t.Context(), store.ValkeyOptions{
-		URL: r.URL(), TLS: &tls.Config{MinVersion: tls.VersionTLS12}, DialTimeout: 2 * time.Second,
-	})
-	require.Error(t, err, "TLS to a plain-TCP server succeeded: the TLS option was ignored")
+// TLS: a rediss:// URL, or a TLS configuration in the options (muster's
+// tlsEnabled), against a server that speaks TLS only.
+func TestValkeyOverTLS(t *testing.T) {
+	ctx := t.Context()
+	r := redistest.StartWith(t, redistest.Options{TLS: true, Password: "pw"})
+	for name, opts := range map[string]store.ValkeyOptions{
+		"rediss URL with the CA": {URL: r.URL(), Password: "pw", TLS: r.TLSConfig()},
+		"host:port with TLS":     {URL: r.Addr, Password: "pw", TLS: r.TLSConfig()},
+	} {
+		s := newValkey(t, opts)
+		require.NoError(t, s.Put(ctx, "k", []byte(name), 0), name)
+		v, _ := get(t, s, "k")
+		assert.Equal(t, name, string(v))
+	}
+
+	// A rediss:// URL verifies the server: without the test's CA the
+	// system's roots refuse its certificate.
+	_, err := store.NewValkey(ctx, store.ValkeyOptions{URL: r.URL(), Password: "pw", DialTimeout: 2 * time.Second})
+	require.Error(t, err)
 	assert.Contains(t, err.Error(), r.Addr)
+	assert.Contains(t, err.Error(), "certificate")
+
+	// Plain TCP to a TLS server is an error at start, not a hang.
+	_, err = store.NewValkey(ctx, store.ValkeyOptions{URL: "redis://" + r.Addr, Password: "pw", DialTimeout: 2 * time.Second})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), r.Addr)
+
+	// And a TLS configuration against a plain server fails the handshake:
+	// the option is used, not ignored.
+	plain := redistest.Start(t)
+	_, err = store.NewValkey(ctx, store.ValkeyOptions{URL: plain.URL(), TLS: &tls.Config{MinVersion: tls.VersionTLS12}, DialTimeout: time.Second})
+	require.Error(t, err, "TLS to a plain-TCP server succeeded")
+	assert.Contains(t, err.Error(), plain.Addr)
 }
 
 // An error of the server is reported with the operation and the key's
