@@ -20,15 +20,22 @@
 //     prefix, sorted, without Valkey's KeyPrefix; prefixes are matched
 //     literally, glob characters included.
 //   - Values are copied in and out; an empty value is found as empty.
-//   - NewValkey pings the server at start: an unreachable server, or one
-//     refusing the password, is an error there naming the server's
-//     address, never a silent fallback to memory. Every key in the server
-//     starts with KeyPrefix (default "musterd:oauth:").
+//   - NewValkey pings the server at start: an unreachable server, one
+//     refusing the password or the TLS handshake, is an error there naming
+//     the server's address, never a silent fallback to memory. Every key
+//     in the server starts with KeyPrefix (default "musterd:oauth:"); a
+//     value's expiry is the server's (SET … PX), so every musterd on the
+//     server sees the same. It needs Redis 6.2 or later, or Valkey (for
+//     GETDEL); it is tested against Debian's redis-server 7, standalone,
+//     in plain TCP and TLS. After a restart of the server the client
+//     reconnects by itself.
 //   - Encrypted seals each value with a fresh random 96-bit nonce and binds
 //     the store key as additional data: a value moved to another key,
 //     sealed with another encryption key, truncated or altered fails with
 //     ErrDecrypt and gives nothing back. Keys are not encrypted, so they
 //     must hold nothing secret (musterd's own tokens are stored by hash).
+//     A Take whose value does not decrypt still deletes it. [DecodeKey]
+//     reads the key as configured (standard base64 of 32 bytes).
 //   - No key, value or password reaches an error or a log: errors name the
 //     operation, the server's address and a key's kind (its text up to the
 //     first colon), and the package logs nothing. A Store printed with %v
