@@ -83,8 +83,8 @@ func NewValkey(ctx context.Context, opts ValkeyOptions) (Store, error) {
 	if opt.Dialer.Timeout <= 0 {
 		opt.Dialer.Timeout = 5 * time.Second
 	}
-	// The store never uses client-side caching; without it the client
-	// also works with servers that lack RESP3's tracking.
+	// The store never uses client-side caching; turned off, it cannot
+	// refuse a server without RESP3's client tracking.
 	opt.DisableCache = true
 	prefix := opts.KeyPrefix
 	if prefix == "" {
