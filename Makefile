@@ -12,7 +12,7 @@ STATE   ?= .cache/state
 LISTEN  ?= 127.0.0.1:8090
 GOFLAGS ?=
 
-.PHONY: all build run test vet tidy staticcheck fmt bench bench-go clean generate fuzz stress cross browser screenshots
+.PHONY: all build run test vet tidy staticcheck fmt bench bench-go clean generate fuzz stress cross browser screenshots redis
 
 all: build
 
@@ -61,13 +61,17 @@ staticcheck:
 # installs Chromium where apt can, and MUSTERD_REQUIRE_BROWSER=1 then makes
 # the live page's browser test fail rather than skip when it finds none.
 # MUSTERD_REQUIRE_DEX=1, set once `make dex` has built Dex, makes the OAuth
-# tests (internal/dextest) fail rather than skip without it.
-test: vet cross tidy staticcheck npm-servers npm-clients npm-conformance npm-conformance-2026 envtest-assets dex browser
+# tests (internal/dextest) fail rather than skip without it. The redis
+# target installs redis-server where apt can, and MUSTERD_REQUIRE_REDIS=1
+# then makes the OAuth storage tests (internal/redistest) fail rather than
+# skip when they find none.
+test: vet cross tidy staticcheck npm-servers npm-clients npm-conformance npm-conformance-2026 envtest-assets dex browser redis
 	@unformatted="$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))"; \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	MUSTERD_REQUIRE_ENVTEST=1 MUSTERD_REQUIRE_NPM=$$(command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 && echo 1) \
 		MUSTERD_REQUIRE_BROWSER=$$($(BROWSER_FOUND) && echo 1) \
 		MUSTERD_REQUIRE_DEX=$$(test -x $(DEX_BIN) && echo 1) \
+		MUSTERD_REQUIRE_REDIS=$$($(REDIS_FOUND) && echo 1) \
 		$(GO) test -race -count=1 ./...
 
 # controller-gen (pinned in pkg/apis/muster/v1alpha1/generate.go) writes the
@@ -274,6 +278,28 @@ browser:
 			echo "browser: apt-get could not install chromium (the live page's browser test will skip)"; \
 	else \
 		echo "browser: no Chromium, and installing one needs root (apt-get install chromium); the live page's browser test will skip"; \
+	fi
+
+# Redis for the OAuth storage tests (pkg/oauth/store, through
+# internal/redistest, which runs redis-server as a child process, never the
+# system's service): Debian's redis-server, installed with apt when missing
+# and apt is there (as root, or through sudo without a password). Without it
+# the target says so and the storage tests skip; make test sets
+# MUSTERD_REQUIRE_REDIS=1 only when redis-server is found.
+REDIS_FOUND := command -v redis-server >/dev/null 2>&1
+
+redis:
+	@if $(REDIS_FOUND); then :; \
+	elif ! command -v apt-get >/dev/null 2>&1; then \
+		echo "redis: no redis-server and no apt-get; not installing one (the OAuth storage tests will skip)"; \
+	elif [ "$$(id -u)" = 0 ]; then \
+		apt-get install -y redis-server || { apt-get update && apt-get install -y redis-server; } || \
+			echo "redis: apt-get could not install redis-server (the OAuth storage tests will skip)"; \
+	elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then \
+		sudo -n apt-get install -y redis-server || { sudo -n apt-get update && sudo -n apt-get install -y redis-server; } || \
+			echo "redis: apt-get could not install redis-server (the OAuth storage tests will skip)"; \
+	else \
+		echo "redis: no redis-server, and installing one needs root (apt-get install redis-server); the OAuth storage tests will skip"; \
 	fi
 
 # The README's screenshots of the live page (docs/ui-*.png), taken by its

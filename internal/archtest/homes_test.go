@@ -25,6 +25,7 @@ var homes = []struct{ concept, home string }{
 	{"the client a call comes from, as a managed server sees it (peer.Peer): the endpoint implements it, the supervisor reads it", "pkg/peer"},
 	{"who a request comes from: user, session, and the owner per-user state is keyed by", "pkg/identity"},
 	{"checking a caller's bearer token against the issuers musterd trusts (signature, issuer, audience, expiry, claims)", "pkg/oauth/verify"},
+	{"OAuth state at rest: tokens, login states and registrations, in memory or Valkey, encrypted", "pkg/oauth/store"},
 	{"the core tools, read and write (core_…), the execution tools included", "pkg/coretools"},
 	{"declaring a tool musterd implements: its arguments, input schema, argument check and results", "pkg/tooldef"},
 	{"workflow runs (workflow_…) and the executions they leave", "pkg/workflowrun"},

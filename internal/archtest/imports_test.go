@@ -66,6 +66,9 @@ var allowed = map[string][]string{
 	// catalogue, called through the supervisor), each caller's by its
 	// identity's owner; never the bus.
 	"pkg/router": {"pkg/events", "pkg/redact", "pkg/catalogue", "pkg/supervisor", "pkg/identity", "internal/registry", "internal/jsoneq", "internal/turns"},
+	// OAuth state at rest (tokens, login states, registrations), in
+	// memory or Valkey, encrypted: a leaf below the OAuth flows.
+	"pkg/oauth/store": {},
 	// How a tool musterd implements is declared: a leaf.
 	"pkg/tooldef": {},
 	// The API is an edge, like cmd: it reads the stages' state and serves it.
@@ -136,6 +139,9 @@ var allowed = map[string][]string{
 	// The OIDC provider of the OAuth tests (Dex under .cache/dex) and its
 	// logins: nothing of musterd's.
 	"internal/dextest": {"internal/modroot", "internal/logtest"},
+	// The Redis of the OAuth storage tests (redis-server as a child
+	// process): nothing of musterd's.
+	"internal/redistest": {"internal/logtest"},
 	// Packages of tests only (test/crd, test/deploy); their doc.go imports
 	// nothing.
 	"test": {},
