@@ -25,6 +25,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -76,6 +77,7 @@ func parseFlags(args []string) (config, error) {
 	fs.BoolVar(&cfg.ignoreSIGTERM, "ignore-sigterm", false, "ignore SIGTERM and SIGPIPE, and keep running after stdin closes")
 	fs.DurationVar(&cfg.addToolAfter, "add-tool-after", 0, `add a tool named "late" after this long, notifying clients that the tool list changed`)
 	supervision.register(fs)
+	bearerUsers.register(fs) // users.go
 	fs.StringVar(&cfg.slowTool, "slow-tool", "", `add a tool of this name that works for "steps" (default 10) times "interval" (default "100ms"), `+
 		`reporting progress after each step, and a tool NAME_cancelled that says how many of its calls were cancelled`)
 	fs.StringVar(&cfg.requireBearer, "require-bearer", "", "with -http: answer 401 with an RFC 9728 challenge to a request without this bearer token; GET /refusals counts them")
@@ -149,7 +151,7 @@ func run(cfg config) int {
 		_, _ = io.Copy(io.Discard, os.Stdin)
 		hang()
 	case cfg.httpAddr != "":
-		err = serveHTTP(cfg.httpAddr, server, cfg.requireBearer)
+		err = serveHTTP(cfg.httpAddr, server, bearerVerifier(cfg.requireBearer))
 	default:
 		err = server.Run(context.Background(), &mcp.StdioTransport{})
 	}
@@ -205,7 +207,7 @@ func echo(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, err
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: req.Params.Name + " " + args}}}, nil
 }
 
-func serveHTTP(addr string, server *mcp.Server, bearer string) error {
+func serveHTTP(addr string, server *mcp.Server, bearer auth.TokenVerifier) error {
 	listener, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
@@ -213,7 +215,7 @@ func serveHTTP(addr string, server *mcp.Server, bearer string) error {
 	getServer := func(*http.Request) *mcp.Server { return server }
 	mux := http.NewServeMux()
 	guard := func(h http.Handler) http.Handler { return h }
-	if bearer != "" {
+	if bearer != nil {
 		guard = requireBearer(mux, "http://"+listener.Addr().String(), bearer)
 	}
 	mux.Handle("/mcp", guard(mcp.NewStreamableHTTPHandler(getServer, nil)))

@@ -340,7 +340,25 @@ func (s *Supervisor) runUser(e *entry, uc *userConn) {
 		uc.obs.Ended, uc.obs.TokenRefused = reason, refused
 		s.userChangedLocked(uc, true)
 	}
+	var idle chan struct{}
+	if inst.calls.inflight > 0 {
+		idle = make(chan struct{})
+		inst.calls.idle = idle // closed by release as the last call returns
+	}
 	s.mu.Unlock()
+	if idle != nil && inst.ctx.Err() != nil {
+		// Its calls, cancelled, return before its session closes: closed
+		// under a call, the go-sdk closes the connection on the call's
+		// goroutine as it is retired, and the call waits for the server
+		// to answer the close (which a go-sdk server does only once the
+		// call's handler is done), not failing as stopped at once.
+		t := time.NewTimer(s.opts.StopGrace)
+		select {
+		case <-idle:
+		case <-t.C:
+		}
+		t.Stop()
+	}
 	inst.teardown(s.opts.StopGrace)
 	s.log.Info("mcp server: closed a user's own connection", "key", uc.key.String(), "owner", uc.owner, "reason", reason)
 }
@@ -492,6 +510,10 @@ func (s *Supervisor) hasUserConn(ctx context.Context, key events.Key) bool {
 // by the spec's timeout, cancelled when the connection ends.
 func (s *Supervisor) callUser(ctx context.Context, uc *userConn, what string, do func(context.Context, *instance) error) error {
 	inst := uc.inst
+	s.mu.Lock()
+	inst.calls.inflight++
+	s.mu.Unlock()
+	defer s.release(inst)
 	if p, ok := peer.From(ctx); ok {
 		inst.join(ctx, p) // its log messages reach p's client (clientrequests.go)
 	}
