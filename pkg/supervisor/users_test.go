@@ -389,19 +389,38 @@ func TestStopAndASpecChangeEndTheServersUserConnections(t *testing.T) {
 	require.ErrorIs(t, err, supervisor.ErrNotRunning, "a stopped server takes no user connection")
 }
 
-// A user connection whose server goes away ends, reported gone.
+// A user connection whose server goes away ends, reported gone: as its
+// session ends (pings an hour apart cannot tell), or as a ping goes
+// unanswered (a server that hangs keeps its connections).
 func TestAUserConnectionWhoseServerGoesAwayEnds(t *testing.T) {
 	t.Parallel()
-	h, users := newUserHarness(t, supervisor.Options{PingInterval: 50 * time.Millisecond, PingTimeout: time.Second})
-	url, server := startHTTPFake(t, "-tools", "whoami", "-bearer-users", "alice="+aliceToken)
-	k := key("vanishing")
-	require.Equal(t, v1alpha1.MCPServerStateAuthRequired, h.ensure(t, k, remote(v1alpha1.MCPServerTypeStreamableHTTP, url)).State)
-	_, err := h.sup.ConnectAs(callCtx(t), k, "user:alice", tokensOf(aliceToken))
-	require.NoError(t, err)
-	require.NoError(t, server.Process.Kill())
-	users.waitFor(t, "user:alice", "open whoami", "gone")
-	_, ok := h.sup.UserConnection(k, "user:alice")
-	assert.False(t, ok)
+	t.Run("its session ends", func(t *testing.T) {
+		t.Parallel()
+		h, users := newUserHarness(t, supervisor.Options{PingInterval: time.Hour})
+		url, server := startHTTPFake(t, "-tools", "whoami", "-bearer-users", "alice="+aliceToken)
+		k := key("vanishing")
+		require.Equal(t, v1alpha1.MCPServerStateAuthRequired, h.ensure(t, k, remote(v1alpha1.MCPServerTypeStreamableHTTP, url)).State)
+		_, err := h.sup.ConnectAs(callCtx(t), k, "user:alice", tokensOf(aliceToken))
+		require.NoError(t, err)
+		require.NoError(t, server.Process.Kill())
+		users.waitFor(t, "user:alice", "open whoami", "gone")
+		_, ok := h.sup.UserConnection(k, "user:alice")
+		assert.False(t, ok)
+	})
+	t.Run("it stops answering", func(t *testing.T) {
+		t.Parallel()
+		h, users := newUserHarness(t, supervisor.Options{PingInterval: 50 * time.Millisecond, PingTimeout: 200 * time.Millisecond})
+		// Time enough to connect first, on a loaded machine.
+		url, _ := startHTTPFake(t, "-tools", "whoami", "-bearer-users", "alice="+aliceToken, "-hang-after", "3s")
+		k := key("hanging")
+		require.Equal(t, v1alpha1.MCPServerStateAuthRequired, h.ensure(t, k, remote(v1alpha1.MCPServerTypeStreamableHTTP, url)).State)
+		_, err := h.sup.ConnectAs(callCtx(t), k, "user:alice", tokensOf(aliceToken))
+		require.NoError(t, err)
+		users.waitFor(t, "user:alice", "open whoami", "gone")
+		gone := users.all()[1].conn
+		assert.Contains(t, gone.Ended, "health ping failed")
+		assert.False(t, gone.TokenRefused)
+	})
 }
 
 // What a user connection is not for.
