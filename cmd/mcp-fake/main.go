@@ -181,6 +181,7 @@ func newServer(tools, protocols []string) *mcp.Server {
 	opts := &mcp.ServerOptions{SupportedProtocolVersions: protocols}
 	countRootsChanges(opts) // asking.go
 	server := mcp.NewServer(&mcp.Implementation{Name: "mcp-fake", Version: "v1"}, opts)
+	serving = server // users.go's add_tool adds to it
 	for _, name := range tools {
 		addEchoTool(server, name)
 	}

@@ -61,7 +61,24 @@ func bearerVerifier(token string) auth.TokenVerifier {
 	return nil
 }
 
-func init() { specialTools["whoami"] = whoamiTool }
+func init() {
+	specialTools["whoami"] = whoamiTool
+	specialTools["add_tool"] = addToolTool
+}
+
+// serving is the server the tools are added to.
+var serving *mcp.Server
+
+// addToolTool adds an echo tool named by its argument "name", notifying
+// the clients that the tools changed, and answers "added NAME".
+func addToolTool(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	name, _ := arguments(req)["name"].(string)
+	if name == "" {
+		return nil, fmt.Errorf("add_tool: no name")
+	}
+	addEchoTool(serving, name)
+	return textResult("added " + name), nil
+}
 
 // whoamiTool answers "USER TOKEN": who the bearer token of its request
 // belongs to, and the token, as -bearer-users took it; "anonymous -"

@@ -344,9 +344,13 @@ func TestDisconnectAsEndsTheConnectionAndItsCallsUnderWay(t *testing.T) {
 		res, err := h.sup.CallTool(as(t, "alice"), k, &mcp.CallToolParams{Name: "sleeps"}, nil)
 		return err == nil && strings.Contains(text(t, res), `"running":1`)
 	}, deadline, 5*time.Millisecond)
+	start := time.Now()
 	h.sup.DisconnectAs(callCtx(t), k, "user:alice")
 	select {
 	case err := <-failed:
+		// At once: not once its session closed, which the go-sdk does
+		// on the call's goroutine, waiting up to 5s for the server.
+		assert.Less(t, time.Since(start), 4*time.Second, "the call fails as its connection ends")
 		require.ErrorIs(t, err, supervisor.ErrStopped)
 		assert.Contains(t, err.Error(), "its user disconnected")
 	case <-time.After(deadline):
@@ -421,6 +425,26 @@ func TestAUserConnectionWhoseServerGoesAwayEnds(t *testing.T) {
 		assert.Contains(t, gone.Ended, "health ping failed")
 		assert.False(t, gone.TokenRefused)
 	})
+}
+
+// A user connection lists its tools again when its server says they
+// changed, and reports the listing.
+func TestAUserConnectionRelistsItsToolsWhenTheyChange(t *testing.T) {
+	t.Parallel()
+	h, users := newUserHarness(t, supervisor.Options{})
+	k, _ := protectedServer(t, h, "growing", "whoami,add_tool")
+	first, err := h.sup.ConnectAs(callCtx(t), k, "user:alice", tokensOf(aliceToken))
+	require.NoError(t, err)
+	_, err = h.sup.CallTool(as(t, "alice"), k, &mcp.CallToolParams{Name: "add_tool", Arguments: map[string]any{"name": "extra"}}, nil)
+	require.NoError(t, err)
+	users.waitFor(t, "user:alice", "open add_tool,whoami", "open add_tool,extra,whoami")
+	now, ok := h.sup.UserConnection(k, "user:alice")
+	require.True(t, ok)
+	assert.True(t, now.ListedAt.After(first.ListedAt))
+	assert.Equal(t, first.ConnectedAt, now.ConnectedAt)
+	res, err := h.sup.CallTool(as(t, "alice"), k, &mcp.CallToolParams{Name: "extra"}, nil)
+	require.NoError(t, err)
+	assert.Equal(t, "extra {}", text(t, res))
 }
 
 // What a user connection is not for.
