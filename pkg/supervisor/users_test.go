@@ -334,10 +334,14 @@ func TestDisconnectAsEndsTheConnectionAndItsCallsUnderWay(t *testing.T) {
 	_, err := h.sup.ConnectAs(callCtx(t), k, "user:alice", tokensOf(aliceToken))
 	require.NoError(t, err)
 
-	failed := make(chan error, 1)
+	type failure struct {
+		err error
+		at  time.Time
+	}
+	failed := make(chan failure, 1)
 	go func() {
 		_, err := h.sup.CallTool(as(t, "alice"), k, &mcp.CallToolParams{Name: "sleep", Arguments: map[string]any{"ms": 60000}}, nil)
-		failed <- err
+		failed <- failure{err, time.Now()}
 	}()
 	// The sleep is under way once the server says it runs.
 	require.Eventually(t, func() bool {
@@ -347,12 +351,12 @@ func TestDisconnectAsEndsTheConnectionAndItsCallsUnderWay(t *testing.T) {
 	start := time.Now()
 	h.sup.DisconnectAs(callCtx(t), k, "user:alice")
 	select {
-	case err := <-failed:
-		// At once: not once its session closed, which the go-sdk does
-		// on the call's goroutine, waiting up to 5s for the server.
-		assert.Less(t, time.Since(start), 4*time.Second, "the call fails as its connection ends")
-		require.ErrorIs(t, err, supervisor.ErrStopped)
-		assert.Contains(t, err.Error(), "its user disconnected")
+	case f := <-failed:
+		// At once: not once its session closed, which the go-sdk would
+		// do on the call's goroutine, waiting up to 5s for the server.
+		assert.Less(t, f.at.Sub(start), 4*time.Second, "the call fails as its connection ends")
+		require.ErrorIs(t, f.err, supervisor.ErrStopped)
+		assert.Contains(t, f.err.Error(), "its user disconnected")
 	case <-time.After(deadline):
 		t.Fatal("the call under way did not end")
 	}
