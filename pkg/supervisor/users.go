@@ -42,6 +42,11 @@ import (
 // user connection are refused, saying why: the connection serves every
 // MCP session of its user, so none of them is the one to ask. Its log
 // messages reach those of its user's clients that called through it.
+// Its notifications/resources/updated reach the WatchResourceUpdates
+// watchers under the server's key, as the shared instance's do (a
+// subscription made on it lasts as long as it); its resources and prompts
+// list_changed reach no WatchLists watcher, whose lists are the shared
+// instance's.
 
 // ErrAuthorizationRequired is wrapped by the error of a call that needs
 // its caller's own connection to its server, which the caller has not (or
