@@ -149,3 +149,17 @@ func TestAUserConnectionsTokensAreScrubbed(t *testing.T) {
 	}
 	assert.Equal(t, "secret-token [redacted]", sc.clean("secret-token later-token-0"), "the oldest are forgotten")
 }
+
+// The user's token is the Authorization a request carries, whatever the
+// spec's headers say.
+func TestTheUsersTokenWinsOverTheSpecsAuthorization(t *testing.T) {
+	server := &tokenServer{takes: map[string]bool{"user-token": true}}
+	b := newBearer(&queuedSource{queue: []string{"user-token"}})
+	transport := &headerTransport{base: server, header: http.Header{"Authorization": {"Bearer spec-token"}}, challenges: &challengeRecorder{}, bearer: b}
+	req, err := http.NewRequest(http.MethodGet, "http://server/mcp", nil)
+	require.NoError(t, err)
+	resp, err := transport.RoundTrip(req)
+	require.NoError(t, err)
+	assert.Equal(t, 200, resp.StatusCode)
+	assert.Equal(t, []string{"Bearer user-token|"}, server.seen)
+}
