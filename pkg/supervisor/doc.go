@@ -110,9 +110,11 @@
 //     order, in OnChange's queue (no lock held). User connections never
 //     change the shared instance's state or Observed; they are not
 //     counted in InFlight. The server's requests to its client on one
-//     (sampling, elicitation, roots) are refused with -32600 saying why;
-//     its log messages go to the clients of its user that called through
-//     it. A user's token never appears in logs, errors or UserObserved:
+//     (sampling, elicitation, roots), and a 2026-07-28 server's input
+//     requests musterd would fulfil, are refused with -32600 saying why
+//     (a client that takes input-required results itself, peer.Relays,
+//     still gets them as they are); its log messages go to the clients of
+//     its user that called through it. A user's token never appears in logs, errors or UserObserved:
 //     it is set on each request as it leaves, and the tokens a
 //     connection sent are scrubbed from its messages besides.
 //   - Status fields: LastError is set only while the server is down;

@@ -40,8 +40,10 @@ import (
 //
 // The server's requests to its client (sampling, elicitation, roots) on a
 // user connection are refused, saying why: the connection serves every
-// MCP session of its user, so none of them is the one to ask. Its log
-// messages reach those of its user's clients that called through it.
+// MCP session of its user, so none of them is the one to ask (a client
+// that takes a 2026-07-28 server's input-required results itself,
+// peer.Relays, still gets them as they are: they need no session). Its
+// log messages reach those of its user's clients that called through it.
 // Its notifications/resources/updated reach the WatchResourceUpdates
 // watchers under the server's key, as the shared instance's do (a
 // subscription made on it lasts as long as it); its resources and prompts
