@@ -176,8 +176,15 @@ func (s *Supervisor) ConnectAs(ctx context.Context, key events.Key, owner string
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if uc.ended {
+		why := uc.obs.Ended
+		if why == "" {
+			why = uc.inst.calls.stopReason
+		}
+		if uc.obs.TokenRefused {
+			return UserObserved{}, authorizationRequired(key, why)
+		}
 		return UserObserved{}, &ServerError{Key: key, State: v1alpha1.MCPServerStateDisconnected, Err: ErrStopped,
-			Detail: "it ended as it opened: " + uc.inst.calls.stopReason}
+			Detail: "it ended as it opened: " + why}
 	}
 	return uc.obs, nil
 }
