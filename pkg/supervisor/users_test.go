@@ -139,7 +139,10 @@ func newUserHarness(t *testing.T, opts supervisor.Options) (*harness, *userRecor
 	return newHarness(t, opts), users
 }
 
-// as is a call's context, from subject (identity.Owner "user:SUBJECT").
+// ownerOf is subject's owner, as a call from subject (as) has it.
+func ownerOf(subject string) string { return identity.Identity{Subject: subject}.Owner() }
+
+// as is a call's context, from subject.
 func as(t *testing.T, subject string) context.Context {
 	return identity.With(callCtx(t), identity.Identity{Subject: subject})
 }
@@ -172,17 +175,17 @@ func TestEachUserGetsAConnectionOfTheirOwnCarryingTheirToken(t *testing.T) {
 	shared, _ := h.sup.Get(k)
 
 	alice, bob := tokensOf(aliceToken), tokensOf(bobToken)
-	conn, err := h.sup.ConnectAs(callCtx(t), k, "user:alice", alice)
+	conn, err := h.sup.ConnectAs(callCtx(t), k, ownerOf("alice"), alice)
 	require.NoError(t, err)
-	assert.Equal(t, "user:alice", conn.Owner)
+	assert.Equal(t, ownerOf("alice"), conn.Owner)
 	assert.Equal(t, k, conn.Key)
 	require.Len(t, conn.Tools, 2)
 	assert.Equal(t, "echo", conn.Tools[0].Name, "sorted by name")
 	assert.NotNil(t, conn.Init)
 	assert.False(t, conn.ListedAt.IsZero())
-	_, err = h.sup.ConnectAs(callCtx(t), k, "user:bob", bob)
+	_, err = h.sup.ConnectAs(callCtx(t), k, ownerOf("bob"), bob)
 	require.NoError(t, err)
-	again, err := h.sup.ConnectAs(callCtx(t), k, "user:alice", alice)
+	again, err := h.sup.ConnectAs(callCtx(t), k, ownerOf("alice"), alice)
 	require.NoError(t, err)
 	assert.Equal(t, conn.ConnectedAt, again.ConnectedAt, "the open one")
 
@@ -208,18 +211,18 @@ func TestEachUserGetsAConnectionOfTheirOwnCarryingTheirToken(t *testing.T) {
 		require.ErrorIs(t, err, supervisor.ErrAuthorizationRequired)
 	}
 
-	users.waitFor(t, "user:alice", "open echo,whoami")
-	users.waitFor(t, "user:bob", "open echo,whoami")
-	mine, ok := h.sup.UserConnection(k, "user:alice")
+	users.waitFor(t, ownerOf("alice"), "open echo,whoami")
+	users.waitFor(t, ownerOf("bob"), "open echo,whoami")
+	mine, ok := h.sup.UserConnection(k, ownerOf("alice"))
 	require.True(t, ok)
 	assert.Equal(t, conn.ConnectedAt, mine.ConnectedAt)
-	_, ok = h.sup.UserConnection(k, "user:carol")
+	_, ok = h.sup.UserConnection(k, ownerOf("carol"))
 	assert.False(t, ok)
 	owners := []string{}
 	for _, c := range h.sup.UserConnections(k) {
 		owners = append(owners, c.Owner)
 	}
-	assert.Equal(t, []string{"user:alice", "user:bob"}, owners)
+	assert.Equal(t, []string{ownerOf("alice"), ownerOf("bob")}, owners)
 
 	now, _ := h.sup.Get(k)
 	assert.Equal(t, shared, now, "the shared instance's Observed is untouched")
@@ -236,7 +239,7 @@ func TestARefreshedTokenIsUsedFromTheNextRequestOn(t *testing.T) {
 	h, users := newUserHarness(t, supervisor.Options{})
 	k, _ := protectedServer(t, h, "refreshing", "whoami")
 	alice := tokensOf(aliceToken)
-	_, err := h.sup.ConnectAs(callCtx(t), k, "user:alice", alice)
+	_, err := h.sup.ConnectAs(callCtx(t), k, ownerOf("alice"), alice)
 	require.NoError(t, err)
 	got, err := whoami(t, h, as(t, "alice"), k)
 	require.NoError(t, err)
@@ -246,7 +249,7 @@ func TestARefreshedTokenIsUsedFromTheNextRequestOn(t *testing.T) {
 	got, err = whoami(t, h, as(t, "alice"), k)
 	require.NoError(t, err)
 	assert.Equal(t, "alice "+aliceRefreshed, got)
-	users.waitFor(t, "user:alice", "open whoami")
+	users.waitFor(t, ownerOf("alice"), "open whoami")
 }
 
 // A 401 is settled by asking the source again: a token other than the
@@ -256,12 +259,12 @@ func TestA401GetsOneMoreTryWithTheTokenTheSourceGivesWhenAskedAgain(t *testing.T
 	h, users := newUserHarness(t, supervisor.Options{})
 	k, _ := protectedServer(t, h, "stale", "whoami")
 	alice := tokensOf(revokedToken, aliceToken) // refused once, then a good one
-	_, err := h.sup.ConnectAs(callCtx(t), k, "user:alice", alice)
+	_, err := h.sup.ConnectAs(callCtx(t), k, ownerOf("alice"), alice)
 	require.NoError(t, err)
 	got, err := whoami(t, h, as(t, "alice"), k)
 	require.NoError(t, err)
 	assert.Equal(t, "alice "+aliceToken, got)
-	users.waitFor(t, "user:alice", "open whoami")
+	users.waitFor(t, ownerOf("alice"), "open whoami")
 }
 
 // A source that gives a token the server refuses, when asked again too,
@@ -272,9 +275,9 @@ func TestARevokedTokenEndsTheConnectionAndTheCallAsksForALogin(t *testing.T) {
 	h, users := newUserHarness(t, supervisor.Options{PingInterval: time.Hour})
 	k, _ := protectedServer(t, h, "revoking", "whoami")
 	alice, bob := tokensOf(aliceToken), tokensOf(bobToken)
-	_, err := h.sup.ConnectAs(callCtx(t), k, "user:alice", alice)
+	_, err := h.sup.ConnectAs(callCtx(t), k, ownerOf("alice"), alice)
 	require.NoError(t, err)
-	_, err = h.sup.ConnectAs(callCtx(t), k, "user:bob", bob)
+	_, err = h.sup.ConnectAs(callCtx(t), k, ownerOf("bob"), bob)
 	require.NoError(t, err)
 
 	alice.set(revokedToken)
@@ -285,8 +288,8 @@ func TestARevokedTokenEndsTheConnectionAndTheCallAsksForALogin(t *testing.T) {
 	assert.GreaterOrEqual(t, alice.timesAsked()-asked, 2, "the source is asked again before the token is given up")
 	noTokenIn(t, err.Error())
 
-	users.waitFor(t, "user:alice", "open whoami", "gone (token refused)")
-	_, ok := h.sup.UserConnection(k, "user:alice")
+	users.waitFor(t, ownerOf("alice"), "open whoami", "gone (token refused)")
+	_, ok := h.sup.UserConnection(k, ownerOf("alice"))
 	assert.False(t, ok)
 	_, err = whoami(t, h, as(t, "alice"), k)
 	require.ErrorIs(t, err, supervisor.ErrAuthorizationRequired, "no connection now")
@@ -294,7 +297,7 @@ func TestARevokedTokenEndsTheConnectionAndTheCallAsksForALogin(t *testing.T) {
 	got, err := whoami(t, h, as(t, "bob"), k)
 	require.NoError(t, err, "bob's connection is his own")
 	assert.Equal(t, "bob "+bobToken, got)
-	users.waitFor(t, "user:bob", "open whoami")
+	users.waitFor(t, ownerOf("bob"), "open whoami")
 	gone := users.all()
 	last := gone[len(gone)-1]
 	for _, c := range gone {
@@ -312,7 +315,7 @@ func TestAConnectionWhoseTokenIsRefusedAtOnceIsNotKept(t *testing.T) {
 	t.Parallel()
 	h, users := newUserHarness(t, supervisor.Options{})
 	k, spec := protectedServer(t, h, "refusing", "whoami")
-	_, err := h.sup.ConnectAs(callCtx(t), k, "user:alice", tokensOf(revokedToken))
+	_, err := h.sup.ConnectAs(callCtx(t), k, ownerOf("alice"), tokensOf(revokedToken))
 	authErr, ok := errors.AsType[*supervisor.AuthRequiredError](err)
 	require.True(t, ok, "%v", err)
 	assert.Equal(t, spec.URL, authErr.URL)
@@ -320,7 +323,7 @@ func TestAConnectionWhoseTokenIsRefusedAtOnceIsNotKept(t *testing.T) {
 	assert.Contains(t, authErr.Error(), "it refused the user's token")
 	assert.NotEmpty(t, authErr.ResourceMetadata)
 	noTokenIn(t, err.Error())
-	_, ok = h.sup.UserConnection(k, "user:alice")
+	_, ok = h.sup.UserConnection(k, ownerOf("alice"))
 	assert.False(t, ok)
 	assert.Empty(t, users.all())
 	noTokenIn(t, h.logs.String())
@@ -331,7 +334,7 @@ func TestDisconnectAsEndsTheConnectionAndItsCallsUnderWay(t *testing.T) {
 	t.Parallel()
 	h, users := newUserHarness(t, supervisor.Options{})
 	k, _ := protectedServer(t, h, "leaving", "whoami,sleep,sleeps")
-	_, err := h.sup.ConnectAs(callCtx(t), k, "user:alice", tokensOf(aliceToken))
+	_, err := h.sup.ConnectAs(callCtx(t), k, ownerOf("alice"), tokensOf(aliceToken))
 	require.NoError(t, err)
 
 	type failure struct {
@@ -349,7 +352,7 @@ func TestDisconnectAsEndsTheConnectionAndItsCallsUnderWay(t *testing.T) {
 		return err == nil && strings.Contains(text(t, res), `"running":1`)
 	}, deadline, 5*time.Millisecond)
 	start := time.Now()
-	h.sup.DisconnectAs(callCtx(t), k, "user:alice")
+	h.sup.DisconnectAs(callCtx(t), k, ownerOf("alice"))
 	select {
 	case f := <-failed:
 		// At once: not once its session closed, which the go-sdk would
@@ -360,8 +363,8 @@ func TestDisconnectAsEndsTheConnectionAndItsCallsUnderWay(t *testing.T) {
 	case <-time.After(deadline):
 		t.Fatal("the call under way did not end")
 	}
-	users.waitFor(t, "user:alice", "open sleep,sleeps,whoami", "gone")
-	_, ok := h.sup.UserConnection(k, "user:alice")
+	users.waitFor(t, ownerOf("alice"), "open sleep,sleeps,whoami", "gone")
+	_, ok := h.sup.UserConnection(k, ownerOf("alice"))
 	assert.False(t, ok)
 	_, err = whoami(t, h, as(t, "alice"), k)
 	require.ErrorIs(t, err, supervisor.ErrAuthorizationRequired)
@@ -373,9 +376,9 @@ func TestStopAndASpecChangeEndTheServersUserConnections(t *testing.T) {
 	t.Parallel()
 	h, users := newUserHarness(t, supervisor.Options{})
 	k, spec := protectedServer(t, h, "ending", "whoami")
-	for _, owner := range []string{"user:alice", "user:bob"} {
+	for _, owner := range []string{ownerOf("alice"), ownerOf("bob")} {
 		tok := aliceToken
-		if owner == "user:bob" {
+		if owner == ownerOf("bob") {
 			tok = bobToken
 		}
 		_, err := h.sup.ConnectAs(callCtx(t), k, owner, tokensOf(tok))
@@ -383,17 +386,17 @@ func TestStopAndASpecChangeEndTheServersUserConnections(t *testing.T) {
 	}
 	spec.Timeout++ // a field that matters
 	h.ensure(t, k, spec)
-	users.waitFor(t, "user:alice", "open whoami", "gone")
-	users.waitFor(t, "user:bob", "open whoami", "gone")
+	users.waitFor(t, ownerOf("alice"), "open whoami", "gone")
+	users.waitFor(t, ownerOf("bob"), "open whoami", "gone")
 	assert.Empty(t, h.sup.UserConnections(k))
 
-	_, err := h.sup.ConnectAs(callCtx(t), k, "user:alice", tokensOf(aliceToken))
+	_, err := h.sup.ConnectAs(callCtx(t), k, ownerOf("alice"), tokensOf(aliceToken))
 	require.NoError(t, err, "a connection to the new spec")
 	require.NoError(t, h.sup.Stop(callCtx(t), k))
-	users.waitFor(t, "user:alice", "open whoami", "gone", "open whoami", "gone")
-	_, ok := h.sup.UserConnection(k, "user:alice")
+	users.waitFor(t, ownerOf("alice"), "open whoami", "gone", "open whoami", "gone")
+	_, ok := h.sup.UserConnection(k, ownerOf("alice"))
 	assert.False(t, ok)
-	_, err = h.sup.ConnectAs(callCtx(t), k, "user:alice", tokensOf(aliceToken))
+	_, err = h.sup.ConnectAs(callCtx(t), k, ownerOf("alice"), tokensOf(aliceToken))
 	require.ErrorIs(t, err, supervisor.ErrNotRunning, "a stopped server takes no user connection")
 }
 
@@ -408,11 +411,11 @@ func TestAUserConnectionWhoseServerGoesAwayEnds(t *testing.T) {
 		url, server := startHTTPFake(t, "-tools", "whoami", "-bearer-users", "alice="+aliceToken)
 		k := key("vanishing")
 		require.Equal(t, v1alpha1.MCPServerStateAuthRequired, h.ensure(t, k, remote(v1alpha1.MCPServerTypeStreamableHTTP, url)).State)
-		_, err := h.sup.ConnectAs(callCtx(t), k, "user:alice", tokensOf(aliceToken))
+		_, err := h.sup.ConnectAs(callCtx(t), k, ownerOf("alice"), tokensOf(aliceToken))
 		require.NoError(t, err)
 		require.NoError(t, server.Process.Kill())
-		users.waitFor(t, "user:alice", "open whoami", "gone")
-		_, ok := h.sup.UserConnection(k, "user:alice")
+		users.waitFor(t, ownerOf("alice"), "open whoami", "gone")
+		_, ok := h.sup.UserConnection(k, ownerOf("alice"))
 		assert.False(t, ok)
 	})
 	t.Run("it stops answering", func(t *testing.T) {
@@ -422,9 +425,9 @@ func TestAUserConnectionWhoseServerGoesAwayEnds(t *testing.T) {
 		url, _ := startHTTPFake(t, "-tools", "whoami", "-bearer-users", "alice="+aliceToken, "-hang-after", "3s")
 		k := key("hanging")
 		require.Equal(t, v1alpha1.MCPServerStateAuthRequired, h.ensure(t, k, remote(v1alpha1.MCPServerTypeStreamableHTTP, url)).State)
-		_, err := h.sup.ConnectAs(callCtx(t), k, "user:alice", tokensOf(aliceToken))
+		_, err := h.sup.ConnectAs(callCtx(t), k, ownerOf("alice"), tokensOf(aliceToken))
 		require.NoError(t, err)
-		users.waitFor(t, "user:alice", "open whoami", "gone")
+		users.waitFor(t, ownerOf("alice"), "open whoami", "gone")
 		gone := users.all()[1].conn
 		assert.Contains(t, gone.Ended, "health ping failed")
 		assert.False(t, gone.TokenRefused)
@@ -437,12 +440,12 @@ func TestAUserConnectionRelistsItsToolsWhenTheyChange(t *testing.T) {
 	t.Parallel()
 	h, users := newUserHarness(t, supervisor.Options{})
 	k, _ := protectedServer(t, h, "growing", "whoami,add_tool")
-	first, err := h.sup.ConnectAs(callCtx(t), k, "user:alice", tokensOf(aliceToken))
+	first, err := h.sup.ConnectAs(callCtx(t), k, ownerOf("alice"), tokensOf(aliceToken))
 	require.NoError(t, err)
 	_, err = h.sup.CallTool(as(t, "alice"), k, &mcp.CallToolParams{Name: "add_tool", Arguments: map[string]any{"name": "extra"}}, nil)
 	require.NoError(t, err)
-	users.waitFor(t, "user:alice", "open add_tool,whoami", "open add_tool,extra,whoami")
-	now, ok := h.sup.UserConnection(k, "user:alice")
+	users.waitFor(t, ownerOf("alice"), "open add_tool,whoami", "open add_tool,extra,whoami")
+	now, ok := h.sup.UserConnection(k, ownerOf("alice"))
 	require.True(t, ok)
 	assert.True(t, now.ListedAt.After(first.ListedAt))
 	assert.Equal(t, first.ConnectedAt, now.ConnectedAt)
@@ -455,19 +458,19 @@ func TestAUserConnectionRelistsItsToolsWhenTheyChange(t *testing.T) {
 func TestConnectAsRefusesWhatItIsNotFor(t *testing.T) {
 	t.Parallel()
 	h, _ := newUserHarness(t, supervisor.Options{MaxUserConnectionsPerServer: 1})
-	_, err := h.sup.ConnectAs(callCtx(t), key("unknown"), "user:alice", tokensOf(aliceToken))
+	_, err := h.sup.ConnectAs(callCtx(t), key("unknown"), ownerOf("alice"), tokensOf(aliceToken))
 	require.ErrorIs(t, err, supervisor.ErrNotRunning)
 
 	local := key("local")
 	h.ensure(t, local, fake())
-	_, err = h.sup.ConnectAs(callCtx(t), local, "user:alice", tokensOf(aliceToken))
+	_, err = h.sup.ConnectAs(callCtx(t), local, ownerOf("alice"), tokensOf(aliceToken))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "a user connection is for a remote server (streamable-http, sse)")
 
 	k, _ := protectedServer(t, h, "crowded", "whoami")
-	_, err = h.sup.ConnectAs(callCtx(t), k, "user:alice", tokensOf(aliceToken))
+	_, err = h.sup.ConnectAs(callCtx(t), k, ownerOf("alice"), tokensOf(aliceToken))
 	require.NoError(t, err)
-	_, err = h.sup.ConnectAs(callCtx(t), k, "user:bob", tokensOf(bobToken))
+	_, err = h.sup.ConnectAs(callCtx(t), k, ownerOf("bob"), tokensOf(bobToken))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "MaxUserConnectionsPerServer")
 }
@@ -481,7 +484,7 @@ func TestAServersQuestionOnAUserConnectionIsRefused(t *testing.T) {
 		url, _ := startHTTPFake(t, "-tools", "roots", "-bearer-users", "alice="+aliceToken, "-protocols", protocols)
 		k := key("asking" + strings.ReplaceAll(protocols, "-", ""))
 		require.Equal(t, v1alpha1.MCPServerStateAuthRequired, h.ensure(t, k, remote(v1alpha1.MCPServerTypeStreamableHTTP, url)).State)
-		_, err := h.sup.ConnectAs(callCtx(t), k, "user:alice", tokensOf(aliceToken))
+		_, err := h.sup.ConnectAs(callCtx(t), k, ownerOf("alice"), tokensOf(aliceToken))
 		require.NoError(t, err)
 		res, err := h.sup.CallTool(as(t, "alice"), k, &mcp.CallToolParams{Name: "roots"}, nil)
 		said := fmt.Sprint(err)
