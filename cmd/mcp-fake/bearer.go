@@ -13,11 +13,11 @@ import (
 )
 
 // requireBearer makes a protected server of the one at base: its MCP
-// endpoints answer a request without token as a bearer with 401 and an
-// RFC 9728 challenge naming its protected-resource metadata, which mux
-// serves, and GET /refusals says how many it refused, so that a test can
-// tell whether its client knocks again.
-func requireBearer(mux *http.ServeMux, base, token string) func(http.Handler) http.Handler {
+// endpoints answer a request without a token verify takes as a bearer
+// with 401 and an RFC 9728 challenge naming its protected-resource
+// metadata, which mux serves, and GET /refusals says how many it refused,
+// so that a test can tell whether its client knocks again.
+func requireBearer(mux *http.ServeMux, base string, verify auth.TokenVerifier) func(http.Handler) http.Handler {
 	var refusals atomic.Int64
 	metadataURL := base + "/.well-known/oauth-protected-resource"
 	mux.Handle("/.well-known/oauth-protected-resource", auth.ProtectedResourceMetadataHandler(&oauthex.ProtectedResourceMetadata{
@@ -26,12 +26,6 @@ func requireBearer(mux *http.ServeMux, base, token string) func(http.Handler) ht
 	mux.HandleFunc("GET /refusals", func(w http.ResponseWriter, _ *http.Request) {
 		fmt.Fprintln(w, refusals.Load())
 	})
-	verify := func(_ context.Context, got string, _ *http.Request) (*auth.TokenInfo, error) {
-		if subtle.ConstantTimeCompare([]byte(got), []byte(token)) != 1 {
-			return nil, auth.ErrInvalidToken
-		}
-		return &auth.TokenInfo{Expiration: time.Now().Add(time.Hour)}, nil
-	}
 	guard := auth.RequireBearerToken(verify, &auth.RequireBearerTokenOptions{ResourceMetadataURL: metadataURL})
 	return func(h http.Handler) http.Handler {
 		guarded := guard(h)
@@ -42,6 +36,16 @@ func requireBearer(mux *http.ServeMux, base, token string) func(http.Handler) ht
 				refusals.Add(1)
 			}
 		})
+	}
+}
+
+// oneToken takes token, and no other.
+func oneToken(token string) auth.TokenVerifier {
+	return func(_ context.Context, got string, _ *http.Request) (*auth.TokenInfo, error) {
+		if subtle.ConstantTimeCompare([]byte(got), []byte(token)) != 1 {
+			return nil, auth.ErrInvalidToken
+		}
+		return &auth.TokenInfo{Expiration: time.Now().Add(time.Hour)}, nil
 	}
 }
 

@@ -25,6 +25,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -77,6 +78,7 @@ func parseFlags(args []string) (config, error) {
 	fs.DurationVar(&cfg.addToolAfter, "add-tool-after", 0, `add a tool named "late" after this long, notifying clients that the tool list changed`)
 	supervision.register(fs)
 	oidcGuard.register(fs)
+	bearerUsers.register(fs) // users.go
 	fs.StringVar(&cfg.slowTool, "slow-tool", "", `add a tool of this name that works for "steps" (default 10) times "interval" (default "100ms"), `+
 		`reporting progress after each step, and a tool NAME_cancelled that says how many of its calls were cancelled`)
 	fs.StringVar(&cfg.requireBearer, "require-bearer", "", "with -http: answer 401 with an RFC 9728 challenge to a request without this bearer token; GET /refusals counts them")
@@ -150,7 +152,7 @@ func run(cfg config) int {
 		_, _ = io.Copy(io.Discard, os.Stdin)
 		hang()
 	case cfg.httpAddr != "":
-		err = serveHTTP(cfg.httpAddr, server, cfg.requireBearer)
+		err = serveHTTP(cfg.httpAddr, server, bearerVerifier(cfg.requireBearer))
 	default:
 		err = server.Run(context.Background(), &mcp.StdioTransport{})
 	}
@@ -180,6 +182,7 @@ func newServer(tools, protocols []string) *mcp.Server {
 	opts := &mcp.ServerOptions{SupportedProtocolVersions: protocols}
 	countRootsChanges(opts) // asking.go
 	server := mcp.NewServer(&mcp.Implementation{Name: "mcp-fake", Version: "v1"}, opts)
+	serving = server // users.go's add_tool adds to it
 	for _, name := range tools {
 		addEchoTool(server, name)
 	}
@@ -206,7 +209,7 @@ func echo(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, err
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: req.Params.Name + " " + args}}}, nil
 }
 
-func serveHTTP(addr string, server *mcp.Server, bearer string) error {
+func serveHTTP(addr string, server *mcp.Server, bearer auth.TokenVerifier) error {
 	listener, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
@@ -215,7 +218,7 @@ func serveHTTP(addr string, server *mcp.Server, bearer string) error {
 	mux := http.NewServeMux()
 	guard := func(h http.Handler) http.Handler { return h }
 	switch {
-	case bearer != "":
+	case bearer != nil:
 		guard = requireBearer(mux, "http://"+listener.Addr().String(), bearer)
 	case oidcGuard.issuer != "":
 		if guard, err = oidcGuard.guard(mux, "http://"+listener.Addr().String()); err != nil {

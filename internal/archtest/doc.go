@@ -12,7 +12,7 @@
 //	views and sessions (/mcp, /mcp/direct, /sse, meta-tools)  pkg/mcpserve
 //	tool calls (the exposed set, the one way in, the caller)  pkg/router
 //	the running servers' exposed tools                        pkg/catalogue
-//	sessions to the managed servers, each client's own too    pkg/supervisor
+//	sessions to the managed servers, each client's, user's    pkg/supervisor
 //	the client a call comes from, as a server sees it          pkg/peer
 //	the core tools, read and write                            pkg/coretools
 //	declaring a tool musterd implements                       pkg/tooldef

@@ -21,7 +21,7 @@ var homes = []struct{ concept, home string }{
 	{"the views and sessions MCP clients connect to (/mcp, /mcp/direct, /sse), muster's meta-tools, list_changed, resource subscriptions", "pkg/mcpserve"},
 	{"tool calls: the exposed set (first source wins) in the caller's per-owner view, the one way in for every call (the endpoint's and the workflow steps'), its caller (router.Caller), its log line and metrics", "pkg/router"},
 	{"the running servers' tools under their exposed names, families, exposure policies (musterd.io/exposure) and name conflicts, the tools of servers gone, and each owner's per-owner view (the servers it connects to on its own)", "pkg/catalogue"},
-	{"the live sessions to the managed servers (shared, and each client's own: lanes), the calls made in them, and what a server asks of its client", "pkg/supervisor"},
+	{"the live sessions to the managed servers (shared, each client's own: lanes, and each user's own: user connections, with the user's bearer token per request), the calls made in them, and what a server asks of its client", "pkg/supervisor"},
 	{"the client a call comes from, as a managed server sees it (peer.Peer): the endpoint implements it, the supervisor reads it", "pkg/peer"},
 	{"who a request comes from: user, session, and the owner per-user state is keyed by", "pkg/identity"},
 	{"checking a caller's bearer token against the issuers musterd trusts (signature, issuer, audience, expiry, claims)", "pkg/oauth/verify"},

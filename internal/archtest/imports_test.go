@@ -45,7 +45,7 @@ var allowed = map[string][]string{
 	"pkg/musterevents": {"pkg/events", "pkg/bus", "pkg/redact", "pkg/apis"},
 	// Kubernetes Events: an observer of the bus's outcomes, leader-only.
 	"pkg/kubeevents": {"pkg/events", "pkg/bus", "pkg/redact", "pkg/apis", "pkg/musterevents"},
-	"pkg/supervisor": {"pkg/events", "pkg/apis", "pkg/redact", "pkg/peer", "internal/registry", "internal/jsoneq"}, // runs servers; knows nothing of the bus
+	"pkg/supervisor": {"pkg/events", "pkg/apis", "pkg/redact", "pkg/peer", "pkg/identity", "internal/registry", "internal/jsoneq"}, // runs servers; knows nothing of the bus
 	// The client a call comes from, as the managed servers see it: a leaf
 	// the endpoint implements and the supervisor reads.
 	"pkg/peer": {},

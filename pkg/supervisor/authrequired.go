@@ -78,6 +78,11 @@ func (inst *instance) authRequired() *AuthRequiredError {
 	if len(more) > 0 {
 		msg += " (" + strings.Join(more, ", ") + ")"
 	}
-	e.msg = inst.scrub.clean(msg + "; musterd holds no credential for it")
+	if inst.user != nil {
+		msg += "; it refused the user's token" // users.go
+	} else {
+		msg += "; musterd holds no credential for it"
+	}
+	e.msg = inst.scrub.clean(msg)
 	return e
 }

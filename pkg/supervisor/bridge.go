@@ -109,6 +109,9 @@ func (s *Supervisor) bridging(ctx context.Context, key events.Key) bool {
 	if _, ok := peer.From(ctx); ok {
 		return false
 	}
+	if s.hasUserConn(ctx, key) {
+		return false // the caller's own connection takes its calls, and refuses the server's requests (users.go)
+	}
 	caps := peer.RelayedCapabilities(ctx)
 	s.mu.Lock()
 	e := s.entries[key.Canonical()]

@@ -450,11 +450,20 @@ func (inst *instance) capabilities() *mcp.ServerCapabilities {
 
 // call runs do on the session of key's server, counted in flight, with a
 // context that ends when the caller's does or when the instance goes. A
-// call whose caller's client needs a session of its own runs on its lane
+// call whose caller (identity.From) has a connection of its own to the
+// server runs on it (users.go), whatever the shared instance does. A call
+// whose caller's client needs a session of its own runs on its lane
 // (lanes.go); it is counted on the shared instance too, so that a restart
 // drains it.
 func (s *Supervisor) call(ctx context.Context, key events.Key, what string, do func(context.Context, *instance) error) error {
 	key = key.Canonical()
+	uc, err := s.userConnFor(ctx, key)
+	if err != nil {
+		return err
+	}
+	if uc != nil {
+		return s.callUser(ctx, uc, what, do)
+	}
 	e, shared, err := s.acquire(ctx, key)
 	if err != nil {
 		return err
@@ -474,6 +483,21 @@ func (s *Supervisor) call(ctx context.Context, key events.Key, what string, do f
 		}
 	}
 
+	err, final := invoke(ctx, key, inst, what, do)
+	switch {
+	case err == nil:
+		s.touch(e, shared) // the server answered: lastConnected is now
+		return nil
+	case final:
+		return err
+	}
+	return s.callError(ctx, e, inst, what, err)
+}
+
+// invoke runs do on inst, with a context that ends when the caller's does
+// or when inst goes, and within its server's spec.timeout. It returns do's
+// error, for the caller to make sense of, or the timeout's own, final.
+func invoke(ctx context.Context, key events.Key, inst *instance, what string, do func(context.Context, *instance) error) (err error, final bool) {
 	callCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	// The instance's context ends when it is stopped or torn down: a call
@@ -488,14 +512,10 @@ func (s *Supervisor) call(ctx context.Context, key events.Key, what string, do f
 	callCtx, cancelTimeout := context.WithTimeoutCause(callCtx, timeout, errCallTimeout)
 	defer cancelTimeout()
 	err = do(callCtx, inst)
-	if err == nil {
-		s.touch(e, shared) // the server answered: lastConnected is now
-		return nil
+	if err != nil && ctx.Err() == nil && context.Cause(callCtx) == errCallTimeout {
+		return fmt.Errorf("mcp server %s: %s: no answer within %s (spec.timeout)", key, what, timeout), true
 	}
-	if ctx.Err() == nil && context.Cause(callCtx) == errCallTimeout {
-		return fmt.Errorf("mcp server %s: %s: no answer within %s (spec.timeout)", key, what, timeout)
-	}
-	return s.callError(ctx, e, inst, what, err)
+	return err, false
 }
 
 // errInstanceGone cancels the calls of an instance that ended.
@@ -509,16 +529,7 @@ func (s *Supervisor) callError(ctx context.Context, e *entry, inst *instance, wh
 	if ctx.Err() != nil {
 		return fmt.Errorf("mcp server %s: %s: %w", e.key, what, context.Cause(ctx))
 	}
-	var rpcErr *jsonrpc.Error
-	if errors.As(err, &rpcErr) {
-		// The server answered, with an error: it is alive. Its code and
-		// data go on with it (a -32042 carries the URLs a client must
-		// visit), so that a view can pass the error on as the server
-		// answered it.
-		answered := &jsonrpc.Error{Code: rpcErr.Code, Message: inst.scrub.clean(err.Error())}
-		if len(rpcErr.Data) > 0 {
-			answered.Data = json.RawMessage(inst.scrub.clean(string(rpcErr.Data)))
-		}
+	if answered, ok := answeredError(inst, err); ok {
 		return fmt.Errorf("mcp server %s: %s: %w", e.key, what, answered)
 	}
 	// The connection failed under the call. Tell the monitor, and give it
@@ -561,6 +572,22 @@ func (s *Supervisor) callError(ctx context.Context, e *entry, inst *instance, wh
 	}
 }
 
+// answeredError is the JSON-RPC error err carries, if the server answered
+// with one, scrubbed: the server is alive. Its code and data go on with it
+// (a -32042 carries the URLs a client must visit), so that a view can pass
+// the error on as the server answered it.
+func answeredError(inst *instance, err error) (*jsonrpc.Error, bool) {
+	var rpcErr *jsonrpc.Error
+	if !errors.As(err, &rpcErr) {
+		return nil, false
+	}
+	answered := &jsonrpc.Error{Code: rpcErr.Code, Message: inst.scrub.clean(err.Error())}
+	if len(rpcErr.Data) > 0 {
+		answered.Data = json.RawMessage(inst.scrub.clean(string(rpcErr.Data)))
+	}
+	return answered, true
+}
+
 // suspectDead is the seam from the call path to health monitoring: a call
 // saw a transport error on inst, so the server may be dead. It asks inst's
 // monitor to check now (today: a ping at once, which fails the server if
@@ -595,6 +622,12 @@ func (s *Supervisor) acquire(ctx context.Context, key events.Key) (*entry, *inst
 		var state v1alpha1.MCPServerState
 		if e != nil {
 			state = e.obs.State
+		}
+		if state == v1alpha1.MCPServerStateAuthRequired {
+			// Its server wants a credential of the caller's own, and the
+			// caller has no connection of its own to it (users.go).
+			s.mu.Unlock()
+			return nil, nil, authorizationRequired(key, "")
 		}
 		if e == nil || !(state.Transient() || e.replacing || e.inst != nil && e.inst.calls.draining) {
 			err := &ServerError{Key: key, State: state, Err: ErrNotRunning}

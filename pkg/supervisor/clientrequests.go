@@ -34,6 +34,11 @@ import (
 // of the client's call when the lane has one call in flight, else on the
 // client's own stream. What the client did not offer is refused, saying
 // so.
+//
+// A user connection's instance (users.go) claims nothing, as a shared
+// one: it serves every MCP session of its user, none of which is the one
+// to ask. The server's requests on it are refused, saying so; its log
+// messages go to the user's clients that called through it.
 
 // Methods a server sends its client and musterd passes on, or refuses.
 const (
@@ -126,6 +131,11 @@ func (inst *instance) serverRequests(next mcp.MethodHandler) mcp.MethodHandler {
 // server, or "" if it can.
 func (inst *instance) refusal(method string) string {
 	l := inst.lane
+	if inst.user != nil {
+		return fmt.Sprintf("musterd: %s refused: it came on a user's own connection to MCP server %s, which serves every MCP session "+
+			"of that user and cannot tell which of them to ask; musterd passes no such request on a user's connection yet",
+			method, inst.key.Name)
+	}
 	if l == nil {
 		return fmt.Sprintf("musterd: %s refused: it came on the session to MCP server %s shared by all of musterd's clients, "+
 			"which cannot tell whose call it belongs to (a client that offers sampling, elicitation or roots gets a session of its own "+

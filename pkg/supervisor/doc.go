@@ -80,6 +80,43 @@
 //     credential in its headers, say), or a Stop and a new Ensure (a
 //     restart), starts it again. Options.HTTPTransport is the base of every
 //     remote's connection (musterd's extra CAs).
+//   - User connections (users.go): ConnectAs opens a user's own session
+//     to a remote server (streamable-http or sse; a stdio server is an
+//     error), keyed by server and owner (identity.Identity.Owner), at most
+//     MaxUserConnectionsPerServer (256) per server. Every HTTP request of
+//     it carries "Authorization: Bearer <token>", asked of the user's
+//     oauth2.TokenSource for that request, so a refreshed token is used
+//     from the next request on (userbearer.go). A 401 at the opening is a
+//     *AuthRequiredError and no connection is kept. A call of any kind
+//     (calls.go, subscribe.go) whose ctx carries an identity with a
+//     connection to the server runs on it, ahead of the shared instance,
+//     whatever state that is in; a call whose caller has none, to a
+//     server that is Auth Required, fails at once with an error wrapping
+//     ErrAuthorizationRequired ("mcp server NAME: authorization required:
+//     log in with core_auth_login"). A user connection has the health
+//     checks of an instance (a ping every PingInterval and after a call
+//     that failed in the transport), lists its own tools, relists them on
+//     the server's tools/list_changed, and ends with the first of:
+//     DisconnectAs; a Stop of its server or a change of its spec; its
+//     connection failing (the server closes it, a ping fails); or a 401
+//     to a request whose token the source, asked again, gave anew or not
+//     at all (or a source that gives no token): then it ends reported
+//     TokenRefused, and its call fails with ErrAuthorizationRequired. A
+//     token other than the refused one gets the request one more try.
+//     Calls under way on a connection that ends by DisconnectAs, a Stop
+//     or a spec change fail with ErrStopped, and return before its
+//     session closes. It is never reopened by the supervisor. Every
+//     opening, relisting and end is reported through OnUserChange, in
+//     order, in OnChange's queue (no lock held). User connections never
+//     change the shared instance's state or Observed; they are not
+//     counted in InFlight. The server's requests to its client on one
+//     (sampling, elicitation, roots), and a 2026-07-28 server's input
+//     requests musterd would fulfil, are refused with -32600 saying why
+//     (a client that takes input-required results itself, peer.Relays,
+//     still gets them as they are); its log messages go to the clients of
+//     its user that called through it. A user's token never appears in logs, errors or UserObserved:
+//     it is set on each request as it leaves, and the tokens a
+//     connection sent are scrubbed from its messages besides.
 //   - Status fields: LastError is set only while the server is down;
 //     LastFailure and LastFailureTime keep the last failure after it
 //     recovered; RestartCount counts restarts of a process that ran, not
@@ -92,8 +129,8 @@
 //     doubles the delay (Backoff: 1s to 5m, plus up to 10% jitter); a
 //     server that runs for StableAfter clears its streak. A server that
 //     crashes at once therefore starts at most 6 times in its first minute.
-//   - Secrets: env values and headers never appear in logs, errors,
-//     LastError or Observed. Every message is scrubbed of their literal
+//   - Secrets: env values, headers and users' tokens never appear in
+//     logs, errors, LastError, Observed or UserObserved. Every message is scrubbed of their literal
 //     values (from 4 characters on) and then passed through redact.String;
 //     SpecHash is keyed by a secret of the supervisor's own.
 //   - Observed carries the server's own tool definitions (ToolDefs) beside

@@ -107,6 +107,7 @@ type instance struct {
 	sessionErr   error         // why the session ended; set before sessionEnded is closed
 	client       *mcp.Client   // the session's client: a lane notifies roots changes through it
 	lane         *lane         // set on a lane's instance: the client it serves (lanes.go)
+	user         *userConn     // set on a user connection's instance: the user it serves (users.go)
 	lanes        laneSet       // on a shared instance: its lanes (lanes.go)
 	listeners    listeners     // on a shared instance: the clients its log messages go to (clientrequests.go)
 	acks         acks          // subscriptions waiting for the server's yes, on a 2026-07-28 session (subscribe.go)
@@ -217,7 +218,11 @@ func (inst *instance) launchRemote() error {
 		header.Set(name, value)
 	}
 	inst.challenges = &challengeRecorder{}
-	client := &http.Client{Transport: &headerTransport{base: inst.httpTransport, header: header, challenges: inst.challenges}}
+	ht := &headerTransport{base: inst.httpTransport, header: header, challenges: inst.challenges}
+	if inst.user != nil {
+		ht.bearer = inst.user.creds // the user's token on each request (userbearer.go)
+	}
+	client := &http.Client{Transport: ht}
 	// No reconnects of the SDK's own: a dropped stream ends the session at
 	// once, so that the server shows Disconnected when it goes, not after
 	// the SDK's retries (seconds to tens of seconds), and the supervisor
@@ -542,17 +547,22 @@ func (s *Supervisor) refreshTools(e *entry, inst *instance) {
 }
 
 // headerTransport adds a remote server's headers to every request, and
-// notes its 401 answers.
+// notes its 401 answers. On a user connection it adds the user's bearer
+// token too, and settles its 401 answers (userbearer.go).
 type headerTransport struct {
 	base       http.RoundTripper
 	header     http.Header
 	challenges *challengeRecorder
+	bearer     *bearer // a user connection's; nil otherwise
 }
 
 func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	req = req.Clone(req.Context()) // a RoundTripper must not change its request
 	for name, values := range t.header {
 		req.Header[name] = values
+	}
+	if t.bearer != nil {
+		return t.bearer.roundTrip(t.base, req, t.challenges)
 	}
 	resp, err := t.base.RoundTrip(req)
 	if err == nil {

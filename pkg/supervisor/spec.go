@@ -114,9 +114,12 @@ const minScrubbedLength = 4
 // scrubber cleans every message about one server before it is logged,
 // stored or returned: it replaces the literal values of the server's env
 // and headers (which a server may well echo on stderr or in an HTTP error
-// body), then applies redact.String.
+// body), then applies redact.String. A user connection's scrubber also
+// replaces the tokens its requests carried (userbearer.go), which no spec
+// holds.
 type scrubber struct {
 	values *strings.Replacer // nil when there is nothing to replace
+	tokens *secretSet        // a user connection's tokens; nil otherwise
 }
 
 func newScrubber(spec v1alpha1.MCPServerSpec) scrubber {
@@ -150,6 +153,7 @@ func newScrubber(spec v1alpha1.MCPServerSpec) scrubber {
 }
 
 func (s scrubber) clean(msg string) string {
+	msg = s.tokens.scrub(msg)
 	if s.values != nil {
 		msg = s.values.Replace(msg)
 	}

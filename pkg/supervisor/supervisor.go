@@ -41,6 +41,8 @@ const (
 	// DefaultLaneIdle and DefaultMaxLanesPerServer: see Options.
 	DefaultLaneIdle          = 5 * time.Minute
 	DefaultMaxLanesPerServer = 32
+	// DefaultMaxUserConnectionsPerServer: see Options.
+	DefaultMaxUserConnectionsPerServer = 256
 )
 
 // Options configure a Supervisor. The zero value of each field is its
@@ -107,6 +109,18 @@ type Options struct {
 	// MaxLanesPerServer bounds the lanes open to one server at once; a
 	// client's call that would open one more fails saying so. Default 32.
 	MaxLanesPerServer int
+	// MaxUserConnectionsPerServer bounds the user connections (users.go)
+	// open to one server at once; a ConnectAs that would open one more
+	// fails saying so. Default 256.
+	MaxUserConnectionsPerServer int
+	// OnUserChange, if set, is called whenever a user connection opened,
+	// relisted its tools (after the server's tools/list_changed), or ended
+	// (gone: DisconnectAs, a Stop or spec change of its server, its
+	// connection failing, or its server refusing the user's token). Calls
+	// come in the order of the changes, in the same queue as OnChange's
+	// and like them from a goroutine of the supervisor's that holds no
+	// lock: OnUserChange may call back into the Supervisor.
+	OnUserChange func(conn UserObserved, gone bool)
 	// OnChange, if set, is called whenever a server's observed state
 	// changes: starting, started, failed (crash, ping, start), tools
 	// changed, failure streak cleared, stopped. Calls come one at a time, in
@@ -163,6 +177,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxLanesPerServer <= 0 {
 		o.MaxLanesPerServer = DefaultMaxLanesPerServer
+	}
+	if o.MaxUserConnectionsPerServer <= 0 {
+		o.MaxUserConnectionsPerServer = DefaultMaxUserConnectionsPerServer
 	}
 	o.RestartBackoff = o.RestartBackoff.withDefaults()
 	return o
@@ -286,6 +303,8 @@ type Supervisor struct {
 	startSlots chan struct{}
 	// workers counts the goroutines that apply Ensure's specs.
 	workers sync.WaitGroup
+	// userConns counts the goroutines that run user connections (users.go).
+	userConns sync.WaitGroup
 
 	mu         sync.Mutex
 	entries    map[events.Key]*entry
@@ -336,6 +355,12 @@ type entry struct {
 	// authRequired is the hash of the spec whose server answered 401 at its
 	// last start: Auth Required, and no start again for that spec.
 	authRequired string
+	// spec is the spec Ensure asked for last: what user connections open
+	// to (users.go).
+	spec *desired
+	// users are the user connections open or opening to the server, by
+	// owner (users.go).
+	users map[string]*userConn
 }
 
 // desired is a spec Ensure asked for, with the protocol version pinned
@@ -349,6 +374,10 @@ type desired struct {
 type change struct {
 	key events.Key
 	obs Observed
+	// user, if set, makes this a change of a user connection (users.go)
+	// for OnUserChange, and obs is unused.
+	user *UserObserved
+	gone bool
 }
 
 // New returns a Supervisor with opts.
@@ -442,6 +471,10 @@ func (s *Supervisor) Ensure(ctx context.Context, key events.Key, spec v1alpha1.M
 		}
 	}
 	e.want = &desired{spec: spec, hash: hash, protocolPin: pin}
+	if e.spec != nil && e.spec.hash != hash {
+		s.endUsersLocked(e, "its server's spec changed") // users.go
+	}
+	e.spec = e.want
 	if inFlight && e.target != hash && e.cancelStart != nil {
 		e.cancelStart(errSuperseded)
 	}
@@ -515,7 +548,9 @@ func (s *Supervisor) Stop(ctx context.Context, key events.Key) error {
 	if e.cancelStart != nil {
 		e.cancelStart(errStopping)
 	}
+	users := s.endUsersLocked(e, "its server was stopped") // users.go
 	s.mu.Unlock()
+	defer awaitUsers(ctx, users)
 	defer func() {
 		s.mu.Lock()
 		e.stopping--
@@ -627,6 +662,7 @@ func (s *Supervisor) Shutdown(ctx context.Context) error {
 	go func() {
 		wg.Wait()
 		s.workers.Wait()
+		s.userConns.Wait()
 		close(stopped)
 	}()
 	select {
@@ -662,6 +698,9 @@ func (s *Supervisor) killAll() {
 		if e.inst != nil {
 			e.inst.kill()
 			e.inst.lanes.killLocked() // lanes.go
+		}
+		for _, uc := range e.users {
+			uc.inst.kill() // users.go
 		}
 	}
 }
@@ -848,7 +887,12 @@ func (s *Supervisor) changedLocked(e *entry) {
 	if s.opts.OnChange == nil {
 		return
 	}
-	s.pending = append(s.pending, change{key: e.key, obs: obs})
+	s.queueLocked(change{key: e.key, obs: obs})
+}
+
+// queueLocked queues c for delivery by deliver.
+func (s *Supervisor) queueLocked(c change) {
+	s.pending = append(s.pending, c)
 	if s.delivering == nil {
 		s.delivering = make(chan struct{})
 		go s.deliver(s.delivering)
@@ -868,6 +912,10 @@ func (s *Supervisor) deliver(done chan struct{}) {
 		}
 		s.mu.Unlock()
 		for _, c := range batch {
+			if c.user != nil {
+				s.opts.OnUserChange(*c.user, c.gone)
+				continue
+			}
 			s.opts.OnChange(c.key, c.obs)
 		}
 	}
