@@ -29,6 +29,7 @@ var homes = []struct{ concept, home string }{
 	{"following the bus at a reader's pace (bus.Follow)", "pkg/bus"},
 	{"muster's view of the events, and following it (core_events)", "pkg/musterevents"},
 	{"the live page: its static files, embedded and served under /ui/", "pkg/ui"},
+	{"the aggregator.oauth configuration: its keys, muster's defaults, its checks and its secrets (config.Secret)", "pkg/oauth/config"},
 }
 
 // goFile is one non-test Go file of the module, parsed.
