@@ -29,6 +29,7 @@ import (
 	"github.com/musterd/musterd/pkg/lifecycle"
 	"github.com/musterd/musterd/pkg/mcpserve"
 	"github.com/musterd/musterd/pkg/musterevents"
+	oauthconfig "github.com/musterd/musterd/pkg/oauth/config"
 	"github.com/musterd/musterd/pkg/pipeline"
 	"github.com/musterd/musterd/pkg/reconcilers"
 	"github.com/musterd/musterd/pkg/reconcilers/mcpserver"
@@ -89,6 +90,9 @@ type daemonConfig struct {
 	// disabledKinds are the kinds not reconciled at start (their kind
 	// names, "MCPServer"); musterd enable KIND turns one on.
 	disabledKinds []string
+	// oauth is config.yaml's aggregator.oauth section, checked; muster's
+	// defaults without one.
+	oauth oauthconfig.Config
 }
 
 // The coordinator's retry settings. musterd run has no flags for them; they
@@ -123,6 +127,7 @@ func defaultDaemonConfig() daemonConfig {
 		stopTimeout: supervised.DefaultShutdownTimeout + 5*time.Second,
 		toolPrefix:  catalogue.DefaultPrefix,
 		kube:        defaultKubeConfig(),
+		oauth:       oauthconfig.Default(),
 	}
 }
 
