@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	oauthconfig "github.com/musterd/musterd/pkg/oauth/config"
 )
 
 // configFile is what musterd reads from <config-dir>/config.yaml. Each key
@@ -58,7 +60,7 @@ type configFile struct {
 }
 
 // aggregatorConfig is muster's aggregator section. Its other keys
-// (transport, enabled, oauth…) mean nothing to musterd, which serves both
+// (transport, enabled, admin…) mean nothing to musterd, which serves both
 // transports at once.
 type aggregatorConfig struct {
 	// Host and Port set the listen address when neither -listen nor the
@@ -69,6 +71,12 @@ type aggregatorConfig struct {
 	// -tool-prefix or the toolPrefix key sets it; "" for none (muster
 	// reads "" as its default "x").
 	MusterPrefix *string `yaml:"musterPrefix"`
+	// OAuth is muster's OAuth section, read whole and checked by package
+	// oauth/config: unlike the rest of the file, an unknown key in it is
+	// an error, since a typo there must not quietly weaken security. (A
+	// yaml.Node, not a pointer: yaml.v3 fills only the former; its Kind is
+	// 0 when the key is absent.)
+	OAuth yaml.Node `yaml:"oauth"`
 }
 
 // duration reads "100ms", "10m" and the like.
@@ -186,6 +194,16 @@ func applyConfigFile(cfg *daemonConfig, path string, setOnCommandLine map[string
 			cfg.toolPrefix = *a.MusterPrefix
 		}
 	}
+	var oauthNode *yaml.Node
+	if file.Aggregator != nil && file.Aggregator.OAuth.Kind != 0 {
+		oauthNode = &file.Aggregator.OAuth
+	}
+	oauth, err := oauthconfig.Load(oauthNode, oauthconfig.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("config file %s: %w", path, err)
+	}
+	cfg.oauth = oauth
+	notes = append(notes, oauthNotes(oauth)...)
 	if file.Workers != nil && !setOnCommandLine["workers"] {
 		cfg.workers = *file.Workers
 	}
@@ -203,4 +221,18 @@ func applyConfigFile(cfg *daemonConfig, path string, setOnCommandLine map[string
 		cfg.logLevel = level
 	}
 	return notes, nil
+}
+
+// oauthNotes tells the operator which OAuth roles config.yaml turns on
+// that musterd does not play yet: its endpoint is not protected by OAuth,
+// whatever the section says.
+func oauthNotes(c oauthconfig.Config) []string {
+	var notes []string
+	if c.Server.Enabled {
+		notes = append(notes, "config.yaml: aggregator.oauth.server is enabled, but musterd is not an OAuth server yet: its MCP endpoint is not protected by OAuth")
+	}
+	if c.MCPClient.Enabled {
+		notes = append(notes, "config.yaml: aggregator.oauth.mcpClient is enabled, but musterd does not sign in to protected MCP servers yet")
+	}
+	return notes
 }

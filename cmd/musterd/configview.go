@@ -3,19 +3,23 @@ package main
 import (
 	"net"
 	"strconv"
+
+	oauthconfig "github.com/musterd/musterd/pkg/oauth/config"
 )
 
 // musterConfigView is what core_config_get answers: muster's MusterConfig
 // as muster encodes it (Go's field names: it has no JSON tags), holding
 // the values in force: the listen address as the aggregator's host and
-// port, the tool prefix, Kubernetes mode and its namespace. muster's OAuth
-// and admin sections are left out: musterd has neither.
+// port, the tool prefix, the OAuth section as read (its secrets shown as
+// <redacted>, where muster shows them), Kubernetes mode and its
+// namespace. muster's admin section is left out: musterd has none.
 type musterConfigView struct {
 	Aggregator struct {
 		Port         int
 		Host         string
 		Transport    string
 		MusterPrefix string
+		OAuth        oauthconfig.Config
 	}
 	Namespace  string
 	Kubernetes bool
@@ -32,6 +36,7 @@ func musterConfig(cfg daemonConfig) musterConfigView {
 	// is muster's default.
 	v.Aggregator.Transport = "streamable-http"
 	v.Aggregator.MusterPrefix = cfg.toolPrefix
+	v.Aggregator.OAuth = cfg.oauth
 	v.Kubernetes = cfg.kube.enabled
 	v.Namespace = cfg.kube.namespace
 	return v

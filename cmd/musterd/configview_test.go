@@ -16,5 +16,12 @@ func TestCoreConfigGetShowsMustersShapeWithTheValuesInForce(t *testing.T) {
 	cfg.toolPrefix = "m"
 	data, err := json.Marshal(musterConfig(cfg))
 	require.NoError(t, err)
+	// The OAuth section has a test of its own (config_oauth_test.go).
+	var doc map[string]any
+	require.NoError(t, json.Unmarshal(data, &doc))
+	require.Contains(t, doc["Aggregator"], "OAuth")
+	delete(doc["Aggregator"].(map[string]any), "OAuth")
+	data, err = json.Marshal(doc)
+	require.NoError(t, err)
 	assert.JSONEq(t, `{"Aggregator":{"Port":19901,"Host":"127.0.0.1","Transport":"streamable-http","MusterPrefix":"m"},"Namespace":"","Kubernetes":false}`, string(data))
 }

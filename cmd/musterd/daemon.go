@@ -30,6 +30,7 @@ import (
 	"github.com/musterd/musterd/pkg/lifecycle"
 	"github.com/musterd/musterd/pkg/mcpserve"
 	"github.com/musterd/musterd/pkg/musterevents"
+	oauthconfig "github.com/musterd/musterd/pkg/oauth/config"
 	"github.com/musterd/musterd/pkg/pipeline"
 	"github.com/musterd/musterd/pkg/reconcilers"
 	"github.com/musterd/musterd/pkg/reconcilers/mcpserver"
@@ -95,6 +96,9 @@ type daemonConfig struct {
 	// (outbound.go).
 	extraCAFile string
 	extraCAs    *x509.CertPool
+	// oauth is config.yaml's aggregator.oauth section, checked; muster's
+	// defaults without one.
+	oauth oauthconfig.Config
 }
 
 // The coordinator's retry settings. musterd run has no flags for them; they
@@ -129,6 +133,7 @@ func defaultDaemonConfig() daemonConfig {
 		stopTimeout: supervised.DefaultShutdownTimeout + 5*time.Second,
 		toolPrefix:  catalogue.DefaultPrefix,
 		kube:        defaultKubeConfig(),
+		oauth:       oauthconfig.Default(),
 	}
 }
 

@@ -19,6 +19,7 @@
 //	workflow runs and their executions                        pkg/workflowrun
 //	following the bus at a reader's pace                      pkg/bus (Follow)
 //	muster's view of the events, and following it             pkg/musterevents
+//	the aggregator.oauth configuration, its secrets           pkg/oauth/config
 //
 //	MCP client ──▶ mcpserve ──▶ router ──▶ coretools (core_…)
 //	                              │   ├──▶ catalogue ──▶ supervisor ──▶ a managed server

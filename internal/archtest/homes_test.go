@@ -33,6 +33,7 @@ var homes = []struct{ concept, home string }{
 	{"muster's view of the events, and following it (core_events)", "pkg/musterevents"},
 	{"the live page: its static files, embedded and served under /ui/", "pkg/ui"},
 	{"musterd as OAuth client of protected servers: discovery, login through /oauth/proxy, the users' tokens for them", "pkg/oauth/client"},
+	{"the aggregator.oauth configuration: its keys, muster's defaults, its checks and its secrets (config.Secret)", "pkg/oauth/config"},
 }
 
 // goFile is one non-test Go file of the module, parsed.
