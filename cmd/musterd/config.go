@@ -225,14 +225,12 @@ func applyConfigFile(cfg *daemonConfig, path string, setOnCommandLine map[string
 
 // oauthNotes tells the operator which OAuth roles config.yaml turns on
 // that musterd does not play yet: its endpoint is not protected by OAuth,
-// whatever the section says.
+// whatever the section says. (It signs users in to protected servers:
+// logins.go.)
 func oauthNotes(c oauthconfig.Config) []string {
 	var notes []string
 	if c.Server.Enabled {
 		notes = append(notes, "config.yaml: aggregator.oauth.server is enabled, but musterd is not an OAuth server yet: its MCP endpoint is not protected by OAuth")
-	}
-	if c.MCPClient.Enabled {
-		notes = append(notes, "config.yaml: aggregator.oauth.mcpClient is enabled, but musterd does not sign in to protected MCP servers yet")
 	}
 	return notes
 }

@@ -73,7 +73,6 @@ func TestConfigYAMLsOAuthSectionIsReadWithMustersDefaults(t *testing.T) {
 		"config.yaml: ignoring keys musterd does not use: logging",
 		"config.yaml: listening on aggregator.host/port localhost:21203, where muster serve would",
 		"config.yaml: aggregator.oauth.server is enabled, but musterd is not an OAuth server yet: its MCP endpoint is not protected by OAuth",
-		"config.yaml: aggregator.oauth.mcpClient is enabled, but musterd does not sign in to protected MCP servers yet",
 	}, notes)
 
 	cfg, notes, err = parseDaemonFlags([]string{"-config-dir", writeConfigYAML(t, "aggregator: {port: 9000}\n")}, io.Discard)

@@ -129,6 +129,7 @@ func newCoreTools(cfg daemonConfig, d *daemon, kubeParts *kubeStages, log *slog.
 		Config:     func() any { return musterConfig(cfg) },
 		Kubernetes: cfg.kube.enabled,
 		Executions: d.Workflows,
+		Logins:     d.Logins,
 	})
 }
 

@@ -386,7 +386,10 @@ type daemon struct {
 	Router *router.Router
 	// MCP is the MCP endpoint, and MCPRefresh keeps its exposed set
 	// current.
-	MCP        *mcpserve.Server
+	MCP *mcpserve.Server
+	// Logins are the users' logins to protected servers, which
+	// core_auth_login drives (logins.go).
+	Logins     *logins
 	MCPRefresh *mcpserve.Refresher
 	// Workflows runs workflows: a source of the router's tools, whose
 	// steps call tools through the router (workflows.go).
@@ -421,7 +424,9 @@ func newDaemon(cfg daemonConfig, log *slog.Logger, record io.Writer) (*daemon, e
 	}
 	d.Supervisor = supervisor.New(supervisor.Options{Logger: log, OnChangeSync: bridge.OnChange, InheritEnv: cfg.inheritEnv,
 		StartConcurrency: cfg.startConcurrency, StartTimeout: cfg.startTimeout, PingInterval: cfg.pingInterval, PingTimeout: cfg.pingTimeout,
-		HTTPTransport: outboundTransport(cfg.extraCAs)})
+		HTTPTransport: outboundTransport(cfg.extraCAs),
+		// A user's own connection's tools, in that user's view alone.
+		OnUserChange: bridge.OnUserChange})
 	var (
 		statusWriter statusync.StatusWriter
 		kubeParts    *kubeStages
@@ -513,6 +518,9 @@ func newDaemon(cfg daemonConfig, log *slog.Logger, record io.Writer) (*daemon, e
 	}
 	if err := d.addWorkflows(cfg, log); err != nil {
 		return nil, err
+	}
+	if d.Logins, err = newLogins(d, cfg.oauth.MCPClient, outboundTransport(cfg.extraCAs), log); err != nil {
+		return nil, fmt.Errorf("aggregator.oauth.mcpClient: %w", err)
 	}
 	if d.CoreTools, err = newCoreTools(cfg, d, kubeParts, log); err != nil {
 		return nil, err

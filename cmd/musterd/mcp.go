@@ -40,6 +40,9 @@ func (d *daemon) addMCP(cfg daemonConfig, log *slog.Logger) error {
 		Version:    version,
 		Registerer: d.Registry,
 		Logger:     log,
+		// What a session owned (its own connections, their tools, its
+		// tokens) goes with it.
+		OnOwnerGone: d.Logins.ownerGone,
 	})
 	if err != nil {
 		return err
@@ -49,6 +52,9 @@ func (d *daemon) addMCP(cfg daemonConfig, log *slog.Logger) error {
 	// tools, resources or prompts) and its sources' (the workflows').
 	d.MCPRefresh = mcpserve.NewRefresher(d.MCP)
 	rt.OnChange(d.MCPRefresh.Kick)
+	// A change of one user's own tools is told to that user's sessions
+	// alone.
+	rt.OnOwnerChange(func(owner string) { d.MCP.ToolsChangedFor(owner) })
 	return d.Add(d.MCPRefresh)
 }
 
@@ -72,6 +78,13 @@ func (d *daemon) mux(api http.Handler) http.Handler {
 	mcp := d.mcpHandler()
 	for _, path := range mcpserve.Paths() {
 		mux.Handle(path, mcp)
+	}
+	// The users' logins to protected servers: the browser's way in,
+	// before any token, so never behind the MCP guard.
+	if d.Logins.client != nil {
+		for _, path := range d.Logins.paths() {
+			mux.Handle(path, d.Logins.client.Handler())
+		}
 	}
 	page := ui.Handler()
 	mux.Handle(ui.Prefix, page)

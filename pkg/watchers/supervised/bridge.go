@@ -55,6 +55,10 @@ type Bridge struct {
 	conflictsMu sync.Mutex
 	conflicts   []events.Key
 
+	// named is each server's naming (toolPrefix, family) as last
+	// observed, under mu: the names of its users' own connections' tools.
+	named map[events.Key]catalogue.Naming
+
 	started atomic.Bool
 	// last is the last observation applied per server, for telling
 	// transitions apart; only Start's goroutine touches it.
@@ -144,6 +148,10 @@ func (br *Bridge) OnChange(key events.Key, obs supervisor.Observed) {
 	key = key.Canonical()
 	br.mu.Lock()
 	defer br.mu.Unlock()
+	if br.named == nil {
+		br.named = map[events.Key]catalogue.Naming{}
+	}
+	br.named[key] = naming(obs)
 	var tools []string
 	switch {
 	case obs.Running():
@@ -339,4 +347,21 @@ func naming(obs supervisor.Observed) catalogue.Naming {
 		n.Family, n.InstanceArg = obs.Family.Name, obs.Family.InstanceArg
 	}
 	return n
+}
+
+// OnUserChange applies a change of a user's own connection to a server
+// (supervisor.Options.OnUserChange) to that user's view of the catalogue:
+// its tools, named as the server's shared ones are (its toolPrefix and
+// family, from the server's last observation), or, gone, none. The
+// catalogue tells the router, which tells that user's sessions alone.
+func (br *Bridge) OnUserChange(conn supervisor.UserObserved, gone bool) {
+	key := conn.Key.Canonical()
+	if gone {
+		br.cat.RemoveFor(conn.Owner, key)
+		return
+	}
+	br.mu.Lock()
+	named := br.named[key]
+	br.mu.Unlock()
+	br.cat.UpdateFor(conn.Owner, key, named, conn.Tools, conn.ListedAt)
 }

@@ -1,0 +1,180 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/musterd/musterd/pkg/apis/muster/v1alpha1"
+	"github.com/musterd/musterd/pkg/coretools"
+	"github.com/musterd/musterd/pkg/events"
+	oauthclient "github.com/musterd/musterd/pkg/oauth/client"
+	oauthconfig "github.com/musterd/musterd/pkg/oauth/config"
+	"github.com/musterd/musterd/pkg/supervisor"
+)
+
+// The users' logins to protected servers, wired: core_auth_login and
+// core_auth_logout (package coretools) drive them through logins, which
+// holds the users' tokens in package oauth/client and their own
+// connections in the supervisor; the catalogue shows each user the tools
+// of their own connections, and the router tells that user's sessions
+// alone when they change.
+
+// logins is coretools.Logins over the daemon's parts.
+type logins struct {
+	client *oauthclient.Client // nil: aggregator.oauth.mcpClient is off
+	d      *daemon
+	log    *slog.Logger
+
+	mu      sync.Mutex
+	issuers map[string]map[string]bool // owner → the issuers it logged in at
+}
+
+var _ coretools.Logins = (*logins)(nil)
+
+// newLogins makes the OAuth client of mcpClient when it is enabled.
+func newLogins(d *daemon, mcpClient oauthconfig.MCPClient, outbound *http.Transport, log *slog.Logger) (*logins, error) {
+	l := &logins{d: d, log: log, issuers: map[string]map[string]bool{}}
+	if !mcpClient.Enabled {
+		return l, nil
+	}
+	c, err := oauthclient.New(oauthclient.Options{
+		PublicURL:    mcpClient.PublicURL,
+		CallbackPath: mcpClient.CallbackPath,
+		CIMDPath:     mcpClient.CIMD.Path,
+		ClientID:     mcpClient.ClientID,
+		HTTPClient:   &http.Client{Transport: outbound, Timeout: 30 * time.Second},
+		Logger:       log,
+		OnLogin:      l.loggedIn,
+	})
+	if err != nil {
+		return nil, err
+	}
+	l.client = c
+	return l, nil
+}
+
+// loggedIn notes an owner's new token: its issuer is forgotten with the
+// owner. The user connects at their next core_auth_login, as in muster.
+func (l *logins) loggedIn(login oauthclient.Login) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.issuers[login.Owner] == nil {
+		l.issuers[login.Owner] = map[string]bool{}
+	}
+	l.issuers[login.Owner][login.Issuer] = true
+}
+
+func (l *logins) Enabled() bool { return l.client != nil }
+
+func (l *logins) Connected(owner string, key events.Key) bool {
+	_, ok := l.d.Supervisor.UserConnection(key, owner)
+	return ok
+}
+
+// server is what the OAuth client knows of s.
+func server(s coretools.LoginServer) oauthclient.Server {
+	out := oauthclient.Server{Name: s.Key.Name, URL: s.URL}
+	if s.Auth != nil && s.Auth.AuthorizationServer != nil {
+		out.Issuer = s.Auth.AuthorizationServer.Issuer
+		out.Scopes = strings.Fields(s.Auth.AuthorizationServer.Scopes)
+	}
+	return out
+}
+
+func (l *logins) Issuer(ctx context.Context, s coretools.LoginServer) (string, string, error) {
+	issuer, err := l.client.Issuer(ctx, server(s))
+	return issuer, "", err
+}
+
+func (l *logins) Connect(ctx context.Context, owner string, s coretools.LoginServer, issuer string) (coretools.Offered, error) {
+	tokens, ok := l.client.TokenSource(owner, issuer)
+	if !ok {
+		return coretools.Offered{}, coretools.ErrNoToken
+	}
+	conn, err := l.d.Supervisor.ConnectAs(ctx, s.Key, owner, tokens)
+	if _, refused := errors.AsType[*supervisor.AuthRequiredError](err); refused {
+		l.client.Forget(owner, issuer)
+		return coretools.Offered{}, coretools.ErrTokenRefused
+	}
+	if err != nil {
+		return coretools.Offered{}, err
+	}
+	return coretools.Offered{Tools: len(conn.Tools)}, nil
+}
+
+func (l *logins) Begin(ctx context.Context, owner string, s coretools.LoginServer, issuer, scope string) (string, error) {
+	// The issuer is found again (cached) rather than pinned: a pinned
+	// issuer skips the server's metadata, and with it the scopes the
+	// server asks for.
+	target := server(s)
+	target.Scope = scope
+	return l.client.Begin(ctx, owner, target)
+}
+
+// Logout ends owner's connection to s, and drops its token for s's
+// issuer unless another of its connections is to a server of that issuer.
+func (l *logins) Logout(ctx context.Context, owner string, s coretools.LoginServer) error {
+	l.d.Supervisor.DisconnectAs(ctx, s.Key, owner)
+	if l.client == nil {
+		return nil
+	}
+	issuer, err := l.client.Issuer(ctx, server(s))
+	if err != nil || issuer == "" {
+		return nil // no issuer, no token of it
+	}
+	for _, other := range l.d.Catalogue.OwnerServers(owner) {
+		if other == s.Key.Canonical() {
+			continue
+		}
+		declared, ok := l.d.Index.Get(other)
+		spec, isServer := declared.Object.(*v1alpha1.MCPServer)
+		if !ok || !isServer || spec == nil {
+			continue
+		}
+		ls := coretools.LoginServer{Key: other, URL: spec.Spec.URL, Auth: spec.Spec.Auth}
+		if otherIssuer, err := l.client.Issuer(ctx, server(ls)); err == nil && otherIssuer == issuer {
+			return nil
+		}
+	}
+	l.client.Forget(owner, issuer)
+	return nil
+}
+
+// ownerGone drops what was kept for an owner whose last MCP session
+// closed, when the owner is that session (no user): its connections, its
+// tools and its tokens. A user's stay for the user's next session.
+func (l *logins) ownerGone(owner string) {
+	if !strings.HasPrefix(owner, "session:") {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for _, key := range l.d.Catalogue.OwnerServers(owner) {
+		l.d.Supervisor.DisconnectAs(ctx, key, owner)
+	}
+	l.d.Catalogue.ForgetOwner(owner)
+	l.mu.Lock()
+	issuers := l.issuers[owner]
+	delete(l.issuers, owner)
+	l.mu.Unlock()
+	if l.client != nil {
+		for issuer := range issuers {
+			l.client.Forget(owner, issuer)
+		}
+	}
+}
+
+// loginPaths are the OAuth client's paths, for the mux; none when it is
+// off.
+func (l *logins) paths() []string {
+	if l.client == nil {
+		return nil
+	}
+	return slices.Clone(l.client.Paths())
+}
