@@ -146,6 +146,9 @@ func secondHomes(files []goFile) []string {
 			if strings.EqualFold(v, "mcp tool call") && f.pkg != "pkg/router" {
 				wrong = append(wrong, where+": logs a tool call: a call is logged once, by pkg/router")
 			}
+			if strings.HasPrefix(v, "aggregator.oauth") && f.pkg != "pkg/oauth/config" {
+				wrong = append(wrong, where+": reads the OAuth section ("+v+"): it is read and checked once, by pkg/oauth/config")
+			}
 			return true
 		})
 	}
@@ -170,6 +173,7 @@ func TestTheHomesCheckCatchesASecondHome(t *testing.T) {
 		{`const name = "core_events"`, "pkg/coretools", "pkg/mcpserve"},
 		{`var h = http.FileServerFS(nil)`, "pkg/ui", "pkg/api"},
 		{`func f() { log.Debug("MCP tool call") }`, "pkg/router", "pkg/mcpserve"},
+		{`const section = "aggregator.oauth.server"`, "pkg/oauth/config", "pkg/mcpserve"},
 	} {
 		assert.Empty(t, secondHomes([]goFile{file(c.home, c.src)}), "%s in %s", c.src, c.home)
 		assert.Len(t, secondHomes([]goFile{file(c.stray, c.src)}), 1, "%s in %s", c.src, c.stray)

@@ -86,23 +86,10 @@ func (d decoder) decode(n *yaml.Node, v reflect.Value, path string) error {
 		if n.Kind != yaml.MappingNode {
 			return fmt.Errorf("%s (line %d): want a mapping, not %s", path, n.Line, describe(n))
 		}
-		m := reflect.MakeMapWithSize(t, len(n.Content)/2)
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			k, err := d.scalar(n.Content[i], path, "a string key")
-			if err != nil {
-				return err
-			}
-			if m.MapIndex(reflect.ValueOf(k)).IsValid() {
-				return fmt.Errorf("%s.%s (line %d): given twice", path, k, n.Content[i].Line)
-			}
-			elem := reflect.New(t.Elem()).Elem()
-			if err := d.decode(n.Content[i+1], elem, path+"."+k); err != nil {
-				return err
-			}
-			m.SetMapIndex(reflect.ValueOf(k), elem)
+		if v.IsNil() {
+			v.Set(reflect.MakeMapWithSize(t, len(n.Content)/2))
 		}
-		v.Set(m)
-		return nil
+		return d.entries(n, v, path)
 	case reflect.String:
 		s, err := d.scalar(n, path, "a string")
 		if err != nil {
@@ -138,10 +125,74 @@ func (d decoder) decode(n *yaml.Node, v reflect.Value, path string) error {
 	return fmt.Errorf("%s: no decoding for %s", path, t) // a type this package added without teaching decode
 }
 
-// structure reads a mapping onto a struct by its fields' yaml tags.
+// entries reads a mapping's entries into the map v: those its merge keys
+// (<<) bring first, then its own, which win, as yaml.v3 reads them.
+func (d decoder) entries(n *yaml.Node, v reflect.Value, path string) error {
+	for _, src := range mergeSources(n) {
+		if err := d.decode(src, v, path); err != nil {
+			return err
+		}
+	}
+	own := map[string]bool{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if isMergeKey(n.Content[i]) {
+			continue
+		}
+		k, err := d.scalar(n.Content[i], path, "a string key")
+		if err != nil {
+			return err
+		}
+		if own[k] {
+			return fmt.Errorf("%s.%s (line %d): given twice", path, k, n.Content[i].Line)
+		}
+		own[k] = true
+		elem := reflect.New(v.Type().Elem()).Elem()
+		if err := d.decode(n.Content[i+1], elem, path+"."+k); err != nil {
+			return err
+		}
+		v.SetMapIndex(reflect.ValueOf(k), elem)
+	}
+	return nil
+}
+
+// mergeSources are the mappings n's merge keys (<<: *a, <<: [*a, *b])
+// bring into it, in the order they are applied.
+func mergeSources(n *yaml.Node) []*yaml.Node {
+	var out []*yaml.Node
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if !isMergeKey(n.Content[i]) {
+			continue
+		}
+		v := n.Content[i+1]
+		for v.Kind == yaml.AliasNode {
+			v = v.Alias
+		}
+		if v.Kind == yaml.SequenceNode {
+			// yaml.v3: of a list, the earlier mapping wins.
+			for j := len(v.Content) - 1; j >= 0; j-- {
+				out = append(out, v.Content[j])
+			}
+			continue
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+func isMergeKey(k *yaml.Node) bool {
+	return k.Kind == yaml.ScalarNode && k.ShortTag() == "!!merge"
+}
+
+// structure reads a mapping onto a struct by its fields' yaml tags: what
+// its merge keys (<<) bring first, then its own keys, which win.
 func (d decoder) structure(n *yaml.Node, v reflect.Value, path string) error {
 	if n.Kind != yaml.MappingNode {
 		return fmt.Errorf("%s (line %d): want a mapping, not %s", path, n.Line, describe(n))
+	}
+	for _, src := range mergeSources(n) {
+		if err := d.decode(src, v, path); err != nil {
+			return err
+		}
 	}
 	fields := map[string]int{}
 	var names []string
@@ -157,6 +208,9 @@ func (d decoder) structure(n *yaml.Node, v reflect.Value, path string) error {
 	seen := map[string]bool{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		kn := n.Content[i]
+		if isMergeKey(kn) {
+			continue
+		}
 		key, err := d.scalar(kn, path, "a key")
 		if err != nil {
 			return err

@@ -153,3 +153,39 @@ func TestLoopbackHostsMayUseHTTP(t *testing.T) {
 		assert.NoError(t, err, u)
 	}
 }
+
+// Merge keys read as yaml.v3 reads them: the mapping's own keys win, and
+// of a list of mappings the earlier; an unknown key merged in is still an
+// error.
+func TestMergeKeysReadAsYAMLv3ReadsThem(t *testing.T) {
+	text := `
+mcpClient: {publicUrl: &u "https://m.example.com"}
+server:
+  <<: [{baseUrl: *u, provider: google}, {baseUrl: "https://other.example.com", storage: {type: valkey, valkey: {url: "v:6379"}}}]
+  provider: dex
+  tokenExchangeBroker:
+    targets:
+      <<: {a: &t {dexTokenEndpoint: "https://dex.a/token", connectorId: c}}
+      b: {<<: *t, connectorId: d}
+`
+	cfg, err := load(t, text)
+	require.NoError(t, err)
+	assert.Equal(t, "https://m.example.com", cfg.Server.BaseURL, "the earlier mapping of the list wins")
+	assert.Equal(t, "dex", cfg.Server.Provider, "the mapping's own key wins")
+	assert.Equal(t, "valkey", cfg.Server.Storage.Type)
+	assert.Equal(t, "c", cfg.Server.TokenExchangeBroker.Targets["a"].ConnectorID)
+	assert.Equal(t, config.BrokerTarget{DexTokenEndpoint: "https://dex.a/token", ConnectorID: "d"}, cfg.Server.TokenExchangeBroker.Targets["b"])
+
+	_, err = load(t, "server: {<<: {baseURL: x}}\n")
+	assert.ErrorContains(t, err, "aggregator.oauth.server.baseURL (line 1): unknown key; did you mean baseUrl?")
+}
+
+// An empty list is kept apart from an absent one: muster reads a nil
+// allowedScopes as no cap, an empty one as no scope.
+func TestAnEmptyListIsNotAnAbsentOne(t *testing.T) {
+	cfg, err := load(t, "server: {trustedIssuers: [{issuer: i, jwksUrl: 'https://i/keys', allowedScopes: []}, {issuer: j, jwksUrl: 'https://j/keys'}]}\n")
+	require.NoError(t, err)
+	assert.NotNil(t, cfg.Server.TrustedIssuers[0].AllowedScopes)
+	assert.Empty(t, cfg.Server.TrustedIssuers[0].AllowedScopes)
+	assert.Nil(t, cfg.Server.TrustedIssuers[1].AllowedScopes)
+}
