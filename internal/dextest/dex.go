@@ -44,6 +44,9 @@ type Client struct {
 	Secret string
 	// RedirectURIs are the exact URIs Dex sends codes to.
 	RedirectURIs []string
+	// Public makes it a public client: no secret, PKCE (musterd's login
+	// to a protected server, as muster's has no secret either).
+	Public bool
 }
 
 // User is a static user of Dex's password database. Users log in with
@@ -328,7 +331,13 @@ func config(issuer string, port int, certFile, keyFile string, opts Options) ([]
 	}
 	var clients []map[string]any
 	for _, c := range opts.Clients {
-		clients = append(clients, map[string]any{"id": c.ID, "secret": c.Secret, "name": c.ID, "redirectURIs": c.RedirectURIs})
+		client := map[string]any{"id": c.ID, "name": c.ID, "redirectURIs": c.RedirectURIs}
+		if c.Public {
+			client["public"] = true
+		} else {
+			client["secret"] = c.Secret
+		}
+		clients = append(clients, client)
 	}
 	var users []map[string]any
 	for _, u := range opts.Users {

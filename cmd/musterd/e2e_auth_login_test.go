@@ -1,0 +1,165 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/musterd/musterd/internal/dextest"
+	"github.com/musterd/musterd/internal/mcpfake"
+	"github.com/musterd/musterd/pkg/apis/muster/v1alpha1"
+)
+
+// loginRig is musterd signing users in to a protected server of a real
+// Dex: Dex (TLS, its own CA) knows musterd as a public client whose
+// redirect is musterd's /oauth/proxy/callback; the server (mcp-fake)
+// accepts only Dex's tokens for musterd; musterd trusts Dex's CA.
+type loginRig struct {
+	*fsEnv
+	dex *dextest.Dex
+}
+
+func startLoginRig(t *testing.T) *loginRig {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := ln.Addr().String()
+	require.NoError(t, ln.Close()) // musterd listens there; nobody else is asked to
+	public := "http://" + addr
+	// musterd's client ID is its client metadata document's URL, as
+	// muster's is; Dex, which reads no such document, knows it as a static
+	// public client of that ID.
+	clientID := public + "/.well-known/oauth-client.json"
+	dex := dextest.Start(t, dextest.Options{TLS: true, Clients: []dextest.Client{
+		{ID: clientID, Public: true, RedirectURIs: []string{public + "/oauth/proxy/callback"}},
+	}})
+	url, _ := mcpfake.ServeHTTP(t, fakeServer(), "-tools", "whoami,report",
+		"-authorization-server", dex.Issuer, "-audience", clientID, "-ca-file", dex.CAFile, "-scopes", "openid email")
+
+	e := &fsEnv{config: t.TempDir(), state: t.TempDir()}
+	for _, d := range []string{"mcpservers", "workflows"} {
+		require.NoError(t, os.MkdirAll(filepath.Join(e.config, d), 0o755))
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(e.config, "config.yaml"), fmt.Appendf(nil, `aggregator:
+  oauth:
+    mcpClient:
+      enabled: true
+      publicUrl: %s
+`, public), 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(e.config, "mcpservers", "protected.yaml"),
+		[]byte(mcpServerYAML("protected", "type: streamable-http", "autoStart: true", "url: "+yamlValue(url), "timeout: 10")), 0o600))
+	e.runningDaemon = startDaemon(t, "-config-dir", e.config, "-state-dir", e.state, "-debounce", "50ms", "-rescan", "1s",
+		"-listen", addr, "-extra-ca-file", dex.CAFile)
+	e.waitReady(t)
+	e.waitServer(t, "protected", "is Auth Required", func(s serverObject) bool { return s.Status.State == v1alpha1.MCPServerStateAuthRequired })
+	return &loginRig{fsEnv: e, dex: dex}
+}
+
+// login runs user's login through cs: core_auth_login's URL, musterd's
+// start (302 to Dex), Dex's login form, musterd's callback; then
+// core_auth_login again, which connects.
+func (r *loginRig) login(t *testing.T, cs *mcp.ClientSession, user string) string {
+	t.Helper()
+	res := musterCallResult(t, cs, "core_auth_login", map[string]any{"server": "protected"})
+	require.False(t, res.IsError, res.Text)
+	require.True(t, strings.HasPrefix(res.Text, "Authentication Required\n\nServer: protected\n"), res.Text)
+	authURL, _ := res.Structured["authUrl"].(string)
+	require.Contains(t, res.Text, authURL)
+	require.True(t, strings.HasPrefix(authURL, "http://"+r.addr+"/oauth/proxy/start?state="), authURL)
+
+	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := noFollow.Get(authURL)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusFound, resp.StatusCode)
+	callback := r.dex.BrowserRedirect(t, resp.Header.Get("Location"), user)
+	resp, err = http.Get(callback.String())
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode, "musterd's callback")
+
+	res = musterCallResult(t, cs, "core_auth_login", map[string]any{"server": "protected"})
+	require.False(t, res.IsError, res.Text)
+	assert.Equal(t, "Successfully connected to 'protected'!\n\nAvailable capabilities:\n- Tools: 2\n- Resources: 0\n- Prompts: 0\n\nYou can now use the tools from this server.", res.Text)
+	return res.Text
+}
+
+// Two users log in to a protected server through core_auth_login, each
+// at Dex's own login form, at the same time: each sees and calls the
+// server's tools as themself, the other sees none of them until their
+// own login, and a logout takes them away again.
+func TestE2ETwoUsersLogInToAProtectedServerEachAsThemself(t *testing.T) {
+	r := startLoginRig(t)
+	alice, bob := r.mcpClient(t, "/mcp", "2025-11-25", nil), r.mcpClient(t, "/mcp", "2025-11-25", nil)
+
+	assert.Contains(t, unknownTo(t, bob, "x_protected_whoami"), "tool not found", "before any login, the server's tools are nobody's")
+
+	r.login(t, alice, "alice")
+	assert.Contains(t, metaToolNames(t, alice), "x_protected_whoami")
+	assert.NotContains(t, metaToolNames(t, bob), "x_protected_whoami", "alice's tools are not bob's")
+	aliceIs, isErr := musterCall(t, alice, "x_protected_whoami", nil)
+	require.False(t, isErr, aliceIs)
+	assert.Contains(t, unknownTo(t, bob, "x_protected_whoami"), "tool not found", "alice's tool is unknown to bob")
+
+	r.login(t, bob, "bob")
+	bobIs, isErr := musterCall(t, bob, "x_protected_whoami", nil)
+	require.False(t, isErr, bobIs)
+	assert.NotEqual(t, aliceIs, bobIs, "each calls as themself")
+	again, _ := musterCall(t, alice, "x_protected_whoami", nil)
+	assert.Equal(t, aliceIs, again, "alice is still alice")
+	out, isErr := musterCall(t, alice, "core_auth_login", map[string]any{"server": "protected"})
+	assert.False(t, isErr)
+	assert.Equal(t, "Server 'protected' is already authenticated.", out)
+
+	out, isErr = musterCall(t, alice, "core_auth_logout", map[string]any{"server": "protected"})
+	require.False(t, isErr, out)
+	assert.NotContains(t, metaToolNames(t, alice), "x_protected_whoami")
+	assert.Contains(t, unknownTo(t, alice, "x_protected_whoami"), "tool not found", "logged out, the tool is gone")
+	still, isErr := musterCall(t, bob, "x_protected_whoami", nil)
+	assert.False(t, isErr, still)
+	assert.Equal(t, bobIs, still, "alice's logout is not bob's")
+
+	s, _ := r.server(t, "protected")
+	assert.Equal(t, v1alpha1.MCPServerStateAuthRequired, s.Status.State, "the users' connections are theirs: the server's own state is unchanged")
+}
+
+// musterResult is a tool's result unwrapped from call_tool's envelope:
+// its first text, its isError and its structured content.
+type musterResult struct {
+	Text       string
+	IsError    bool
+	Structured map[string]any
+}
+
+func musterCallResult(t *testing.T, cs *mcp.ClientSession, tool string, args map[string]any) musterResult {
+	t.Helper()
+	outer, _ := callTool(t, cs, "call_tool", map[string]any{"name": tool, "arguments": args})
+	var env struct {
+		IsError bool `json:"isError"`
+		Content []struct {
+			Type, Text string
+		} `json:"content"`
+		StructuredContent map[string]any `json:"structuredContent"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(outer), &env), "%s: not an envelope: %s", tool, outer)
+	require.NotEmpty(t, env.Content)
+	return musterResult{Text: env.Content[0].Text, IsError: env.IsError, Structured: env.StructuredContent}
+}
+
+// unknownTo calls tool through call_tool, which must fail as for a tool
+// nobody offers, and returns the answer.
+func unknownTo(t *testing.T, cs *mcp.ClientSession, tool string) string {
+	t.Helper()
+	out, isErr := callTool(t, cs, "call_tool", map[string]any{"name": tool})
+	require.True(t, isErr, out)
+	return out
+}
