@@ -223,14 +223,13 @@ func applyConfigFile(cfg *daemonConfig, path string, setOnCommandLine map[string
 	return notes, nil
 }
 
-// oauthNotes tells the operator which OAuth roles config.yaml turns on
-// that musterd does not play yet: its endpoint is not protected by OAuth,
-// whatever the section says. (It signs users in to protected servers:
-// logins.go.)
+// oauthNotes tells the operator what of the OAuth roles config.yaml turns
+// on musterd does not play yet. (It checks callers' tokens: inbound.go;
+// it signs users in to protected servers: logins.go.)
 func oauthNotes(c oauthconfig.Config) []string {
 	var notes []string
 	if c.Server.Enabled {
-		notes = append(notes, "config.yaml: aggregator.oauth.server is enabled, but musterd is not an OAuth server yet: its MCP endpoint is not protected by OAuth")
+		notes = append(notes, "config.yaml: aggregator.oauth.server is enabled: musterd takes the tokens of dex.issuerUrl (for dex.clientId or trustedAudiences) and of trustedIssuers, but is no authorization server of its own yet: its protected-resource metadata names dex.issuerUrl")
 	}
 	return notes
 }

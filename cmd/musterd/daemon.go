@@ -389,7 +389,10 @@ type daemon struct {
 	MCP *mcpserve.Server
 	// Logins are the users' logins to protected servers, which
 	// core_auth_login drives (logins.go).
-	Logins     *logins
+	Logins *logins
+	// Inbound checks callers' tokens when aggregator.oauth.server is
+	// enabled; nil otherwise (inbound.go).
+	Inbound    *inbound
 	MCPRefresh *mcpserve.Refresher
 	// Workflows runs workflows: a source of the router's tools, whose
 	// steps call tools through the router (workflows.go).
@@ -519,6 +522,9 @@ func newDaemon(cfg daemonConfig, log *slog.Logger, record io.Writer) (*daemon, e
 	if err := d.addWorkflows(cfg, log); err != nil {
 		return nil, err
 	}
+	if d.Inbound, err = newInbound(cfg.oauth.Server, outboundTransport(cfg.extraCAs)); err != nil {
+		return nil, fmt.Errorf("aggregator.oauth.server: %w", err)
+	}
 	if d.Logins, err = newLogins(d, cfg.oauth.MCPClient, outboundTransport(cfg.extraCAs), log); err != nil {
 		return nil, fmt.Errorf("aggregator.oauth.mcpClient: %w", err)
 	}
@@ -586,6 +592,7 @@ func serve(ctx context.Context, cfg daemonConfig, log *slog.Logger) (err error) 
 		Trigger: func(k events.Key) { d.Coordinator.Trigger(k) }, Leader: d.leader, Bus: d.Bus,
 		Metrics: d.Registry, Health: d.Components.Health, Ready: d.Ready, History: d.History,
 		Controls: d.Controls, Executions: d.Workflows, Token: cfg.token, Logger: log, Calls: d.callsOf,
+		Authenticator: d.Inbound.authenticator(),
 		Process: func(k events.Key) (int, bool) {
 			o, ok := d.Supervisor.Get(k)
 			return o.PID, ok
@@ -623,7 +630,7 @@ func serve(ctx context.Context, cfg daemonConfig, log *slog.Logger) (err error) 
 			}
 			return fmt.Errorf("-mcp-listen on %s: %w", cfg.mcpListen, err)
 		}
-		servers = append(servers, &http.Server{Handler: d.mcpHandler(), ReadHeaderTimeout: 5 * time.Second})
+		servers = append(servers, &http.Server{Handler: d.mcpOnly(), ReadHeaderTimeout: 5 * time.Second})
 		listeners = append(listeners, mcpLn)
 		mcpAddr = mcpLn.Addr().String()
 	}

@@ -34,12 +34,14 @@ func (d *daemon) addMCP(cfg daemonConfig, log *slog.Logger) error {
 	// core_… and other workflows alike.
 	d.Workflows.SetCaller(rt)
 	d.MCP, err = mcpserve.New(mcpserve.Options{
-		Backend:    rt,
-		Leader:     d.leader,
-		Token:      cfg.token,
-		Version:    version,
-		Registerer: d.Registry,
-		Logger:     log,
+		Backend: rt,
+		Leader:  d.leader,
+		Token:   cfg.token,
+		// With OAuth on, a caller's token names its user (inbound.go).
+		Authenticator: d.Inbound.authenticator(),
+		Version:       version,
+		Registerer:    d.Registry,
+		Logger:        log,
 		// What a session owned (its own connections, their tools, its
 		// tokens) goes with it.
 		OnOwnerGone: d.Logins.ownerGone,
@@ -79,16 +81,30 @@ func (d *daemon) mux(api http.Handler) http.Handler {
 	for _, path := range mcpserve.Paths() {
 		mux.Handle(path, mcp)
 	}
-	// The users' logins to protected servers: the browser's way in,
-	// before any token, so never behind the MCP guard.
-	if d.Logins.client != nil {
-		for _, path := range d.Logins.paths() {
-			mux.Handle(path, d.Logins.client.Handler())
-		}
-	}
+	d.mountOAuth(mux)
 	page := ui.Handler()
 	mux.Handle(ui.Prefix, page)
 	mux.Handle(strings.TrimSuffix(ui.Prefix, "/"), page)
 	mux.Handle("/", api)
+	return mux
+}
+
+// mountOAuth serves what OAuth needs beside the endpoint, never behind a
+// token: musterd's protected-resource metadata, which tells a client
+// where to get one (inbound.go), and the users' logins to protected
+// servers, the browser's way in (logins.go).
+func (d *daemon) mountOAuth(mux *http.ServeMux) {
+	d.Inbound.mount(mux)
+	for _, path := range d.Logins.paths() {
+		mux.Handle(path, d.Logins.client.Handler())
+	}
+}
+
+// mcpOnly is the handler of -mcp-listen's listener: the endpoint, and
+// what OAuth needs beside it (a pod's Service may be the only way in).
+func (d *daemon) mcpOnly() http.Handler {
+	mux := http.NewServeMux()
+	d.mountOAuth(mux)
+	mux.Handle("/", d.mcpHandler())
 	return mux
 }
