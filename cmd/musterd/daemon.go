@@ -392,7 +392,10 @@ type daemon struct {
 	Logins *logins
 	// Inbound checks callers' tokens when aggregator.oauth.server is
 	// enabled; nil otherwise (inbound.go).
-	Inbound    *inbound
+	Inbound *inbound
+	// SSO opens the users' own connections to the servers that forward
+	// their tokens (sso.go).
+	SSO        *sso
 	MCPRefresh *mcpserve.Refresher
 	// Workflows runs workflows: a source of the router's tools, whose
 	// steps call tools through the router (workflows.go).
@@ -522,6 +525,7 @@ func newDaemon(cfg daemonConfig, log *slog.Logger, record io.Writer) (*daemon, e
 	if err := d.addWorkflows(cfg, log); err != nil {
 		return nil, err
 	}
+	d.SSO = newSSO(d, log)
 	if d.Inbound, err = newInbound(cfg.oauth.Server, outboundTransport(cfg.extraCAs)); err != nil {
 		return nil, fmt.Errorf("aggregator.oauth.server: %w", err)
 	}
@@ -592,7 +596,7 @@ func serve(ctx context.Context, cfg daemonConfig, log *slog.Logger) (err error) 
 		Trigger: func(k events.Key) { d.Coordinator.Trigger(k) }, Leader: d.leader, Bus: d.Bus,
 		Metrics: d.Registry, Health: d.Components.Health, Ready: d.Ready, History: d.History,
 		Controls: d.Controls, Executions: d.Workflows, Token: cfg.token, Logger: log, Calls: d.callsOf,
-		Authenticator: d.Inbound.authenticator(),
+		Authenticator: d.callers(),
 		Process: func(k events.Key) (int, bool) {
 			o, ok := d.Supervisor.Get(k)
 			return o.PID, ok

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -21,6 +22,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/musterd/musterd/internal/dextest"
+	"github.com/musterd/musterd/internal/mcpfake"
 )
 
 // freeAddr is a loopback address nothing listens on now, for a daemon
@@ -165,4 +167,49 @@ func post(t *testing.T, url, token, body string) (int, string) {
 	defer resp.Body.Close()
 	_, _ = io.Copy(io.Discard, resp.Body)
 	return resp.StatusCode, resp.Header.Get("WWW-Authenticate")
+}
+
+// A server that forwards the user's token (spec.auth.forwardToken) is
+// each user's at once, with no login: each user who comes with a token
+// of the provider gets a connection of their own carrying that token, and
+// calls it as themself; a logout through core_auth_logout is refused, as
+// muster refuses it.
+func TestE2EAForwardingServerIsEachUsersWithTheirOwnToken(t *testing.T) {
+	dex := dextest.Start(t, dextest.Options{TLS: true})
+	url, _ := mcpfake.ServeHTTP(t, fakeServer(), "-tools", "whoami",
+		"-authorization-server", dex.Issuer, "-audience", dextest.ClientMusterd, "-ca-file", dex.CAFile)
+	addr := freeAddr(t)
+	e := &fsEnv{config: t.TempDir(), state: t.TempDir()}
+	for _, d := range []string{"mcpservers", "workflows"} {
+		require.NoError(t, os.MkdirAll(filepath.Join(e.config, d), 0o755))
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(e.config, "config.yaml"), fmt.Appendf(nil, `aggregator:
+  oauth:
+    server:
+      enabled: true
+      baseUrl: http://%s
+      dex: {issuerUrl: %s, clientId: %s, clientSecret: musterd-secret}
+`, addr, dex.Issuer, dextest.ClientMusterd), 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(e.config, "mcpservers", "sso.yaml"), []byte(mcpServerYAML("sso", "type: streamable-http",
+		"autoStart: true", "url: "+yamlValue(url), "timeout: 10", "auth: {forwardToken: true}")), 0o600))
+	e.runningDaemon = startDaemon(t, "-config-dir", e.config, "-state-dir", e.state, "-listen", addr, "-extra-ca-file", dex.CAFile)
+	e.waitReady(t)
+
+	whoami := map[string]string{}
+	for _, user := range []string{"alice", "bob"} {
+		cs := connectMCP(t, "http://"+addr+"/mcp", mcpDial{version: "2025-11-25", httpClient: &http.Client{Transport: bearerTransport{idTokenOf(t, dex, dextest.ClientMusterd, user)}}})
+		eventually(t, user+" has the forwarding server's tools", func() bool { return slices.Contains(metaToolNames(t, cs), "x_sso_whoami") })
+		out, isErr := musterCall(t, cs, "x_sso_whoami", nil)
+		require.False(t, isErr, out)
+		whoami[user] = out
+		out, isErr = musterCall(t, cs, "core_auth_login", map[string]any{"server": "sso"})
+		assert.False(t, isErr)
+		assert.Equal(t, "Server 'sso' is already authenticated.", out, "connected by SSO, as muster answers")
+		out, isErr = musterCall(t, cs, "core_auth_logout", map[string]any{"server": "sso"})
+		assert.True(t, isErr)
+		assert.Contains(t, out, "Server 'sso' uses SSO and is managed automatically.")
+	}
+	assert.NotEqual(t, whoami["alice"], whoami["bob"], "each calls with their own token")
+	s, _ := e.server(t, "sso")
+	assert.Equal(t, "Auth Required", string(s.Status.State), "musterd's own connection has no user's token")
 }

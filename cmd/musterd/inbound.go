@@ -69,13 +69,14 @@ func newInbound(srv oauthconfig.Server, outbound *http.Transport) (*inbound, err
 	}, nil
 }
 
-// authenticator is the check of requests: nil (the static token's) when
-// OAuth is off.
-func (in *inbound) authenticator() identity.Authenticator {
-	if in == nil {
+// callers is the check of requests: nil (the static token's) when OAuth
+// is off; else the tokens' check, each user it lets in seen by single
+// sign-on (sso.go).
+func (d *daemon) callers() identity.Authenticator {
+	if d.Inbound == nil {
 		return nil
 	}
-	return in.auth
+	return d.SSO.authenticator(d.Inbound.auth)
 }
 
 // mount serves the metadata, at the root and under the MCP endpoint's

@@ -38,7 +38,7 @@ func (d *daemon) addMCP(cfg daemonConfig, log *slog.Logger) error {
 		Leader:  d.leader,
 		Token:   cfg.token,
 		// With OAuth on, a caller's token names its user (inbound.go).
-		Authenticator: d.Inbound.authenticator(),
+		Authenticator: d.callers(),
 		Version:       version,
 		Registerer:    d.Registry,
 		Logger:        log,
