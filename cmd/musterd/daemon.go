@@ -208,7 +208,9 @@ func parseDaemonFlags(args []string, stderr io.Writer) (cfg daemonConfig, notes 
 	if cfg.extraCAs, err = loadExtraCAs(cfg.extraCAFile); err != nil {
 		return cfg, nil, err
 	}
-	if err := checkListen(cfg.listen, cfg.allowRemote, cfg.token != ""); err != nil {
+	// A caller's OAuth token guards as the static token does.
+	guarded := cfg.token != "" || cfg.oauth.Server.Enabled
+	if err := checkListen(cfg.listen, cfg.allowRemote, guarded); err != nil {
 		return cfg, nil, err
 	}
 	if cfg.healthListen != "" {
@@ -217,7 +219,7 @@ func parseDaemonFlags(args []string, stderr io.Writer) (cfg daemonConfig, notes 
 		}
 	}
 	if cfg.mcpListen != "" {
-		if err := checkMCPListen(cfg.mcpListen, cfg.token != ""); err != nil {
+		if err := checkMCPListen(cfg.mcpListen, guarded); err != nil {
 			return cfg, nil, err
 		}
 	}

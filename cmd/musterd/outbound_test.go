@@ -27,3 +27,20 @@ func TestExtraCAFileMustHoldACertificate(t *testing.T) {
 	_, _, err = parseDaemonFlags([]string{"-config-dir", dir, "-extra-ca-file", notPEM}, io.Discard)
 	assert.ErrorContains(t, err, "-extra-ca-file "+notPEM+": no PEM certificate in it")
 }
+
+// OAuth guards a listener off loopback as the static token does: with
+// aggregator.oauth.server on, -allow-remote needs no static token.
+func TestOAuthGuardsARemoteListener(t *testing.T) {
+	dir := t.TempDir()
+	_, _, err := parseDaemonFlags([]string{"-config-dir", dir, "-listen", "0.0.0.0:0", "-allow-remote"}, io.Discard)
+	assert.ErrorContains(t, err, "no API token is set")
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "config.yaml"), []byte(`aggregator:
+  oauth:
+    server:
+      enabled: true
+      baseUrl: https://musterd.example.com
+      dex: {issuerUrl: https://dex.example.com, clientId: musterd, clientSecret: s}
+`), 0o600))
+	_, _, err = parseDaemonFlags([]string{"-config-dir", dir, "-listen", "0.0.0.0:0", "-allow-remote"}, io.Discard)
+	assert.NoError(t, err)
+}
