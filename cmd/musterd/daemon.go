@@ -531,7 +531,7 @@ func newDaemon(cfg daemonConfig, log *slog.Logger, record io.Writer) (*daemon, e
 	if d.Inbound, err = newInbound(cfg.oauth.Server, outboundTransport(cfg.extraCAs)); err != nil {
 		return nil, fmt.Errorf("aggregator.oauth.server: %w", err)
 	}
-	if d.Logins, err = newLogins(d, cfg.oauth.MCPClient, outboundTransport(cfg.extraCAs), log); err != nil {
+	if d.Logins, err = newLogins(d, cfg.oauth, outboundTransport(cfg.extraCAs), log); err != nil {
 		return nil, fmt.Errorf("aggregator.oauth.mcpClient: %w", err)
 	}
 	if d.CoreTools, err = newCoreTools(cfg, d, kubeParts, log); err != nil {

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"crypto/rand"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -8,7 +10,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
@@ -16,7 +20,9 @@ import (
 
 	"github.com/musterd/musterd/internal/dextest"
 	"github.com/musterd/musterd/internal/mcpfake"
+	"github.com/musterd/musterd/internal/redistest"
 	"github.com/musterd/musterd/pkg/apis/muster/v1alpha1"
+	"github.com/musterd/musterd/pkg/oauth/store"
 )
 
 // loginRig is musterd signing users in to a protected server of a real
@@ -162,4 +168,78 @@ func unknownTo(t *testing.T, cs *mcp.ClientSession, tool string) string {
 	out, isErr := callTool(t, cs, "call_tool", map[string]any{"name": tool})
 	require.True(t, isErr, out)
 	return out
+}
+
+// With storage.type valkey (a real redis-server), a user's login to a
+// protected server outlives musterd: after a restart, the same user (by
+// their Dex token) connects again at once, with no new login. The store
+// holds no token in the clear.
+func TestE2EAUsersLoginSurvivesARestartInValkey(t *testing.T) {
+	redis := redistest.Start(t)
+	addr := freeAddr(t)
+	public := "http://" + addr
+	clientID := public + "/.well-known/oauth-client.json"
+	dex := dextest.Start(t, dextest.Options{TLS: true, Clients: []dextest.Client{
+		{ID: dextest.ClientMusterd, Secret: "musterd-secret", RedirectURIs: []string{public + "/oauth/callback"}},
+		{ID: clientID, Public: true, RedirectURIs: []string{public + "/oauth/proxy/callback"}},
+	}})
+	url, _ := mcpfake.ServeHTTP(t, fakeServer(), "-tools", "whoami,report",
+		"-authorization-server", dex.Issuer, "-audience", clientID, "-ca-file", dex.CAFile, "-scopes", "openid email")
+	key := make([]byte, 32)
+	_, _ = rand.Read(key)
+	e := &fsEnv{config: t.TempDir(), state: t.TempDir()}
+	for _, d := range []string{"mcpservers", "workflows"} {
+		require.NoError(t, os.MkdirAll(filepath.Join(e.config, d), 0o755))
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(e.config, "config.yaml"), fmt.Appendf(nil, `aggregator:
+  oauth:
+    server:
+      enabled: true
+      baseUrl: %s
+      dex: {issuerUrl: %s, clientId: %s, clientSecret: musterd-secret}
+      storage: {type: valkey, valkey: {url: %s}}
+      encryptionKey: %s
+    mcpClient:
+      enabled: true
+      publicUrl: %s
+`, public, dex.Issuer, dextest.ClientMusterd, redis.Addr, base64.StdEncoding.EncodeToString(key), public), 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(e.config, "mcpservers", "protected.yaml"),
+		[]byte(mcpServerYAML("protected", "type: streamable-http", "autoStart: true", "url: "+yamlValue(url), "timeout: 10")), 0o600))
+	start := func() {
+		e.runningDaemon = startDaemon(t, "-config-dir", e.config, "-state-dir", e.state, "-debounce", "50ms",
+			"-listen", addr, "-extra-ca-file", dex.CAFile)
+		e.waitReady(t)
+		e.waitServer(t, "protected", "is Auth Required", func(s serverObject) bool { return s.Status.State == v1alpha1.MCPServerStateAuthRequired })
+	}
+	start()
+	r := &loginRig{fsEnv: e, dex: dex}
+	alice := idTokenOf(t, dex, dextest.ClientMusterd, "alice")
+	asAlice := func() *mcp.ClientSession {
+		return connectMCP(t, public+"/mcp", mcpDial{version: "2025-11-25", httpClient: &http.Client{Transport: bearerTransport{alice}}})
+	}
+	r.login(t, asAlice(), "alice")
+	before, isErr := musterCall(t, asAlice(), "x_protected_whoami", nil)
+	require.False(t, isErr, before)
+
+	e.stopWith(t, syscall.SIGTERM, 30*time.Second)
+	start()
+	cs := asAlice()
+	out, isErr := musterCall(t, cs, "core_auth_login", map[string]any{"server": "protected"})
+	require.False(t, isErr, out)
+	assert.True(t, strings.HasPrefix(out, "Successfully connected to 'protected'!"), "the token held in Valkey: %s", out)
+	after, isErr := musterCall(t, cs, "x_protected_whoami", nil)
+	require.False(t, isErr, after)
+	assert.Equal(t, before, after)
+
+	raw, err := store.NewValkey(t.Context(), store.ValkeyOptions{URL: redis.URL(), KeyPrefix: "muster:"})
+	require.NoError(t, err)
+	defer raw.Close()
+	keys, err := raw.Keys(t.Context(), "")
+	require.NoError(t, err)
+	require.NotEmpty(t, keys)
+	for _, k := range keys {
+		value, _, err := raw.Get(t.Context(), k)
+		require.NoError(t, err)
+		assert.NotContains(t, string(value), "eyJ", "%s holds a JWT in the clear", k)
+	}
 }

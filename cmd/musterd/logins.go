@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"slices"
@@ -15,6 +17,7 @@ import (
 	"github.com/musterd/musterd/pkg/events"
 	oauthclient "github.com/musterd/musterd/pkg/oauth/client"
 	oauthconfig "github.com/musterd/musterd/pkg/oauth/config"
+	"github.com/musterd/musterd/pkg/oauth/store"
 	"github.com/musterd/musterd/pkg/supervisor"
 )
 
@@ -37,13 +40,20 @@ type logins struct {
 
 var _ coretools.Logins = (*logins)(nil)
 
-// newLogins makes the OAuth client of mcpClient when it is enabled.
-func newLogins(d *daemon, mcpClient oauthconfig.MCPClient, outbound *http.Transport, log *slog.Logger) (*logins, error) {
+// newLogins makes the OAuth client of mcpClient when it is enabled, its
+// users' tokens kept where the server's storage says.
+func newLogins(d *daemon, oauth oauthconfig.Config, outbound *http.Transport, log *slog.Logger) (*logins, error) {
 	l := &logins{d: d, log: log, issuers: map[string]map[string]bool{}}
+	mcpClient := oauth.MCPClient
 	if !mcpClient.Enabled {
 		return l, nil
 	}
+	tokens, err := tokenStore(oauth.Server, outbound)
+	if err != nil {
+		return nil, err
+	}
 	c, err := oauthclient.New(oauthclient.Options{
+		Store:        tokens,
 		PublicURL:    mcpClient.PublicURL,
 		CallbackPath: mcpClient.CallbackPath,
 		CIMDPath:     mcpClient.CIMD.Path,
@@ -177,4 +187,38 @@ func (l *logins) paths() []string {
 		return nil
 	}
 	return slices.Clone(l.client.Paths())
+}
+
+// tokenStore is where the users' tokens and pending logins are kept:
+// memory, or with storage.type valkey the Valkey it names, every value
+// sealed with encryptionKey, which it then requires. A Valkey that cannot
+// be reached stops the start: tokens are never kept in memory instead.
+func tokenStore(srv oauthconfig.Server, outbound *http.Transport) (oauthclient.Store, error) {
+	if srv.Storage.Type != oauthconfig.StorageValkey {
+		return oauthclient.NewMemoryStore(), nil
+	}
+	key := srv.EncryptionKeyBytes()
+	if key == nil {
+		return nil, errors.New("aggregator.oauth.server.storage: valkey needs aggregator.oauth.server.encryptionKey (or encryptionKeyFile): the tokens are kept sealed with it")
+	}
+	v := srv.Storage.Valkey
+	opts := store.ValkeyOptions{URL: v.URL, Password: v.Password.Reveal(), DB: v.DB, KeyPrefix: v.KeyPrefix}
+	if v.TLSEnabled {
+		opts.TLS = &tls.Config{ServerName: v.TLSServerName, MinVersion: tls.VersionTLS12}
+		if outbound.TLSClientConfig != nil {
+			opts.TLS.RootCAs = outbound.TLSClientConfig.RootCAs // -extra-ca-file's
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	kv, err := store.NewValkey(ctx, opts)
+	if err != nil {
+		return nil, fmt.Errorf("aggregator.oauth.server.storage.valkey: %w", err)
+	}
+	sealed, err := store.Encrypted(kv, key)
+	if err != nil {
+		_ = kv.Close()
+		return nil, fmt.Errorf("aggregator.oauth.server.encryptionKey: %w", err)
+	}
+	return oauthclient.NewKVStore(sealed), nil
 }
