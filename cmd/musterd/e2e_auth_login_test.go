@@ -109,7 +109,11 @@ func TestE2ETwoUsersLogInToAProtectedServerEachAsThemself(t *testing.T) {
 
 	assert.Contains(t, unknownTo(t, bob, "x_protected_whoami"), "tool not found", "before any login, the server's tools are nobody's")
 
+	assert.JSONEq(t, `{"servers":[{"name":"protected","status":"auth_required","issuer":"`+r.dex.Issuer+`","auth_tool":"core_auth_login"}]}`,
+		authStatus(t, alice), "before alice's login")
 	r.login(t, alice, "alice")
+	assert.JSONEq(t, `{"servers":[{"name":"protected","status":"connected"}]}`, authStatus(t, alice))
+	assert.Contains(t, authStatus(t, bob), `"status":"auth_required"`, "alice's login is not bob's")
 	assert.Contains(t, metaToolNames(t, alice), "x_protected_whoami")
 	assert.NotContains(t, metaToolNames(t, bob), "x_protected_whoami", "alice's tools are not bob's")
 	aliceIs, isErr := musterCall(t, alice, "x_protected_whoami", nil)
@@ -242,4 +246,13 @@ func TestE2EAUsersLoginSurvivesARestartInValkey(t *testing.T) {
 		require.NoError(t, err)
 		assert.NotContains(t, string(value), "eyJ", "%s holds a JWT in the clear", k)
 	}
+}
+
+// authStatus reads auth://status on cs, as muster's agent does.
+func authStatus(t *testing.T, cs *mcp.ClientSession) string {
+	t.Helper()
+	res, err := cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "auth://status"})
+	require.NoError(t, err)
+	require.Len(t, res.Contents, 1)
+	return res.Contents[0].Text
 }

@@ -22,6 +22,8 @@ func (d *daemon) addMCP(cfg daemonConfig, log *slog.Logger) error {
 		Declared: func(k events.Key) bool { _, ok := d.Index.Get(k); return ok },
 		Core:     d.CoreTools,
 		Sources:  []router.Source{d.Workflows},
+		// auth://status: the caller's standing with each server.
+		OwnResources: d.CoreTools,
 		// Each interval with calls, once over, names its server on the
 		// bus: the live page reads its calls again (calls.go).
 		OnCallsCounted: d.publishCalls,

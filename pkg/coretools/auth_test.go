@@ -19,7 +19,7 @@ import (
 // hold a token, what the server offers; it records what it was asked.
 type logins struct {
 	disabled   bool
-	connected  map[string]bool // owner
+	connected  map[string]bool // owner, or owner|server
 	tokens     map[string]bool // owner|issuer
 	issuer     string
 	connectErr error
@@ -28,8 +28,8 @@ type logins struct {
 }
 
 func (l *logins) Enabled() bool { return !l.disabled }
-func (l *logins) Connected(owner string, _ events.Key) bool {
-	return l.connected[owner]
+func (l *logins) Connected(owner string, server events.Key) bool {
+	return l.connected[owner] || l.connected[owner+"|"+server.Name]
 }
 func (l *logins) Issuer(context.Context, LoginServer) (string, string, error) {
 	if l.issuer == "" {
@@ -177,4 +177,39 @@ func TestCoreAuthLogoutAnswersAsMusters(t *testing.T) {
 	assert.Equal(t, []string{"session:alice|guarded"}, l.loggedOut)
 	got, _, _ = call(t, p, context.Background(), "core_auth_logout", map[string]any{"server": "guarded"})
 	assert.Equal(t, missingSession, got)
+}
+
+// auth://status says, per declared server in name order, how the caller
+// stands with it: connected (its own connection, or a server that needs
+// none), auth_required with the issuer and the login tool (none for an
+// SSO server), failed with why, disconnected. It is the caller's: alice
+// connected is not bob connected.
+func TestAuthStatusIsTheCallersStandingWithEachServer(t *testing.T) {
+	l := &logins{connected: map[string]bool{"session:alice|guarded": true}, tokens: map[string]bool{}, issuer: "https://idp.test"}
+	p := authProvider(t, l, map[string]v1alpha1.MCPServerState{
+		"open": v1alpha1.MCPServerStateConnected, "guarded": v1alpha1.MCPServerStateAuthRequired,
+		"sso": v1alpha1.MCPServerStateAuthRequired, "off": v1alpha1.MCPServerStateStopped,
+	}, map[string]*v1alpha1.MCPServerAuth{"sso": {ForwardToken: true}})
+	read := func(ctx context.Context) string {
+		res, ok, err := p.ReadOwnResource(ctx, AuthStatusURI)
+		require.NoError(t, err)
+		require.True(t, ok)
+		require.Len(t, res.Contents, 1)
+		assert.Equal(t, "application/json", res.Contents[0].MIMEType)
+		return res.Contents[0].Text
+	}
+	assert.JSONEq(t, `{"servers":[
+		{"name":"guarded","status":"connected"},
+		{"name":"off","status":"disconnected"},
+		{"name":"open","status":"connected"},
+		{"name":"sso","status":"auth_required","issuer":"https://idp.test","scope":"mcp:read","token_forwarding_enabled":true}]}`, read(as("alice")))
+	assert.JSONEq(t, `{"servers":[
+		{"name":"guarded","status":"auth_required","issuer":"https://idp.test","scope":"mcp:read","auth_tool":"core_auth_login"},
+		{"name":"off","status":"disconnected"},
+		{"name":"open","status":"connected"},
+		{"name":"sso","status":"auth_required","issuer":"https://idp.test","scope":"mcp:read","token_forwarding_enabled":true}]}`, read(as("bob")))
+	assert.Equal(t, read(context.Background()), read(as("bob")), "without a caller: what the servers' own states say")
+	_, ok, _ := p.ReadOwnResource(as("bob"), "auth://other")
+	assert.False(t, ok)
+	assert.Equal(t, []*mcp.Resource{authStatusResource}, p.OwnResources())
 }

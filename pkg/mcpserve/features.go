@@ -96,6 +96,7 @@ func (s *Server) syncPrompts() bool {
 // what a server asks of a newer client (relay.go).
 func (s *Server) readHandler(view string) mcp.ResourceHandler {
 	return func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		ctx = s.withCaller(ctx, req.Session)
 		return s.relayResource(ctx, view, req, func(ctx context.Context) (*mcp.ReadResourceResult, error) {
 			return s.opts.Backend.ReadResource(ctx, req.Params.URI)
 		})

@@ -416,13 +416,8 @@ func (s *Server) enter(ctx context.Context, view string, req *mcp.CallToolReques
 			key = s.sseKey(ss) // sse.go
 		}
 		if key != "" {
-			// Without a user, the session owns what its client logs in to
-			// (package identity).
+			ctx = withSession(ctx, key)
 			id, _ := identity.From(ctx)
-			if id.Session == "" {
-				id.Session = key
-			}
-			ctx = identity.With(ctx, id)
 			s.owners.note(key, id.Owner(), s.sessionClosed(ss)) // owners.go
 		}
 		closed := s.sessionClosed(ss)
@@ -526,4 +521,31 @@ func progressOf(ctx context.Context, req *mcp.CallToolRequest) func(*mcp.Progres
 		out.ProgressToken = token
 		_ = req.Session.NotifyProgress(context.WithoutCancel(ctx), &out)
 	}
+}
+
+// withSession is ctx with its caller's identity naming the session key:
+// without a user, the session owns what its client logs in to (package
+// identity).
+func withSession(ctx context.Context, key string) context.Context {
+	id, _ := identity.From(ctx)
+	if id.Session == "" {
+		id.Session = key
+	}
+	return identity.With(ctx, id)
+}
+
+// withCaller is ctx with the identity of the request's caller on ss, for
+// the requests that are no tool call (a resource read).
+func (s *Server) withCaller(ctx context.Context, ss *mcp.ServerSession) context.Context {
+	if ss == nil {
+		return ctx
+	}
+	key := ss.ID()
+	if key == "" {
+		key = s.sseKey(ss)
+	}
+	if key == "" {
+		return ctx
+	}
+	return withSession(ctx, key)
 }

@@ -270,9 +270,23 @@ func (l *listings) snapshot() view {
 	return l.current
 }
 
-// Resources returns the resources of the running servers under their
-// exposed URIs, sorted by URI, as last listed. Shared: never change one.
-func (r *Router) Resources() []*mcp.Resource { return slices.Clone(r.listings.snapshot().resources) }
+// Resources returns musterd's own resources (Options.OwnResources), then
+// those of the running servers under their exposed URIs, sorted by URI, as
+// last listed, but for a URI musterd serves itself. Shared: never change
+// one.
+func (r *Router) Resources() []*mcp.Resource {
+	own := r.ownResources()
+	if len(own) == 0 {
+		return slices.Clone(r.listings.snapshot().resources)
+	}
+	out := slices.Clone(own)
+	for _, res := range r.listings.snapshot().resources {
+		if !slices.ContainsFunc(own, func(o *mcp.Resource) bool { return o.URI == res.URI }) {
+			out = append(out, res)
+		}
+	}
+	return out
+}
 
 // ResourceTemplates returns the resource templates of the running servers
 // under their exposed URI templates, sorted, as last listed. Shared: never
@@ -285,11 +299,15 @@ func (r *Router) ResourceTemplates() []*mcp.ResourceTemplate {
 // names, sorted by name, as last listed. Shared: never change one.
 func (r *Router) Prompts() []*mcp.Prompt { return slices.Clone(r.listings.snapshot().prompts) }
 
-// ReadResource reads the resource of the exposed uri from its server: one
+// ReadResource reads musterd's own resource of uri, else the resource of
+// the exposed uri from its server: one
 // it lists or, failing that, one of its resource templates matches. The
 // result is the server's, unchanged. A uri no running server offers, even
 // when listed again, fails with ErrUnknownResource.
 func (r *Router) ReadResource(ctx context.Context, uri string) (*mcp.ReadResourceResult, error) {
+	if res, ok, err := r.readOwn(ctx, uri); ok {
+		return res, err
+	}
 	to, ok := r.listings.snapshot().resolveURI(uri)
 	if !ok {
 		if err := r.relistAll(ctx); err != nil {

@@ -60,6 +60,10 @@ type Options struct {
 	// Sources offer further tools, exposed after the servers' in their
 	// order: the workflows (package workflowrun). Default: none.
 	Sources []Source
+	// OwnResources, if set, offers resources musterd serves itself,
+	// listed and read ahead of the servers' (ownresources.go). Default:
+	// none.
+	OwnResources ResourceSource
 	// ListTimeout bounds each background listing of a server's resources,
 	// resource templates and prompts. Default 10s.
 	ListTimeout time.Duration
@@ -103,6 +107,7 @@ type Router struct {
 
 	core    Source
 	sources []Source
+	own     ResourceSource
 	// exposed is the exposed set Tools last computed; exposedMu
 	// serializes its computing.
 	exposed   atomic.Pointer[exposed]
@@ -148,6 +153,7 @@ func New(opts Options) (*Router, error) {
 		declared:    opts.Declared,
 		core:        opts.Core,
 		sources:     opts.Sources,
+		own:         opts.OwnResources,
 		calls:       newCallHistory(opts.CallInterval, opts.OnCallsCounted),
 	}
 	r.exposed.Store(&exposed{routes: map[string]toolRoute{}})
