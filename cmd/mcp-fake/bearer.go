@@ -18,11 +18,18 @@ import (
 // metadata, which mux serves, and GET /refusals says how many it refused,
 // so that a test can tell whether its client knocks again.
 func requireBearer(mux *http.ServeMux, base string, verify auth.TokenVerifier) func(http.Handler) http.Handler {
-	var refusals atomic.Int64
 	metadataURL := base + "/.well-known/oauth-protected-resource"
 	mux.Handle("/.well-known/oauth-protected-resource", auth.ProtectedResourceMetadataHandler(&oauthex.ProtectedResourceMetadata{
 		Resource: base + "/mcp", BearerMethodsSupported: []string{"header"},
 	}))
+	return guardCounting(mux, verify, metadataURL)
+}
+
+// guardCounting is the go-sdk's RequireBearerToken over verify, its
+// challenge naming metadataURL, which counts the 401s it answers: GET
+// /refusals on mux says how many.
+func guardCounting(mux *http.ServeMux, verify auth.TokenVerifier, metadataURL string) func(http.Handler) http.Handler {
+	var refusals atomic.Int64
 	mux.HandleFunc("GET /refusals", func(w http.ResponseWriter, _ *http.Request) {
 		fmt.Fprintln(w, refusals.Load())
 	})

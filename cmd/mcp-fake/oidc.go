@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"os"
 	"strings"
-	"sync/atomic"
 
 	"github.com/coreos/go-oidc/v3/oidc"
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -68,10 +67,6 @@ func (f *oidcFlags) guard(mux *http.ServeMux, base string) (func(http.Handler) h
 		Resource: base + "/mcp", AuthorizationServers: []string{f.issuer},
 		ScopesSupported: strings.Fields(f.scopes), BearerMethodsSupported: []string{"header"},
 	}))
-	var refusals atomic.Int64
-	mux.HandleFunc("GET /refusals", func(w http.ResponseWriter, _ *http.Request) {
-		fmt.Fprintln(w, refusals.Load())
-	})
 	verify := func(ctx context.Context, raw string, _ *http.Request) (*auth.TokenInfo, error) {
 		tok, err := verifier.Verify(ctx, raw)
 		if err != nil {
@@ -79,15 +74,5 @@ func (f *oidcFlags) guard(mux *http.ServeMux, base string) (func(http.Handler) h
 		}
 		return &auth.TokenInfo{UserID: tok.Subject, Expiration: tok.Expiry}, nil
 	}
-	guard := auth.RequireBearerToken(verify, &auth.RequireBearerTokenOptions{ResourceMetadataURL: metadataURL})
-	return func(h http.Handler) http.Handler {
-		guarded := guard(h)
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			counted := &statusRecorder{ResponseWriter: w}
-			guarded.ServeHTTP(counted, r)
-			if counted.status == http.StatusUnauthorized {
-				refusals.Add(1)
-			}
-		})
-	}, nil
+	return guardCounting(mux, verify, metadataURL), nil
 }

@@ -50,20 +50,17 @@ func TestE2EOnlyTheProvidersTokensForMusterdAreLetIn(t *testing.T) {
 	require.NoError(t, os.WriteFile(cas, append(readFile(t, trusted.CAFile), readFile(t, untrusted.CAFile)...), 0o600))
 	addr := freeAddr(t)
 	base := "http://" + addr
-	e := &fsEnv{config: t.TempDir(), state: t.TempDir()}
-	for _, d := range []string{"mcpservers", "workflows"} {
-		require.NoError(t, os.MkdirAll(filepath.Join(e.config, d), 0o755))
-	}
-	require.NoError(t, os.WriteFile(filepath.Join(e.config, "config.yaml"), fmt.Appendf(nil, `aggregator:
+	e := preparedEnv(t, map[string]string{
+		"config.yaml": fmt.Sprintf(`aggregator:
   oauth:
     server:
       enabled: true
       baseUrl: %s
       provider: dex
       dex: {issuerUrl: %s, clientId: %s, clientSecret: musterd-secret}
-`, base, trusted.Issuer, dextest.ClientMusterd), 0o600))
-	e.runningDaemon = startDaemon(t, "-config-dir", e.config, "-state-dir", e.state, "-listen", addr, "-extra-ca-file", cas, "-log-level", "debug")
-	e.waitReady(t)
+`, base, trusted.Issuer, dextest.ClientMusterd),
+	})
+	e.start(t, "-listen", addr, "-extra-ca-file", cas, "-log-level", "debug")
 
 	resp, err := http.Get(base + "/.well-known/oauth-protected-resource")
 	require.NoError(t, err)
@@ -179,21 +176,18 @@ func TestE2EAForwardingServerIsEachUsersWithTheirOwnToken(t *testing.T) {
 	url, _ := mcpfake.ServeHTTP(t, fakeServer(), "-tools", "whoami",
 		"-authorization-server", dex.Issuer, "-audience", dextest.ClientMusterd, "-ca-file", dex.CAFile)
 	addr := freeAddr(t)
-	e := &fsEnv{config: t.TempDir(), state: t.TempDir()}
-	for _, d := range []string{"mcpservers", "workflows"} {
-		require.NoError(t, os.MkdirAll(filepath.Join(e.config, d), 0o755))
-	}
-	require.NoError(t, os.WriteFile(filepath.Join(e.config, "config.yaml"), fmt.Appendf(nil, `aggregator:
+	e := preparedEnv(t, map[string]string{
+		"config.yaml": fmt.Sprintf(`aggregator:
   oauth:
     server:
       enabled: true
       baseUrl: http://%s
       dex: {issuerUrl: %s, clientId: %s, clientSecret: musterd-secret}
-`, addr, dex.Issuer, dextest.ClientMusterd), 0o600))
-	require.NoError(t, os.WriteFile(filepath.Join(e.config, "mcpservers", "sso.yaml"), []byte(mcpServerYAML("sso", "type: streamable-http",
-		"autoStart: true", "url: "+yamlValue(url), "timeout: 10", "auth: {forwardToken: true}")), 0o600))
-	e.runningDaemon = startDaemon(t, "-config-dir", e.config, "-state-dir", e.state, "-listen", addr, "-extra-ca-file", dex.CAFile)
-	e.waitReady(t)
+`, addr, dex.Issuer, dextest.ClientMusterd),
+		"mcpservers/sso.yaml": mcpServerYAML("sso", "type: streamable-http",
+			"autoStart: true", "url: "+yamlValue(url), "timeout: 10", "auth: {forwardToken: true}"),
+	})
+	e.start(t, "-listen", addr, "-extra-ca-file", dex.CAFile)
 
 	whoami := map[string]string{}
 	for _, user := range []string{"alice", "bob"} {

@@ -5,10 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -36,10 +33,7 @@ type loginRig struct {
 
 func startLoginRig(t *testing.T) *loginRig {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := ln.Addr().String()
-	require.NoError(t, ln.Close()) // musterd listens there; nobody else is asked to
+	addr := freeAddr(t)
 	public := "http://" + addr
 	// musterd's client ID is its client metadata document's URL, as
 	// muster's is; Dex, which reads no such document, knows it as a static
@@ -51,21 +45,16 @@ func startLoginRig(t *testing.T) *loginRig {
 	url, _ := mcpfake.ServeHTTP(t, fakeServer(), "-tools", "whoami,report",
 		"-authorization-server", dex.Issuer, "-audience", clientID, "-ca-file", dex.CAFile, "-scopes", "openid email")
 
-	e := &fsEnv{config: t.TempDir(), state: t.TempDir()}
-	for _, d := range []string{"mcpservers", "workflows"} {
-		require.NoError(t, os.MkdirAll(filepath.Join(e.config, d), 0o755))
-	}
-	require.NoError(t, os.WriteFile(filepath.Join(e.config, "config.yaml"), fmt.Appendf(nil, `aggregator:
+	e := preparedEnv(t, map[string]string{
+		"config.yaml": fmt.Sprintf(`aggregator:
   oauth:
     mcpClient:
       enabled: true
       publicUrl: %s
-`, public), 0o600))
-	require.NoError(t, os.WriteFile(filepath.Join(e.config, "mcpservers", "protected.yaml"),
-		[]byte(mcpServerYAML("protected", "type: streamable-http", "autoStart: true", "url: "+yamlValue(url), "timeout: 10")), 0o600))
-	e.runningDaemon = startDaemon(t, "-config-dir", e.config, "-state-dir", e.state, "-debounce", "50ms", "-rescan", "1s",
-		"-listen", addr, "-extra-ca-file", dex.CAFile)
-	e.waitReady(t)
+`, public),
+		"mcpservers/protected.yaml": mcpServerYAML("protected", "type: streamable-http", "autoStart: true", "url: "+yamlValue(url), "timeout: 10"),
+	})
+	e.start(t, "-listen", addr, "-extra-ca-file", dex.CAFile)
 	e.waitServer(t, "protected", "is Auth Required", func(s serverObject) bool { return s.Status.State == v1alpha1.MCPServerStateAuthRequired })
 	return &loginRig{fsEnv: e, dex: dex}
 }
@@ -191,11 +180,8 @@ func TestE2EAUsersLoginSurvivesARestartInValkey(t *testing.T) {
 		"-authorization-server", dex.Issuer, "-audience", clientID, "-ca-file", dex.CAFile, "-scopes", "openid email")
 	key := make([]byte, 32)
 	_, _ = rand.Read(key)
-	e := &fsEnv{config: t.TempDir(), state: t.TempDir()}
-	for _, d := range []string{"mcpservers", "workflows"} {
-		require.NoError(t, os.MkdirAll(filepath.Join(e.config, d), 0o755))
-	}
-	require.NoError(t, os.WriteFile(filepath.Join(e.config, "config.yaml"), fmt.Appendf(nil, `aggregator:
+	e := preparedEnv(t, map[string]string{
+		"config.yaml": fmt.Sprintf(`aggregator:
   oauth:
     server:
       enabled: true
@@ -206,13 +192,11 @@ func TestE2EAUsersLoginSurvivesARestartInValkey(t *testing.T) {
     mcpClient:
       enabled: true
       publicUrl: %s
-`, public, dex.Issuer, dextest.ClientMusterd, redis.Addr, base64.StdEncoding.EncodeToString(key), public), 0o600))
-	require.NoError(t, os.WriteFile(filepath.Join(e.config, "mcpservers", "protected.yaml"),
-		[]byte(mcpServerYAML("protected", "type: streamable-http", "autoStart: true", "url: "+yamlValue(url), "timeout: 10")), 0o600))
+`, public, dex.Issuer, dextest.ClientMusterd, redis.Addr, base64.StdEncoding.EncodeToString(key), public),
+		"mcpservers/protected.yaml": mcpServerYAML("protected", "type: streamable-http", "autoStart: true", "url: "+yamlValue(url), "timeout: 10"),
+	})
 	start := func() {
-		e.runningDaemon = startDaemon(t, "-config-dir", e.config, "-state-dir", e.state, "-debounce", "50ms",
-			"-listen", addr, "-extra-ca-file", dex.CAFile)
-		e.waitReady(t)
+		e.start(t, "-listen", addr, "-extra-ca-file", dex.CAFile)
 		e.waitServer(t, "protected", "is Auth Required", func(s serverObject) bool { return s.Status.State == v1alpha1.MCPServerStateAuthRequired })
 	}
 	start()

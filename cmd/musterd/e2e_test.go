@@ -35,13 +35,30 @@ type fsEnv struct {
 
 func startFS(t *testing.T, args ...string) *fsEnv {
 	t.Helper()
+	e := preparedEnv(t, nil)
+	e.start(t, args...)
+	return e
+}
+
+// preparedEnv is an fsEnv whose config dir holds files (by their path
+// below it: config.yaml, mcpservers/x.yaml) before musterd starts.
+func preparedEnv(t *testing.T, files map[string]string) *fsEnv {
+	t.Helper()
 	e := &fsEnv{config: t.TempDir(), state: t.TempDir()}
 	for _, d := range []string{"mcpservers", "workflows"} {
 		require.NoError(t, os.MkdirAll(filepath.Join(e.config, d), 0o755))
 	}
+	for path, content := range files {
+		require.NoError(t, os.WriteFile(filepath.Join(e.config, path), []byte(content), 0o600))
+	}
+	return e
+}
+
+// start runs musterd on e's dirs with args, and waits until it is ready.
+func (e *fsEnv) start(t *testing.T, args ...string) {
+	t.Helper()
 	e.runningDaemon = startDaemon(t, append([]string{"-config-dir", e.config, "-state-dir", e.state, "-debounce", "50ms", "-rescan", "1s"}, args...)...)
 	e.waitReady(t)
-	return e
 }
 
 func workflowYAML(name, tool string) string {

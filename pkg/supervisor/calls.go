@@ -532,17 +532,8 @@ func (s *Supervisor) callError(ctx context.Context, e *entry, inst *instance, wh
 	if answered, ok := answeredError(inst, err); ok {
 		return fmt.Errorf("mcp server %s: %s: %w", e.key, what, answered)
 	}
-	// The connection failed under the call. Tell the monitor, and give it
-	// a moment to say what happened to the server.
-	if inst.ctx.Err() == nil {
-		s.suspectDead(inst, err)
-		t := time.NewTimer(verdictWait)
-		select {
-		case <-inst.ctx.Done():
-		case <-t.C:
-		}
-		t.Stop()
-	}
+	// The connection failed under the call.
+	s.awaitVerdict(inst, err)
 	s.mu.Lock()
 	state := e.obs.State
 	lastError := e.obs.LastError
@@ -771,4 +762,21 @@ func sameTools(a, b []*mcp.Tool) bool {
 		}
 	}
 	return true
+}
+
+// awaitVerdict tells inst's monitor that a call failed in the transport
+// with err, and gives it up to verdictWait to say what happened to the
+// server (its ping): a caller then says the server died rather than that
+// one call failed.
+func (s *Supervisor) awaitVerdict(inst *instance, err error) {
+	if inst.ctx.Err() != nil {
+		return
+	}
+	s.suspectDead(inst, err)
+	t := time.NewTimer(verdictWait)
+	defer t.Stop()
+	select {
+	case <-inst.ctx.Done():
+	case <-t.C:
+	}
 }

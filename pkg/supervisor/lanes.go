@@ -307,6 +307,13 @@ func (s *Supervisor) startLane(inst *instance, l *lane) error {
 		case <-started:
 		}
 	}()
+	return s.launchBounded(inst)
+}
+
+// launchBounded launches inst, a lane's or a user connection's instance,
+// within a start slot (StartConcurrency) and its spec's start timeout; a
+// launch cancelled meanwhile is torn down and fails with the cause.
+func (s *Supervisor) launchBounded(inst *instance) error {
 	select {
 	case s.startSlots <- struct{}{}:
 	case <-inst.ctx.Done():

@@ -377,25 +377,8 @@ func (s *Supervisor) runUser(e *entry, uc *userConn) {
 	s.log.Info("mcp server: closed a user's own connection", "key", uc.key.String(), "owner", uc.owner, "reason", reason)
 }
 
-// startUser launches inst, a user connection's instance, within a start
-// slot and its spec's start timeout.
-func (s *Supervisor) startUser(inst *instance) error {
-	select {
-	case s.startSlots <- struct{}{}:
-	case <-inst.ctx.Done():
-		return context.Cause(inst.ctx)
-	}
-	defer func() { <-s.startSlots }()
-	timeout := s.startTimeout(inst.spec)
-	expire := time.AfterFunc(timeout, func() { inst.cancel(&startTimeoutError{timeout: timeout}) })
-	err := inst.launch()
-	expire.Stop()
-	if err == nil && inst.ctx.Err() != nil {
-		inst.teardown(0)
-		err = context.Cause(inst.ctx)
-	}
-	return err
-}
+// startUser launches inst, a user connection's instance.
+func (s *Supervisor) startUser(inst *instance) error { return s.launchBounded(inst) }
 
 // userStartError is the error ConnectAs returns for uc, whose start failed
 // with err (scrubbed, or a cause of the supervisor's).
@@ -550,15 +533,7 @@ func (s *Supervisor) userCallError(ctx context.Context, uc *userConn, what strin
 	if answered, ok := answeredError(inst, err); ok {
 		return fmt.Errorf("mcp server %s: %s: %w", uc.key, what, answered)
 	}
-	if inst.ctx.Err() == nil {
-		s.suspectDead(inst, err) // the watcher pings now
-		t := time.NewTimer(verdictWait)
-		select {
-		case <-inst.ctx.Done():
-		case <-t.C:
-		}
-		t.Stop()
-	}
+	s.awaitVerdict(inst, err) // the watcher pings now
 	s.mu.Lock()
 	stopReason := inst.calls.stopReason
 	s.mu.Unlock()
