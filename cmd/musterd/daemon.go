@@ -598,7 +598,7 @@ func serve(ctx context.Context, cfg daemonConfig, log *slog.Logger) (err error) 
 		Trigger: func(k events.Key) { d.Coordinator.Trigger(k) }, Leader: d.leader, Bus: d.Bus,
 		Metrics: d.Registry, Health: d.Components.Health, Ready: d.Ready, History: d.History,
 		Controls: d.Controls, Executions: d.Workflows, Token: cfg.token, Logger: log, Calls: d.callsOf,
-		Authenticator: d.callers(),
+		Authenticator: d.callers(cfg.token),
 		Process: func(k events.Key) (int, bool) {
 			o, ok := d.Supervisor.Get(k)
 			return o.PID, ok

@@ -41,7 +41,8 @@ func freeAddr(t *testing.T) string {
 // another audience, one from an issuer it does not trust, and one signed
 // by another key in the provider's name are refused at the MCP endpoint
 // and at the API, each with a challenge naming musterd's protected-
-// resource metadata, which it serves. A good token's user owns the
+// resource metadata, which it serves; the static API token keeps working
+// beside them. A good token's user owns the
 // session: another user cannot ride it. No token reaches the log.
 func TestE2EOnlyTheProvidersTokensForMusterdAreLetIn(t *testing.T) {
 	trusted := dextest.Start(t, dextest.Options{TLS: true})
@@ -60,7 +61,8 @@ func TestE2EOnlyTheProvidersTokensForMusterdAreLetIn(t *testing.T) {
       dex: {issuerUrl: %s, clientId: %s, clientSecret: musterd-secret}
 `, base, trusted.Issuer, dextest.ClientMusterd),
 	})
-	e.start(t, "-listen", addr, "-extra-ca-file", cas, "-log-level", "debug")
+	const static = "static-api-t0ken"
+	e.start(t, "-listen", addr, "-extra-ca-file", cas, "-log-level", "debug", "-api-token", static)
 
 	resp, err := http.Get(base + "/.well-known/oauth-protected-resource")
 	require.NoError(t, err)
@@ -90,6 +92,8 @@ func TestE2EOnlyTheProvidersTokensForMusterdAreLetIn(t *testing.T) {
 	}
 	code, _ := post(t, base+"/api/v1/resources/mcpservers/default/nothing/reconcile", alice, "")
 	assert.NotEqual(t, http.StatusUnauthorized, code, "alice's token opens the API")
+	code, _ = post(t, base+"/api/v1/resources/mcpservers/default/nothing/reconcile", static, "")
+	assert.NotEqual(t, http.StatusUnauthorized, code, "the static token still opens the API beside OAuth")
 
 	cs := connectMCP(t, base+"/mcp", mcpDial{version: "2025-11-25", httpClient: &http.Client{Transport: bearerTransport{alice}}})
 	out, isErr := callTool(t, cs, "list_tools", nil)
@@ -110,7 +114,7 @@ func TestE2EOnlyTheProvidersTokensForMusterdAreLetIn(t *testing.T) {
 	assert.Equal(t, http.StatusForbidden, resp.StatusCode, string(body))
 
 	log := e.stderr.String()
-	for _, token := range append([]string{alice, bob}, refused["another audience"], refused["an untrusted issuer"], refused["another key"]) {
+	for _, token := range append([]string{alice, bob, static}, refused["another audience"], refused["an untrusted issuer"], refused["another key"]) {
 		assert.NotContains(t, log, token, "a token in musterd's log")
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 
+	"github.com/musterd/musterd/pkg/api/shared"
 	"github.com/musterd/musterd/pkg/identity"
 	oauthconfig "github.com/musterd/musterd/pkg/oauth/config"
 	"github.com/musterd/musterd/pkg/oauth/verify"
@@ -70,13 +71,32 @@ func newInbound(srv oauthconfig.Server, outbound *http.Transport) (*inbound, err
 }
 
 // callers is the check of requests: nil (the static token's) when OAuth
-// is off; else the tokens' check, each user it lets in seen by single
-// sign-on (sso.go).
-func (d *daemon) callers() identity.Authenticator {
+// is off; else the OAuth tokens' check, each user it lets in seen by
+// single sign-on (sso.go), and beside it the static token when one is set
+// (musterd's CLI and automation keep working; its caller is nobody in
+// particular).
+func (d *daemon) callers(token string) identity.Authenticator {
 	if d.Inbound == nil {
 		return nil
 	}
-	return d.SSO.authenticator(d.Inbound.auth)
+	users := d.SSO.authenticator(d.Inbound.auth)
+	if token == "" {
+		return users
+	}
+	return staticOr{static: shared.NewBearer(token), users: users}
+}
+
+// staticOr lets in the static token, else whom users lets in.
+type staticOr struct {
+	static shared.Bearer
+	users  identity.Authenticator
+}
+
+func (a staticOr) Authenticate(r *http.Request) (identity.Identity, *identity.Challenge) {
+	if a.static.Authorized(r) {
+		return identity.Identity{}, nil
+	}
+	return a.users.Authenticate(r)
 }
 
 // mount serves the metadata, at the root and under the MCP endpoint's

@@ -61,6 +61,10 @@ func newLogins(d *daemon, oauth oauthconfig.Config, outbound *http.Transport, lo
 		HTTPClient:   &http.Client{Transport: outbound, Timeout: 30 * time.Second},
 		Logger:       log,
 		OnLogin:      l.loggedIn,
+		// A server naming another authorization server (SEP-2352): its
+		// users' connections, made with the old one's tokens, end, and
+		// their next core_auth_login logs them in at the new one.
+		OnIssuerChange: l.issuerChanged,
 	})
 	if err != nil {
 		return nil, err
@@ -221,4 +225,18 @@ func tokenStore(srv oauthconfig.Server, outbound *http.Transport) (oauthclient.S
 		return nil, fmt.Errorf("aggregator.oauth.server.encryptionKey: %w", err)
 	}
 	return oauthclient.NewKVStore(sealed), nil
+}
+
+// issuerChanged ends the users' own connections to the servers named
+// server, whose authorization server is no longer old.
+func (l *logins) issuerChanged(server, old, _ string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for _, key := range l.d.Index.Named(v1alpha1.KindMCPServer, server) {
+		for _, conn := range l.d.Supervisor.UserConnections(key) {
+			l.d.Supervisor.DisconnectAs(ctx, key, conn.Owner)
+		}
+		l.log.Info("a protected server names another authorization server: its users' own connections ended",
+			"key", key.String(), "previous", old)
+	}
 }

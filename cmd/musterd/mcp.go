@@ -40,7 +40,7 @@ func (d *daemon) addMCP(cfg daemonConfig, log *slog.Logger) error {
 		Leader:  d.leader,
 		Token:   cfg.token,
 		// With OAuth on, a caller's token names its user (inbound.go).
-		Authenticator: d.callers(),
+		Authenticator: d.callers(cfg.token),
 		Version:       version,
 		Registerer:    d.Registry,
 		Logger:        log,

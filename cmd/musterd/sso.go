@@ -70,16 +70,20 @@ func (a ssoAuthenticator) Authenticate(r *http.Request) (identity.Identity, *ide
 	return who, challenge
 }
 
-// seen notes who's token and opens, in the background, who's connection
-// to every forwarding server that has none, unless one was tried within
-// ssoRetry.
+// seen notes who's token, when a server forwards users' tokens, and opens,
+// in the background, who's connection to every forwarding server that has
+// none, unless one was tried within ssoRetry.
 func (s *sso) seen(who identity.Identity, token string) {
+	forwarding := s.forwarding()
+	if len(forwarding) == 0 {
+		return // no server takes a user's token: none is kept
+	}
 	owner := who.Owner()
 	now := time.Now()
 	var open []ssoTarget
 	s.mu.Lock()
 	s.tokens[owner] = token
-	for _, key := range s.forwarding() {
+	for _, key := range forwarding {
 		t := ssoTarget{owner: owner, key: key}
 		if _, connected := s.d.Supervisor.UserConnection(key, owner); connected {
 			continue
@@ -110,7 +114,7 @@ func (s *sso) connect(ctx context.Context, t ssoTarget) {
 	_, err := s.d.Supervisor.ConnectAs(ctx, t.key, t.owner, tokenOf{s, t.owner})
 	if err != nil {
 		s.log.Info("sso: a user's connection to a forwarding server could not be opened; tried again at a later request",
-			"key", t.key.String(), "owner", ownerTag(t.owner), "error", err)
+			"key", t.key.String(), "owner", identity.LogTag(t.owner), "error", err)
 		return
 	}
 	s.mu.Lock()
@@ -147,13 +151,4 @@ func (t tokenOf) Token() (*oauth2.Token, error) {
 		return nil, errNoForwardedToken
 	}
 	return &oauth2.Token{AccessToken: token, TokenType: "Bearer"}, nil
-}
-
-// ownerTag names an owner in a log line by its kind and first characters
-// only: an owner names a user.
-func ownerTag(owner string) string {
-	if len(owner) > 12 {
-		return owner[:12] + "…"
-	}
-	return owner
 }

@@ -59,7 +59,7 @@ var allowed = map[string][]string{
 	// users' logins through /oauth/proxy, their tokens per issuer. A
 	// library the wiring mounts and the per-user connections read through
 	// its TokenSource; it knows no stage.
-	"pkg/oauth/client": {"pkg/redact", "pkg/oauth/store"}, // owners are identity.Identity.Owner strings
+	"pkg/oauth/client": {"pkg/redact", "pkg/oauth/store", "pkg/identity"}, // owners are identity.Identity.Owner strings
 	// The router is the one way in for a tool call: the exposed set (its
 	// sources, the core tools and the workflows, plugged in by the wiring
 	// through its Source interface; the running servers' tools from the

@@ -1,6 +1,11 @@
 package identity
 
-import "context"
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"strings"
+)
 
 // Identity is who a request comes from.
 type Identity struct {
@@ -38,4 +43,17 @@ func With(ctx context.Context, id Identity) context.Context {
 func From(ctx context.Context) (Identity, bool) {
 	id, ok := ctx.Value(key{}).(Identity)
 	return id, ok && id.Owner() != ""
+}
+
+// LogTag names owner in a log line without what makes it a credential: a
+// session ID (which lets one post into the session) or a user's subject
+// and issuer. It is the owner's kind and a short digest, the same for one
+// owner in every line, so that lines can be matched up.
+func LogTag(owner string) string {
+	if owner == "" {
+		return ""
+	}
+	kind, _, _ := strings.Cut(owner, ":")
+	sum := sha256.Sum256([]byte(owner))
+	return kind + "#" + hex.EncodeToString(sum[:6])
 }

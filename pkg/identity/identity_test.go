@@ -2,6 +2,7 @@ package identity
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -25,4 +26,19 @@ func TestOwnerIsTheUserElseTheSession(t *testing.T) {
 	got, ok := From(With(context.Background(), alice1))
 	assert.True(t, ok)
 	assert.Equal(t, alice1, got)
+}
+
+// An owner's log tag says its kind and is stable, and holds nothing of
+// the session ID or the user.
+func TestALogTagNamesNoCredential(t *testing.T) {
+	owner := Identity{Session: "S3CR3T-SESSION-ID"}.Owner()
+	tag := LogTag(owner)
+	assert.Equal(t, tag, LogTag(owner))
+	assert.True(t, strings.HasPrefix(tag, "session#"), tag)
+	assert.NotContains(t, tag, "S3CR3T")
+	assert.NotEqual(t, tag, LogTag(Identity{Session: "other"}.Owner()))
+	user := LogTag(Identity{Subject: "alice", Issuer: "https://idp"}.Owner())
+	assert.True(t, strings.HasPrefix(user, "user#"), user)
+	assert.NotContains(t, user, "alice")
+	assert.Empty(t, LogTag(""))
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -86,6 +87,70 @@ func TestTheAuthenticatorNamesTheCallerAndBindsTheSession(t *testing.T) {
 	select {
 	case got := <-callers:
 		t.Fatalf("bob's request reached the tool as %+v", got)
+	default:
+	}
+}
+
+// recordPosts notes the URLs a client posts to.
+type recordPosts struct {
+	mu   sync.Mutex
+	urls []string
+	next http.RoundTripper
+}
+
+func (r *recordPosts) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Method == http.MethodPost {
+		r.mu.Lock()
+		r.urls = append(r.urls, req.URL.String())
+		r.mu.Unlock()
+	}
+	return r.next.RoundTrip(req)
+}
+
+// An SSE session is its user's alone too: another user posting to it,
+// with a good token of their own, is refused, and nothing runs.
+func TestAnSSESessionIsItsUsersAlone(t *testing.T) {
+	alice := identity.Identity{Subject: "alice", Issuer: "https://idp.test"}
+	bob := identity.Identity{Subject: "bob", Issuer: "https://idp.test"}
+	h := newHarness(t, func(s *setup) {
+		s.Authenticator = tokens{"alice-token": alice, "bob-token": bob}
+	})
+	callers := make(chan identity.Identity, 4)
+	h.backend.call = func(ctx context.Context, _ string, _ map[string]any, _ func(*mcp.ProgressNotificationParams)) (*mcp.CallToolResult, error) {
+		who, _ := identity.From(ctx)
+		callers <- who
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil
+	}
+	h.backend.setTools(echoTool("x_fake_echo"))
+	h.srv.Refresh()
+
+	rec := &recordPosts{next: bearerTransport{token: "alice-token", next: http.DefaultTransport}}
+	c := mcp.NewClient(&mcp.Implementation{Name: "alice", Version: "0"}, nil)
+	cs, err := c.Connect(context.Background(), &mcp.SSEClientTransport{Endpoint: h.url + PathSSE, HTTPClient: &http.Client{Transport: rec}}, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = cs.Close() })
+	rec.mu.Lock()
+	endpoint := rec.urls[0]
+	rec.mu.Unlock()
+
+	req, err := http.NewRequest(http.MethodPost, endpoint, strings.NewReader(
+		`{"jsonrpc":"2.0","id":77,"method":"tools/call","params":{"name":"call_tool","arguments":{"name":"x_fake_echo","arguments":{"message":"as alice"}}}}`))
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer bob-token")
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusForbidden, resp.StatusCode, string(body))
+
+	// Alice's own call runs, as alice; bob's never did.
+	_, err = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "call_tool", Arguments: map[string]any{"name": "x_fake_echo", "arguments": map[string]any{"message": "hi"}}})
+	require.NoError(t, err)
+	assert.Equal(t, "alice", (<-callers).Subject)
+	select {
+	case who := <-callers:
+		t.Fatalf("another call ran, as %q", who.Subject)
 	default:
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/musterd/musterd/pkg/identity"
 )
 
 // sseKeyPrefix marks an SSE session's key among the streams, which
@@ -38,6 +39,9 @@ type sseSessions struct {
 type sseTransport struct {
 	*mcp.SSEServerTransport
 	connected chan struct{} // closed once Connect returned
+	// owner is the user who opened the session (identity's Owner), ""
+	// for nobody in particular: only that user may post to it.
+	owner string
 }
 
 // sseHandler serves muster's view over SSE (GET /sse opens a session, POST
@@ -88,6 +92,13 @@ func (s *Server) sseHandler() http.Handler {
 				http.Error(w, "session not found", http.StatusNotFound)
 				return
 			}
+			// A session is its user's alone, as the go-sdk keeps a
+			// streamable one (bindUser): the calls posted here run as the
+			// user who opened it.
+			if who, _ := identity.From(r.Context()); who.Owner() != t.owner {
+				http.Error(w, "session user mismatch", http.StatusForbidden)
+				return
+			}
 			select {
 			case <-t.connected:
 			case <-r.Context().Done():
@@ -122,6 +133,9 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request) {
 	t := &sseTransport{
 		SSEServerTransport: &mcp.SSEServerTransport{Endpoint: endpoint.RequestURI(), Response: k, MaxRequestBodyBytes: s.opts.MaxBodyBytes},
 		connected:          make(chan struct{}),
+	}
+	if who, ok := identity.From(r.Context()); ok {
+		t.owner = who.Owner()
 	}
 	reg.mu.Lock()
 	reg.byID[id] = t

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -218,11 +219,11 @@ func (inst *instance) launchRemote() error {
 		header.Set(name, value)
 	}
 	inst.challenges = &challengeRecorder{}
-	ht := &headerTransport{base: inst.httpTransport, header: header, challenges: inst.challenges}
+	ht := &headerTransport{base: inst.httpTransport, header: header, challenges: inst.challenges, origin: origin(inst.spec.URL)}
 	if inst.user != nil {
 		ht.bearer = inst.user.creds // the user's token on each request (userbearer.go)
 	}
-	client := &http.Client{Transport: ht}
+	client := &http.Client{Transport: ht, CheckRedirect: sameOriginRedirects}
 	// No reconnects of the SDK's own: a dropped stream ends the session at
 	// once, so that the server shows Disconnected when it goes, not after
 	// the SDK's retries (seconds to tens of seconds), and the supervisor
@@ -546,10 +547,12 @@ func (s *Supervisor) refreshTools(e *entry, inst *instance) {
 	s.setTools(e, inst, tools)
 }
 
-// headerTransport adds a remote server's headers to every request, and
-// notes its 401 answers. On a user connection it adds the user's bearer
-// token too, and settles its 401 answers (userbearer.go).
+// headerTransport adds a remote server's headers to every request to its
+// origin (never another's), and notes its 401 answers. On a user
+// connection it adds the user's bearer token too, and settles its 401
+// answers (userbearer.go).
 type headerTransport struct {
+	origin     string // the server's scheme://host:port: where they may go
 	base       http.RoundTripper
 	header     http.Header
 	challenges *challengeRecorder
@@ -557,6 +560,12 @@ type headerTransport struct {
 }
 
 func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if origin(req.URL.String()) != t.origin {
+		// Another origin (an SSE endpoint event naming another host):
+		// the server's headers and the user's token are the server's
+		// alone, and go nowhere else.
+		return t.base.RoundTrip(req)
+	}
 	req = req.Clone(req.Context()) // a RoundTripper must not change its request
 	for name, values := range t.header {
 		req.Header[name] = values
@@ -578,4 +587,26 @@ func defaultTransport() *http.Transport {
 		return t
 	}
 	return &http.Transport{}
+}
+
+// origin is raw's scheme://host (with its port), lower-cased; "" when it
+// does not parse.
+func origin(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return ""
+	}
+	return strings.ToLower(u.Scheme + "://" + u.Host)
+}
+
+// sameOriginRedirects follows a server's redirect within its origin only:
+// the headers a transport adds would otherwise go along to another.
+func sameOriginRedirects(req *http.Request, via []*http.Request) error {
+	if len(via) >= 10 {
+		return errors.New("stopped after 10 redirects")
+	}
+	if origin(req.URL.String()) != origin(via[0].URL.String()) {
+		return fmt.Errorf("a redirect to another origin (%s) is not followed: the server's credentials go to it alone", req.URL.Host)
+	}
+	return nil
 }

@@ -327,7 +327,7 @@ func (s *Supervisor) runUser(e *entry, uc *userConn) {
 		s.mu.Unlock()
 		uc.err = s.userStartError(uc, err)
 		close(uc.ready)
-		s.log.Info("mcp server: a user's own connection did not open", "key", uc.key.String(), "owner", uc.owner, "error", uc.err.Error())
+		s.log.Info("mcp server: a user's own connection did not open", "key", uc.key.String(), "owner", identity.LogTag(uc.owner), "error", uc.err.Error())
 		return
 	}
 
@@ -341,7 +341,7 @@ func (s *Supervisor) runUser(e *entry, uc *userConn) {
 	}
 	s.mu.Unlock()
 	close(uc.ready)
-	s.log.Info("mcp server: opened a user's own connection", "key", uc.key.String(), "owner", uc.owner, "tools", len(inst.tools))
+	s.log.Info("mcp server: opened a user's own connection", "key", uc.key.String(), "owner", identity.LogTag(uc.owner), "tools", len(inst.tools))
 
 	reason := s.watchUser(uc)
 	refused := errors.Is(context.Cause(inst.ctx), errTokenRefused)
@@ -374,7 +374,7 @@ func (s *Supervisor) runUser(e *entry, uc *userConn) {
 		t.Stop()
 	}
 	inst.teardown(s.opts.StopGrace)
-	s.log.Info("mcp server: closed a user's own connection", "key", uc.key.String(), "owner", uc.owner, "reason", reason)
+	s.log.Info("mcp server: closed a user's own connection", "key", uc.key.String(), "owner", identity.LogTag(uc.owner), "reason", reason)
 }
 
 // startUser launches inst, a user connection's instance.
@@ -447,7 +447,7 @@ func (s *Supervisor) relistUser(uc *userConn) {
 	if err != nil {
 		// Not a failure of the connection's: the next ping tells.
 		s.log.Warn("mcp server: tools/list on a user's own connection after its tools changed failed", "key", uc.key.String(),
-			"owner", uc.owner, "error", inst.scrub.clean(err.Error()))
+			"owner", identity.LogTag(uc.owner), "error", inst.scrub.clean(err.Error()))
 		return
 	}
 	s.mu.Lock()

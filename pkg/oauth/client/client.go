@@ -63,14 +63,15 @@ type Options struct {
 	// Default: slog.Default().
 	Logger *slog.Logger
 	// OnLogin is called after a callback stored a token, before the
-	// browser is answered: the wiring connects the user to the servers
-	// of that issuer then. Default: nothing.
+	// browser is answered, so that whatever the wiring does with the news
+	// is done when the user goes on. (musterd's connects the user at their
+	// next core_auth_login, as muster does.) Default: nothing.
 	OnLogin func(Login)
 	// OnIssuerChange is called when a server's discovered authorization
 	// server is not the one it named before (SEP-2352): the tokens its
-	// users hold for old no longer serve it, and the wiring drops them
-	// (unless another server still uses old), ends their connections and
-	// asks for a login. Default: nothing. The client itself drops its
+	// users hold for old no longer serve it, and the wiring ends their
+	// connections to it (musterd's: their next core_auth_login logs them
+	// in at the new one). Default: nothing. The client itself drops its
 	// dynamic registration at old when no server names old any more.
 	OnIssuerChange func(server, old, new string)
 	// StateTTL is how long a login may take from Begin to the callback.

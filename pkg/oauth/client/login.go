@@ -73,7 +73,7 @@ func (c *Client) Begin(ctx context.Context, owner string, s Server) (string, err
 	if err := c.store.PutState(ctx, nonce, st); err != nil {
 		return "", fmt.Errorf("server %q: store the login's state: %w", s.Name, err)
 	}
-	c.log.Info("oauth login begun", "server", s.Name, "issuer", issuer, "owner", owner, "scope", strings.Join(scopes, " "))
+	c.log.Info("oauth login begun", "server", s.Name, "issuer", issuer, "owner", ownerLog(owner), "scope", strings.Join(scopes, " "))
 	return c.public.String() + StartPath + "?" + url.Values{"state": {nonce}}.Encode(), nil
 }
 

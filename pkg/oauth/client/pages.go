@@ -64,8 +64,7 @@ func (c *Client) serveCallback(w http.ResponseWriter, r *http.Request) {
 	}
 	c.log.Info("oauth login finished", "server", st.Server, "issuer", st.Issuer, "owner", ownerLog(st.Owner))
 	if c.opts.OnLogin != nil {
-		// The user's connections open before the page says they may go
-		// on, so that their next call finds the tools.
+		// Told before the page says the user may go on (Options.OnLogin).
 		c.opts.OnLogin(Login{Owner: st.Owner, Issuer: st.Issuer, Server: st.Server})
 	}
 	c.page(w, http.StatusOK, successPage, st.Server)

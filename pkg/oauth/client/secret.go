@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/musterd/musterd/pkg/identity"
 	"golang.org/x/oauth2"
 )
 
@@ -28,6 +29,10 @@ func (s Secret) String() string                { return redactedUnlessEmpty(stri
 func (s Secret) GoString() string              { return s.String() }
 func (s Secret) LogValue() slog.Value          { return slog.StringValue(s.String()) }
 func (s Secret) Format(f fmt.State, verb rune) { _, _ = f.Write([]byte(s.String())) }
+
+// MarshalText keeps a secret out of JSON, YAML and every other text
+// encoding; the stores keep the value itself (Reveal) on purpose.
+func (s Secret) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
 
 func redactedUnlessEmpty(s string) string {
 	if s == "" {
@@ -98,11 +103,5 @@ func tokenFrom(tok *oauth2.Token, asked []string, clientID string) Token {
 	}
 }
 
-// ownerLog is an owner as the log shows it: a user in full, a session
-// (whose ID lets one post into it) by its first characters only.
-func ownerLog(owner string) string {
-	if id, ok := strings.CutPrefix(owner, "session:"); ok && len(id) > 8 {
-		return "session:" + id[:8] + "…"
-	}
-	return owner
-}
+// ownerLog names an owner in the log: identity.LogTag.
+func ownerLog(owner string) string { return identity.LogTag(owner) }
