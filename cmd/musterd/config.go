@@ -230,6 +230,13 @@ func oauthNotes(c oauthconfig.Config) []string {
 	var notes []string
 	if c.Server.Enabled {
 		notes = append(notes, "config.yaml: aggregator.oauth.server is enabled: musterd takes the tokens of dex.issuerUrl (for dex.clientId or trustedAudiences) and of trustedIssuers, but is no authorization server of its own yet: its protected-resource metadata names dex.issuerUrl")
+		// Said, not quietly dropped: these would narrow what is let in.
+		for i, ti := range c.Server.TrustedIssuers {
+			if len(ti.AllowedScopes) > 0 {
+				notes = append(notes, fmt.Sprintf("config.yaml: aggregator.oauth.server.trustedIssuers[%d].allowedScopes is not enforced by musterd yet: it mints no tokens whose scopes it would cap", i))
+			}
+		}
+		notes = append(notes, "config.yaml: musterd fetches the keys and discovery documents of its issuers at any address, private ones included: allowPrivateIPJWKS, allowPrivateIPJWKSHosts and dex.allowPrivateIPOIDC have no effect yet")
 	}
 	return notes
 }
