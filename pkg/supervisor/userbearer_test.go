@@ -91,7 +91,7 @@ func TestTheBearerSettlesA401ByAskingItsSourceOnceMore(t *testing.T) {
 			challenges := &challengeRecorder{}
 			req, err := http.NewRequest(http.MethodPost, "http://server/mcp", strings.NewReader("{}"))
 			require.NoError(t, err)
-			transport := &headerTransport{base: server, header: http.Header{"X-Spec": {"v"}}, challenges: challenges, bearer: b}
+			transport := &headerTransport{origin: "http://server", base: server, header: http.Header{"X-Spec": {"v"}}, challenges: challenges, bearer: b}
 			resp, err := transport.RoundTrip(req)
 			if c.want == 0 {
 				require.ErrorIs(t, err, errTokenRefused)
@@ -114,7 +114,7 @@ func TestTheBearerRetriesARequestWithoutBody(t *testing.T) {
 	b := newBearer(&queuedSource{queue: []string{"stale-token", "good-token"}})
 	req, err := http.NewRequest(http.MethodGet, "http://server/mcp", nil)
 	require.NoError(t, err)
-	resp, err := (&headerTransport{base: server, challenges: &challengeRecorder{}, bearer: b}).RoundTrip(req)
+	resp, err := (&headerTransport{origin: "http://server", base: server, challenges: &challengeRecorder{}, bearer: b}).RoundTrip(req)
 	require.NoError(t, err)
 	assert.Equal(t, 200, resp.StatusCode)
 	assert.Equal(t, []string{"Bearer stale-token|", "Bearer good-token|"}, server.seen)
@@ -127,7 +127,7 @@ func TestTheBearerTakesANewSource(t *testing.T) {
 	b.use(&queuedSource{queue: []string{"new-token"}})
 	req, err := http.NewRequest(http.MethodGet, "http://server/mcp", nil)
 	require.NoError(t, err)
-	_, err = (&headerTransport{base: server, challenges: &challengeRecorder{}, bearer: b}).RoundTrip(req)
+	_, err = (&headerTransport{origin: "http://server", base: server, challenges: &challengeRecorder{}, bearer: b}).RoundTrip(req)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"Bearer new-token|"}, server.seen)
 }
@@ -155,11 +155,24 @@ func TestAUserConnectionsTokensAreScrubbed(t *testing.T) {
 func TestTheUsersTokenWinsOverTheSpecsAuthorization(t *testing.T) {
 	server := &tokenServer{takes: map[string]bool{"user-token": true}}
 	b := newBearer(&queuedSource{queue: []string{"user-token"}})
-	transport := &headerTransport{base: server, header: http.Header{"Authorization": {"Bearer spec-token"}}, challenges: &challengeRecorder{}, bearer: b}
+	transport := &headerTransport{origin: "http://server", base: server, header: http.Header{"Authorization": {"Bearer spec-token"}}, challenges: &challengeRecorder{}, bearer: b}
 	req, err := http.NewRequest(http.MethodGet, "http://server/mcp", nil)
 	require.NoError(t, err)
 	resp, err := transport.RoundTrip(req)
 	require.NoError(t, err)
 	assert.Equal(t, 200, resp.StatusCode)
 	assert.Equal(t, []string{"Bearer user-token|"}, server.seen)
+}
+
+// A request to another origin than the server's (an SSE endpoint naming
+// another host) carries neither the spec's headers nor the user's token.
+func TestTheServersCredentialsStayWithItsOrigin(t *testing.T) {
+	server := &tokenServer{takes: map[string]bool{"good-token": true}}
+	b := newBearer(&queuedSource{queue: []string{"good-token"}})
+	transport := &headerTransport{origin: "http://server", base: server, header: http.Header{"X-Spec": {"v"}}, challenges: &challengeRecorder{}, bearer: b}
+	req, err := http.NewRequest(http.MethodGet, "http://elsewhere/mcp", nil)
+	require.NoError(t, err)
+	_, err = transport.RoundTrip(req)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"|"}, server.seen, "no token, no header")
 }
