@@ -270,22 +270,22 @@ func (l *listings) snapshot() view {
 	return l.current
 }
 
-// Resources returns musterd's own resources (Options.OwnResources), then
-// those of the running servers under their exposed URIs, sorted by URI, as
-// last listed, but for a URI musterd serves itself. Shared: never change
-// one.
+// Resources returns the resources of the running servers under their
+// exposed URIs, sorted by URI, as last listed, but for a URI musterd
+// serves itself; then musterd's own (Options.OwnResources). Shared: never
+// change one.
 func (r *Router) Resources() []*mcp.Resource {
 	own := r.ownResources()
 	if len(own) == 0 {
 		return slices.Clone(r.listings.snapshot().resources)
 	}
-	out := slices.Clone(own)
+	var out []*mcp.Resource
 	for _, res := range r.listings.snapshot().resources {
-		if !slices.ContainsFunc(own, func(o *mcp.Resource) bool { return o.URI == res.URI }) {
+		if !r.servesOwn(res.URI) {
 			out = append(out, res)
 		}
 	}
-	return out
+	return append(out, own...)
 }
 
 // ResourceTemplates returns the resource templates of the running servers

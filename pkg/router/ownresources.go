@@ -7,8 +7,9 @@ import (
 )
 
 // ResourceSource offers resources musterd serves itself (auth://status,
-// package coretools), listed before and read ahead of the servers': a
-// server's resource of the same URI is not reachable.
+// package coretools), listed after and read ahead of the servers': a
+// server's resource of the same URI is not reachable. A subscription to
+// one is taken and never announces anything: it is read afresh each time.
 type ResourceSource interface {
 	// OwnResources are the resources it serves, sorted by URI; the same
 	// values from call to call.
@@ -32,4 +33,14 @@ func (r *Router) readOwn(ctx context.Context, uri string) (*mcp.ReadResourceResu
 		return nil, false, nil
 	}
 	return r.own.ReadOwnResource(ctx, uri)
+}
+
+// servesOwn says whether uri is one of the own source's resources.
+func (r *Router) servesOwn(uri string) bool {
+	for _, res := range r.ownResources() {
+		if res.URI == uri {
+			return true
+		}
+	}
+	return false
 }

@@ -127,6 +127,9 @@ func (r *Router) drop(ctx context.Context, sub resourceSubscriber, to route, for
 // ErrUnknownResource. Subscribing twice is subscribing once; a resource
 // its server's view subscribed to already is not subscribed again.
 func (r *Router) Subscribe(ctx context.Context, uri string) error {
+	if r.servesOwn(uri) {
+		return nil // musterd's own: read afresh each time, never announced
+	}
 	sub, err := r.subscriber()
 	if err != nil {
 		return err
