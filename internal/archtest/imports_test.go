@@ -124,6 +124,9 @@ var allowed = map[string][]string{
 	"internal/modroot": {},
 	// A log sink tests read, and a log file's tail: a leaf.
 	"internal/logtest": {},
+	// A test's own CA and loopback serving certificate, for the rigs of
+	// servers that speak TLS: a leaf.
+	"internal/testca": {},
 	// The FIFO ring of the queues of small values (keyqueue, debouncer): a
 	// leaf.
 	"internal/ring": {},
@@ -141,10 +144,10 @@ var allowed = map[string][]string{
 	"internal/npmtest": {"internal/modroot"},
 	// The OIDC provider of the OAuth tests (Dex under .cache/dex) and its
 	// logins: nothing of musterd's.
-	"internal/dextest": {"internal/modroot", "internal/logtest"},
+	"internal/dextest": {"internal/modroot", "internal/logtest", "internal/testca"},
 	// The Redis of the OAuth storage tests (redis-server as a child
 	// process): nothing of musterd's.
-	"internal/redistest": {"internal/logtest"},
+	"internal/redistest": {"internal/logtest", "internal/testca"},
 	// Packages of tests only (test/crd, test/deploy); their doc.go imports
 	// nothing.
 	"test": {},

@@ -18,6 +18,7 @@ import (
 
 	"github.com/musterd/musterd/internal/logtest"
 	"github.com/musterd/musterd/internal/modroot"
+	"github.com/musterd/musterd/internal/testca"
 	"golang.org/x/crypto/bcrypt"
 	"golang.org/x/oauth2"
 )
@@ -133,12 +134,12 @@ func Start(t testing.TB, opts Options) *Dex {
 	d := &Dex{Clients: opts.Clients, Users: opts.Users, HTTPClient: &http.Client{Timeout: 30 * time.Second}}
 	var certFile, keyFile string
 	if opts.TLS {
-		ca, err := writeCA(dir)
+		ca, err := testca.Write(dir, "dextest CA")
 		if err != nil {
 			t.Fatalf("dextest: %v", err)
 		}
-		d.CAFile, d.CAPool, certFile, keyFile = ca.caFile, ca.pool, ca.certFile, ca.keyFile
-		d.HTTPClient.Transport = &http.Transport{TLSClientConfig: &tls.Config{RootCAs: ca.pool, MinVersion: tls.VersionTLS12}}
+		d.CAFile, d.CAPool, certFile, keyFile = ca.CAFile, ca.Pool, ca.CertFile, ca.KeyFile
+		d.HTTPClient.Transport = &http.Transport{TLSClientConfig: &tls.Config{RootCAs: ca.Pool, MinVersion: tls.VersionTLS12}}
 	}
 
 	// A free port is chosen and closed before Dex binds it, so another

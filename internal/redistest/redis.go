@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/musterd/musterd/internal/logtest"
+	"github.com/musterd/musterd/internal/testca"
 )
 
 const (
@@ -57,7 +58,7 @@ type Redis struct {
 	CAFile string
 	CAPool *x509.CertPool
 
-	certs *certs
+	certs *testca.CA
 
 	bin     string
 	timeout time.Duration
@@ -85,11 +86,11 @@ func StartWith(t testing.TB, opts Options) *Redis {
 	r := &Redis{Password: opts.Password, Dir: t.TempDir(), bin: bin, timeout: opts.StartTimeout}
 	t.Cleanup(r.Stop)
 	if opts.TLS {
-		c, err := writeCerts(r.Dir)
+		c, err := testca.Write(r.Dir, "redistest CA")
 		if err != nil {
 			t.Fatalf("redistest: %v", err)
 		}
-		r.certs, r.CAFile, r.CAPool = c, c.caFile, c.pool
+		r.certs, r.CAFile, r.CAPool = c, c.CAFile, c.Pool
 	}
 
 	// A free port is chosen and closed before redis-server binds it, so
@@ -164,8 +165,8 @@ func (r *Redis) run() (exited bool, err error) {
 	}
 	if c := r.certs; c != nil {
 		args[1] = "0" // no plain port
-		args = append(args, "--tls-port", port, "--tls-cert-file", c.certFile, "--tls-key-file", c.keyFile,
-			"--tls-ca-cert-file", c.caFile, "--tls-auth-clients", "no")
+		args = append(args, "--tls-port", port, "--tls-cert-file", c.CertFile, "--tls-key-file", c.KeyFile,
+			"--tls-ca-cert-file", c.CAFile, "--tls-auth-clients", "no")
 	}
 	if r.Password != "" {
 		args = append(args, "--requirepass", r.Password)

@@ -1,4 +1,4 @@
-package dextest
+package testca
 
 import (
 	"crypto/ecdsa"
@@ -15,24 +15,27 @@ import (
 	"time"
 )
 
-// testCA is a certificate authority made for one Dex, and the serving
-// certificate it signed for the loopback addresses.
-type testCA struct {
-	caFile, certFile, keyFile string
-	pool                      *x509.CertPool
+// CA is a certificate authority and the serving certificate it signed.
+type CA struct {
+	// CAFile, CertFile and KeyFile are the PEM files of the CA's
+	// certificate and of the serving certificate and its key.
+	CAFile, CertFile, KeyFile string
+	// Pool holds the CA alone.
+	Pool *x509.CertPool
 }
 
-// writeCA generates a CA and a serving certificate for 127.0.0.1, ::1 and
-// localhost, valid for a day, and writes them as PEM files into dir.
-func writeCA(dir string) (*testCA, error) {
+// Write generates a CA named name and a serving certificate for the
+// loopback addresses, valid from an hour ago for a day, and writes them
+// into dir (ca.pem, tls.crt, tls.key).
+func Write(dir, name string) (*CA, error) {
+	now := time.Now()
 	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, fmt.Errorf("generate the CA key: %w", err)
 	}
-	now := time.Now()
 	caTmpl := &x509.Certificate{
 		SerialNumber:          big.NewInt(1),
-		Subject:               pkix.Name{CommonName: "dextest CA"},
+		Subject:               pkix.Name{CommonName: name},
 		NotBefore:             now.Add(-time.Hour),
 		NotAfter:              now.Add(24 * time.Hour),
 		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageCRLSign,
@@ -47,12 +50,11 @@ func writeCA(dir string) (*testCA, error) {
 	if err != nil {
 		return nil, err
 	}
-
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, fmt.Errorf("generate the serving key: %w", err)
 	}
-	tmpl := &x509.Certificate{
+	der, err := x509.CreateCertificate(rand.Reader, &x509.Certificate{
 		SerialNumber: big.NewInt(2),
 		Subject:      pkix.Name{CommonName: "127.0.0.1"},
 		NotBefore:    now.Add(-time.Hour),
@@ -61,8 +63,7 @@ func writeCA(dir string) (*testCA, error) {
 		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
 		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback},
 		DNSNames:     []string{"localhost"},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, caCert, &key.PublicKey, caKey)
+	}, caCert, &key.PublicKey, caKey)
 	if err != nil {
 		return nil, fmt.Errorf("create the serving certificate: %w", err)
 	}
@@ -70,24 +71,14 @@ func writeCA(dir string) (*testCA, error) {
 	if err != nil {
 		return nil, err
 	}
-
-	ca := &testCA{
-		caFile:   filepath.Join(dir, "ca.pem"),
-		certFile: filepath.Join(dir, "tls.crt"),
-		keyFile:  filepath.Join(dir, "tls.key"),
-		pool:     x509.NewCertPool(),
-	}
-	ca.pool.AddCert(caCert)
+	ca := &CA{CAFile: filepath.Join(dir, "ca.pem"), CertFile: filepath.Join(dir, "tls.crt"), KeyFile: filepath.Join(dir, "tls.key"),
+		Pool: x509.NewCertPool()}
+	ca.Pool.AddCert(caCert)
 	for _, f := range []struct {
 		path, typ string
 		der       []byte
-	}{
-		{ca.caFile, "CERTIFICATE", caDER},
-		{ca.certFile, "CERTIFICATE", der},
-		{ca.keyFile, "PRIVATE KEY", keyDER},
-	} {
-		data := pem.EncodeToMemory(&pem.Block{Type: f.typ, Bytes: f.der})
-		if err := os.WriteFile(f.path, data, 0o600); err != nil {
+	}{{ca.CAFile, "CERTIFICATE", caDER}, {ca.CertFile, "CERTIFICATE", der}, {ca.KeyFile, "PRIVATE KEY", keyDER}} {
+		if err := os.WriteFile(f.path, pem.EncodeToMemory(&pem.Block{Type: f.typ, Bytes: f.der}), 0o600); err != nil {
 			return nil, err
 		}
 	}
