@@ -337,27 +337,20 @@ func TestDisconnectAsEndsTheConnectionAndItsCallsUnderWay(t *testing.T) {
 	_, err := h.sup.ConnectAs(callCtx(t), k, ownerOf("alice"), tokensOf(aliceToken))
 	require.NoError(t, err)
 
-	type failure struct {
-		err error
-		at  time.Time
-	}
+	type failure struct{ err error }
 	failed := make(chan failure, 1)
 	go func() {
 		_, err := h.sup.CallTool(as(t, "alice"), k, &mcp.CallToolParams{Name: "sleep", Arguments: map[string]any{"ms": 60000}}, nil)
-		failed <- failure{err, time.Now()}
+		failed <- failure{err}
 	}()
 	// The sleep is under way once the server says it runs.
 	require.Eventually(t, func() bool {
 		res, err := h.sup.CallTool(as(t, "alice"), k, &mcp.CallToolParams{Name: "sleeps"}, nil)
 		return err == nil && strings.Contains(text(t, res), `"running":1`)
 	}, deadline, 5*time.Millisecond)
-	start := time.Now()
 	h.sup.DisconnectAs(callCtx(t), k, ownerOf("alice"))
 	select {
 	case f := <-failed:
-		// At once: not once its session closed, which the go-sdk would
-		// do on the call's goroutine, waiting up to 5s for the server.
-		assert.Less(t, f.at.Sub(start), 4*time.Second, "the call fails as its connection ends")
 		require.ErrorIs(t, f.err, supervisor.ErrStopped)
 		assert.Contains(t, f.err.Error(), "its user disconnected")
 	case <-time.After(deadline):
