@@ -27,17 +27,16 @@ func (t tokens) Authenticate(r *http.Request) (identity.Identity, *identity.Chal
 		WWWAuthenticate: `Bearer resource_metadata="http://musterd.test/.well-known/oauth-protected-resource"`, Reason: "Missing Authorization header"}
 }
 
-// With an Authenticator, a request without a credential gets its
-// challenge; a user's calls carry the user's identity, on top of the
-// session; and a session is its user's alone: another user's request on
-// it is refused.
-func TestTheAuthenticatorNamesTheCallerAndBindsTheSession(t *testing.T) {
+// twoUsers is an endpoint whose Authenticator knows alice-token and
+// bob-token, offering x_fake_echo, whose calls say who made them.
+func twoUsers(t *testing.T) (*harness, chan identity.Identity) {
+	t.Helper()
 	alice := identity.Identity{Subject: "alice", Issuer: "https://idp.test"}
 	bob := identity.Identity{Subject: "bob", Issuer: "https://idp.test"}
 	h := newHarness(t, func(s *setup) {
 		s.Authenticator = tokens{"alice-token": alice, "bob-token": bob}
 	})
-	callers := make(chan identity.Identity, 1)
+	callers := make(chan identity.Identity, 4)
 	h.backend.call = func(ctx context.Context, _ string, _ map[string]any, _ func(*mcp.ProgressNotificationParams)) (*mcp.CallToolResult, error) {
 		who, _ := identity.From(ctx)
 		callers <- who
@@ -45,6 +44,15 @@ func TestTheAuthenticatorNamesTheCallerAndBindsTheSession(t *testing.T) {
 	}
 	h.backend.setTools(echoTool("x_fake_echo"))
 	h.srv.Refresh()
+	return h, callers
+}
+
+// With an Authenticator, a request without a credential gets its
+// challenge; a user's calls carry the user's identity, on top of the
+// session; and a session is its user's alone: another user's request on
+// it is refused.
+func TestTheAuthenticatorNamesTheCallerAndBindsTheSession(t *testing.T) {
+	h, callers := twoUsers(t)
 
 	resp, err := http.Post(h.url+PathDirect, "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
 	require.NoError(t, err)
@@ -110,19 +118,7 @@ func (r *recordPosts) RoundTrip(req *http.Request) (*http.Response, error) {
 // An SSE session is its user's alone too: another user posting to it,
 // with a good token of their own, is refused, and nothing runs.
 func TestAnSSESessionIsItsUsersAlone(t *testing.T) {
-	alice := identity.Identity{Subject: "alice", Issuer: "https://idp.test"}
-	bob := identity.Identity{Subject: "bob", Issuer: "https://idp.test"}
-	h := newHarness(t, func(s *setup) {
-		s.Authenticator = tokens{"alice-token": alice, "bob-token": bob}
-	})
-	callers := make(chan identity.Identity, 4)
-	h.backend.call = func(ctx context.Context, _ string, _ map[string]any, _ func(*mcp.ProgressNotificationParams)) (*mcp.CallToolResult, error) {
-		who, _ := identity.From(ctx)
-		callers <- who
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil
-	}
-	h.backend.setTools(echoTool("x_fake_echo"))
-	h.srv.Refresh()
+	h, callers := twoUsers(t)
 
 	rec := &recordPosts{next: bearerTransport{token: "alice-token", next: http.DefaultTransport}}
 	c := mcp.NewClient(&mcp.Implementation{Name: "alice", Version: "0"}, nil)
