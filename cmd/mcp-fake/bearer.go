@@ -3,8 +3,12 @@ package main
 import (
 	"context"
 	"crypto/subtle"
+	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -27,11 +31,21 @@ func requireBearer(mux *http.ServeMux, base string, verify auth.TokenVerifier) f
 
 // guardCounting is the go-sdk's RequireBearerToken over verify, its
 // challenge naming metadataURL, which counts the 401s it answers: GET
-// /refusals on mux says how many.
+// /refusals on mux says how many. GET /tokens lists, as a JSON array, every
+// token it let in: a test's inventory of what its client was given, to
+// look for where it must not be.
 func guardCounting(mux *http.ServeMux, verify auth.TokenVerifier, metadataURL string) func(http.Handler) http.Handler {
 	var refusals atomic.Int64
 	mux.HandleFunc("GET /refusals", func(w http.ResponseWriter, _ *http.Request) {
 		fmt.Fprintln(w, refusals.Load())
+	})
+	var taken sync.Map // token → struct{}
+	mux.HandleFunc("GET /tokens", func(w http.ResponseWriter, _ *http.Request) {
+		tokens := []string{}
+		taken.Range(func(k, _ any) bool { tokens = append(tokens, k.(string)); return true })
+		slices.Sort(tokens)
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(tokens)
 	})
 	guard := auth.RequireBearerToken(verify, &auth.RequireBearerTokenOptions{ResourceMetadataURL: metadataURL})
 	return func(h http.Handler) http.Handler {
@@ -41,6 +55,8 @@ func guardCounting(mux *http.ServeMux, verify auth.TokenVerifier, metadataURL st
 			guarded.ServeHTTP(counted, r)
 			if counted.status == http.StatusUnauthorized {
 				refusals.Add(1)
+			} else if token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
+				taken.Store(token, struct{}{})
 			}
 		})
 	}
