@@ -28,10 +28,18 @@ import (
 // accepts only Dex's tokens for musterd; musterd trusts Dex's CA.
 type loginRig struct {
 	*fsEnv
-	dex *dextest.Dex
+	dex       *dextest.Dex
+	serverURL string // the protected server's
 }
 
 func startLoginRig(t *testing.T) *loginRig {
+	t.Helper()
+	return startLoginRigScoped(t, "openid email")
+}
+
+// startLoginRigScoped is startLoginRig with the server asking for scopes
+// (space-separated): with offline_access, Dex gives refresh tokens.
+func startLoginRigScoped(t *testing.T, scopes string) *loginRig {
 	t.Helper()
 	addr := freeAddr(t)
 	public := "http://" + addr
@@ -43,7 +51,7 @@ func startLoginRig(t *testing.T) *loginRig {
 		{ID: clientID, Public: true, RedirectURIs: []string{public + "/oauth/proxy/callback"}},
 	}})
 	url, _ := mcpfake.ServeHTTP(t, fakeServer(), "-tools", "whoami,report",
-		"-authorization-server", dex.Issuer, "-audience", clientID, "-ca-file", dex.CAFile, "-scopes", "openid email")
+		"-authorization-server", dex.Issuer, "-audience", clientID, "-ca-file", dex.CAFile, "-scopes", scopes)
 
 	e := preparedEnv(t, map[string]string{
 		"config.yaml": fmt.Sprintf(`aggregator:
@@ -56,7 +64,7 @@ func startLoginRig(t *testing.T) *loginRig {
 	})
 	e.start(t, "-listen", addr, "-extra-ca-file", dex.CAFile)
 	e.waitServer(t, "protected", "is Auth Required", func(s serverObject) bool { return s.Status.State == v1alpha1.MCPServerStateAuthRequired })
-	return &loginRig{fsEnv: e, dex: dex}
+	return &loginRig{fsEnv: e, dex: dex, serverURL: url}
 }
 
 // login runs user's login through cs: core_auth_login's URL, musterd's

@@ -20,9 +20,10 @@ import (
 // spec, a header map or an error: the only copies musterd keeps are the
 // source's and, to scrub them from messages, the connection's secretSet.
 //
-// A 401 answer means the server refused the token. The source is asked
-// again: a token other than the refused one gets the request one more
-// try (the source refreshed it meanwhile). A 401 to that too, or the same
+// A 401 answer means the server refused the token. A source that can be
+// told so (RefusedTokenSource: a provider's token, which it then refreshes
+// whatever its expiry says) is told, and the source is asked again: a
+// token other than the refused one gets the request one more try. A 401 to that too, or the same
 // token again, is the server's last word: the user's token is no good,
 // and the connection ends (errTokenRefused) for the user to log in again.
 // A source that gives no token (its refresh failed) ends it the same way.
@@ -30,6 +31,16 @@ import (
 // errTokenRefused is the cause that ends a user connection whose server
 // refused its user's token, or whose token source gave none.
 var errTokenRefused = errors.New("the server refused the user's token")
+
+// RefusedTokenSource is a token source that can be told a server refused
+// a token it gave, so that it gets another (refreshes, exchanges again)
+// although the token is not yet expired by the clock. Refused must not
+// drop a token other than the one named: another request may have got a
+// new one meanwhile.
+type RefusedTokenSource interface {
+	oauth2.TokenSource
+	Refused(accessToken string)
+}
 
 // bearer is a user connection's credential: its user's token source, and
 // the tokens it handed out.
@@ -84,6 +95,9 @@ func (b *bearer) roundTrip(base http.RoundTripper, req *http.Request, challenges
 	resp, err := base.RoundTrip(req)
 	if err != nil || resp.StatusCode != http.StatusUnauthorized {
 		return resp, err
+	}
+	if refusable, ok := (*b.source.Load()).(RefusedTokenSource); ok {
+		refusable.Refused(tok)
 	}
 	if again, err := b.token(); err == nil && again != tok && retryable {
 		if req.GetBody != nil {

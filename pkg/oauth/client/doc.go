@@ -7,7 +7,7 @@
 // Place: a library beside the supervisor, below the wiring. It knows no
 // stage: the wiring mounts Handler beside /mcp, core_auth_login calls
 // Issuer and Begin, the supervisor's per-user connections take their
-// bearer from TokenSource (and call Invalidate on a 401), and OnLogin
+// bearer from TokenSource (and tell it, Refused, of a 401), and OnLogin
 // tells the wiring a user may now be connected. Per-user state is keyed
 // by the owner string (identity.Identity.Owner), tokens by (owner,
 // issuer), so one login serves every server of an issuer.
@@ -41,7 +41,8 @@
 //     and those already granted for that issuer (SEP-2350).
 //   - A token is one owner's: no call with another owner reaches it. A
 //     TokenSource reads the Store on every call and refreshes the token
-//     EarlyExpiry (30 s) before it expires, or after Invalidate; the
+//     EarlyExpiry (30 s) before it expires, or once a server refused it
+//     (the source's Refused(token), or Invalidate); the
 //     rotated refresh token is stored; refreshes of one (owner, issuer)
 //     take turns. A refused refresh forgets the token and wraps
 //     ErrLoginRequired.

@@ -226,6 +226,28 @@ func TestTheTokenSourceRefreshesWithDexAndStoresTheRotatedRefreshToken(t *testin
 		t.Errorf("the token refreshed after Invalidate: %d", code)
 	}
 
+	// A server's 401, told to the source: a token other than the stored one
+	// (refused late, after another request's refresh) changes nothing; the
+	// stored one is refreshed once, by the next use.
+	refusable, ok := ts.(interface{ Refused(string) })
+	if !ok {
+		t.Fatalf("the token source %T cannot be told of a refusal", ts)
+	}
+	posts = r.tokenPosts.Load()
+	refusable.Refused(tok.AccessToken) // second's, rotated away by Invalidate's refresh
+	if now, err := ts.Token(); err != nil || now.AccessToken != got[0] {
+		t.Errorf("a stale refusal changed the token: %v", err)
+	}
+	refusable.Refused(got[0])
+	refreshed, err := ts.Token()
+	if err != nil || refreshed.AccessToken == got[0] {
+		t.Fatalf("the refused token was not refreshed: %v", err)
+	}
+	if n := r.tokenPosts.Load() - posts; n != 1 {
+		t.Errorf("%d refreshes for a stale and a current refusal, want 1", n)
+	}
+	third, _ = r.stored(t, "user:alice")
+
 	// A refresh Dex refuses (the first refresh token, long rotated away)
 	// forgets the token: the user must log in again.
 	stale := third

@@ -59,6 +59,10 @@ func (s *tokenSource) Token() (*oauth2.Token, error) {
 	return s.c.token(ctx, s.owner, s.issuer)
 }
 
+// Refused is told that a server refused accessToken with a 401: when it
+// is still the stored one, the next Token call refreshes it.
+func (s *tokenSource) Refused(accessToken string) { s.c.invalidate(s.owner, s.issuer, accessToken) }
+
 // token returns owner's valid token for issuer, refreshing it if due.
 func (c *Client) token(ctx context.Context, owner, issuer string) (*oauth2.Token, error) {
 	t, ok, err := c.store.Token(ctx, owner, issuer)
@@ -148,11 +152,18 @@ func (c *Client) refreshLock(owner, issuer string) *sync.Mutex {
 // 401 although it was sent): the next Token call refreshes it, whatever
 // its expiry says. The caller retries its request once with that token;
 // a second 401 is a login required.
-func (c *Client) Invalidate(owner, issuer string) {
+func (c *Client) Invalidate(owner, issuer string) { c.invalidate(owner, issuer, "") }
+
+// invalidate is Invalidate of the stored token when its access token is
+// refused, or of any when refused is "".
+func (c *Client) invalidate(owner, issuer, refused string) {
+	mu := c.refreshLock(owner, issuer)
+	mu.Lock() // not while a refresh of the same token is under way
+	defer mu.Unlock()
 	ctx, cancel := c.storeContext()
 	defer cancel()
 	t, ok, err := c.store.Token(ctx, owner, issuer)
-	if err != nil || !ok {
+	if err != nil || !ok || t.AccessToken == "" || (refused != "" && t.AccessToken.Reveal() != refused) {
 		return
 	}
 	t.AccessToken = ""
