@@ -13,6 +13,7 @@ import (
 	"github.com/musterd/musterd/pkg/bus"
 	"github.com/musterd/musterd/pkg/catalogue"
 	"github.com/musterd/musterd/pkg/events"
+	"github.com/musterd/musterd/pkg/identity"
 	"github.com/musterd/musterd/pkg/lifecycle"
 	"github.com/musterd/musterd/pkg/reconcilers/workflow"
 	"github.com/musterd/musterd/pkg/resources"
@@ -197,6 +198,17 @@ func newWorkflowEngine(stateDir string, ix *resources.Index, cat *catalogue.Cata
 	b *bus.Bus, reg prometheus.Registerer, onToolsChanged func(), log *slog.Logger) (*workflowrun.Engine, *workflowTools, error) {
 	engine, err := workflowrun.New(workflowrun.Options{
 		Index: ix, Status: verdicts.Recorded, Valid: verdicts.Valid, StateDir: stateDir,
+		// A caller's run is judged by the caller's own view, as
+		// core_workflow_available judges it; a run with no caller by the
+		// verdict.
+		AvailableTo: func(ctx context.Context, k events.Key) (bool, []string) {
+			caller, ok := identity.From(ctx)
+			if !ok {
+				return false, nil
+			}
+			a, _ := verdicts.AvailabilityFor(k, caller.Owner())
+			return a.Available, a.MissingTools
+		},
 		Publish:        func(e events.Event) { b.Publish(e) },
 		OnToolsChanged: onToolsChanged,
 		Metrics:        reg,

@@ -42,7 +42,9 @@
 //     of the call (Options.WorkflowAvailability: every tool it needs,
 //     through the workflows it calls at any depth, offered now), as muster
 //     judges it at each call, so an answer never lags a server's start;
-//     core_workflow_get lists the tools it lacks as missingTools.
+//     core_workflow_get lists the tools it lacks as missingTools. The
+//     judgement is the caller's: a tool of a server only another user
+//     connects to is missing, the caller's own connections' are offered.
 //   - core_mcpserver_validate, _create and _update advertise the auth
 //     argument's whole schema (authschema.go): muster's property names,
 //     types, enums and required fields down to tokenExchange's

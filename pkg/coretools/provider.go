@@ -52,10 +52,14 @@ type Options struct {
 	// is offered at this moment, and which are not
 	// (workflow.Reconciler.Availability), as muster answers
 	// core_workflow_available, core_workflow_list and core_workflow_get.
-	// found is false when no workflow is declared at the key. Default:
-	// none, and a workflow is available when the Workflow reconciler's
-	// last verdict (ResourceStatus) found it valid.
-	WorkflowAvailability func(events.Key) (available bool, missingTools []string, found bool)
+	// The judgement is the caller's (owner: identity.Identity.Owner of
+	// the call, "" without one): the tools of servers the caller
+	// connects to on its own count, another user's do not
+	// (workflow.Reconciler.AvailabilityFor). found is false when no
+	// workflow is declared at the key. Default: none, and a workflow is
+	// available when the Workflow reconciler's last verdict
+	// (ResourceStatus) found it valid.
+	WorkflowAvailability func(key events.Key, owner string) (available bool, missingTools []string, found bool)
 	// ServerTools returns the names of a running server's own tools
 	// (supervisor.Observed.Tools), for toolsCount. Default: none, and
 	// toolsCount is left out.

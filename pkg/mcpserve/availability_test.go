@@ -15,7 +15,7 @@ import (
 func TestWorkflowAvailabilityIsJudgedAtEachCall(t *testing.T) {
 	judged := map[string][]string{} // name → missing tools; absent: available
 	h := newHarness(t, func(o *setup) {
-		o.core.WorkflowAvailability = func(k events.Key) (bool, []string, bool) {
+		o.core.WorkflowAvailability = func(k events.Key, _ string) (bool, []string, bool) {
 			missing, ok := judged[k.Name]
 			return !ok, missing, true
 		}

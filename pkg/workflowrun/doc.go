@@ -50,7 +50,10 @@
 //     whatever edits arrive meanwhile.
 //   - A workflow the reconciler does not find valid is not a tool, and a
 //     call of it fails at once naming what is missing ("workflow X is not
-//     available (missing required tools: …)"). A call of one declared but
+//     available (missing required tools: …)"); with Options.AvailableTo,
+//     a caller's call is judged by the caller's own view instead, so a
+//     workflow on servers users connect to on their own runs for those
+//     users, and names the tools the caller lacks. A call of one declared but
 //     not judged yet (called right after core_workflow_create, as muster's
 //     clients do) waits for the verdict, up to Options.VerdictWait. Cycles
 //     are refused by the validator; MaxDepth stops any that a mid-run edit

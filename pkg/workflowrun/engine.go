@@ -61,6 +61,13 @@ type Options struct {
 	// Status spells out the lists of a verdict kept compact). Default: read
 	// from Status.
 	Valid func(events.Key) (valid, known bool)
+	// AvailableTo judges, for the caller ctx carries, whether a workflow
+	// can run now and which tools it needs that the caller is not offered
+	// (workflow.Reconciler.AvailabilityFor with the caller's owner): a
+	// workflow on a server users connect to on their own runs for the
+	// users connected to it, though the verdict (Status), the catalogue's
+	// own, misses the server's tools. Default: none; the verdict decides.
+	AvailableTo func(ctx context.Context, key events.Key) (available bool, missingTools []string)
 	// StateDir keeps executions in StateDir/executions, one file each.
 	// Empty keeps them in memory only.
 	StateDir string
@@ -262,6 +269,22 @@ func (e *Engine) awaitVerdict(ctx context.Context, name string) (workflow, bool)
 			return w, ok
 		}
 	}
+}
+
+// availableTo says why w cannot run for the caller ctx carries, or nil:
+// the caller's own judgement (Options.AvailableTo) when it finds w can run
+// or names the tools the caller lacks, else the verdict's.
+func (e *Engine) availableTo(ctx context.Context, w workflow) error {
+	if e.opts.AvailableTo != nil {
+		available, missing := e.opts.AvailableTo(ctx, w.key)
+		if available {
+			return nil
+		}
+		if len(missing) > 0 {
+			return &UnavailableError{Workflow: w.def.Name, Missing: missing}
+		}
+	}
+	return w.available()
 }
 
 // available says why w cannot run, or nil.

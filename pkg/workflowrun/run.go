@@ -100,7 +100,7 @@ func (e *Engine) run(ctx context.Context, name string, args map[string]any, prog
 	if !ok {
 		return textResult(fmt.Sprintf("workflow %s not found", name), true)
 	}
-	if err := w.available(); err != nil {
+	if err := e.availableTo(ctx, w); err != nil {
 		return textResult(err.Error(), true)
 	}
 	depth, _ := ctx.Value(depthKey{}).(int)

@@ -26,6 +26,23 @@ type Availability struct {
 // Availability does not wait for that. A server still starting offers
 // nothing yet. found is false when no workflow is declared at key.
 func (r *Reconciler) Availability(key events.Key) (a Availability, found bool) {
+	return r.availability(key, r.offered)
+}
+
+// AvailabilityFor is Availability for the caller owner
+// (identity.Identity.Owner): against the tools owner's view of the
+// catalogue offers, its own connections' included and nobody else's, so
+// that a workflow needing a protected server's tool is available to the
+// users who logged in to it, and to no other. Owner "" is Availability.
+func (r *Reconciler) AvailabilityFor(key events.Key, owner string) (a Availability, found bool) {
+	if owner == "" {
+		return r.Availability(key)
+	}
+	view := r.tools.For(owner)
+	return r.availability(key, func(tool string) bool { return r.offeredBy(tool, view.Has) })
+}
+
+func (r *Reconciler) availability(key events.Key, offered func(tool string) bool) (a Availability, found bool) {
 	entry, declared := r.index.Get(key)
 	if !declared {
 		return Availability{}, false
@@ -35,7 +52,7 @@ func (r *Reconciler) Availability(key events.Key) (a Availability, found bool) {
 		return Availability{}, true
 	}
 	walkNeeds(r.index, wf, yieldSink(func(n need) bool {
-		if !r.offered(n.tool) {
+		if !offered(n.tool) {
 			a.MissingTools = append(a.MissingTools, n.tool)
 		}
 		return true

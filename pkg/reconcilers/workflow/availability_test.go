@@ -13,6 +13,7 @@ import (
 	"github.com/musterd/musterd/pkg/apis/muster/v1alpha1"
 	"github.com/musterd/musterd/pkg/catalogue"
 	"github.com/musterd/musterd/pkg/events"
+	"github.com/musterd/musterd/pkg/reconcilers/workflow"
 )
 
 // calls is a workflow whose steps call tools, one step each.
@@ -194,4 +195,36 @@ func TestAvailabilityOfWhatIsNotDeclaredOrNotSound(t *testing.T) {
 	assert.False(t, st.Valid)
 	got, _ = h.r.Availability(wfKey("tpl"))
 	assert.False(t, got.Available, "as the verdict found")
+}
+
+// A workflow that needs the tool of servers users connect to on their own
+// (a protected family, here) is available to a user whose own connections
+// offer it, and to no other: not to a user who connected to none of them,
+// nor in the catalogue's own view, whoever else connected or listed.
+func TestAvailabilityIsTheCallersOwn(t *testing.T) {
+	h := newHarness()
+	naming := catalogue.Naming{Family: "kubernetes", InstanceArg: "management_cluster"}
+	list := &mcp.Tool{Name: "list", InputSchema: map[string]any{"type": "object"}}
+	const alice, bob = "user:https://idp|alice", "user:https://idp|bob"
+	for _, mc := range []string{"mc1-mcp-kubernetes", "mc2-mcp-kubernetes"} {
+		h.cat.UpdateFor(alice, events.NewKey(v1alpha1.KindMCPServer, "", mc), naming, []*mcp.Tool{list}, time.Time{})
+	}
+	h.declare(t, "workflows/runbook.yaml", calls("runbook", "x_kubernetes_list"), wfKey("runbook"))
+	h.declare(t, "workflows/outer.yaml", calls("outer", "workflow_runbook"), wfKey("outer"))
+	for _, name := range []string{"runbook", "outer"} {
+		got, found := h.r.AvailabilityFor(wfKey(name), alice)
+		require.True(t, found)
+		assert.Equal(t, workflow.Availability{Available: true}, got, "%s for alice, whose connections offer the family's tool", name)
+		missing := workflow.Availability{MissingTools: []string{"x_kubernetes_list"}}
+		got, _ = h.r.AvailabilityFor(wfKey(name), bob)
+		assert.Equal(t, missing, got, "%s for bob, who connected to neither member", name)
+		got, _ = h.r.Availability(wfKey(name))
+		assert.Equal(t, missing, got, "%s in the catalogue's own view", name)
+		got, _ = h.r.AvailabilityFor(wfKey(name), "")
+		assert.Equal(t, missing, got, "%s for no caller", name)
+	}
+	// Alice's connections gone, the workflow is hers no more.
+	h.cat.ForgetOwner(alice)
+	got, _ := h.r.AvailabilityFor(wfKey("runbook"), alice)
+	assert.False(t, got.Available)
 }

@@ -46,6 +46,9 @@
 //     of a tool a workflow needs only through another, or of a workflow
 //     it calls at any depth, brings it back too (the runtime bridge's
 //     Needed, and the daemon's callers of a changed workflow).
+//     AvailabilityFor judges it for one caller, against that caller's
+//     view of the catalogue: the tools of servers only other users
+//     connect to are missing for it, its own connections' are offered.
 //   - Every template a workflow holds (arguments, conditions, jsonPath
 //     expectations, forEach items, output) must parse, with sprig's
 //     functions as the workflow engine runs them; one that does not is a

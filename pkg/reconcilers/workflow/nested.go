@@ -24,14 +24,17 @@ func WithBuiltinTools(builtin func(tool string) bool) Option {
 // offered reports whether a running server offers tool, or the router
 // serves it: a step may call it. A workflow's tool is not looked up here:
 // what that workflow needs is (needs.go).
-func (r *Reconciler) offered(tool string) bool {
+func (r *Reconciler) offered(tool string) bool { return r.offeredBy(tool, r.tools.Has) }
+
+// offeredBy is offered, with has saying which servers' tools are offered.
+func (r *Reconciler) offeredBy(tool string, has func(string) bool) bool {
 	if _, nested := nestedWorkflow(tool); nested {
 		return false // a workflow not declared: needs yields its tool
 	}
 	if r.builtin != nil && r.builtin(tool) {
 		return true
 	}
-	return r.tools.Has(tool)
+	return has(tool)
 }
 
 // workflowNamed returns the definition in force of the workflow called
