@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/musterd/musterd/pkg/identity"
 	"github.com/musterd/musterd/pkg/peer"
 )
 
@@ -27,7 +28,10 @@ import (
 // cannot offer each client's own capabilities. They are refused with an
 // error that says so, never guessed. Its notifications/message go to the
 // clients that have called the server through it and set a logging level
-// (listeners).
+// (listeners), when those clients are all one user's: a message cannot be
+// told apart by call, and one user's call may have made it. Without a
+// user (no OAuth), every client is the one shared identity, as in muster,
+// and all get it; once the callers are two users or more, nobody does.
 //
 // A lane's instance (lanes.go) claims exactly what its one client offered,
 // and passes each request and log message to that client: on the stream
@@ -56,7 +60,7 @@ func (inst *instance) offerClient(opts *mcp.ClientOptions) {
 	if l == nil {
 		opts.Capabilities = &mcp.ClientCapabilities{} // nothing; left nil, the go-sdk would claim roots
 		opts.LoggingMessageHandler = func(ctx context.Context, req *mcp.LoggingMessageRequest) {
-			inst.listeners.log(ctx, req.Params)
+			inst.logToListeners(ctx, req.Params)
 		}
 		return
 	}
@@ -253,14 +257,31 @@ func (inst *instance) logLevel() mcp.LoggingLevel {
 }
 
 // listeners are the clients a shared instance's log messages go to: those
-// that have called its server, until their session ends. Each gets what
-// its own level lets through (Peer.Log). The server's level is the most
-// verbose any of them asked for; it is never lowered while the instance
-// runs.
+// that have called its server, until their session ends, while they are
+// one user's. Each gets what its own level lets through (Peer.Log). The
+// server's level is the most verbose any of them asked for; it is never
+// lowered while the instance runs.
 type listeners struct {
 	mu    sync.Mutex
-	peers map[string]peer.Peer
-	level mcp.LoggingLevel // as set on the server; "" before any
+	peers map[string]listener // by the client's session ID
+	level mcp.LoggingLevel    // as set on the server; "" before any
+	// withheld: a message was withheld because the listeners were several
+	// users' (said once in musterd's log).
+	withheld bool
+}
+
+type listener struct {
+	peer peer.Peer
+	user string // identity.Identity.Owner of a signed-in user; "" for none
+}
+
+// userOf is who a log message of a call with ctx may reach: the signed-in
+// user's owner, or "" for the identity every caller without one shares.
+func userOf(ctx context.Context) string {
+	if id, ok := identity.From(ctx); ok && id.Subject != "" {
+		return id.Owner()
+	}
+	return ""
 }
 
 // join adds p's client to inst's listeners and raises the server's level
@@ -273,9 +294,9 @@ func (inst *instance) join(ctx context.Context, p peer.Peer) {
 	_, known := ls.peers[client.ID()]
 	if !known {
 		if ls.peers == nil {
-			ls.peers = map[string]peer.Peer{}
+			ls.peers = map[string]listener{}
 		}
-		ls.peers[client.ID()] = client
+		ls.peers[client.ID()] = listener{peer: client, user: userOf(ctx)}
 		go func() {
 			select {
 			case <-client.Done():
@@ -298,15 +319,29 @@ func (inst *instance) join(ctx context.Context, p peer.Peer) {
 	}
 }
 
-// log passes a shared server's log message to its listeners.
-func (ls *listeners) log(ctx context.Context, params *mcp.LoggingMessageParams) {
+// logToListeners passes a shared server's log message to its listeners,
+// unless they are several users'.
+func (inst *instance) logToListeners(ctx context.Context, params *mcp.LoggingMessageParams) {
 	if params == nil {
 		return
 	}
+	ls := &inst.listeners
 	ls.mu.Lock()
 	peers := make([]peer.Peer, 0, len(ls.peers))
-	for _, p := range ls.peers {
-		peers = append(peers, p)
+	users := map[string]bool{}
+	for _, l := range ls.peers {
+		peers = append(peers, l.peer)
+		users[l.user] = true
+	}
+	if len(users) > 1 {
+		first := !ls.withheld
+		ls.withheld = true
+		ls.mu.Unlock()
+		if first {
+			inst.log.Info("mcp server: its log messages are withheld from its callers while they are several users': a message cannot be told apart by call",
+				"key", inst.key.String())
+		}
+		return
 	}
 	ls.mu.Unlock()
 	for _, p := range peers {

@@ -185,7 +185,10 @@
 //     every client one, a process each for a stdio server; shared none).
 //     A lane offers the server exactly what its client offered. The shared
 //     session offers nothing, and a request on it is refused to the server
-//     with an error saying why; it is never guessed. A 2026-07-28 server's
+//     with an error saying why; it is never guessed. Its log messages,
+//     which cannot be told apart by call, go to the clients that called
+//     it while they are one signed-in user's (or all callers without
+//     one), and to none once they are several users'. A 2026-07-28 server's
 //     input requests (an input-required result of a tool call, prompt or
 //     resource read) take the same way (inputrequests.go): musterd asks
 //     the lane's client, as classic requests, and calls again with the

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/musterd/musterd/pkg/apis/muster/v1alpha1"
+	"github.com/musterd/musterd/pkg/identity"
 	"github.com/musterd/musterd/pkg/peer"
 	"github.com/musterd/musterd/pkg/supervisor"
 )
@@ -339,4 +340,47 @@ func TestASharedServersLogMessagesReachTheClientsThatCalledIt(t *testing.T) {
 	assert.Equal(t, []string{"info from a", "error from a", "error from mark"}, logs(alice), "no debug: the server sends at info, the most verbose asked")
 	assert.Equal(t, []string{"info from a", "error from a", "error from mark"}, logs(bob))
 	assert.Empty(t, logs(stranger), "a client that never called the server hears nothing of it")
+}
+
+// A shared server's log messages reach its callers while they are one
+// user's, in as many sessions as that user has; once another user has
+// called it, a message may come of either's call, and reaches neither.
+func TestASharedServersLogMessagesReachNoOtherUser(t *testing.T) {
+	h := newHarness(t, supervisor.Options{})
+	h.ensure(t, key("shared"), fake("-tools", askingTools, "-protocols", olderGeneration))
+	alice1, alice2, bob := newFakePeer("alice1", everything), newFakePeer("alice2", everything), newFakePeer("bob", everything)
+	for _, p := range []*fakePeer{alice1, alice2, bob} {
+		p.setLevel("error")
+	}
+	as := func(user string, p *fakePeer) context.Context {
+		return identity.With(peer.With(t.Context(), p), identity.Identity{Subject: user, Issuer: "https://idp"})
+	}
+	logs := func(p *fakePeer) []string {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		return append([]string(nil), p.logs...)
+	}
+	_, err := callText(t, h.sup, as("alice", alice1), "shared", "log", map[string]any{"from": "a1", "levels": "error"})
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return len(logs(alice1)) == 1 }, deadline, 10*time.Millisecond)
+	_, err = callText(t, h.sup, as("alice", alice2), "shared", "log", map[string]any{"from": "a2", "levels": "error"})
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return len(logs(alice2)) == 1 && len(logs(alice1)) == 2 }, deadline, 10*time.Millisecond)
+	assert.Equal(t, []string{"error from a1", "error from a2"}, logs(alice1), "one user's sessions hear the server")
+	assert.Equal(t, []string{"error from a2"}, logs(alice2))
+
+	_, err = callText(t, h.sup, as("bob", bob), "shared", "json", nil)
+	require.NoError(t, err)
+	_, err = callText(t, h.sup, as("alice", alice1), "shared", "log", map[string]any{"from": "secret", "levels": "error"})
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return strings.Contains(h.logs.String(), "log messages are withheld") }, deadline, 10*time.Millisecond,
+		"the message is withheld, and musterd's log says so")
+	// Bob gone, alice's marks reach her again.
+	close(bob.done)
+	require.Eventually(t, func() bool {
+		_, err := callText(t, h.sup, as("alice", alice1), "shared", "log", map[string]any{"from": "mark", "levels": "error"})
+		return err == nil && slices.Contains(logs(alice1), "error from mark")
+	}, deadline, 50*time.Millisecond)
+	assert.Empty(t, logs(bob), "bob hears nothing of alice's call")
+	assert.NotContains(t, logs(alice1), "error from secret", "nor alice, while bob called the server too")
 }
