@@ -227,6 +227,27 @@ func TestE2EAUsersLoginSurvivesARestartInValkey(t *testing.T) {
 	require.False(t, isErr, after)
 	assert.Equal(t, before, after)
 
+	// Her native client lists the server's tools with the rest, and calls
+	// them; bob's lists none of them.
+	direct := func(user string) *mcp.ClientSession {
+		return connectMCP(t, public+"/mcp/direct", mcpDial{httpClient: &http.Client{Transport: bearerTransport{idTokenOf(t, dex, dextest.ClientMusterd, user)}}})
+	}
+	aliceDirect, bobDirect := direct("alice"), direct("bob")
+	listedTo := func(cs *mcp.ClientSession) []string {
+		var names []string
+		for tool, err := range cs.Tools(t.Context(), nil) {
+			require.NoError(t, err)
+			names = append(names, tool.Name)
+		}
+		return names
+	}
+	assert.Contains(t, listedTo(aliceDirect), "x_protected_whoami")
+	assert.Contains(t, listedTo(aliceDirect), "core_auth_login", "with the exposed set")
+	assert.NotContains(t, listedTo(bobDirect), "x_protected_whoami")
+	text, isErr := callTool(t, aliceDirect, "x_protected_whoami", nil)
+	require.False(t, isErr, text)
+	assert.Equal(t, before, text)
+
 	raw, err := store.NewValkey(t.Context(), store.ValkeyOptions{URL: redis.URL(), KeyPrefix: "muster:"})
 	require.NoError(t, err)
 	defer raw.Close()

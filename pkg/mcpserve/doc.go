@@ -40,8 +40,9 @@
 //   - Per owner (owners.go): list_tools, describe_tool, list_core_tools
 //     and filter_tools show the caller's set (Backend.ToolsFor: the
 //     exposed set plus the tools of the servers its identity's owner
-//     connects to on its own, never another owner's); /mcp/direct lists
-//     the exposed set alone. ToolsChangedFor sends
+//     connects to on its own, never another owner's), and so does
+//     /mcp/direct's tools/list for a caller with such tools (ownlist.go,
+//     paged as the go-sdk pages), the exposed set for any other. ToolsChangedFor sends
 //     notifications/tools/list_changed to one owner's sessions alone (those
 //     whose calls carried that owner), on their open streams.
 //   - Every streamable view (/mcp, /mcp/direct, /mcp/servers/<name>)

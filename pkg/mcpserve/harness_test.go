@@ -87,6 +87,8 @@ func (b *fakeBackend) ToolsFor(ctx context.Context) []*mcp.Tool {
 	return b.offered()
 }
 
+func (b *fakeBackend) Personal(ctx context.Context) bool { return b.rt != nil && b.rt.Personal(ctx) }
+
 func (b *fakeBackend) CallTool(ctx context.Context, name string, args map[string]any, progress func(*mcp.ProgressNotificationParams)) (*mcp.CallToolResult, error) {
 	if b.rt != nil {
 		return b.rt.CallTool(ctx, name, args, progress)

@@ -188,6 +188,8 @@ func New(opts Options) (*Server, error) {
 	// A call of a name not listed still reaches the Backend, which
 	// answers for claimed names (unlisted.go).
 	s.direct.AddReceivingMiddleware(s.answerUnlisted)
+	// A caller with tools of its own lists them (ownlist.go).
+	s.direct.AddReceivingMiddleware(s.listOwnTools)
 	s.meta.AddReceivingMiddleware(s.trackClients) // peer.go
 	s.direct.AddReceivingMiddleware(s.trackClients)
 
