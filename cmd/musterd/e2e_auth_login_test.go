@@ -176,31 +176,12 @@ func unknownTo(t *testing.T, cs *mcp.ClientSession, tool string) string {
 // their Dex token) connects again at once, with no new login. The store
 // holds no token in the clear.
 func TestE2EAUsersLoginSurvivesARestartInValkey(t *testing.T) {
-	redis := redistest.Start(t)
-	addr := freeAddr(t)
-	public := "http://" + addr
-	clientID := public + "/.well-known/oauth-client.json"
-	dex := dextest.Start(t, dextest.Options{TLS: true, Clients: []dextest.Client{
-		{ID: dextest.ClientMusterd, Secret: "musterd-secret", RedirectURIs: []string{public + "/oauth/callback"}},
-		{ID: clientID, Public: true, RedirectURIs: []string{public + "/oauth/proxy/callback"}},
-	}})
+	tm := startTeam(t)
+	addr, public, dex, redis := tm.addr, tm.public, tm.dex, tm.redis
 	url, _ := mcpfake.ServeHTTP(t, fakeServer(), "-tools", "whoami,report",
-		"-authorization-server", dex.Issuer, "-audience", clientID, "-ca-file", dex.CAFile, "-scopes", "openid email")
-	key := make([]byte, 32)
-	_, _ = rand.Read(key)
+		"-authorization-server", dex.Issuer, "-audience", tm.proxyClient, "-ca-file", dex.CAFile, "-scopes", "openid email")
 	e := preparedEnv(t, map[string]string{
-		"config.yaml": fmt.Sprintf(`aggregator:
-  oauth:
-    server:
-      enabled: true
-      baseUrl: %s
-      dex: {issuerUrl: %s, clientId: %s, clientSecret: musterd-secret}
-      storage: {type: valkey, valkey: {url: %s}}
-      encryptionKey: %s
-    mcpClient:
-      enabled: true
-      publicUrl: %s
-`, public, dex.Issuer, dextest.ClientMusterd, redis.Addr, base64.StdEncoding.EncodeToString(key), public),
+		"config.yaml":               tm.config(),
 		"mcpservers/protected.yaml": mcpServerYAML("protected", "type: streamable-http", "autoStart: true", "url: "+yamlValue(url), "timeout: 10"),
 	})
 	start := func() {
@@ -259,6 +240,47 @@ func TestE2EAUsersLoginSurvivesARestartInValkey(t *testing.T) {
 		require.NoError(t, err)
 		assert.NotContains(t, string(value), "eyJ", "%s holds a JWT in the clear", k)
 	}
+}
+
+// team is musterd run for a team: Dex (TLS, its own CA) knows musterd as
+// its confidential client, and musterd's proxy for logins to protected
+// servers as a public client (its ID is musterd's client metadata
+// document's URL, as muster's is); the users' tokens are kept in a real
+// Valkey (redis-server), sealed with the operator's key.
+type team struct {
+	addr, public, proxyClient string
+	dex                       *dextest.Dex
+	redis                     *redistest.Redis
+	key                       []byte
+}
+
+func startTeam(t *testing.T) *team {
+	t.Helper()
+	tm := &team{redis: redistest.Start(t), addr: freeAddr(t), key: make([]byte, 32)}
+	tm.public = "http://" + tm.addr
+	tm.proxyClient = tm.public + "/.well-known/oauth-client.json"
+	tm.dex = dextest.Start(t, dextest.Options{TLS: true, Clients: []dextest.Client{
+		{ID: dextest.ClientMusterd, Secret: "musterd-secret", RedirectURIs: []string{tm.public + "/oauth/callback"}},
+		{ID: tm.proxyClient, Public: true, RedirectURIs: []string{tm.public + "/oauth/proxy/callback"}},
+	}})
+	_, _ = rand.Read(tm.key)
+	return tm
+}
+
+// config is musterd's config.yaml for the team.
+func (tm *team) config() string {
+	return fmt.Sprintf(`aggregator:
+  oauth:
+    server:
+      enabled: true
+      baseUrl: %s
+      dex: {issuerUrl: %s, clientId: %s, clientSecret: musterd-secret}
+      storage: {type: valkey, valkey: {url: %s}}
+      encryptionKey: %s
+    mcpClient:
+      enabled: true
+      publicUrl: %s
+`, tm.public, tm.dex.Issuer, dextest.ClientMusterd, tm.redis.Addr, base64.StdEncoding.EncodeToString(tm.key), tm.public)
 }
 
 // authStatus reads auth://status on cs, as muster's agent does.

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -43,41 +41,22 @@ import (
 // the test expects: what each protected server was presented (mcp-fake's
 // /tokens), and what the store holds, opened with the operator's key.
 func TestE2ENoTokenReachesLogsStateEventsTraceOrMCPAnswers(t *testing.T) {
-	redis := redistest.Start(t)
-	addr := freeAddr(t)
-	public := "http://" + addr
-	proxyClient := public + "/.well-known/oauth-client.json"
-	dex := dextest.Start(t, dextest.Options{TLS: true, Clients: []dextest.Client{
-		{ID: dextest.ClientMusterd, Secret: "musterd-secret", RedirectURIs: []string{public + "/oauth/callback"}},
-		{ID: proxyClient, Public: true, RedirectURIs: []string{public + "/oauth/proxy/callback"}},
-	}})
+	tm := startTeam(t)
+	public, dex := tm.public, tm.dex
 	protectedURL, _ := mcpfake.ServeHTTP(t, fakeServer(), "-tools", "whoami,report",
-		"-authorization-server", dex.Issuer, "-audience", proxyClient, "-ca-file", dex.CAFile, "-scopes", "openid email offline_access")
+		"-authorization-server", dex.Issuer, "-audience", tm.proxyClient, "-ca-file", dex.CAFile, "-scopes", "openid email offline_access")
 	ssoURL, _ := mcpfake.ServeHTTP(t, fakeServer(), "-tools", "whoami",
 		"-authorization-server", dex.Issuer, "-audience", dextest.ClientMusterd, "-ca-file", dex.CAFile)
-	key := make([]byte, 32)
-	_, _ = rand.Read(key)
 	staticToken := "static-" + newMarker()
 	trace := filepath.Join(t.TempDir(), "trace.jsonl")
 
 	e := preparedEnv(t, map[string]string{
-		"config.yaml": fmt.Sprintf(`aggregator:
-  oauth:
-    server:
-      enabled: true
-      baseUrl: %s
-      dex: {issuerUrl: %s, clientId: %s, clientSecret: musterd-secret}
-      storage: {type: valkey, valkey: {url: %s}}
-      encryptionKey: %s
-    mcpClient:
-      enabled: true
-      publicUrl: %s
-`, public, dex.Issuer, dextest.ClientMusterd, redis.Addr, base64.StdEncoding.EncodeToString(key), public),
+		"config.yaml":               tm.config(),
 		"mcpservers/protected.yaml": mcpServerYAML("protected", "type: streamable-http", "autoStart: true", "url: "+yamlValue(protectedURL), "timeout: 10"),
 		"mcpservers/sso.yaml": mcpServerYAML("sso", "type: streamable-http", "autoStart: true", "url: "+yamlValue(ssoURL), "timeout: 10",
 			"auth: {forwardToken: true}"),
 	})
-	e.start(t, "-listen", addr, "-extra-ca-file", dex.CAFile, "-log-level", "debug", "-api-token", staticToken, "-record", trace)
+	e.start(t, "-listen", tm.addr, "-extra-ca-file", dex.CAFile, "-log-level", "debug", "-api-token", staticToken, "-record", trace)
 	r := &loginRig{fsEnv: e, dex: dex}
 
 	// The event stream, open before any user comes.
@@ -133,7 +112,7 @@ func TestE2ENoTokenReachesLogsStateEventsTraceOrMCPAnswers(t *testing.T) {
 			minted[fmt.Sprintf("token %d given to %s", i, name)] = tok
 		}
 	}
-	held := heldSecrets(t, redis, key)
+	held := heldSecrets(t, tm.redis, tm.key)
 	require.NotEmpty(t, held, "the store holds the users' tokens")
 	for what, secret := range held {
 		minted[what] = secret
