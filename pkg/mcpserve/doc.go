@@ -143,6 +143,13 @@
 //     other views' are, and the server's notifications/resources/updated
 //     reach the view's sessions subscribed (subscribe.go); the router
 //     shares one subscription at the server with the other views'.
+//   - A signed-in caller with a connection of its own to a server (a login
+//     to a protected server, single sign-on; PersonalServers) gets a view
+//     of its own of that server, made from what its connection offers (its
+//     initialize, its tools; no resources or prompts are listed on a
+//     user's connection) and calling through it; no other caller's request
+//     reaches that view or its sessions, and it ends, sessions closed, when
+//     the connection does (ToolsChangedFor of the owner refreshes it).
 //   - Resources are subscribable when the Backend is a ResourceSubscriber
 //     (package router is): resources/subscribe on either view (in the
 //     newest protocol, a subscriptions/listen stream naming the resource,

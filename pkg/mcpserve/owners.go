@@ -96,6 +96,9 @@ func (o *ownerSessions) sessions(owner string) []string {
 // open stream, or that made no call yet, is not told. Wire it to the
 // router's OnOwnerChange.
 func (s *Server) ToolsChangedFor(owner string) int {
+	// The owner's own views of servers follow its connections: their
+	// sessions hear list_changed from their view, as on the server's.
+	s.servers.refreshOwner(s, owner) // serverview.go
 	n := 0
 	for _, key := range s.owners.sessions(owner) {
 		if s.notifier(key)("notifications/tools/list_changed", map[string]any{}) {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/musterd/musterd/pkg/apis/muster/v1alpha1"
 	"github.com/musterd/musterd/pkg/events"
+	"github.com/musterd/musterd/pkg/identity"
 	"github.com/musterd/musterd/pkg/redact"
 	"github.com/musterd/musterd/pkg/router"
 )
@@ -40,9 +41,27 @@ type ServerBackend interface {
 
 // serverViews are the views of one server that have been asked for: one
 // mcp.Server each, made at the first request and kept current by Refresh.
+// A user with a connection of their own to a server (a login to a
+// protected server, single sign-on) has a view of their own of it, served
+// from that connection, which no other caller's request reaches.
 type serverViews struct {
 	mu    sync.Mutex
-	views map[events.Key]*serverView
+	views map[viewKey]*serverView
+}
+
+// viewKey names a view: its server's, and the user's whose connection it
+// serves ("" for the server's own view).
+type viewKey struct {
+	key   events.Key
+	owner string
+}
+
+// PersonalServers is a ServerBackend that serves a user's own connection
+// to a server as that user's view of it (*router.Router is one).
+type PersonalServers interface {
+	// ServerOf is the server as it offers itself on owner's own
+	// connection; ok is false when owner has none.
+	ServerOf(key events.Key, owner string) (offer router.ServerOffer, ok bool)
 }
 
 // serverView is one server served alone, under its own names.
@@ -78,13 +97,15 @@ func serverKey(path string) (events.Key, bool) {
 	return events.NewKey(v1alpha1.KindMCPServer, namespace, name), true
 }
 
-// serveServerView serves the view of the server the path names. A server
-// no definition declares is a 404 (its view, if it had one, is dropped
-// with its sessions), one that does not run a 503 naming its state, for a
-// request that opens a session; the requests of a session open already,
-// and those of the newest generation (which has no sessions) once the
-// view has been asked for, reach its view whatever the running server's
-// state, so that a call waits through a restart, as on the other views.
+// serveServerView serves the view of the server the path names. A caller
+// with a connection of its own to the server gets its own view, served
+// from that connection. A server no definition declares is a 404 (its
+// views, if it had any, are dropped with their sessions), one that does
+// not run a 503 naming its state, for a request that opens a session; the
+// requests of a session open already, and those of the newest generation
+// (which has no sessions) once the view has been asked for, reach its
+// view whatever the running server's state, so that a call waits through
+// a restart, as on the other views.
 func (s *Server) serveServerView() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		sb, ok := s.opts.Backend.(ServerBackend)
@@ -95,12 +116,21 @@ func (s *Server) serveServerView() http.Handler {
 		}
 		offer, err := sb.Server(key)
 		if errors.Is(err, router.ErrServerNotDeclared) {
-			// Its definition is gone: so is its view, sessions and all.
+			// Its definition is gone: so are its views, sessions and all.
 			s.servers.drop(key)
 		}
-		if v := s.servers.get(key); v != nil && (r.Header.Get(sessionHeader) != "" || newGeneration(r)) {
+		if ps, personal := sb.(PersonalServers); personal && !errors.Is(err, router.ErrServerNotDeclared) {
+			if id, signedIn := identity.From(r.Context()); signedIn {
+				if mine, own := ps.ServerOf(key, id.Owner()); own {
+					s.servers.current(s, sb, viewKey{key, id.Owner()}, mine).serve(s, w, r)
+					return
+				}
+			}
+		}
+		shared := viewKey{key: key}
+		if v := s.servers.get(shared); v != nil && (r.Header.Get(sessionHeader) != "" || newGeneration(r)) {
 			if err == nil {
-				v = s.servers.current(s, sb, offer)
+				v = s.servers.current(s, sb, shared, offer)
 			}
 			v.serve(s, w, r)
 			return
@@ -113,8 +143,7 @@ func (s *Server) serveServerView() http.Handler {
 			writeRPCError(w, http.StatusServiceUnavailable, codeServerDown, redact.String(err.Error()))
 			return
 		}
-		v := s.servers.current(s, sb, offer)
-		v.serve(s, w, r)
+		s.servers.current(s, sb, shared, offer).serve(s, w, r)
 	})
 }
 
@@ -123,42 +152,62 @@ func (v *serverView) serve(s *Server, w http.ResponseWriter, r *http.Request) {
 	generations(s.streamable(v.handler), v.newGen).ServeHTTP(w, r)
 }
 
-// drop forgets key's view and closes its sessions.
+// drop forgets key's views, the server's and its users', and closes
+// their sessions.
 func (sv *serverViews) drop(key events.Key) {
 	sv.mu.Lock()
-	v := sv.views[key]
-	delete(sv.views, key)
-	sv.mu.Unlock()
-	if v != nil {
-		for ss := range v.srv.Sessions() {
-			_ = ss.Close()
+	var gone []*serverView
+	for vk, v := range sv.views {
+		if vk.key == key {
+			gone = append(gone, v)
+			delete(sv.views, vk)
 		}
+	}
+	sv.mu.Unlock()
+	for _, v := range gone {
+		v.close()
 	}
 }
 
-func (sv *serverViews) get(key events.Key) *serverView {
+// dropView forgets the view vk and closes its sessions.
+func (sv *serverViews) dropView(vk viewKey) {
 	sv.mu.Lock()
-	defer sv.mu.Unlock()
-	return sv.views[key]
+	v := sv.views[vk]
+	delete(sv.views, vk)
+	sv.mu.Unlock()
+	if v != nil {
+		v.close()
+	}
 }
 
-// current returns offer's server's view, made now if it has none, made
-// anew (its sessions closed: they re-initialize) if the server answered
-// initialize otherwise since, and brought in line with offer.
-func (sv *serverViews) current(s *Server, sb ServerBackend, offer router.ServerOffer) *serverView {
+// close closes v's sessions.
+func (v *serverView) close() {
+	for ss := range v.srv.Sessions() {
+		_ = ss.Close()
+	}
+}
+
+func (sv *serverViews) get(vk viewKey) *serverView {
 	sv.mu.Lock()
-	v := sv.views[offer.Key]
+	defer sv.mu.Unlock()
+	return sv.views[vk]
+}
+
+// current returns the view vk of offer's server, made now if there is
+// none, made anew (its sessions closed: they re-initialize) if the server
+// answered initialize otherwise since, and brought in line with offer.
+func (sv *serverViews) current(s *Server, sb ServerBackend, vk viewKey, offer router.ServerOffer) *serverView {
+	sv.mu.Lock()
+	v := sv.views[vk]
 	if v == nil || !sameInit(v.init, offer.Init) {
 		old := v
 		v = s.newServerView(sb, offer)
 		if sv.views == nil {
-			sv.views = map[events.Key]*serverView{}
+			sv.views = map[viewKey]*serverView{}
 		}
-		sv.views[offer.Key] = v
+		sv.views[vk] = v
 		if old != nil {
-			for ss := range old.srv.Sessions() {
-				_ = ss.Close()
-			}
+			old.close()
 		}
 	}
 	sv.mu.Unlock()
@@ -167,21 +216,43 @@ func (sv *serverViews) current(s *Server, sb ServerBackend, offer router.ServerO
 }
 
 // refresh brings every view asked for in line with its server, so that
-// its sessions hear list_changed as the other views' do.
-func (sv *serverViews) refresh(s *Server) {
+// its sessions hear list_changed as the other views' do; a user's view
+// whose connection is gone is dropped, its sessions closed.
+func (sv *serverViews) refresh(s *Server) { sv.refreshWhere(s, func(viewKey) bool { return true }) }
+
+// refreshOwner is refresh of owner's own views.
+func (sv *serverViews) refreshOwner(s *Server, owner string) {
+	sv.refreshWhere(s, func(vk viewKey) bool { return vk.owner == owner })
+}
+
+func (sv *serverViews) refreshWhere(s *Server, which func(viewKey) bool) {
 	sb, ok := s.opts.Backend.(ServerBackend)
 	if !ok {
 		return
 	}
+	ps, _ := sb.(PersonalServers)
 	sv.mu.Lock()
-	keys := make([]events.Key, 0, len(sv.views))
-	for k := range sv.views {
-		keys = append(keys, k)
+	keys := make([]viewKey, 0, len(sv.views))
+	for vk := range sv.views {
+		if which(vk) {
+			keys = append(keys, vk)
+		}
 	}
 	sv.mu.Unlock()
-	for _, k := range keys {
-		if offer, err := sb.Server(k); err == nil {
-			sv.current(s, sb, offer)
+	for _, vk := range keys {
+		if vk.owner == "" {
+			if offer, err := sb.Server(vk.key); err == nil {
+				sv.current(s, sb, vk, offer)
+			}
+			continue
+		}
+		if ps == nil {
+			continue
+		}
+		if offer, own := ps.ServerOf(vk.key, vk.owner); own {
+			sv.current(s, sb, vk, offer)
+		} else {
+			sv.dropView(vk)
 		}
 	}
 }

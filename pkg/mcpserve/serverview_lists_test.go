@@ -55,7 +55,7 @@ func TestAServersViewFollowsItsPromptsWhenNoToolChanged(t *testing.T) {
 	// connects, and does not wait for its answer).
 	require.Eventually(t, func() bool {
 		n := 0
-		for range srv.servers.get(key).srv.Sessions() {
+		for range srv.servers.get(viewKey{key: key}).srv.Sessions() {
 			n++
 		}
 		return n == 2

@@ -266,7 +266,7 @@ func (s *Server) tellUpdates() {
 			p := &mcp.ResourceUpdatedNotificationParams{URI: uri.uri}
 			// Each view's go-sdk server tells the sessions subscribed on it.
 			if uri.server.Name != "" {
-				if v := s.servers.get(uri.server); v != nil {
+				if v := s.servers.get(viewKey{key: uri.server}); v != nil {
 					_ = v.srv.ResourceUpdated(context.Background(), p)
 				}
 				continue

@@ -57,6 +57,36 @@ type observer interface {
 	Get(key events.Key) (supervisor.Observed, bool)
 }
 
+// userObserver is what ServerOf needs of the supervisor: a user's own
+// connection to a server. *supervisor.Supervisor is one.
+type userObserver interface {
+	UserConnection(key events.Key, owner string) (supervisor.UserObserved, bool)
+}
+
+// ServerOf returns the server key as it offers itself to owner
+// (identity.Identity.Owner) on owner's own connection to it (a login to a
+// protected server, single sign-on): what the server answered that
+// connection's initialize, and its tools as owner's view of the
+// catalogue has them. ok is false when owner has no such connection; the
+// server's own offer, if any, is Server's. Resources and prompts are not
+// listed on a user's connection: the offer has none.
+func (r *Router) ServerOf(key events.Key, owner string) (offer ServerOffer, ok bool) {
+	key = key.Canonical()
+	u, isObserver := r.servers.(userObserver)
+	if owner == "" || !isObserver {
+		return ServerOffer{}, false
+	}
+	uc, connected := u.UserConnection(key, owner)
+	if !connected || uc.Init == nil {
+		return ServerOffer{}, false
+	}
+	tools, inView := r.cat.For(owner).ServerTools(key)
+	if !inView {
+		return ServerOffer{}, false
+	}
+	return ServerOffer{Key: key, Init: uc.Init, Tools: tools}, true
+}
+
 // Server returns the server key as it offers itself while it runs; an
 // error matching ErrServerNotDeclared for a server no definition declares
 // (Options.Declared), and a *ServerDownError naming the state of one that
