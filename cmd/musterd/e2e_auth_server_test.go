@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -21,6 +23,8 @@ import (
 
 	"github.com/musterd/musterd/internal/dextest"
 	"github.com/musterd/musterd/internal/mcpfake"
+	"github.com/musterd/musterd/internal/redistest"
+	"github.com/musterd/musterd/pkg/oauth/store"
 )
 
 // authServerRig is musterd with its authorization server on, a real Dex
@@ -29,11 +33,12 @@ import (
 // (forwardToken), checking it against Dex's keys for musterd's audience.
 type authServerRig struct {
 	base string
+	addr string
 	dex  *dextest.Dex
 	env  *fsEnv
 }
 
-func startAuthServerRig(t *testing.T) *authServerRig {
+func startAuthServerRig(t *testing.T, serverYAML ...string) *authServerRig {
 	t.Helper()
 	addr := freeAddr(t)
 	base := "http://" + addr
@@ -52,12 +57,18 @@ func startAuthServerRig(t *testing.T) *authServerRig {
       dex: {issuerUrl: %s, clientId: %s, clientSecret: musterd-secret}
       allowPublicClientRegistration: true
       allowLocalhostRedirectURIs: true
-`, base, dex.Issuer, dextest.ClientMusterd),
+%s`, base, dex.Issuer, dextest.ClientMusterd, strings.Join(serverYAML, "")),
 		"mcpservers/sso.yaml": mcpServerYAML("sso", "type: streamable-http",
 			"autoStart: true", "url: "+yamlValue(sso), "timeout: 10", "auth: {forwardToken: true}"),
 	})
-	e.start(t, "-listen", addr, "-extra-ca-file", dex.CAFile, "-log-level", "debug")
-	return &authServerRig{base: base, dex: dex, env: e}
+	r := &authServerRig{base: base, addr: addr, dex: dex, env: e}
+	r.start(t)
+	return r
+}
+
+func (r *authServerRig) start(t *testing.T) {
+	t.Helper()
+	r.env.start(t, "-listen", r.addr, "-extra-ca-file", r.dex.CAFile, "-log-level", "debug")
 }
 
 // A real MCP client logs in through musterd's authorization server as a
@@ -143,14 +154,46 @@ func TestE2EALoginThroughMusterdsAuthorizationServer(t *testing.T) {
 	}
 }
 
-// muster's harness logs in as muster's own CLI does: it registers with
-// the redirect URI {base}/oauth/callback, the path of musterd's own
-// callback from the provider; musterd tells the provider's answer (its
-// state) from the client's, and sends the client its code there. The
-// access token then opens the endpoint as the user. A token exchange at
-// /oauth/token is refused with invalid_grant.
+// muster's harness logs in through musterd (harnessLogin), and the access
+// token then opens the endpoint as the user, the forwarding server getting
+// the user's ID token. A token exchange at /oauth/token is refused with
+// invalid_grant.
 func TestE2EMustersHarnessLogsInThroughMusterd(t *testing.T) {
 	r := startAuthServerRig(t)
+	_, tok := r.harnessLogin(t, "bob")
+	cs := connectMCP(t, r.base+"/mcp", mcpDial{version: "2025-11-25", httpClient: &http.Client{Transport: bearerTransport{tok.AccessToken}}})
+	eventually(t, "bob has the forwarding server's tools", func() bool { return slices.Contains(metaToolNames(t, cs), "x_sso_whoami") })
+	out, isErr := musterCall(t, cs, "x_sso_whoami", nil)
+	require.False(t, isErr, out)
+	assert.Equal(t, claimsOf(t, tok.IDToken)["sub"].(string)+" "+tok.IDToken, out)
+
+	resp, err := http.PostForm(r.base+"/oauth/token", url.Values{"grant_type": {"urn:ietf:params:oauth:grant-type:token-exchange"},
+		"subject_token": {tok.IDToken}, "subject_token_type": {"urn:ietf:params:oauth:token-type:jwt"}})
+	require.NoError(t, err)
+	var refused struct {
+		Error string `json:"error"`
+	}
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&refused))
+	resp.Body.Close()
+	assert.Equal(t, http.StatusBadRequest, resp.StatusCode)
+	assert.Equal(t, "invalid_grant", refused.Error)
+}
+
+// musterdTokens is musterd's token response.
+type musterdTokens struct {
+	AccessToken  string `json:"access_token"`
+	RefreshToken string `json:"refresh_token"`
+	IDToken      string `json:"id_token"`
+}
+
+// harnessLogin logs user in as muster's harness does (handleMusterAuthLogin):
+// it registers with the redirect URI {base}/oauth/callback, the path of
+// musterd's own callback from the provider, goes through /oauth/authorize
+// and Dex's form, and redeems musterd's code. musterd tells the
+// provider's answer (its state) from the client's: the client's own
+// redirect is nothing it acts on.
+func (r *authServerRig) harnessLogin(t *testing.T, user string) (string, musterdTokens) {
+	t.Helper()
 	callback := r.base + "/oauth/callback"
 	body := fmt.Sprintf(`{"client_name":"muster-test-client","redirect_uris":[%q],"grant_types":["authorization_code","refresh_token"],
 		"response_types":["code"],"token_endpoint_auth_method":"none","application_type":"web","client_uri":%q}`, callback, r.base+"/.well-known/oauth-client.json")
@@ -167,7 +210,7 @@ func TestE2EMustersHarnessLogsInThroughMusterd(t *testing.T) {
 	q := url.Values{"response_type": {"code"}, "client_id": {reg.ClientID}, "redirect_uri": {callback},
 		"scope": {"openid profile email"}, "state": {"muster-auth-test-state-0123456789abcdef"},
 		"code_challenge": {oauth2.S256ChallengeFromVerifier(verifier)}, "code_challenge_method": {"S256"}}
-	upstream := r.dex.BrowserRedirect(t, r.base+"/oauth/authorize?"+q.Encode(), "bob")
+	upstream := r.dex.BrowserRedirect(t, r.base+"/oauth/authorize?"+q.Encode(), user)
 	back, err := r.callback(upstream)
 	require.NoError(t, err)
 	assert.Equal(t, callback, back.Scheme+"://"+back.Host+back.Path, "the client's redirect URI, the same path")
@@ -179,31 +222,11 @@ func TestE2EMustersHarnessLogsInThroughMusterd(t *testing.T) {
 	resp, err = http.PostForm(r.base+"/oauth/token", url.Values{"grant_type": {"authorization_code"}, "code": {back.Query().Get("code")},
 		"redirect_uri": {callback}, "client_id": {reg.ClientID}, "code_verifier": {verifier}})
 	require.NoError(t, err)
-	var tok struct {
-		AccessToken  string `json:"access_token"`
-		RefreshToken string `json:"refresh_token"`
-		IDToken      string `json:"id_token"`
-	}
+	var tok musterdTokens
 	require.NoError(t, json.NewDecoder(resp.Body).Decode(&tok))
 	resp.Body.Close()
 	require.Equal(t, http.StatusOK, resp.StatusCode)
-
-	cs := connectMCP(t, r.base+"/mcp", mcpDial{version: "2025-11-25", httpClient: &http.Client{Transport: bearerTransport{tok.AccessToken}}})
-	eventually(t, "bob has the forwarding server's tools", func() bool { return slices.Contains(metaToolNames(t, cs), "x_sso_whoami") })
-	out, isErr := musterCall(t, cs, "x_sso_whoami", nil)
-	require.False(t, isErr, out)
-	assert.Equal(t, claimsOf(t, tok.IDToken)["sub"].(string)+" "+tok.IDToken, out)
-
-	resp, err = http.PostForm(r.base+"/oauth/token", url.Values{"grant_type": {"urn:ietf:params:oauth:grant-type:token-exchange"},
-		"subject_token": {tok.IDToken}, "subject_token_type": {"urn:ietf:params:oauth:token-type:jwt"}})
-	require.NoError(t, err)
-	var refused struct {
-		Error string `json:"error"`
-	}
-	require.NoError(t, json.NewDecoder(resp.Body).Decode(&refused))
-	resp.Body.Close()
-	assert.Equal(t, http.StatusBadRequest, resp.StatusCode)
-	assert.Equal(t, "invalid_grant", refused.Error)
+	return reg.ClientID, tok
 }
 
 // callback follows the provider's redirect into musterd's /oauth/callback
@@ -232,4 +255,50 @@ func claimsOf(t *testing.T, jwt string) map[string]any {
 	require.NoError(t, err)
 	require.NoError(t, json.Unmarshal(payload, &out))
 	return out
+}
+
+// With storage.type valkey (a real redis-server), a login through
+// musterd outlives musterd: after a restart the same access token opens
+// the endpoint as the same user, and the refresh token still rotates. The
+// store holds none of the tokens in the clear.
+func TestE2EALoginThroughMusterdSurvivesARestartInValkey(t *testing.T) {
+	redis := redistest.Start(t)
+	key := make([]byte, 32)
+	_, _ = rand.Read(key)
+	r := startAuthServerRig(t, fmt.Sprintf("      storage: {type: valkey, valkey: {url: %s}}\n      encryptionKey: %s\n",
+		redis.Addr, base64.StdEncoding.EncodeToString(key)))
+	clientID, tok := r.harnessLogin(t, "alice")
+	whoami := func() string {
+		cs := connectMCP(t, r.base+"/mcp", mcpDial{version: "2025-11-25", httpClient: &http.Client{Transport: bearerTransport{tok.AccessToken}}})
+		eventually(t, "alice has the forwarding server's tools", func() bool { return slices.Contains(metaToolNames(t, cs), "x_sso_whoami") })
+		out, isErr := musterCall(t, cs, "x_sso_whoami", nil)
+		require.False(t, isErr, out)
+		return out
+	}
+	before := whoami()
+
+	r.env.stopWith(t, syscall.SIGTERM, 30*time.Second)
+	r.start(t)
+	assert.Equal(t, before, whoami(), "the same login after the restart")
+	resp, err := http.PostForm(r.base+"/oauth/token", url.Values{"grant_type": {"refresh_token"}, "client_id": {clientID}, "refresh_token": {tok.RefreshToken}})
+	require.NoError(t, err)
+	var fresh musterdTokens
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&fresh))
+	resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.NotEqual(t, tok.RefreshToken, fresh.RefreshToken)
+
+	raw, err := store.NewValkey(t.Context(), store.ValkeyOptions{URL: redis.URL(), KeyPrefix: "muster:"})
+	require.NoError(t, err)
+	defer raw.Close()
+	keys, err := raw.Keys(t.Context(), "")
+	require.NoError(t, err)
+	require.NotEmpty(t, keys)
+	for _, k := range keys {
+		value, _, err := raw.Get(t.Context(), k)
+		require.NoError(t, err)
+		for _, secret := range []string{tok.AccessToken, tok.RefreshToken, fresh.AccessToken, fresh.RefreshToken, "eyJ"} {
+			assert.NotContains(t, k+string(value), secret, "%s holds a token in the clear", k)
+		}
+	}
 }
