@@ -25,6 +25,10 @@
 //     token responses is the provider's own ID token of that login
 //     (renewed at the provider when about to expire), and its discovery
 //     names no jwks_uri.
+//     That ID token is the provider's for musterd's client: its aud is
+//     dex.clientId and its nonce musterd's own upstream one, so it tells
+//     a client who logged in, but is not one a client should verify as
+//     issued to itself (muster passes on the provider's the same way).
 //   - PKCE is required, S256 only: an authorization request without a
 //     challenge, or with plain, is refused back to the client. A code is
 //     redeemed once, by the client it was issued to, with the redirect
@@ -44,7 +48,11 @@
 //     provider's token expires sooner. A refresh token lasts
 //     SessionDuration (720h) and is single-use: each refresh rotates it,
 //     and a rotated one presented again revokes its whole family (the
-//     login). Revoking a refresh token revokes its family; revoking an
+//     login); concurrent refreshes of one family are serialised within
+//     one musterd (several musterds on one Valkey may race one rotation:
+//     both answer with tokens, and the refresh token kept last is the
+//     one that refreshes next). Revoking a refresh token revokes its
+//     family; revoking an
 //     access token, that token. A token exchange at /oauth/token is
 //     answered invalid_grant, before any client authentication: musterd
 //     mints tokens for no other audience.
