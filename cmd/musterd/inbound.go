@@ -85,6 +85,7 @@ func newInbound(d *daemon, srv oauthconfig.Server, outbound *http.Transport, log
 		TrustedPublicRegistrationSchemes:      srv.TrustedPublicRegistrationSchemes,
 		TrustedPublicRegistrationRedirectURIs: srv.TrustedPublicRegistrationRedirectURIs,
 		SessionDuration:                       srv.SessionDuration,
+		AllowedOrigins:                        srv.AllowedOrigins,
 		Logger:                                log,
 	})
 	if err != nil {

@@ -294,3 +294,22 @@ type fixedAuthenticator struct{ who identity.Identity }
 func (f fixedAuthenticator) Authenticate(*http.Request) (identity.Identity, *identity.Challenge) {
 	return f.who, nil
 }
+
+// Browser clients of AllowedOrigins alone get CORS answers; without any,
+// no origin does.
+func TestCORSIsForTheAllowedOriginsAlone(t *testing.T) {
+	allowed := startRig(t, dextest.Options{}, func(o *Options) { o.AllowedOrigins = []string{"https://app.example"} })
+	none := startRig(t, dextest.Options{}, nil)
+	for _, c := range []struct {
+		r      *rig
+		origin string
+		want   string
+	}{
+		{allowed, "https://app.example", "https://app.example"},
+		{allowed, "https://evil.example", ""},
+		{none, "https://app.example", ""},
+	} {
+		_, header, _ := c.r.call(t, http.MethodGet, PathMetadata, nil, http.Header{"Origin": {c.origin}})
+		assert.Equal(t, c.want, header.Get("Access-Control-Allow-Origin"), c.origin)
+	}
+}

@@ -63,6 +63,8 @@
 //     user (identity.Identity: the provider's sub and issuer, Session the
 //     family) and hands any other token to the check it wraps; a bad one
 //     of musterd's gets the 401 challenge naming the resource metadata.
+//   - CORS answers go to AllowedOrigins (allowedOrigins) alone; with
+//     none, to no origin (zitadel's own default would allow any).
 //   - No token, code, state or secret reaches a log or an error; logs
 //     name users by identity.LogTag.
 package authserver

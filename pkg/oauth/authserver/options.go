@@ -88,6 +88,10 @@ type Options struct {
 	// TrustedPublicRegistrationRedirectURIs the exact URIs.
 	TrustedPublicRegistrationSchemes      []string
 	TrustedPublicRegistrationRedirectURIs []string
+	// AllowedOrigins are the origins of browser clients answered with
+	// CORS headers at the token, revocation and metadata endpoints.
+	// Default: none (no CORS).
+	AllowedOrigins []string
 	// AccessTokenTTL is DefaultAccessTokenTTL when zero.
 	AccessTokenTTL time.Duration
 	// SessionDuration is DefaultSessionDuration when zero.

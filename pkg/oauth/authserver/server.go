@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/rs/cors"
 	"github.com/zitadel/oidc/v3/pkg/oidc"
 	"github.com/zitadel/oidc/v3/pkg/op"
 )
@@ -59,7 +60,16 @@ func New(opts Options) (*Server, error) {
 		Revocation:    op.NewEndpoint(PathRevoke),
 	}
 	srv := &server{LegacyServer: op.NewLegacyServer(provider, endpoints), as: s}
-	s.zitadel = op.RegisterLegacyServer(srv, http.NotFound)
+	// CORS for the browser clients of AllowedOrigins alone; none without.
+	var corsOpts *cors.Options
+	if len(opts.AllowedOrigins) > 0 {
+		corsOpts = &cors.Options{
+			AllowedOrigins: opts.AllowedOrigins,
+			AllowedMethods: []string{http.MethodGet, http.MethodPost},
+			AllowedHeaders: []string{"Authorization", "Content-Type", "Accept"},
+		}
+	}
+	s.zitadel = op.RegisterLegacyServer(srv, http.NotFound, op.WithServerCORSOptions(corsOpts))
 	return s, nil
 }
 
