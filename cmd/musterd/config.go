@@ -229,9 +229,6 @@ func applyConfigFile(cfg *daemonConfig, path string, setOnCommandLine map[string
 func oauthNotes(c oauthconfig.Config) []string {
 	var notes []string
 	if c.Server.Enabled {
-		if c.Server.EnableCIMD {
-			notes = append(notes, "config.yaml: aggregator.oauth.server.enableCIMD: musterd's authorization server registers clients by dynamic registration (/oauth/register) only: a client ID that is a metadata document's URL is not accepted yet")
-		}
 		// Said, not quietly dropped: these would narrow what is let in.
 		for i, ti := range c.Server.TrustedIssuers {
 			if len(ti.AllowedScopes) > 0 {

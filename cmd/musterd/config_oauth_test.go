@@ -72,7 +72,6 @@ func TestConfigYAMLsOAuthSectionIsReadWithMustersDefaults(t *testing.T) {
 	assert.Equal(t, []string{
 		"config.yaml: ignoring keys musterd does not use: logging",
 		"config.yaml: listening on aggregator.host/port localhost:21203, where muster serve would",
-		"config.yaml: aggregator.oauth.server.enableCIMD: musterd's authorization server registers clients by dynamic registration (/oauth/register) only: a client ID that is a metadata document's URL is not accepted yet",
 		"config.yaml: musterd fetches the keys and discovery documents of its issuers at any address, private ones included: allowPrivateIPJWKS, allowPrivateIPJWKSHosts and dex.allowPrivateIPOIDC have no effect yet",
 	}, notes)
 

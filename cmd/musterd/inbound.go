@@ -86,6 +86,7 @@ func newInbound(d *daemon, srv oauthconfig.Server, outbound *http.Transport, log
 		TrustedPublicRegistrationRedirectURIs: srv.TrustedPublicRegistrationRedirectURIs,
 		SessionDuration:                       srv.SessionDuration,
 		AllowedOrigins:                        srv.AllowedOrigins,
+		EnableCIMD:                            srv.EnableCIMD,
 		Logger:                                log,
 	})
 	if err != nil {

@@ -58,7 +58,12 @@
 //     mints tokens for no other audience.
 //   - Registration follows muster's rules (RegistrationToken,
 //     AllowPublicClientRegistration, trusted schemes and URIs,
-//     AllowLocalhostRedirectURIs, application_type web or native).
+//     AllowLocalhostRedirectURIs, application_type web or native). With
+//     EnableCIMD a client ID that is the https URL of a Client ID
+//     Metadata Document needs none: the document is fetched (bounded, no
+//     redirects, never from a loopback, private or link-local address
+//     unless CIMDAllowPrivateAddresses), must name that URL as client_id
+//     and a public client, and is kept an hour.
 //   - Authenticator lets in musterd's own access tokens as the login's
 //     user (identity.Identity: the provider's sub and issuer, Session the
 //     family) and hands any other token to the check it wraps; a bad one

@@ -92,6 +92,14 @@ type Options struct {
 	// CORS headers at the token, revocation and metadata endpoints.
 	// Default: none (no CORS).
 	AllowedOrigins []string
+	// EnableCIMD accepts as client ID the https URL of a Client ID
+	// Metadata Document, fetched then (kept an hour). Default false (the
+	// caller applies muster's default, true).
+	EnableCIMD bool
+	// CIMDAllowPrivateAddresses lets those documents be fetched from
+	// loopback, private and link-local addresses. Default false: anyone
+	// can name any URL as client ID.
+	CIMDAllowPrivateAddresses bool
 	// AccessTokenTTL is DefaultAccessTokenTTL when zero.
 	AccessTokenTTL time.Duration
 	// SessionDuration is DefaultSessionDuration when zero.

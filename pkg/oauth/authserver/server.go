@@ -18,11 +18,12 @@ import (
 
 // Server is musterd's authorization server.
 type Server struct {
-	opts     Options
-	storage  *storage
-	upstream *upstream
-	provider *op.Provider
-	zitadel  http.Handler
+	opts       Options
+	cimdClient *http.Client
+	storage    *storage
+	upstream   *upstream
+	provider   *op.Provider
+	zitadel    http.Handler
 
 	// families serialises the refreshes of one family in this process, so
 	// that a rotation is not raced by another of the same token.
@@ -40,6 +41,10 @@ func New(opts Options) (*Server, error) {
 		storage:  &storage{kv: opts.Store, now: opts.Now},
 		upstream: &upstream{opts: opts.Upstream, redirect: opts.Issuer + PathCallback, client: opts.HTTPClient, now: opts.Now},
 		families: map[string]*familyLock{},
+	}
+	s.cimdClient = cimdClient(opts.HTTPClient, opts.CIMDAllowPrivateAddresses)
+	if opts.EnableCIMD {
+		s.storage.cimd = s.fetchCIMD
 	}
 	// The key zitadel seals its codes with; a code lives minutes and is
 	// found by its hash, so a key of this process alone is enough.

@@ -22,6 +22,9 @@ import (
 type storage struct {
 	kv  store.Store
 	now func() time.Time
+	// cimd, when set, fetches the client of a client ID that is a
+	// metadata document's URL (cimd.go).
+	cimd func(ctx context.Context, id string) (*clientRecord, error)
 }
 
 var _ op.Storage = (*storage)(nil)
@@ -30,13 +33,23 @@ var errNotMusterds = errors.New("authserver: not part of musterd's authorization
 
 func (s *storage) client(ctx context.Context, id string) (*clientRecord, error) {
 	var c clientRecord
-	if err := getJSON(ctx, s.kv, kindClient+id, &c); err != nil {
-		if errors.Is(err, errNotFound) {
-			return nil, oidc.ErrInvalidClient().WithDescription("unknown client")
-		}
+	err := getJSON(ctx, s.kv, kindClient+id, &c)
+	switch {
+	case err == nil:
+		return &c, nil
+	case !errors.Is(err, errNotFound):
+		return nil, err
+	case s.cimd == nil || !isCIMD(id):
+		return nil, oidc.ErrInvalidClient().WithDescription("unknown client")
+	}
+	fetched, err := s.cimd(ctx, id)
+	if err != nil {
+		return nil, oidc.ErrInvalidClient().WithDescription("the client's metadata document: %s", err.Error())
+	}
+	if err := putJSON(ctx, s.kv, kindClient+id, fetched, cimdTTL); err != nil {
 		return nil, err
 	}
-	return &c, nil
+	return fetched, nil
 }
 
 func (s *storage) GetClientByClientID(ctx context.Context, clientID string) (op.Client, error) {
