@@ -137,8 +137,11 @@ func TestE2EALoginThroughMusterdsAuthorizationServer(t *testing.T) {
 	assert.Equal(t, idToken, forwarded, "the server gets Dex's ID token of alice's login")
 	assert.NotContains(t, out, tok.AccessToken)
 
+	const guarded = "/api/v1/resources/mcpservers/default/nothing/reconcile"
 	code, _ := post(t, r.base+"/mcp/direct", tok.AccessToken, `{"jsonrpc":"2.0","id":1,"method":"ping"}`)
-	assert.NotEqual(t, http.StatusUnauthorized, code, "the token opens the endpoint")
+	assert.NotEqual(t, http.StatusUnauthorized, code, "the token opens the direct view")
+	code, _ = post(t, r.base+guarded, tok.AccessToken, "")
+	assert.NotEqual(t, http.StatusUnauthorized, code, "and the API's guarded calls")
 	revoke := url.Values{"token": {tok.RefreshToken}, "client_id": {clientID}}
 	resp, err = http.PostForm(r.base+"/oauth/revoke", revoke)
 	require.NoError(t, err)
@@ -147,6 +150,8 @@ func TestE2EALoginThroughMusterdsAuthorizationServer(t *testing.T) {
 	code, challenge := post(t, r.base+"/mcp/direct", tok.AccessToken, `{"jsonrpc":"2.0","id":1,"method":"ping"}`)
 	assert.Equal(t, http.StatusUnauthorized, code, "the revoked login's token")
 	assert.True(t, strings.HasPrefix(challenge, `Bearer resource_metadata="`+r.base+`/.well-known/oauth-protected-resource", error="invalid_token"`), challenge)
+	code, _ = post(t, r.base+guarded, tok.AccessToken, "")
+	assert.Equal(t, http.StatusUnauthorized, code, "nor at the API")
 
 	log := r.env.stderr.String()
 	for _, secret := range []string{tok.AccessToken, tok.RefreshToken, idToken} {
