@@ -38,7 +38,7 @@ func claims(t *testing.T, jwt string) map[string]any {
 // and Dex's own ID token of that login, and the access token is the
 // user's. A code is redeemed once.
 func TestALoginThroughTheProviderGivesMusterdsTokens(t *testing.T) {
-	r := startRig(t, dextest.Options{}, nil)
+	r := startRig(t, dextest.Options{TLS: true}, nil)
 	client := r.publicClient(t)
 	verifier := oauth2.GenerateVerifier()
 	back := r.login(t, client, "alice", verifier)
@@ -88,7 +88,7 @@ func TestALoginThroughTheProviderGivesMusterdsTokens(t *testing.T) {
 // the iss parameter, no keys (musterd signs nothing), and it is served
 // under both well-known names.
 func TestTheMetadataDescribesMusterd(t *testing.T) {
-	r := startRig(t, dextest.Options{}, nil)
+	r := startRig(t, dextest.Options{TLS: true}, nil)
 	for _, path := range []string{PathMetadata, PathOIDC} {
 		status, _, doc := r.call(t, http.MethodGet, path, nil, nil)
 		require.Equal(t, http.StatusOK, status, path)
@@ -107,7 +107,7 @@ func TestTheMetadataDescribesMusterd(t *testing.T) {
 // PKCE is required, and S256 only: plain and no challenge are refused
 // back to the client, with iss; nothing reaches the provider.
 func TestPlainPKCEIsRefused(t *testing.T) {
-	r := startRig(t, dextest.Options{}, nil)
+	r := startRig(t, dextest.Options{TLS: true}, nil)
 	client := r.publicClient(t)
 	for name, params := range map[string]url.Values{
 		"plain":        {"code_challenge": {"a-plain-challenge-that-is-long-enough-0123456789"}, "code_challenge_method": {"plain"}},
@@ -130,7 +130,7 @@ func TestPlainPKCEIsRefused(t *testing.T) {
 // revokes the whole login: its new refresh token and its access tokens
 // stop working.
 func TestARefreshRotatesAndReuseRevokesTheLogin(t *testing.T) {
-	r := startRig(t, dextest.Options{}, nil)
+	r := startRig(t, dextest.Options{TLS: true}, nil)
 	client := r.publicClient(t)
 	first := r.tokens(t, client, "bob")
 	refresh := url.Values{"grant_type": {"refresh_token"}, "client_id": {client}, "refresh_token": {str(first, "refresh_token")}}
@@ -165,7 +165,7 @@ func TestARefreshRotatesAndReuseRevokesTheLogin(t *testing.T) {
 // Revoking an access token ends it; revoking a refresh token ends the
 // login with all its tokens.
 func TestRevocation(t *testing.T) {
-	r := startRig(t, dextest.Options{}, nil)
+	r := startRig(t, dextest.Options{TLS: true}, nil)
 	client := r.publicClient(t)
 	ctx := context.Background()
 	revoke := func(token string) {
@@ -193,7 +193,7 @@ func TestRevocation(t *testing.T) {
 // A token exchange is refused with invalid_grant, with or without a
 // client: musterd mints no tokens for other audiences.
 func TestATokenExchangeIsRefused(t *testing.T) {
-	r := startRig(t, dextest.Options{}, nil)
+	r := startRig(t, dextest.Options{TLS: true}, nil)
 	client := r.publicClient(t)
 	subject, _, _ := r.dex.PasswordLogin(t, "alice")
 	for _, form := range []url.Values{
@@ -212,7 +212,7 @@ func TestATokenExchangeIsRefused(t *testing.T) {
 // an error page and no redirect; an answer naming another issuer (RFC
 // 9207's mix-up) goes back to the client as access_denied, with no code.
 func TestTheCallbackActsOnlyOnMusterdsLogins(t *testing.T) {
-	r := startRig(t, dextest.Options{}, nil)
+	r := startRig(t, dextest.Options{TLS: true}, nil)
 	for _, q := range []string{"", "?code=x", "?code=x&state=not-musterds"} {
 		resp, err := noRedirects.Get(r.base + PathCallback + q)
 		require.NoError(t, err)
@@ -241,7 +241,7 @@ func TestTheCallbackActsOnlyOnMusterdsLogins(t *testing.T) {
 // The provider's tokens are renewed at the provider when about to expire,
 // and musterd's access tokens last no longer than the provider's.
 func TestTheProvidersTokensAreRenewedAndCapTheAccessTokens(t *testing.T) {
-	r := startRig(t, dextest.Options{IDTokenExpiry: 20 * time.Second}, nil)
+	r := startRig(t, dextest.Options{TLS: true, IDTokenExpiry: 20 * time.Second}, nil)
 	client := r.publicClient(t)
 	out := r.tokens(t, client, "alice")
 	ttl, _ := out["expires_in"].(float64)
@@ -259,7 +259,7 @@ func TestTheProvidersTokensAreRenewedAndCapTheAccessTokens(t *testing.T) {
 // a revoked one with the challenge, and leaves any other token to the
 // check it wraps.
 func TestTheAuthenticatorTakesMusterdsTokensAndPassesOthersOn(t *testing.T) {
-	r := startRig(t, dextest.Options{}, nil)
+	r := startRig(t, dextest.Options{TLS: true}, nil)
 	client := r.publicClient(t)
 	out := r.tokens(t, client, "alice")
 	others := fixedAuthenticator{who: identity.Identity{Subject: "someone-else"}}
@@ -298,8 +298,8 @@ func (f fixedAuthenticator) Authenticate(*http.Request) (identity.Identity, *ide
 // Browser clients of AllowedOrigins alone get CORS answers; without any,
 // no origin does.
 func TestCORSIsForTheAllowedOriginsAlone(t *testing.T) {
-	allowed := startRig(t, dextest.Options{}, func(o *Options) { o.AllowedOrigins = []string{"https://app.example"} })
-	none := startRig(t, dextest.Options{}, nil)
+	allowed := startRig(t, dextest.Options{TLS: true}, func(o *Options) { o.AllowedOrigins = []string{"https://app.example"} })
+	none := startRig(t, dextest.Options{TLS: true}, nil)
 	for _, c := range []struct {
 		r      *rig
 		origin string

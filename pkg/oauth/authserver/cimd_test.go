@@ -66,7 +66,7 @@ func TestAClientOfAMetadataDocumentLogsInWithoutRegistering(t *testing.T) {
 		},
 	})
 	tune := trustBoth(host)
-	r := startRig(t, dextest.Options{}, func(o *Options) {
+	r := startRig(t, dextest.Options{TLS: true}, func(o *Options) {
 		tune(o)
 		o.EnableCIMD, o.CIMDAllowPrivateAddresses = true, true
 	})
@@ -92,13 +92,13 @@ func TestAClientOfAMetadataDocumentLogsInWithoutRegistering(t *testing.T) {
 		assert.Equal(t, http.StatusBadRequest, resp.StatusCode, path)
 	}
 
-	strict := startRig(t, dextest.Options{}, func(o *Options) { tune(o); o.EnableCIMD = true })
+	strict := startRig(t, dextest.Options{TLS: true}, func(o *Options) { tune(o); o.EnableCIMD = true })
 	q.Set("client_id", client)
 	resp, err := noRedirects.Get(strict.base + PathAuthorize + "?" + q.Encode())
 	require.NoError(t, err)
 	resp.Body.Close()
 	assert.Equal(t, http.StatusBadRequest, resp.StatusCode, "a document on a loopback address is not fetched")
-	off := startRig(t, dextest.Options{}, func(o *Options) { tune(o); o.CIMDAllowPrivateAddresses = true })
+	off := startRig(t, dextest.Options{TLS: true}, func(o *Options) { tune(o); o.CIMDAllowPrivateAddresses = true })
 	resp, err = noRedirects.Get(off.base + PathAuthorize + "?" + q.Encode())
 	require.NoError(t, err)
 	resp.Body.Close()

@@ -12,13 +12,13 @@ import (
 // Dynamic client registration follows muster's rules.
 func TestRegistrationRules(t *testing.T) {
 	const token = "reg-t0ken"
-	locked := startRig(t, dextest.Options{}, func(o *Options) {
+	locked := startRig(t, dextest.Options{TLS: true}, func(o *Options) {
 		o.AllowPublicClientRegistration = false
 		o.AllowLocalhostRedirectURIs = false
 		o.RegistrationToken = token
 		o.TrustedPublicRegistrationSchemes = []string{"cursor"}
 	})
-	open := startRig(t, dextest.Options{}, nil)
+	open := startRig(t, dextest.Options{TLS: true}, nil)
 	bearer := func(tok string) http.Header { return http.Header{"Authorization": {"Bearer " + tok}} }
 	const (
 		confidential = `{"redirect_uris":["https://app.example/cb"],"token_endpoint_auth_method":"client_secret_basic"}`

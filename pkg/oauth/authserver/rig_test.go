@@ -33,7 +33,6 @@ func startRig(t *testing.T, dexOpts dextest.Options, tune func(*Options)) *rig {
 	var handler http.Handler = http.NotFoundHandler()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { handler.ServeHTTP(w, r) }))
 	t.Cleanup(srv.Close)
-	dexOpts.TLS = true
 	dexOpts.Clients = []dextest.Client{{ID: dextest.ClientMusterd, Secret: "musterd-secret", RedirectURIs: []string{srv.URL + PathCallback}}}
 	dex := dextest.Start(t, dexOpts)
 	opts := Options{
