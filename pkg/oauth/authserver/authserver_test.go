@@ -210,7 +210,8 @@ func TestATokenExchangeIsRefused(t *testing.T) {
 
 // The callback acts only on a login musterd started: another state gets
 // an error page and no redirect; an answer naming another issuer (RFC
-// 9207's mix-up) goes back to the client as access_denied, with no code.
+// 9207's mix-up) goes back to the client as access_denied, with no code,
+// as does the provider's refusal.
 func TestTheCallbackActsOnlyOnMusterdsLogins(t *testing.T) {
 	r := startRig(t, dextest.Options{TLS: true}, nil)
 	for _, q := range []string{"", "?code=x", "?code=x&state=not-musterds"} {
@@ -236,6 +237,16 @@ func TestTheCallbackActsOnlyOnMusterdsLogins(t *testing.T) {
 	require.NoError(t, err)
 	resp.Body.Close()
 	assert.Equal(t, http.StatusBadRequest, resp.StatusCode, "the state was spent by the refused answer")
+
+	// The provider's refusal goes back to the client as access_denied.
+	toDex := r.follow(t, r.authorizeURL(client, "st2", oauth2.GenerateVerifier()))
+	require.True(t, strings.HasPrefix(toDex.String(), r.dex.Issuer+"/"), toDex.String())
+	refusal := url.Values{"error": {"access_denied"}, "state": {toDex.Query().Get("state")}}
+	back = r.follow(t, r.base+PathCallback+"?"+refusal.Encode())
+	assert.Equal(t, clientRedirect, back.Scheme+"://"+back.Host+back.Path)
+	assert.Equal(t, "access_denied", back.Query().Get("error"))
+	assert.Equal(t, "st2", back.Query().Get("state"))
+	assert.Equal(t, r.base, back.Query().Get("iss"))
 }
 
 // The provider's tokens are renewed at the provider when about to expire,
