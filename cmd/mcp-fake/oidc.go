@@ -72,7 +72,9 @@ func (f *oidcFlags) guard(mux *http.ServeMux, base string) (func(http.Handler) h
 		if err != nil {
 			return nil, errors.Join(auth.ErrInvalidToken, err)
 		}
-		return &auth.TokenInfo{UserID: tok.Subject, Expiration: tok.Expiry}, nil
+		// The token itself too, for whoami: a test checks which token
+		// reached the server.
+		return &auth.TokenInfo{UserID: tok.Subject, Expiration: tok.Expiry, Extra: map[string]any{"token": raw}}, nil
 	}
 	return guardCounting(mux, verify, metadataURL), nil
 }

@@ -229,7 +229,6 @@ func applyConfigFile(cfg *daemonConfig, path string, setOnCommandLine map[string
 func oauthNotes(c oauthconfig.Config) []string {
 	var notes []string
 	if c.Server.Enabled {
-		notes = append(notes, "config.yaml: aggregator.oauth.server is enabled: musterd takes the tokens of dex.issuerUrl (for dex.clientId or trustedAudiences) and of trustedIssuers, but is no authorization server of its own yet: its protected-resource metadata names dex.issuerUrl")
 		// Said, not quietly dropped: these would narrow what is let in.
 		for i, ti := range c.Server.TrustedIssuers {
 			if len(ti.AllowedScopes) > 0 {

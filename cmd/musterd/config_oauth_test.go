@@ -72,7 +72,6 @@ func TestConfigYAMLsOAuthSectionIsReadWithMustersDefaults(t *testing.T) {
 	assert.Equal(t, []string{
 		"config.yaml: ignoring keys musterd does not use: logging",
 		"config.yaml: listening on aggregator.host/port localhost:21203, where muster serve would",
-		"config.yaml: aggregator.oauth.server is enabled: musterd takes the tokens of dex.issuerUrl (for dex.clientId or trustedAudiences) and of trustedIssuers, but is no authorization server of its own yet: its protected-resource metadata names dex.issuerUrl",
 		"config.yaml: musterd fetches the keys and discovery documents of its issuers at any address, private ones included: allowPrivateIPJWKS, allowPrivateIPJWKSHosts and dex.allowPrivateIPOIDC have no effect yet",
 	}, notes)
 

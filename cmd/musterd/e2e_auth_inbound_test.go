@@ -73,7 +73,7 @@ func TestE2EOnlyTheProvidersTokensForMusterdAreLetIn(t *testing.T) {
 	require.NoError(t, json.NewDecoder(resp.Body).Decode(&prm))
 	resp.Body.Close()
 	assert.Equal(t, base, prm.Resource)
-	assert.Equal(t, []string{trusted.Issuer}, prm.AuthorizationServers)
+	assert.Equal(t, []string{base}, prm.AuthorizationServers, "musterd is the authorization server, its provider upstream")
 
 	alice := idTokenOf(t, trusted, dextest.ClientMusterd, "alice")
 	bob := idTokenOf(t, trusted, dextest.ClientMusterd, "bob")

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"log/slog"
 	"net/http"
+	"regexp"
 	"strings"
 	"time"
 
@@ -9,19 +11,24 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 
 	"github.com/musterd/musterd/pkg/api/shared"
+	"github.com/musterd/musterd/pkg/apis/muster/v1alpha1"
 	"github.com/musterd/musterd/pkg/identity"
+	"github.com/musterd/musterd/pkg/oauth/authserver"
 	oauthconfig "github.com/musterd/musterd/pkg/oauth/config"
+	"github.com/musterd/musterd/pkg/oauth/store"
 	"github.com/musterd/musterd/pkg/oauth/verify"
 )
 
 // Who musterd lets in when config.yaml's aggregator.oauth.server is
-// enabled: as muster does, the tokens of its identity provider
-// (dex.issuerUrl) issued for musterd (dex.clientId, or one of
-// trustedAudiences), and the tokens of each of trustedIssuers on that
-// issuer's terms. Every MCP request and every request the static token
-// guarded then needs one of them, and the caller is the token's user.
-// musterd is no authorization server of its own yet: its protected-
-// resource metadata names the provider.
+// enabled: as muster does, the access tokens musterd's own authorization
+// server issued (package oauth/authserver: clients log in through
+// musterd, which sends their users to the identity provider), the tokens
+// of its identity provider (dex.issuerUrl) issued for musterd
+// (dex.clientId, or one of trustedAudiences), and the tokens of each of
+// trustedIssuers on that issuer's terms. Every MCP request and every
+// request the static token guarded then needs one of them, and the
+// caller is the token's user. musterd's protected-resource metadata names
+// musterd itself as the authorization server.
 
 // metadataPath is where musterd's protected-resource metadata (RFC 9728)
 // is served, and below it the MCP endpoint's.
@@ -32,11 +39,13 @@ const metadataPath = "/.well-known/oauth-protected-resource"
 type inbound struct {
 	auth     identity.Authenticator
 	metadata *oauthex.ProtectedResourceMetadata
+	// server is musterd's authorization server.
+	server *authserver.Server
 }
 
 // newInbound returns nil when aggregator.oauth.server is off: the static
 // token's check applies.
-func newInbound(srv oauthconfig.Server, outbound *http.Transport) (*inbound, error) {
+func newInbound(d *daemon, srv oauthconfig.Server, outbound *http.Transport, log *slog.Logger) (*inbound, error) {
 	if !srv.Enabled {
 		return nil, nil
 	}
@@ -58,11 +67,40 @@ func newInbound(srv oauthconfig.Server, outbound *http.Transport) (*inbound, err
 		return nil, err
 	}
 	base := strings.TrimSuffix(srv.BaseURL, "/")
+	kv := store.NewMemory(store.MemoryOptions{})
+	if srv.Storage.Type == oauthconfig.StorageValkey {
+		if kv, err = sealedStore(srv, outbound); err != nil {
+			return nil, err
+		}
+	}
+	as, err := authserver.New(authserver.Options{
+		Issuer: base,
+		Upstream: authserver.Upstream{Issuer: srv.Dex.IssuerURL, ClientID: srv.Dex.ClientID, ClientSecret: srv.Dex.ClientSecret.Reveal(),
+			ConnectorID: srv.Dex.ConnectorID, ExtraScopes: d.audienceScopes},
+		HTTPClient:                            &http.Client{Transport: outbound, Timeout: 30 * time.Second},
+		Store:                                 kv,
+		RegistrationToken:                     srv.RegistrationToken.Reveal(),
+		AllowPublicClientRegistration:         srv.AllowPublicClientRegistration,
+		AllowLocalhostRedirectURIs:            srv.AllowLocalhostRedirectURIs,
+		TrustedPublicRegistrationSchemes:      srv.TrustedPublicRegistrationSchemes,
+		TrustedPublicRegistrationRedirectURIs: srv.TrustedPublicRegistrationRedirectURIs,
+		SessionDuration:                       srv.SessionDuration,
+		AllowedOrigins:                        srv.AllowedOrigins,
+		EnableCIMD:                            srv.EnableCIMD,
+		Logger:                                log,
+	})
+	if err != nil {
+		return nil, err
+	}
 	return &inbound{
-		auth: v.Authenticator(verify.AuthenticatorOptions{ResourceMetadataURL: base + metadataPath}),
+		server: as,
+		auth: as.Authenticator(authserver.AuthenticatorOptions{
+			Others:              v.Authenticator(verify.AuthenticatorOptions{ResourceMetadataURL: base + metadataPath}),
+			ResourceMetadataURL: base + metadataPath,
+		}),
 		metadata: &oauthex.ProtectedResourceMetadata{
 			Resource:               srv.EffectiveResourceIdentifier(),
-			AuthorizationServers:   []string{provider.URL},
+			AuthorizationServers:   []string{base},
 			BearerMethodsSupported: []string{"header"},
 			ScopesSupported:        []string{"openid", "profile", "email", "groups"},
 			ResourceName:           "musterd",
@@ -109,4 +147,32 @@ func (in *inbound) mount(mux *http.ServeMux) {
 	for _, path := range []string{metadataPath, metadataPath + "/mcp"} {
 		mux.Handle(path, h)
 	}
+	as := in.server.Handler()
+	for _, path := range in.server.Paths() {
+		mux.Handle(path, as)
+	}
+}
+
+// audienceName is what an audience of spec.auth.requiredAudiences may be
+// to become a scope: nothing that could end the scope or start another.
+var audienceName = regexp.MustCompile(`^[A-Za-z0-9._:/@-]+$`)
+
+// audienceScopes are the scopes a login through musterd asks the provider
+// for besides its own: Dex's audience:server:client_id:<aud> for each of
+// requiredAudiences of the servers that get the user's ID token, so that
+// the token Dex issues is valid for them too.
+func (d *daemon) audienceScopes() []string {
+	var scopes []string
+	for _, e := range d.Index.List(v1alpha1.KindMCPServer) {
+		server, ok := e.Object.(*v1alpha1.MCPServer)
+		if !ok || server == nil || server.Spec.Auth == nil || !server.Spec.Auth.ForwardToken {
+			continue
+		}
+		for _, aud := range server.Spec.Auth.RequiredAudiences {
+			if audienceName.MatchString(aud) {
+				scopes = append(scopes, "audience:server:client_id:"+aud)
+			}
+		}
+	}
+	return scopes
 }

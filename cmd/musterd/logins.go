@@ -194,13 +194,22 @@ func (l *logins) paths() []string {
 }
 
 // tokenStore is where the users' tokens and pending logins are kept:
-// memory, or with storage.type valkey the Valkey it names, every value
-// sealed with encryptionKey, which it then requires. A Valkey that cannot
-// be reached stops the start: tokens are never kept in memory instead.
+// memory, or with storage.type valkey the Valkey it names (sealedStore).
 func tokenStore(srv oauthconfig.Server, outbound *http.Transport) (oauthclient.Store, error) {
 	if srv.Storage.Type != oauthconfig.StorageValkey {
 		return oauthclient.NewMemoryStore(), nil
 	}
+	sealed, err := sealedStore(srv, outbound)
+	if err != nil {
+		return nil, err
+	}
+	return oauthclient.NewKVStore(sealed), nil
+}
+
+// sealedStore is the Valkey of storage.type valkey, every value sealed
+// with encryptionKey, which it then requires. A Valkey that cannot be
+// reached stops the start: tokens are never kept in memory instead.
+func sealedStore(srv oauthconfig.Server, outbound *http.Transport) (store.Store, error) {
 	key := srv.EncryptionKeyBytes()
 	if key == nil {
 		return nil, errors.New("aggregator.oauth.server.storage: valkey needs aggregator.oauth.server.encryptionKey (or encryptionKeyFile): the tokens are kept sealed with it")
@@ -224,7 +233,7 @@ func tokenStore(srv oauthconfig.Server, outbound *http.Transport) (oauthclient.S
 		_ = kv.Close()
 		return nil, fmt.Errorf("aggregator.oauth.server.encryptionKey: %w", err)
 	}
-	return oauthclient.NewKVStore(sealed), nil
+	return sealed, nil
 }
 
 // issuerChanged ends the users' own connections to the servers named

@@ -61,7 +61,22 @@ type ssoAuthenticator struct {
 	seen  func(who identity.Identity, token string)
 }
 
+// forwardingAuthenticator says, beside who the caller is, which token a
+// forwarding server gets for them when it is not the one presented: for
+// a token of musterd's own authorization server, the user's ID token
+// from the identity provider (authserver.Authenticator).
+type forwardingAuthenticator interface {
+	AuthenticateForwarding(r *http.Request) (identity.Identity, string, *identity.Challenge)
+}
+
 func (a ssoAuthenticator) Authenticate(r *http.Request) (identity.Identity, *identity.Challenge) {
+	if f, ok := a.inner.(forwardingAuthenticator); ok {
+		who, token, challenge := f.AuthenticateForwarding(r)
+		if challenge == nil && who.Subject != "" {
+			a.seen(who, token)
+		}
+		return who, challenge
+	}
 	who, challenge := a.inner.Authenticate(r)
 	if challenge == nil && who.Subject != "" {
 		_, token, _ := strings.Cut(r.Header.Get("Authorization"), " ")

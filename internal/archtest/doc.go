@@ -20,6 +20,7 @@
 //	following the bus at a reader's pace                      pkg/bus (Follow)
 //	muster's view of the events, and following it             pkg/musterevents
 //	the aggregator.oauth configuration, its secrets           pkg/oauth/config
+//	musterd as authorization server (op.NewProvider)          pkg/oauth/authserver
 //
 //	MCP client ──▶ mcpserve ──▶ router ──▶ coretools (core_…)
 //	                              │   ├──▶ catalogue ──▶ supervisor ──▶ a managed server

@@ -32,6 +32,7 @@ var homes = []struct{ concept, home string }{
 	{"following the bus at a reader's pace (bus.Follow)", "pkg/bus"},
 	{"muster's view of the events, and following it (core_events)", "pkg/musterevents"},
 	{"the live page: its static files, embedded and served under /ui/", "pkg/ui"},
+	{"musterd as OAuth authorization server: registration, /oauth/authorize through the identity provider, /oauth/callback, musterd's own tokens (zitadel's op.Provider), their check at the endpoint", "pkg/oauth/authserver"},
 	{"musterd as OAuth client of protected servers: discovery, login through /oauth/proxy, the users' tokens for them", "pkg/oauth/client"},
 	{"the aggregator.oauth configuration: its keys, muster's defaults, its checks and its secrets (config.Secret)", "pkg/oauth/config"},
 }
@@ -125,6 +126,10 @@ func secondHomes(files []goFile) []string {
 				if f.pkg != "pkg/ui" {
 					wrong = append(wrong, where+": serves static files ("+s+"): the live page is pkg/ui's")
 				}
+			case "op.NewProvider", "op.NewOpenIDProvider":
+				if !strings.HasPrefix(f.pkg, "pkg/oauth/") {
+					wrong = append(wrong, where+": makes an OpenID provider ("+s+"): musterd's authorization server is pkg/oauth/authserver's")
+				}
 			case "bus.SubscriberOptions", "bus.Subscribe":
 				if f.pkg == "pkg/api" || f.pkg == "pkg/coretools" {
 					wrong = append(wrong, where+": an edge follows the bus only through bus.Follow")
@@ -174,6 +179,8 @@ func TestTheHomesCheckCatchesASecondHome(t *testing.T) {
 		{`var h = http.FileServerFS(nil)`, "pkg/ui", "pkg/api"},
 		{`func f() { log.Debug("MCP tool call") }`, "pkg/router", "pkg/mcpserve"},
 		{`const section = "aggregator.oauth.server"`, "pkg/oauth/config", "pkg/mcpserve"},
+		{`var p, _ = op.NewProvider(nil, nil, nil)`, "pkg/oauth/authserver", "pkg/api"},
+		{`var p, _ = op.NewOpenIDProvider("", nil, nil)`, "pkg/oauth/authserver", "pkg/mcpserve"},
 	} {
 		assert.Empty(t, secondHomes([]goFile{file(c.home, c.src)}), "%s in %s", c.src, c.home)
 		assert.Len(t, secondHomes([]goFile{file(c.stray, c.src)}), 1, "%s in %s", c.src, c.stray)

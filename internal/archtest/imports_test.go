@@ -55,6 +55,10 @@ var allowed = map[string][]string{
 	// Checking a caller's bearer token against the issuers musterd
 	// trusts: beside the endpoint's guard, over package identity.
 	"pkg/oauth/verify": {"pkg/identity"},
+	// musterd as OAuth authorization server, its provider upstream: an
+	// edge the wiring mounts and composes with the verifier's check; its
+	// state lives in the store.
+	"pkg/oauth/authserver": {"pkg/identity", "pkg/oauth/store"},
 	// musterd as OAuth client of the protected servers: discovery, the
 	// users' logins through /oauth/proxy, their tokens per issuer. A
 	// library the wiring mounts and the per-user connections read through
@@ -225,6 +229,8 @@ func TestTheCheckCatchesWrongWayImports(t *testing.T) {
 	assert.Len(t, violations("pkg/mcpserve", []string{module + "/pkg/supervisor"}), 1, "the endpoint reaches servers only through the router")
 	assert.Len(t, violations("pkg/mcpserve", []string{module + "/pkg/coretools"}), 1, "the endpoint implements no exposed tool")
 	assert.Len(t, violations("pkg/router", []string{module + "/pkg/coretools"}), 1, "the router knows its sources by interface")
+	assert.Empty(t, violations("pkg/oauth/authserver", []string{module + "/pkg/identity", module + "/pkg/oauth/store"}))
+	assert.Len(t, violations("pkg/oauth/authserver", []string{module + "/pkg/supervisor"}), 1, "the authorization server knows no stage")
 }
 
 // packages returns the module's packages (their paths below it, test-only

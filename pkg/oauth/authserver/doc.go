@@ -1,0 +1,75 @@
+// Package authserver is musterd as an OAuth 2.1 authorization server,
+// with its identity provider (Dex) upstream: a client registers at
+// /oauth/register, sends its user to /oauth/authorize, which sends them to
+// the provider to log in; the provider sends them back to /oauth/callback,
+// which sends them on to the client with musterd's code; /oauth/token
+// redeems it for musterd's access and refresh tokens, /oauth/revoke
+// revokes them, and /.well-known/oauth-authorization-server and
+// /.well-known/openid-configuration describe it all.
+//
+// Place: an edge of musterd, beside package oauth/verify, wired by
+// cmd/musterd into its HTTP mux and its check of callers. It imports
+// package identity and package oauth/store (where everything it keeps
+// lives: memory, or a sealed Valkey), nothing of the pipeline. The
+// protocol work is zitadel/oidc's op package (request parsing, client
+// authentication, redirect URI policy, the PKCE check, error answers,
+// discovery), behind a Storage of musterd's and a LegacyServer whose
+// token endpoints musterd answers itself; the upstream login is
+// golang.org/x/oauth2's (PKCE) and go-oidc's (discovery, the ID token's
+// check). Nothing here parses a JWT or computes a PKCE challenge by hand.
+//
+// Guarantees:
+//   - musterd's access and refresh tokens are opaque random strings
+//     (prefixed mdat_ and mdrt_), stored by their SHA-256 only; codes and
+//     login states likewise. musterd signs nothing: the id_token of its
+//     token responses is the provider's own ID token of that login
+//     (renewed at the provider when about to expire), and its discovery
+//     names no jwks_uri.
+//     That ID token is the provider's for musterd's client: its aud is
+//     dex.clientId and its nonce musterd's own upstream one, so it tells
+//     a client who logged in, but is not one a client should verify as
+//     issued to itself (muster passes on the provider's the same way).
+//   - PKCE is required, S256 only: an authorization request without a
+//     challenge, or with plain, is refused back to the client. A code is
+//     redeemed once, by the client it was issued to, with the redirect
+//     URI it was issued for.
+//   - Every authorization response carries iss (RFC 9207), and the
+//     metadata says so (authorization_response_iss_parameter_supported).
+//     An upstream callback whose iss names another issuer is refused.
+//   - /oauth/callback acts only on a state musterd issued for a login
+//     under way (single use, ten minutes); anything else gets an error
+//     page and sends no one anywhere.
+//   - The upstream login asks Upstream.Scopes plus ExtraScopes, uses PKCE
+//     and a nonce, and accepts the login only when the ID token's issuer,
+//     audience (musterd's client), expiry and nonce check (its signature
+//     too, unless the token endpoint is reached over TLS, which OpenID
+//     Connect lets stand for it).
+//   - Access tokens last AccessTokenTTL (30 minutes), less when the
+//     provider's token expires sooner. A refresh token lasts
+//     SessionDuration (720h) and is single-use: each refresh rotates it,
+//     and a rotated one presented again revokes its whole family (the
+//     login); concurrent refreshes of one family are serialised within
+//     one musterd (several musterds on one Valkey may race one rotation:
+//     both answer with tokens, and the refresh token kept last is the
+//     one that refreshes next). Revoking a refresh token revokes its
+//     family; revoking an
+//     access token, that token. A token exchange at /oauth/token is
+//     answered invalid_grant, before any client authentication: musterd
+//     mints tokens for no other audience.
+//   - Registration follows muster's rules (RegistrationToken,
+//     AllowPublicClientRegistration, trusted schemes and URIs,
+//     AllowLocalhostRedirectURIs, application_type web or native). With
+//     EnableCIMD a client ID that is the https URL of a Client ID
+//     Metadata Document needs none: the document is fetched (bounded, no
+//     redirects, never from a loopback, private or link-local address
+//     unless CIMDAllowPrivateAddresses), must name that URL as client_id
+//     and a public client, and is kept an hour.
+//   - Authenticator lets in musterd's own access tokens as the login's
+//     user (identity.Identity: the provider's sub and issuer, Session the
+//     family) and hands any other token to the check it wraps; a bad one
+//     of musterd's gets the 401 challenge naming the resource metadata.
+//   - CORS answers go to AllowedOrigins (allowedOrigins) alone; with
+//     none, to no origin (zitadel's own default would allow any).
+//   - No token, code, state or secret reaches a log or an error; logs
+//     name users by identity.LogTag.
+package authserver

@@ -1,0 +1,195 @@
+package authserver
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/zitadel/oidc/v3/pkg/oidc"
+	"github.com/zitadel/oidc/v3/pkg/op"
+)
+
+// CodeExchange redeems musterd's code (once; PKCE checked by zitadel's
+// AuthorizeCodeChallenge) for a new family's tokens.
+func (s *server) CodeExchange(ctx context.Context, r *op.ClientRequest[oidc.AccessTokenRequest]) (*op.Response, error) {
+	as := s.as
+	req, err := op.AuthRequestByCode(ctx, as.storage, r.Data.Code)
+	if err != nil {
+		return nil, err
+	}
+	rec := req.(authRequest).r
+	_ = as.storage.DeleteAuthRequest(ctx, rec.ID)
+	if err := op.AuthorizeCodeChallenge(r.Data.CodeVerifier, req.GetCodeChallenge()); err != nil {
+		return nil, err
+	}
+	if r.Client.GetID() != rec.ClientID {
+		return nil, oidc.ErrInvalidGrant().WithDescription("the code was issued to another client")
+	}
+	if r.Data.RedirectURI != rec.RedirectURI {
+		return nil, oidc.ErrInvalidGrant().WithDescription("redirect_uri does not correspond")
+	}
+	if !req.Done() {
+		return nil, oidc.ErrInvalidGrant().WithDescription("the login is not complete")
+	}
+	fam := &familyRecord{ID: random(16), ClientID: rec.ClientID, Subject: rec.Subject, Scopes: rec.Scopes, Upstream: rec.Upstream, Created: as.opts.Now()}
+	resp, err := as.mint(ctx, fam)
+	if err != nil {
+		return nil, err
+	}
+	return op.NewResponse(resp), nil
+}
+
+// RefreshToken rotates a refresh token: the old one is spent, and its
+// family gets a new pair. A spent one presented again means it leaked,
+// so its whole family is revoked (OAuth 2.1 §4.3.1). The provider's
+// tokens are renewed first when they are about to expire; a provider
+// that refuses ends the family.
+func (s *server) RefreshToken(ctx context.Context, r *op.ClientRequest[oidc.RefreshTokenRequest]) (*op.Response, error) {
+	as := s.as
+	token := r.Data.RefreshToken
+	invalid := oidc.ErrInvalidGrant().WithDescription("the refresh token is invalid, expired or revoked")
+	if !strings.HasPrefix(token, refreshPrefix) {
+		return nil, invalid
+	}
+	var rt refreshRecord
+	if err := getJSON(ctx, as.opts.Store, kindRefresh+hashed(token), &rt); err != nil {
+		if errors.Is(err, errNotFound) {
+			return nil, invalid
+		}
+		return nil, oidc.ErrServerError().WithParent(err)
+	}
+	if rt.Client != r.Client.GetID() {
+		return nil, invalid
+	}
+	unlock := as.lockFamily(rt.Family)
+	defer unlock()
+	// Read again under the lock: a concurrent rotation may have spent it.
+	if err := getJSON(ctx, as.opts.Store, kindRefresh+hashed(token), &rt); err != nil {
+		return nil, invalid
+	}
+	if rt.Used {
+		as.revokeFamily(ctx, rt.Family)
+		as.opts.Logger.Warn("authserver: a spent refresh token was presented again; its login is revoked", "client", rt.Client)
+		return nil, invalid
+	}
+	var fam familyRecord
+	if err := getJSON(ctx, as.opts.Store, kindFamily+rt.Family, &fam); err != nil || fam.Refresh != hashed(token) {
+		return nil, invalid
+	}
+	for _, scope := range r.Data.Scopes {
+		if !slices.Contains(fam.Scopes, scope) {
+			return nil, oidc.ErrInvalidScope().WithDescription("a refresh cannot widen the scope")
+		}
+	}
+	rt.Used = true
+	if err := putJSON(ctx, as.opts.Store, kindRefresh+hashed(token), rt, as.opts.SessionDuration); err != nil {
+		return nil, oidc.ErrServerError().WithParent(err)
+	}
+	if fam.Upstream.stale(as.opts.Now()) {
+		fresh, err := as.upstream.refresh(ctx, fam.Upstream)
+		if err != nil {
+			as.opts.Logger.Warn("authserver: the identity provider did not renew a login; it ends", "error", err)
+			as.revokeFamily(ctx, fam.ID)
+			return nil, oidc.ErrInvalidGrant().WithDescription("the login at the identity provider has ended; log in again")
+		}
+		fam.Upstream = fresh
+	}
+	resp, err := as.mint(ctx, &fam)
+	if err != nil {
+		return nil, err
+	}
+	return op.NewResponse(resp), nil
+}
+
+// Revocation revokes an access token, or a refresh token with its whole
+// family (RFC 7009 §2.1). A token that is not one of musterd's, or not
+// the client's, is no error: the answer does not tell.
+func (s *server) Revocation(ctx context.Context, r *op.ClientRequest[oidc.RevocationRequest]) (*op.Response, error) {
+	as := s.as
+	token := r.Data.Token
+	switch {
+	case strings.HasPrefix(token, accessPrefix):
+		var at accessRecord
+		if getJSON(ctx, as.opts.Store, kindAccess+hashed(token), &at) == nil && at.Client == r.Client.GetID() {
+			_ = as.opts.Store.Delete(ctx, kindAccess+hashed(token))
+		}
+	case strings.HasPrefix(token, refreshPrefix):
+		var rt refreshRecord
+		if getJSON(ctx, as.opts.Store, kindRefresh+hashed(token), &rt) == nil && rt.Client == r.Client.GetID() {
+			as.revokeFamily(ctx, rt.Family)
+		}
+	}
+	return op.NewResponse(struct{}{}), nil
+}
+
+// mint issues fam a new access and refresh token and keeps fam. The
+// access token lasts AccessTokenTTL, or less when the provider's token
+// expires sooner; the refresh token and the family SessionDuration from
+// now.
+func (as *Server) mint(ctx context.Context, fam *familyRecord) (*oidc.AccessTokenResponse, error) {
+	now := as.opts.Now()
+	ttl := as.opts.AccessTokenTTL
+	if left := fam.Upstream.Expiry.Sub(now); !fam.Upstream.Expiry.IsZero() && left < ttl {
+		ttl = max(left, time.Second)
+	}
+	access, refresh := accessPrefix+random(32), refreshPrefix+random(32)
+	fam.Refresh = hashed(refresh)
+	kv := as.opts.Store
+	if err := putJSON(ctx, kv, kindFamily+fam.ID, fam, as.opts.SessionDuration); err != nil {
+		return nil, oidc.ErrServerError().WithParent(err)
+	}
+	if err := putJSON(ctx, kv, kindRefresh+fam.Refresh, refreshRecord{Family: fam.ID, Client: fam.ClientID}, as.opts.SessionDuration); err != nil {
+		return nil, oidc.ErrServerError().WithParent(err)
+	}
+	at := accessRecord{Family: fam.ID, Expiry: now.Add(ttl), Scopes: fam.Scopes, Client: fam.ClientID, Subject: fam.Subject}
+	if err := putJSON(ctx, kv, kindAccess+hashed(access), at, ttl); err != nil {
+		return nil, oidc.ErrServerError().WithParent(err)
+	}
+	return &oidc.AccessTokenResponse{
+		AccessToken: access, TokenType: oidc.BearerToken, RefreshToken: refresh,
+		ExpiresIn: uint64(ttl / time.Second), IDToken: fam.Upstream.IDToken, Scope: fam.Scopes,
+	}, nil
+}
+
+// revokeFamily ends a login: its record goes, and with it every access
+// token of it (Session looks the family up) and its live refresh token.
+func (as *Server) revokeFamily(ctx context.Context, id string) {
+	var fam familyRecord
+	keys := []string{kindFamily + id}
+	if getJSON(ctx, as.opts.Store, kindFamily+id, &fam) == nil && fam.Refresh != "" {
+		keys = append(keys, kindRefresh+fam.Refresh)
+	}
+	if err := as.opts.Store.Delete(ctx, keys...); err != nil {
+		as.opts.Logger.Warn("authserver: a login could not be revoked", "error", err)
+	}
+}
+
+// lockFamily serialises the rotations of one family in this process.
+func (as *Server) lockFamily(id string) (unlock func()) {
+	as.familiesMu.Lock()
+	l, ok := as.families[id]
+	if !ok {
+		l = &familyLock{}
+		as.families[id] = l
+	}
+	l.waiters++
+	as.familiesMu.Unlock()
+	l.mu.Lock()
+	return func() {
+		l.mu.Unlock()
+		as.familiesMu.Lock()
+		if l.waiters--; l.waiters == 0 {
+			delete(as.families, id)
+		}
+		as.familiesMu.Unlock()
+	}
+}
+
+// familyLock is a family's lock, with how many hold or wait for it.
+type familyLock struct {
+	mu      sync.Mutex
+	waiters int
+}
