@@ -72,9 +72,9 @@ func (f *oidcFlags) guard(mux *http.ServeMux, base string) (func(http.Handler) h
 		if err != nil {
 			return nil, errors.Join(auth.ErrInvalidToken, err)
 		}
-		// The token itself too, for whoami: a test checks which token
-		// reached the server.
-		return &auth.TokenInfo{UserID: tok.Subject, Expiration: tok.Expiry, Extra: map[string]any{"token": raw}}, nil
+		// Not the token: whoami answers the user alone, so that no answer
+		// carries a token (GET /tokens lists what reached the server).
+		return &auth.TokenInfo{UserID: tok.Subject, Expiration: tok.Expiry}, nil
 	}
 	return guardCounting(mux, verify, metadataURL), nil
 }

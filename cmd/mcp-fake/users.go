@@ -81,9 +81,8 @@ func addToolTool(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResu
 }
 
 // whoamiTool answers "USER TOKEN": who the bearer token of its request
-// belongs to, and the token, as -bearer-users or -authorization-server
-// took it; "anonymous -"
-// without one.
+// belongs to, and the token, as -bearer-users took it; "anonymous -"
+// without one. Under -authorization-server it answers "USER " alone.
 func whoamiTool(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	var info *auth.TokenInfo
 	if req.Extra != nil {
