@@ -277,6 +277,8 @@ func (tm *team) config() string {
       dex: {issuerUrl: %s, clientId: %s, clientSecret: musterd-secret}
       storage: {type: valkey, valkey: {url: %s}}
       encryptionKey: %s
+      allowPublicClientRegistration: true
+      allowLocalhostRedirectURIs: true
     mcpClient:
       enabled: true
       publicUrl: %s

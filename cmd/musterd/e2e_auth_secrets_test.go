@@ -30,6 +30,9 @@ import (
 //     musterd and forwarded by SSO;
 //   - the tokens musterd got for them at a protected server's login, and
 //     their refresh tokens and PKCE verifiers, kept sealed in Valkey;
+//   - musterd's own access and refresh tokens of a login through its
+//     authorization server, the provider's tokens it holds for that login,
+//     and the ID token it passes on;
 //   - the static API token.
 //
 // Where they are looked for: the daemon's log, every file of its state
@@ -99,6 +102,17 @@ func TestE2ENoTokenReachesLogsStateEventsTraceOrMCPAnswers(t *testing.T) {
 		require.NoError(t, err)
 	}
 	require.NotEqual(t, whoami["alice"], whoami["bob"])
+	// Alice logs in through musterd's own authorization server too, as
+	// muster's harness does, and calls with musterd's token.
+	_, viaMusterd := (&authServerRig{base: public, addr: tm.addr, dex: dex, env: e}).harnessLogin(t, "alice")
+	minted["musterd's access token"], minted["musterd's refresh token"], minted["the ID token musterd passed on"] =
+		viaMusterd.AccessToken, viaMusterd.RefreshToken, viaMusterd.IDToken
+	asViaMusterd := connectMCP(t, public+"/mcp", mcpDial{version: "2025-11-25",
+		httpClient: &http.Client{Transport: answers.recording(bearerTransport{viaMusterd.AccessToken})}})
+	eventually(t, "musterd's token has the forwarding server's tools", func() bool { return slices.Contains(metaToolNames(t, asViaMusterd), "x_sso_whoami") })
+	out, isErr := musterCall(t, asViaMusterd, "x_sso_whoami", nil)
+	require.False(t, isErr, out)
+	authStatus(t, asViaMusterd)
 	// The static token's caller, on the native view.
 	direct := connectMCP(t, public+"/mcp/direct", mcpDial{httpClient: &http.Client{Transport: answers.recording(bearerTransport{staticToken})}})
 	_, err = direct.ListTools(t.Context(), nil)
@@ -226,17 +240,37 @@ func heldSecrets(t *testing.T, redis *redistest.Redis, key []byte) map[string]st
 		if !found {
 			continue
 		}
-		var fields map[string]any
+		var fields any
 		if json.Unmarshal(value, &fields) != nil {
 			continue
 		}
-		for _, f := range []string{"a", "r", "v"} {
-			if s, _ := fields[f].(string); len(s) >= 16 && !strings.HasPrefix(s, "http") {
-				held[fmt.Sprintf("the store's %s of %s", f, k)] = s
-			}
-		}
+		collectSecrets(fields, "the store's "+k, held)
 	}
 	return held
+}
+
+// secretFields are the fields of the store's values that hold a secret:
+// the OAuth client's tokens and login verifiers (a, r, v), and the
+// authorization server's upstream tokens and login verifiers.
+var secretFields = map[string]bool{"a": true, "r": true, "v": true,
+	"access_token": true, "refresh_token": true, "id_token": true, "verifier": true, "client_secret": true}
+
+// collectSecrets adds to held the secretFields of value, at any depth.
+func collectSecrets(value any, where string, held map[string]string) {
+	switch v := value.(type) {
+	case map[string]any:
+		for f, x := range v {
+			if s, ok := x.(string); ok && secretFields[f] && len(s) >= 16 && !strings.HasPrefix(s, "http") {
+				held[where+" "+f] = s
+				continue
+			}
+			collectSecrets(x, where+" "+f, held)
+		}
+	case []any:
+		for i, x := range v {
+			collectSecrets(x, fmt.Sprintf("%s[%d]", where, i), held)
+		}
+	}
 }
 
 // answerLog keeps every response body its transports read.
