@@ -528,7 +528,7 @@ func newDaemon(cfg daemonConfig, log *slog.Logger, record io.Writer) (*daemon, e
 		return nil, err
 	}
 	d.SSO = newSSO(d, log)
-	if d.Inbound, err = newInbound(cfg.oauth.Server, outboundTransport(cfg.extraCAs)); err != nil {
+	if d.Inbound, err = newInbound(cfg.oauth.Server, outboundTransport(cfg.extraCAs), log); err != nil {
 		return nil, fmt.Errorf("aggregator.oauth.server: %w", err)
 	}
 	if d.Logins, err = newLogins(d, cfg.oauth, outboundTransport(cfg.extraCAs), log); err != nil {

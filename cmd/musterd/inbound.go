@@ -1,6 +1,7 @@
 package main
 
 import (
+	"log/slog"
 	"net/http"
 	"strings"
 	"time"
@@ -17,7 +18,8 @@ import (
 // Who musterd lets in when config.yaml's aggregator.oauth.server is
 // enabled: as muster does, the tokens of its identity provider
 // (dex.issuerUrl) issued for musterd (dex.clientId, or one of
-// trustedAudiences), and the tokens of each of trustedIssuers on that
+// trustedAudiences), its access tokens that are no JWT (which its userinfo
+// endpoint vouches for), and the tokens of each of trustedIssuers on that
 // issuer's terms. Every MCP request and every request the static token
 // guarded then needs one of them, and the caller is the token's user.
 // musterd is no authorization server of its own yet: its protected-
@@ -36,7 +38,7 @@ type inbound struct {
 
 // newInbound returns nil when aggregator.oauth.server is off: the static
 // token's check applies.
-func newInbound(srv oauthconfig.Server, outbound *http.Transport) (*inbound, error) {
+func newInbound(srv oauthconfig.Server, outbound *http.Transport, log *slog.Logger) (*inbound, error) {
 	if !srv.Enabled {
 		return nil, nil
 	}
@@ -53,7 +55,10 @@ func newInbound(srv oauthconfig.Server, outbound *http.Transport) (*inbound, err
 		issuers = append(issuers, verify.Issuer{URL: ti.Issuer, JWKSURL: ti.JwksURL, Audiences: ti.AllowedAudiences,
 			AcceptedTypes: types, AllowedClaims: ti.AllowedClaims, SubjectClaim: ti.SubjectClaim})
 	}
-	v, err := verify.New(verify.Options{Issuers: issuers, HTTPClient: &http.Client{Transport: outbound, Timeout: 30 * time.Second}})
+	// The provider's access tokens that are no JWT are its to vouch for,
+	// at its userinfo endpoint, as muster accepts them.
+	v, err := verify.New(verify.Options{Issuers: issuers, HTTPClient: &http.Client{Transport: outbound, Timeout: 30 * time.Second},
+		UserInfoIssuer: provider.URL, Log: log})
 	if err != nil {
 		return nil, err
 	}
