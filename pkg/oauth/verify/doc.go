@@ -14,7 +14,8 @@
 // Guarantees:
 //   - A token is accepted only when its issuer is one of Options.Issuers,
 //     exactly; its signature verifies against that issuer's keys (from
-//     its JWKSURL, else from its discovery document); it has not expired
+//     its JWKSURL, with any asymmetric algorithm, else from its discovery
+//     document, with the algorithms it names); it has not expired
 //     (Options.Now); its audience includes one of the issuer's Audiences
 //     (none listed: any); its typ header is one of AcceptedTypes (none
 //     listed: any); and each of AllowedClaims matches. Anything else is

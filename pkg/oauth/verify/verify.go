@@ -237,6 +237,12 @@ func (v *Verifier) verifierOf(ctx context.Context, is *issuer) (*oidc.IDTokenVer
 	config := &oidc.Config{SkipClientIDCheck: true, Now: v.opts.Now}
 	ctx = oidc.ClientContext(ctx, v.opts.HTTPClient)
 	if is.JWKSURL != "" {
+		// Without a discovery document to name the issuer's algorithms,
+		// go-oidc would take RS256 alone; every asymmetric one is as safe
+		// (the key's own type must fit), and workload issuers sign ES256.
+		for _, alg := range signingAlgorithms {
+			config.SupportedSigningAlgs = append(config.SupportedSigningAlgs, string(alg))
+		}
 		is.verifier = oidc.NewVerifier(is.URL, oidc.NewRemoteKeySet(ctx, is.JWKSURL), config)
 		return is.verifier, nil
 	}
