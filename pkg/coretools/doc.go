@@ -87,4 +87,9 @@
 //     events.DefinitionValidated through Options.Publish, its error
 //     scrubbed and redacted: a definition refused here never reaches the
 //     watchers, and muster's clients see its WorkflowValidationFailed.
+//   - core_mcpserver_create by an authenticated user (identity.From with a
+//     Subject) stamps that subject in the new server's annotation
+//     ui.giantswarm.io/registered-by, whatever the arguments say; an
+//     update keeps it; core_mcpserver_get and _list show it as
+//     registeredBy, as muster does. Without a user nothing is stamped.
 package coretools

@@ -138,6 +138,9 @@ type serverInfo struct {
 	NextRetryAfter      *time.Time                `json:"nextRetryAfter,omitempty"`
 	ToolsCount          int                       `json:"toolsCount,omitempty"`
 	ConnectedAt         *time.Time                `json:"connectedAt,omitempty"`
+	// RegisteredBy is the user who created it through
+	// core_mcpserver_create (RegisteredByAnnotation).
+	RegisteredBy string `json:"registeredBy,omitempty"`
 	// ProtocolVersion is the MCP generation musterd and the running server
 	// agreed to (status.protocolVersion), in core_mcpserver_get only. A
 	// musterd addition.
@@ -158,6 +161,7 @@ func (p *Provider) serverInfoOf(e resources.Entry, verbose bool) serverInfo {
 		info.Command, info.Args, info.URL = spec.Command, spec.Args, spec.URL
 		info.Env, info.Headers, info.Auth, info.Timeout = spec.Env, spec.Headers, spec.Auth, spec.Timeout
 		info.ToolPrefix, info.Family = spec.ToolPrefix, spec.Family
+		info.RegisteredBy = obj.GetAnnotations()[RegisteredByAnnotation]
 	}
 	lastError, protocolVersion := "", ""
 	var warnings []string
