@@ -14,6 +14,7 @@ import (
 	"github.com/musterd/musterd/pkg/apis/muster/v1alpha1"
 	"github.com/musterd/musterd/pkg/events"
 	"github.com/musterd/musterd/pkg/identity"
+	"github.com/musterd/musterd/pkg/oauth/verify"
 )
 
 // Single sign-on by forwarding: a server whose spec says
@@ -24,10 +25,19 @@ import (
 // token is what each request to the server carries, so a user who comes
 // back with a fresh token gets going again. core_auth_login and
 // core_auth_logout refuse such servers, as muster's do.
+//
+// As muster does: only a JWT is forwarded, never a token that is no JWT
+// (an opaque access token only its provider can make sense of); and a
+// user's first request waits, up to ssoFirstWait, for their connections,
+// so that a client that lists its tools once, at start, sees them.
 
 // ssoRetry bounds how often a user's connection to one server is tried
 // again after it could not be opened.
 const ssoRetry = 30 * time.Second
+
+// ssoFirstWait bounds how long a user's first request waits for their
+// connections to the forwarding servers (muster's initSSOTimeout).
+const ssoFirstWait = 15 * time.Second
 
 // sso keeps each user's latest token and their connections to the
 // forwarding servers.
@@ -36,9 +46,16 @@ type sso struct {
 	log *slog.Logger
 
 	mu       sync.Mutex
-	tokens   map[string]string                // owner → the token it last presented
-	tried    map[ssoTarget]time.Time          // when a connection was last tried
-	inflight map[ssoTarget]context.CancelFunc // connections being opened
+	tokens   map[string]string        // owner → the token it last presented
+	tried    map[ssoTarget]time.Time  // when a connection was last tried
+	inflight map[ssoTarget]ssoAttempt // connections being opened
+}
+
+// ssoAttempt is a connection being opened.
+type ssoAttempt struct {
+	cancel context.CancelFunc
+	done   chan struct{} // closed when it is over
+	first  bool          // at the owner's first request, which waits for it
 }
 
 type ssoTarget struct {
@@ -47,11 +64,12 @@ type ssoTarget struct {
 }
 
 func newSSO(d *daemon, log *slog.Logger) *sso {
-	return &sso{d: d, log: log, tokens: map[string]string{}, tried: map[ssoTarget]time.Time{}, inflight: map[ssoTarget]context.CancelFunc{}}
+	return &sso{d: d, log: log, tokens: map[string]string{}, tried: map[ssoTarget]time.Time{}, inflight: map[ssoTarget]ssoAttempt{}}
 }
 
 // authenticator wraps inner: a user it lets in is seen, with the token
-// the request carried.
+// the request carried when that is a JWT; a token that is no JWT is never
+// passed on.
 func (s *sso) authenticator(inner identity.Authenticator) identity.Authenticator {
 	return ssoAuthenticator{inner: inner, seen: s.seen}
 }
@@ -65,7 +83,9 @@ func (a ssoAuthenticator) Authenticate(r *http.Request) (identity.Identity, *ide
 	who, challenge := a.inner.Authenticate(r)
 	if challenge == nil && who.Subject != "" {
 		_, token, _ := strings.Cut(r.Header.Get("Authorization"), " ")
-		a.seen(who, strings.TrimSpace(token))
+		if token = strings.TrimSpace(token); verify.IsJWT(token) {
+			a.seen(who, token)
+		}
 	}
 	return who, challenge
 }
@@ -81,14 +101,22 @@ func (s *sso) seen(who identity.Identity, token string) {
 	owner := who.Owner()
 	now := time.Now()
 	var open []ssoTarget
+	var wait []chan struct{}
 	s.mu.Lock()
+	_, known := s.tokens[owner]
 	s.tokens[owner] = token
 	for _, key := range forwarding {
 		t := ssoTarget{owner: owner, key: key}
 		if _, connected := s.d.Supervisor.UserConnection(key, owner); connected {
 			continue
 		}
-		if _, busy := s.inflight[t]; busy || now.Sub(s.tried[t]) < ssoRetry {
+		if a, busy := s.inflight[t]; busy {
+			if a.first {
+				wait = append(wait, a.done)
+			}
+			continue
+		}
+		if now.Sub(s.tried[t]) < ssoRetry {
 			continue
 		}
 		s.tried[t] = now
@@ -96,17 +124,35 @@ func (s *sso) seen(who identity.Identity, token string) {
 	}
 	for _, t := range open {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		s.inflight[t] = cancel
+		a := ssoAttempt{cancel: cancel, done: make(chan struct{}), first: !known}
+		s.inflight[t] = a
+		if a.first {
+			wait = append(wait, a.done)
+		}
 		go s.connect(ctx, t)
 	}
 	s.mu.Unlock()
+	if len(wait) == 0 {
+		return
+	}
+	deadline := time.NewTimer(ssoFirstWait)
+	defer deadline.Stop()
+	for _, done := range wait {
+		select {
+		case <-done:
+		case <-deadline.C:
+			return
+		}
+	}
 }
 
 // connect opens t's connection with the owner's latest token.
 func (s *sso) connect(ctx context.Context, t ssoTarget) {
 	defer func() {
 		s.mu.Lock()
-		s.inflight[t]()
+		a := s.inflight[t]
+		a.cancel()
+		close(a.done)
 		delete(s.inflight, t)
 		s.mu.Unlock()
 	}()

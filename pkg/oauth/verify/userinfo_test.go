@@ -218,3 +218,17 @@ func TestAProviderThatHangsIsARefusalInTime(t *testing.T) {
 		assert.Contains(t, log.String(), "deadline exceeded")
 	})
 }
+
+// IsJWT tells a signed JWT (which a server downstream can verify) from a
+// token that is not one (which only its provider can make sense of).
+func TestIsJWT(t *testing.T) {
+	d := dextest.Start(t, dextest.Options{})
+	token := d.PasswordToken(t, dextest.ClientMusterd, "alice")
+	id, _ := token.Extra("id_token").(string)
+	assert.True(t, verify.IsJWT(id))
+	assert.True(t, verify.IsJWT(token.AccessToken), "Dex's access tokens are JWTs")
+	assert.True(t, verify.IsJWT(forge(t, map[string]any{"sub": "x"})), "whoever signed it")
+	for _, opaque := range []string{"", "opaque-token", "a.b.c", token.RefreshToken} {
+		assert.False(t, verify.IsJWT(opaque), opaque)
+	}
+}

@@ -165,6 +165,14 @@ func refuse(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrInvalidToken, fmt.Sprintf(format, args...))
 }
 
+// IsJWT tells whether raw has the form of a signed JWT (whatever its
+// issuer or signature): one a server downstream can verify, as a token that
+// is no JWT only its provider can.
+func IsJWT(raw string) bool {
+	_, err := jwt.ParseSigned(raw, signingAlgorithms)
+	return err == nil
+}
+
 // Verify checks raw and returns whom it names.
 func (v *Verifier) Verify(ctx context.Context, raw string) (identity.Identity, error) {
 	// Which issuer it claims, to choose how to verify it; nothing read
