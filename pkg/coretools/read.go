@@ -17,6 +17,7 @@ import (
 	"github.com/musterd/musterd/pkg/apis/muster/v1alpha1"
 	"github.com/musterd/musterd/pkg/controls"
 	"github.com/musterd/musterd/pkg/events"
+	"github.com/musterd/musterd/pkg/identity"
 	"github.com/musterd/musterd/pkg/redact"
 	"github.com/musterd/musterd/pkg/resources"
 	"github.com/musterd/musterd/pkg/tooldef"
@@ -340,21 +341,22 @@ func (p *Provider) workflowStatus(key events.Key) (v1alpha1.WorkflowStatus, bool
 // it needs that nothing offers: judged now (Options.WorkflowAvailability),
 // as muster judges it at each call, or else the Workflow reconciler's last
 // verdict. A workflow not reconciled yet is then not available.
-func (p *Provider) availability(key events.Key) (bool, []string) {
+func (p *Provider) availability(ctx context.Context, key events.Key) (bool, []string) {
 	if p.opts.WorkflowAvailability != nil {
-		available, missing, _ := p.opts.WorkflowAvailability(key)
+		who, _ := identity.From(ctx)
+		available, missing, _ := p.opts.WorkflowAvailability(key, who.Owner())
 		return available, missing
 	}
 	st, ok := p.workflowStatus(key)
 	return ok && st.Valid, st.MissingTools
 }
 
-func (p *Provider) available(key events.Key) bool {
-	ok, _ := p.availability(key)
+func (p *Provider) available(ctx context.Context, key events.Key) bool {
+	ok, _ := p.availability(ctx, key)
 	return ok
 }
 
-func (p *Provider) workflowList(context.Context, tooldef.Args) (*mcp.CallToolResult, error) {
+func (p *Provider) workflowList(ctx context.Context, _ tooldef.Args) (*mcp.CallToolResult, error) {
 	type entry struct {
 		Name        string `json:"name"`
 		Available   bool   `json:"available"`
@@ -362,7 +364,7 @@ func (p *Provider) workflowList(context.Context, tooldef.Args) (*mcp.CallToolRes
 	}
 	list := []entry{}
 	for _, e := range p.sortedEntries(v1alpha1.KindWorkflow) {
-		w := entry{Name: e.Key.Name, Available: p.available(e.Key)}
+		w := entry{Name: e.Key.Name, Available: p.available(ctx, e.Key)}
 		if obj, ok := e.Object.(*v1alpha1.Workflow); ok {
 			w.Description = obj.Spec.Description
 		}
@@ -371,7 +373,7 @@ func (p *Provider) workflowList(context.Context, tooldef.Args) (*mcp.CallToolRes
 	return tooldef.JSON(map[string]any{"workflows": list})
 }
 
-func (p *Provider) workflowGet(_ context.Context, a tooldef.Args) (*mcp.CallToolResult, error) {
+func (p *Provider) workflowGet(ctx context.Context, a tooldef.Args) (*mcp.CallToolResult, error) {
 	e, err := p.find(v1alpha1.KindWorkflow, a.Str("name"))
 	if err != nil {
 		return tooldef.Error("Failed to get workflow: " + err.Error()), nil
@@ -393,7 +395,7 @@ func (p *Provider) workflowGet(_ context.Context, a tooldef.Args) (*mcp.CallTool
 		return nil, err
 	}
 	workflow["name"], workflow["namespace"] = e.Key.Name, e.Key.Namespace
-	available, missing := p.availability(e.Key)
+	available, missing := p.availability(ctx, e.Key)
 	workflow["available"] = available
 	if len(missing) > 0 {
 		workflow["missingTools"] = missing
@@ -410,12 +412,12 @@ func (p *Provider) workflowGet(_ context.Context, a tooldef.Args) (*mcp.CallTool
 	return tooldef.JSON(map[string]any{"workflow": workflow, "yaml": string(doc)})
 }
 
-func (p *Provider) workflowAvailable(_ context.Context, a tooldef.Args) (*mcp.CallToolResult, error) {
+func (p *Provider) workflowAvailable(ctx context.Context, a tooldef.Args) (*mcp.CallToolResult, error) {
 	e, err := p.find(v1alpha1.KindWorkflow, a.Str("name"))
 	if err != nil {
 		return tooldef.Error("Failed to check workflow: " + err.Error()), nil
 	}
-	return tooldef.JSON(map[string]any{"name": e.Key.Name, "available": p.available(e.Key)})
+	return tooldef.JSON(map[string]any{"name": e.Key.Name, "available": p.available(ctx, e.Key)})
 }
 
 // reconcileEntry is one resource's reconcile state.
