@@ -45,17 +45,15 @@ type sso struct {
 	d   *daemon
 	log *slog.Logger
 
-	mu       sync.Mutex
-	tokens   map[string]string        // owner → the token it last presented
-	tried    map[ssoTarget]time.Time  // when a connection was last tried
-	inflight map[ssoTarget]ssoAttempt // connections being opened
-}
+	// firsts are the attempts begun at an owner's first request, which
+	// that request (and any other of the owner's meanwhile) waits for:
+	// each channel is closed when its attempt is over. Under mu.
+	firsts map[ssoTarget]chan struct{}
 
-// ssoAttempt is a connection being opened.
-type ssoAttempt struct {
-	cancel context.CancelFunc
-	done   chan struct{} // closed when it is over
-	first  bool          // at the owner's first request, which waits for it
+	mu       sync.Mutex
+	tokens   map[string]string                // owner → the token it last presented
+	tried    map[ssoTarget]time.Time          // when a connection was last tried
+	inflight map[ssoTarget]context.CancelFunc // connections being opened
 }
 
 type ssoTarget struct {
@@ -64,7 +62,8 @@ type ssoTarget struct {
 }
 
 func newSSO(d *daemon, log *slog.Logger) *sso {
-	return &sso{d: d, log: log, tokens: map[string]string{}, tried: map[ssoTarget]time.Time{}, inflight: map[ssoTarget]ssoAttempt{}}
+	return &sso{d: d, log: log, tokens: map[string]string{}, tried: map[ssoTarget]time.Time{}, inflight: map[ssoTarget]context.CancelFunc{},
+		firsts: map[ssoTarget]chan struct{}{}}
 }
 
 // authenticator wraps inner: a user it lets in is seen, with the token
@@ -110,13 +109,10 @@ func (s *sso) seen(who identity.Identity, token string) {
 		if _, connected := s.d.Supervisor.UserConnection(key, owner); connected {
 			continue
 		}
-		if a, busy := s.inflight[t]; busy {
-			if a.first {
-				wait = append(wait, a.done)
-			}
-			continue
+		if done, first := s.firsts[t]; first {
+			wait = append(wait, done)
 		}
-		if now.Sub(s.tried[t]) < ssoRetry {
+		if _, busy := s.inflight[t]; busy || now.Sub(s.tried[t]) < ssoRetry {
 			continue
 		}
 		s.tried[t] = now
@@ -124,22 +120,27 @@ func (s *sso) seen(who identity.Identity, token string) {
 	}
 	for _, t := range open {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		a := ssoAttempt{cancel: cancel, done: make(chan struct{}), first: !known}
-		s.inflight[t] = a
-		if a.first {
-			wait = append(wait, a.done)
+		s.inflight[t] = cancel
+		if !known {
+			s.firsts[t] = make(chan struct{})
+			wait = append(wait, s.firsts[t])
 		}
 		go s.connect(ctx, t)
 	}
 	s.mu.Unlock()
-	if len(wait) == 0 {
+	s.waitFor(wait)
+}
+
+// waitFor waits until each of done is closed, or ssoFirstWait has passed.
+func (s *sso) waitFor(done []chan struct{}) {
+	if len(done) == 0 {
 		return
 	}
 	deadline := time.NewTimer(ssoFirstWait)
 	defer deadline.Stop()
-	for _, done := range wait {
+	for _, d := range done {
 		select {
-		case <-done:
+		case <-d:
 		case <-deadline.C:
 			return
 		}
@@ -150,10 +151,12 @@ func (s *sso) seen(who identity.Identity, token string) {
 func (s *sso) connect(ctx context.Context, t ssoTarget) {
 	defer func() {
 		s.mu.Lock()
-		a := s.inflight[t]
-		a.cancel()
-		close(a.done)
+		s.inflight[t]()
 		delete(s.inflight, t)
+		if done, first := s.firsts[t]; first {
+			close(done)
+			delete(s.firsts, t)
+		}
 		s.mu.Unlock()
 	}()
 	// Asked at each request: the user's latest token, never a copy.
