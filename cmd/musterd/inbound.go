@@ -18,8 +18,7 @@ import (
 // Who musterd lets in when config.yaml's aggregator.oauth.server is
 // enabled: as muster does, the tokens of its identity provider
 // (dex.issuerUrl) issued for musterd (dex.clientId, or one of
-// trustedAudiences), its access tokens that are no JWT (which its userinfo
-// endpoint vouches for), and the tokens of each of trustedIssuers on that
+// trustedAudiences), and the tokens of each of trustedIssuers on that
 // issuer's terms. Every MCP request and every request the static token
 // guarded then needs one of them, and the caller is the token's user.
 // musterd is no authorization server of its own yet: its protected-

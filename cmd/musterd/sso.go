@@ -25,18 +25,18 @@ import (
 // token is what each request to the server carries, so a user who comes
 // back with a fresh token gets going again. core_auth_login and
 // core_auth_logout refuse such servers, as muster's do.
-//
-// As muster does: only a JWT is forwarded, never a token that is no JWT
-// (an opaque access token only its provider can make sense of); and a
-// user's first request waits, up to ssoFirstWait, for their connections,
-// so that a client that lists its tools once, at start, sees them.
 
 // ssoRetry bounds how often a user's connection to one server is tried
 // again after it could not be opened.
 const ssoRetry = 30 * time.Second
 
 // ssoFirstWait bounds how long a user's first request waits for their
-// connections to the forwarding servers (muster's initSSOTimeout).
+// connections to the forwarding servers (muster's initSSOTimeout): as
+// muster does, a new user's connections are opened before their first
+// request is served, so that a client that lists its tools once, at
+// start, sees them. As muster does too, only a JWT is forwarded, never a
+// token that is no JWT (an opaque access token only its provider can make
+// sense of).
 const ssoFirstWait = 15 * time.Second
 
 // sso keeps each user's latest token and their connections to the
