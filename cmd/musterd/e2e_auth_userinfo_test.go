@@ -30,7 +30,8 @@ import (
 //     registeredBy, and kept by another user's update;
 //   - a workflow that calls a tool only a user's own connection offers is
 //     available to that user, and not to a caller who has none (the static
-//     token's), as muster judges it for the caller's session.
+//     token's), as muster judges it for the caller's session; and the
+//     server is Connected to that user, Auth Required to the other.
 func TestE2EProviderTokensAsMustersHarnessPresentsThem(t *testing.T) {
 	dex := dextest.Start(t, dextest.Options{TLS: true})
 	url, _ := mcpfake.ServeHTTP(t, fakeServer(), "-tools", "whoami",
@@ -93,6 +94,15 @@ func TestE2EProviderTokensAsMustersHarnessPresentsThem(t *testing.T) {
 	asStatic := connectMCP(t, base+"/mcp", mcpDial{version: "2025-11-25", httpClient: &http.Client{Transport: bearerTransport{static}}})
 	assert.True(t, available(asAlice), "alice's own connection offers x_sso_whoami")
 	assert.False(t, available(asStatic), "the static token's caller has no connection of its own")
+	state := func(cs *mcp.ClientSession) string {
+		out, isErr := musterCall(t, cs, "core_mcpserver_get", map[string]any{"name": "sso"})
+		require.False(t, isErr, out)
+		var got struct{ State string }
+		require.NoError(t, json.Unmarshal([]byte(out), &got), out)
+		return got.State
+	}
+	assert.Equal(t, "Connected", state(asAlice), "to alice, whose own connection is up")
+	assert.Equal(t, "Auth Required", state(asStatic), "to a caller with none, as musterd holds no credential")
 
 	log := e.stderr.String()
 	for _, token := range []string{alice, bob, opaque, static} {
