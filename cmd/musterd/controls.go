@@ -104,11 +104,11 @@ func newCoreTools(cfg daemonConfig, d *daemon, kubeParts *kubeStages, log *slog.
 		Namespace: namespace, WaitTimeout: cfg.reconcileTimeout, Logger: log,
 		Publish:        func(e events.Event) { d.Bus.Publish(e) },
 		ResourceStatus: d.Reconcilers.Status,
-		// Availability is judged at each call, for the caller, as muster
-		// does, by the Workflow reconciler's own walk of what a workflow
-		// needs: its recorded verdict follows through the pipeline.
-		WorkflowAvailability: func(k events.Key, owner string) (bool, []string, bool) {
-			a, found := d.workflowVerdicts.AvailabilityFor(k, owner)
+		// Availability is judged at each call, as muster does, by the
+		// Workflow reconciler's own walk of what a workflow needs: its
+		// recorded verdict follows through the pipeline.
+		WorkflowAvailability: func(k events.Key) (bool, []string, bool) {
+			a, found := d.workflowVerdicts.Availability(k)
 			return a.Available, a.MissingTools, found
 		},
 		ServerTools: func(k events.Key) []string {

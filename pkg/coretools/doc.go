@@ -39,11 +39,9 @@
 //     else, and it ends with the session or the session's next follow.
 //   - core_workflow_available, core_workflow_list and core_workflow_get
 //     say whether a workflow is available as it is judged at the moment
-//     of the call, for the caller (Options.WorkflowAvailability: every tool
-//     it needs, through the workflows it calls at any depth, offered now to
-//     the caller, the tools of its own connections included), as muster
-//     judges it at each call for the caller's session, so an answer never
-//     lags a server's start or a user's login;
+//     of the call (Options.WorkflowAvailability: every tool it needs,
+//     through the workflows it calls at any depth, offered now), as muster
+//     judges it at each call, so an answer never lags a server's start;
 //     core_workflow_get lists the tools it lacks as missingTools.
 //   - core_mcpserver_validate, _create and _update advertise the auth
 //     argument's whole schema (authschema.go): muster's property names,

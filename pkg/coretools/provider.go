@@ -47,18 +47,15 @@ type Options struct {
 	// its reconciler last observed it (reconcilers.Registry.Status).
 	// Default: none, and servers show no state.
 	ResourceStatus func(events.Key) (any, bool)
-	// WorkflowAvailability judges a workflow's availability now, for the
-	// caller (owner: identity.Identity's Owner, "" for nobody in
-	// particular): whether every tool it needs, through the workflows it
-	// calls at any depth, is offered to the caller at this moment, its own
-	// connections' tools included, and which are not
-	// (workflow.Reconciler.AvailabilityFor), as muster answers
-	// core_workflow_available, core_workflow_list and core_workflow_get for
-	// the caller's session.
+	// WorkflowAvailability judges a workflow's availability now: whether
+	// every tool it needs, through the workflows it calls at any depth,
+	// is offered at this moment, and which are not
+	// (workflow.Reconciler.Availability), as muster answers
+	// core_workflow_available, core_workflow_list and core_workflow_get.
 	// found is false when no workflow is declared at the key. Default:
 	// none, and a workflow is available when the Workflow reconciler's
 	// last verdict (ResourceStatus) found it valid.
-	WorkflowAvailability func(key events.Key, owner string) (available bool, missingTools []string, found bool)
+	WorkflowAvailability func(events.Key) (available bool, missingTools []string, found bool)
 	// ServerTools returns the names of a running server's own tools
 	// (supervisor.Observed.Tools), for toolsCount. Default: none, and
 	// toolsCount is left out.

@@ -356,22 +356,21 @@ func (p *Provider) workflowStatus(key events.Key) (v1alpha1.WorkflowStatus, bool
 // it needs that nothing offers: judged now (Options.WorkflowAvailability),
 // as muster judges it at each call, or else the Workflow reconciler's last
 // verdict. A workflow not reconciled yet is then not available.
-func (p *Provider) availability(ctx context.Context, key events.Key) (bool, []string) {
+func (p *Provider) availability(key events.Key) (bool, []string) {
 	if p.opts.WorkflowAvailability != nil {
-		who, _ := identity.From(ctx)
-		available, missing, _ := p.opts.WorkflowAvailability(key, who.Owner())
+		available, missing, _ := p.opts.WorkflowAvailability(key)
 		return available, missing
 	}
 	st, ok := p.workflowStatus(key)
 	return ok && st.Valid, st.MissingTools
 }
 
-func (p *Provider) available(ctx context.Context, key events.Key) bool {
-	ok, _ := p.availability(ctx, key)
+func (p *Provider) available(key events.Key) bool {
+	ok, _ := p.availability(key)
 	return ok
 }
 
-func (p *Provider) workflowList(ctx context.Context, _ tooldef.Args) (*mcp.CallToolResult, error) {
+func (p *Provider) workflowList(context.Context, tooldef.Args) (*mcp.CallToolResult, error) {
 	type entry struct {
 		Name        string `json:"name"`
 		Available   bool   `json:"available"`
@@ -379,7 +378,7 @@ func (p *Provider) workflowList(ctx context.Context, _ tooldef.Args) (*mcp.CallT
 	}
 	list := []entry{}
 	for _, e := range p.sortedEntries(v1alpha1.KindWorkflow) {
-		w := entry{Name: e.Key.Name, Available: p.available(ctx, e.Key)}
+		w := entry{Name: e.Key.Name, Available: p.available(e.Key)}
 		if obj, ok := e.Object.(*v1alpha1.Workflow); ok {
 			w.Description = obj.Spec.Description
 		}
@@ -388,7 +387,7 @@ func (p *Provider) workflowList(ctx context.Context, _ tooldef.Args) (*mcp.CallT
 	return tooldef.JSON(map[string]any{"workflows": list})
 }
 
-func (p *Provider) workflowGet(ctx context.Context, a tooldef.Args) (*mcp.CallToolResult, error) {
+func (p *Provider) workflowGet(_ context.Context, a tooldef.Args) (*mcp.CallToolResult, error) {
 	e, err := p.find(v1alpha1.KindWorkflow, a.Str("name"))
 	if err != nil {
 		return tooldef.Error("Failed to get workflow: " + err.Error()), nil
@@ -410,7 +409,7 @@ func (p *Provider) workflowGet(ctx context.Context, a tooldef.Args) (*mcp.CallTo
 		return nil, err
 	}
 	workflow["name"], workflow["namespace"] = e.Key.Name, e.Key.Namespace
-	available, missing := p.availability(ctx, e.Key)
+	available, missing := p.availability(e.Key)
 	workflow["available"] = available
 	if len(missing) > 0 {
 		workflow["missingTools"] = missing
@@ -427,12 +426,12 @@ func (p *Provider) workflowGet(ctx context.Context, a tooldef.Args) (*mcp.CallTo
 	return tooldef.JSON(map[string]any{"workflow": workflow, "yaml": string(doc)})
 }
 
-func (p *Provider) workflowAvailable(ctx context.Context, a tooldef.Args) (*mcp.CallToolResult, error) {
+func (p *Provider) workflowAvailable(_ context.Context, a tooldef.Args) (*mcp.CallToolResult, error) {
 	e, err := p.find(v1alpha1.KindWorkflow, a.Str("name"))
 	if err != nil {
 		return tooldef.Error("Failed to check workflow: " + err.Error()), nil
 	}
-	return tooldef.JSON(map[string]any{"name": e.Key.Name, "available": p.available(ctx, e.Key)})
+	return tooldef.JSON(map[string]any{"name": e.Key.Name, "available": p.available(e.Key)})
 }
 
 // reconcileEntry is one resource's reconcile state.

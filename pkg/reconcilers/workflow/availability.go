@@ -26,20 +26,6 @@ type Availability struct {
 // Availability does not wait for that. A server still starting offers
 // nothing yet. found is false when no workflow is declared at key.
 func (r *Reconciler) Availability(key events.Key) (a Availability, found bool) {
-	return r.availability(key, r.tools.Has)
-}
-
-// AvailabilityFor is Availability for owner (identity.Identity's Owner):
-// against the tools the owner sees, the catalogue's and those of the
-// servers it connects to on its own (catalogue.For), as muster judges a
-// workflow for the caller's session. owner "" is Availability.
-func (r *Reconciler) AvailabilityFor(key events.Key, owner string) (a Availability, found bool) {
-	return r.availability(key, r.tools.For(owner).Has)
-}
-
-// availability judges the workflow at key, has saying which servers'
-// tools are offered.
-func (r *Reconciler) availability(key events.Key, has func(tool string) bool) (a Availability, found bool) {
 	entry, declared := r.index.Get(key)
 	if !declared {
 		return Availability{}, false
@@ -49,7 +35,7 @@ func (r *Reconciler) availability(key events.Key, has func(tool string) bool) (a
 		return Availability{}, true
 	}
 	walkNeeds(r.index, wf, yieldSink(func(n need) bool {
-		if !r.offeredBy(has, n.tool) {
+		if !r.offered(n.tool) {
 			a.MissingTools = append(a.MissingTools, n.tool)
 		}
 		return true

@@ -46,10 +46,6 @@
 //     of a tool a workflow needs only through another, or of a workflow
 //     it calls at any depth, brings it back too (the runtime bridge's
 //     Needed, and the daemon's callers of a changed workflow).
-//     AvailabilityFor judges it for one owner (a user, or a session),
-//     against the tools that owner sees: the catalogue's and those of its
-//     own connections (catalogue.For); the recorded verdict is the
-//     catalogue's alone.
 //   - Every template a workflow holds (arguments, conditions, jsonPath
 //     expectations, forEach items, output) must parse, with sprig's
 //     functions as the workflow engine runs them; one that does not is a

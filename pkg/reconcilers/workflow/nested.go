@@ -25,18 +25,13 @@ func WithBuiltinTools(builtin func(tool string) bool) Option {
 // serves it: a step may call it. A workflow's tool is not looked up here:
 // what that workflow needs is (needs.go).
 func (r *Reconciler) offered(tool string) bool {
-	return r.offeredBy(r.tools.Has, tool)
-}
-
-// offeredBy is offered, the servers' tools being those has says.
-func (r *Reconciler) offeredBy(has func(tool string) bool, tool string) bool {
 	if _, nested := nestedWorkflow(tool); nested {
 		return false // a workflow not declared: needs yields its tool
 	}
 	if r.builtin != nil && r.builtin(tool) {
 		return true
 	}
-	return has(tool)
+	return r.tools.Has(tool)
 }
 
 // workflowNamed returns the definition in force of the workflow called
