@@ -62,7 +62,10 @@ func newInbound(d *daemon, srv oauthconfig.Server, outbound *http.Transport, log
 		issuers = append(issuers, verify.Issuer{URL: ti.Issuer, JWKSURL: ti.JwksURL, Audiences: ti.AllowedAudiences,
 			AcceptedTypes: types, AllowedClaims: ti.AllowedClaims, SubjectClaim: ti.SubjectClaim})
 	}
-	v, err := verify.New(verify.Options{Issuers: issuers, HTTPClient: &http.Client{Transport: outbound, Timeout: 30 * time.Second}})
+	// The provider's access tokens that are no JWT are its to vouch for,
+	// at its userinfo endpoint, as muster accepts them.
+	v, err := verify.New(verify.Options{Issuers: issuers, HTTPClient: &http.Client{Transport: outbound, Timeout: 30 * time.Second},
+		UserInfoIssuer: provider.URL, Log: log})
 	if err != nil {
 		return nil, err
 	}

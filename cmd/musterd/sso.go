@@ -14,6 +14,7 @@ import (
 	"github.com/musterd/musterd/pkg/apis/muster/v1alpha1"
 	"github.com/musterd/musterd/pkg/events"
 	"github.com/musterd/musterd/pkg/identity"
+	"github.com/musterd/musterd/pkg/oauth/verify"
 )
 
 // Single sign-on by forwarding: a server whose spec says
@@ -29,11 +30,25 @@ import (
 // again after it could not be opened.
 const ssoRetry = 30 * time.Second
 
+// ssoFirstWait bounds how long a user's first request waits for their
+// connections to the forwarding servers (muster's initSSOTimeout): as
+// muster does, a new user's connections are opened before their first
+// request is served, so that a client that lists its tools once, at
+// start, sees them. As muster does too, only a JWT is forwarded, never a
+// token that is no JWT (an opaque access token only its provider can make
+// sense of).
+const ssoFirstWait = 15 * time.Second
+
 // sso keeps each user's latest token and their connections to the
 // forwarding servers.
 type sso struct {
 	d   *daemon
 	log *slog.Logger
+
+	// firsts are the attempts begun at an owner's first request, which
+	// that request (and any other of the owner's meanwhile) waits for:
+	// each channel is closed when its attempt is over. Under mu.
+	firsts map[ssoTarget]chan struct{}
 
 	mu       sync.Mutex
 	tokens   map[string]string                // owner → the token it last presented
@@ -47,11 +62,13 @@ type ssoTarget struct {
 }
 
 func newSSO(d *daemon, log *slog.Logger) *sso {
-	return &sso{d: d, log: log, tokens: map[string]string{}, tried: map[ssoTarget]time.Time{}, inflight: map[ssoTarget]context.CancelFunc{}}
+	return &sso{d: d, log: log, tokens: map[string]string{}, tried: map[ssoTarget]time.Time{}, inflight: map[ssoTarget]context.CancelFunc{},
+		firsts: map[ssoTarget]chan struct{}{}}
 }
 
 // authenticator wraps inner: a user it lets in is seen, with the token
-// the request carried.
+// the request carried when that is a JWT; a token that is no JWT is never
+// passed on.
 func (s *sso) authenticator(inner identity.Authenticator) identity.Authenticator {
 	return ssoAuthenticator{inner: inner, seen: s.seen}
 }
@@ -72,7 +89,11 @@ type forwardingAuthenticator interface {
 func (a ssoAuthenticator) Authenticate(r *http.Request) (identity.Identity, *identity.Challenge) {
 	if f, ok := a.inner.(forwardingAuthenticator); ok {
 		who, token, challenge := f.AuthenticateForwarding(r)
-		if challenge == nil && who.Subject != "" {
+		// A login's ID token, which musterd passes on, is kept whatever
+		// it is; a token the caller presented only when it is a JWT, as
+		// below.
+		_, presented, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+		if challenge == nil && who.Subject != "" && (token != strings.TrimSpace(presented) || verify.IsJWT(token)) {
 			a.seen(who, token)
 		}
 		return who, challenge
@@ -80,7 +101,9 @@ func (a ssoAuthenticator) Authenticate(r *http.Request) (identity.Identity, *ide
 	who, challenge := a.inner.Authenticate(r)
 	if challenge == nil && who.Subject != "" {
 		_, token, _ := strings.Cut(r.Header.Get("Authorization"), " ")
-		a.seen(who, strings.TrimSpace(token))
+		if token = strings.TrimSpace(token); verify.IsJWT(token) {
+			a.seen(who, token)
+		}
 	}
 	return who, challenge
 }
@@ -96,12 +119,17 @@ func (s *sso) seen(who identity.Identity, token string) {
 	owner := who.Owner()
 	now := time.Now()
 	var open []ssoTarget
+	var wait []chan struct{}
 	s.mu.Lock()
+	_, known := s.tokens[owner]
 	s.tokens[owner] = token
 	for _, key := range forwarding {
 		t := ssoTarget{owner: owner, key: key}
 		if _, connected := s.d.Supervisor.UserConnection(key, owner); connected {
 			continue
+		}
+		if done, first := s.firsts[t]; first {
+			wait = append(wait, done)
 		}
 		if _, busy := s.inflight[t]; busy || now.Sub(s.tried[t]) < ssoRetry {
 			continue
@@ -112,9 +140,30 @@ func (s *sso) seen(who identity.Identity, token string) {
 	for _, t := range open {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		s.inflight[t] = cancel
+		if !known {
+			s.firsts[t] = make(chan struct{})
+			wait = append(wait, s.firsts[t])
+		}
 		go s.connect(ctx, t)
 	}
 	s.mu.Unlock()
+	s.waitFor(wait)
+}
+
+// waitFor waits until each of done is closed, or ssoFirstWait has passed.
+func (s *sso) waitFor(done []chan struct{}) {
+	if len(done) == 0 {
+		return
+	}
+	deadline := time.NewTimer(ssoFirstWait)
+	defer deadline.Stop()
+	for _, d := range done {
+		select {
+		case <-d:
+		case <-deadline.C:
+			return
+		}
+	}
 }
 
 // connect opens t's connection with the owner's latest token.
@@ -123,6 +172,10 @@ func (s *sso) connect(ctx context.Context, t ssoTarget) {
 		s.mu.Lock()
 		s.inflight[t]()
 		delete(s.inflight, t)
+		if done, first := s.firsts[t]; first {
+			close(done)
+			delete(s.firsts, t)
+		}
 		s.mu.Unlock()
 	}()
 	// Asked at each request: the user's latest token, never a copy.

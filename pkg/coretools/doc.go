@@ -89,4 +89,14 @@
 //     events.DefinitionValidated through Options.Publish, its error
 //     scrubbed and redacted: a definition refused here never reaches the
 //     watchers, and muster's clients see its WorkflowValidationFailed.
+//   - core_mcpserver_create by an authenticated user (identity.From with a
+//     Subject) stamps that subject in the new server's annotation
+//     ui.giantswarm.io/registered-by, whatever the arguments say; an
+//     update keeps it; core_mcpserver_get and _list show it as
+//     registeredBy, as muster does. Without a user nothing is stamped.
+//   - A server musterd itself holds no credential for (Auth Required) is
+//     shown Connected, in core_mcpserver_list/get and core_service_list/
+//     status, to a caller whose own connection to it is up
+//     (Logins.Connected), as muster shows it once the caller's session has
+//     logged in; to every other caller it stays Auth Required.
 package coretools

@@ -347,7 +347,7 @@ func (hungStore) Get(ctx context.Context, _ events.Key) (declare.Definition, err
 	<-ctx.Done()
 	return declare.Definition{}, ctx.Err()
 }
-func (hungStore) Create(ctx context.Context, _ events.Key, _ map[string]any) (declare.Definition, error) {
+func (hungStore) Create(ctx context.Context, _ events.Key, _ map[string]any, _ ...declare.Meta) (declare.Definition, error) {
 	<-ctx.Done()
 	return declare.Definition{}, ctx.Err()
 }

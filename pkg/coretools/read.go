@@ -139,6 +139,9 @@ type serverInfo struct {
 	NextRetryAfter      *time.Time                `json:"nextRetryAfter,omitempty"`
 	ToolsCount          int                       `json:"toolsCount,omitempty"`
 	ConnectedAt         *time.Time                `json:"connectedAt,omitempty"`
+	// RegisteredBy is the user who created it through
+	// core_mcpserver_create (RegisteredByAnnotation).
+	RegisteredBy string `json:"registeredBy,omitempty"`
 	// ProtocolVersion is the MCP generation musterd and the running server
 	// agreed to (status.protocolVersion), in core_mcpserver_get only. A
 	// musterd addition.
@@ -150,8 +153,9 @@ type serverInfo struct {
 	Warnings []string `json:"warnings,omitempty"`
 }
 
-// serverInfoOf shows e, an MCPServer entry; verbose keeps the last error.
-func (p *Provider) serverInfoOf(e resources.Entry, verbose bool) serverInfo {
+// serverInfoOf shows e, an MCPServer entry, as ctx's caller stands with
+// it; verbose keeps the last error.
+func (p *Provider) serverInfoOf(ctx context.Context, e resources.Entry, verbose bool) serverInfo {
 	info := serverInfo{Name: e.Key.Name, Namespace: e.Key.Namespace}
 	if obj, ok := e.Object.(*v1alpha1.MCPServer); ok {
 		spec := shared.RedactMCPServer(obj.Spec)
@@ -159,6 +163,7 @@ func (p *Provider) serverInfoOf(e resources.Entry, verbose bool) serverInfo {
 		info.Command, info.Args, info.URL = spec.Command, spec.Args, spec.URL
 		info.Env, info.Headers, info.Auth, info.Timeout = spec.Env, spec.Headers, spec.Auth, spec.Timeout
 		info.ToolPrefix, info.Family = spec.ToolPrefix, spec.Family
+		info.RegisteredBy = obj.GetAnnotations()[RegisteredByAnnotation]
 	}
 	lastError, protocolVersion := "", ""
 	var warnings []string
@@ -178,6 +183,12 @@ func (p *Provider) serverInfoOf(e resources.Entry, verbose bool) serverInfo {
 			info.ConnectedAt = &st.LastConnected.Time
 		}
 	}
+	if info.State == string(v1alpha1.MCPServerStateAuthRequired) && p.callerConnected(ctx, e.Key) {
+		// musterd holds no credential for it, but the caller's own
+		// connection is up: to the caller it is connected, as muster
+		// shows it once the caller's session has logged in to it.
+		info.State, lastError = string(v1alpha1.MCPServerStateConnected), ""
+	}
 	if e.Object == nil && e.Err != nil {
 		// Never a good definition: nothing runs, and the file says why.
 		info.State = string(v1alpha1.MCPServerStateFailed)
@@ -193,6 +204,13 @@ func (p *Provider) serverInfoOf(e resources.Entry, verbose bool) serverInfo {
 		info.Warnings = warnings
 	}
 	return info
+}
+
+// callerConnected reports whether ctx's caller holds its own connection
+// to the server at key (Options.Logins).
+func (p *Provider) callerConnected(ctx context.Context, key events.Key) bool {
+	who, ok := identity.From(ctx)
+	return ok && p.opts.Logins != nil && p.opts.Logins.Connected(who.Owner(), key)
 }
 
 // mcpServerStatus is key's status as the MCPServer reconciler observed it.
@@ -229,12 +247,12 @@ func statusMessage(state v1alpha1.MCPServerState, lastError string) string {
 	return ""
 }
 
-func (p *Provider) mcpserverList(_ context.Context, a tooldef.Args) (*mcp.CallToolResult, error) {
+func (p *Provider) mcpserverList(ctx context.Context, a tooldef.Args) (*mcp.CallToolResult, error) {
 	showAll, verbose := a.Bool("showAll", false), a.Bool("verbose", false)
 	servers := []serverInfo{}
 	hidden := 0
 	for _, e := range p.sortedEntries(v1alpha1.KindMCPServer) {
-		info := p.serverInfoOf(e, verbose)
+		info := p.serverInfoOf(ctx, e, verbose)
 		if info.State == string(v1alpha1.MCPServerStateFailed) && !showAll {
 			hidden++
 			continue
@@ -249,12 +267,12 @@ func (p *Provider) mcpserverList(_ context.Context, a tooldef.Args) (*mcp.CallTo
 	return tooldef.JSON(result)
 }
 
-func (p *Provider) mcpserverGet(_ context.Context, a tooldef.Args) (*mcp.CallToolResult, error) {
+func (p *Provider) mcpserverGet(ctx context.Context, a tooldef.Args) (*mcp.CallToolResult, error) {
 	e, err := p.find(v1alpha1.KindMCPServer, a.Str("name"))
 	if err != nil {
 		return tooldef.Error("Failed to get MCP server: " + err.Error()), nil
 	}
-	return tooldef.JSON(p.serverInfoOf(e, true))
+	return tooldef.JSON(p.serverInfoOf(ctx, e, true))
 }
 
 // serviceStatus is a managed server seen as a service, muster's shape.
@@ -267,9 +285,10 @@ type serviceStatus struct {
 	Metadata    map[string]any `json:"metadata,omitempty"`
 }
 
-// serviceOf shows an MCP server as a service.
-func (p *Provider) serviceOf(e resources.Entry) serviceStatus {
-	info := p.serverInfoOf(e, true)
+// serviceOf shows an MCP server as a service, as ctx's caller stands with
+// it.
+func (p *Provider) serviceOf(ctx context.Context, e resources.Entry) serviceStatus {
+	info := p.serverInfoOf(ctx, e, true)
 	st := serviceStatus{Name: info.Name, ServiceType: "MCPServer", Error: info.Error,
 		Metadata: map[string]any{"namespace": info.Namespace, "toolsCount": info.ToolsCount}}
 	if info.Type != "" {
@@ -299,20 +318,20 @@ func (p *Provider) serviceOf(e resources.Entry) serviceStatus {
 	return st
 }
 
-func (p *Provider) serviceList(context.Context, tooldef.Args) (*mcp.CallToolResult, error) {
+func (p *Provider) serviceList(ctx context.Context, _ tooldef.Args) (*mcp.CallToolResult, error) {
 	services := []serviceStatus{}
 	for _, e := range p.sortedEntries(v1alpha1.KindMCPServer) {
-		services = append(services, p.serviceOf(e))
+		services = append(services, p.serviceOf(ctx, e))
 	}
 	return tooldef.JSON(map[string]any{"services": services, "total": len(services)})
 }
 
-func (p *Provider) serviceStatus(_ context.Context, a tooldef.Args) (*mcp.CallToolResult, error) {
+func (p *Provider) serviceStatus(ctx context.Context, a tooldef.Args) (*mcp.CallToolResult, error) {
 	e, err := p.find(v1alpha1.KindMCPServer, a.Str("name"))
 	if err != nil {
 		return tooldef.Error("Failed to get service status: " + strings.Replace(err.Error(), v1alpha1.KindMCPServer, "service", 1)), nil
 	}
-	return tooldef.JSON(p.serviceOf(e))
+	return tooldef.JSON(p.serviceOf(ctx, e))
 }
 
 // workflowStatus is key's status as the Workflow reconciler observed it.

@@ -47,10 +47,10 @@ func (s boundedStore) Get(ctx context.Context, key events.Key) (declare.Definiti
 	return def, s.explain(ctx, "get", key, err)
 }
 
-func (s boundedStore) Create(ctx context.Context, key events.Key, spec map[string]any) (declare.Definition, error) {
+func (s boundedStore) Create(ctx context.Context, key events.Key, spec map[string]any, meta ...declare.Meta) (declare.Definition, error) {
 	ctx, cancel := s.bound(ctx)
 	defer cancel()
-	def, err := s.Store.Create(ctx, key, spec)
+	def, err := s.Store.Create(ctx, key, spec, meta...)
 	return def, s.explain(ctx, "create", key, err)
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/musterd/musterd/pkg/controls"
 	"github.com/musterd/musterd/pkg/declare"
 	"github.com/musterd/musterd/pkg/events"
+	"github.com/musterd/musterd/pkg/identity"
 	"github.com/musterd/musterd/pkg/redact"
 )
 
@@ -97,6 +98,23 @@ var mcpServerWrites = writes{kind: v1alpha1.KindMCPServer, spec: mcpServerSpec, 
 var workflowWrites = writes{kind: v1alpha1.KindWorkflow, spec: workflowSpec, what: "workflow", logWhat: "workflow",
 	refused: workflowRefused, created: "Workflow created successfully", updated: "Workflow '%s' updated successfully"}
 
+// RegisteredByAnnotation names, on an MCPServer created through
+// core_mcpserver_create, the authenticated user who created it: stamped
+// here, from who the caller is, so that no client can claim another or
+// leave it out (muster's annotation, which its developer portal reads).
+// An update keeps it, as it keeps every annotation.
+const RegisteredByAnnotation = "ui.giantswarm.io/registered-by"
+
+// registeredBy is the metadata a create of kind by ctx's caller stamps:
+// the user's subject on an MCPServer; nothing without a user.
+func registeredBy(ctx context.Context, kind string) []declare.Meta {
+	who, ok := identity.From(ctx)
+	if !ok || who.Subject == "" || kind != v1alpha1.KindMCPServer {
+		return nil
+	}
+	return []declare.Meta{{Annotations: map[string]string{RegisteredByAnnotation: who.Subject}}}
+}
+
 // write creates or updates (op) a definition of w's kind, as delete deletes.
 func (p *Provider) write(ctx context.Context, m map[string]any, w writes, op string) *mcp.CallToolResult {
 	a := args{m}
@@ -131,7 +149,7 @@ func (p *Provider) write(ctx context.Context, m map[string]any, w writes, op str
 		}
 	}
 	if op == opCreate {
-		def, err = p.opts.Store.Create(ctx, key, spec)
+		def, err = p.opts.Store.Create(ctx, key, spec, registeredBy(ctx, w.kind)...)
 	} else {
 		def, err = p.opts.Store.Update(ctx, key, spec, version)
 	}

@@ -39,6 +39,8 @@
 //     same directory (which the watcher ignores), fsync, rename over the
 //     definition, fsync of the directory. A reader sees the old file or the
 //     new one, never a part.
+//   - A create writes the metadata it is given (Meta: annotations) with
+//     the definition; an update keeps the metadata it finds.
 //   - Values of env and headers are written as given, but never appear in
 //     an error or a log: they are scrubbed from every message.
 package declare

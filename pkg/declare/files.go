@@ -132,9 +132,9 @@ func (s *Files) readExisting(key events.Key) (rel string, data []byte, err error
 }
 
 // Create writes key's file; it fails if key is declared anywhere.
-func (s *Files) Create(_ context.Context, key events.Key, spec map[string]any) (Definition, error) {
+func (s *Files) Create(_ context.Context, key events.Key, spec map[string]any, meta ...Meta) (Definition, error) {
 	key = key.Canonical()
-	def, data, err := Validate(key, spec, nil)
+	def, data, err := Validate(key, spec, metaExtra(meta))
 	if err != nil {
 		return Definition{}, err
 	}

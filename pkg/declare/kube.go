@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -132,9 +133,9 @@ func (s *Kube) Get(ctx context.Context, key events.Key) (Definition, error) {
 }
 
 // Create creates key's resource with spec.
-func (s *Kube) Create(ctx context.Context, key events.Key, spec map[string]any) (Definition, error) {
+func (s *Kube) Create(ctx context.Context, key events.Key, spec map[string]any, meta ...Meta) (Definition, error) {
 	key = key.Canonical()
-	if _, _, err := Validate(key, spec, nil); err != nil {
+	if _, _, err := Validate(key, spec, metaExtra(meta)); err != nil {
 		return Definition{}, err
 	}
 	// Files may have names with underscores; an API server refuses them.
@@ -144,6 +145,16 @@ func (s *Kube) Create(ctx context.Context, key events.Key, spec map[string]any) 
 	obj := newObject(key.Kind)
 	obj.SetName(key.Name)
 	obj.SetNamespace(key.Namespace)
+	for _, m := range meta {
+		if len(m.Annotations) > 0 {
+			annotations := obj.GetAnnotations()
+			if annotations == nil {
+				annotations = map[string]string{}
+			}
+			maps.Copy(annotations, m.Annotations)
+			obj.SetAnnotations(annotations)
+		}
+	}
 	if err := setSpec(obj, spec); err != nil {
 		return Definition{}, &InvalidError{Key: key, Msg: scrub(spec, err.Error())}
 	}

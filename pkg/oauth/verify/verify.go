@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"regexp"
 	"slices"
@@ -49,14 +50,34 @@ type Options struct {
 	// HTTPClient fetches discovery documents and keys (musterd's outbound
 	// transport, with its extra CAs). Default: http.DefaultClient.
 	HTTPClient *http.Client
-	// Now is the clock expiry is judged by. Default: time.Now.
+	// Now is the clock expiry, and the age of userinfo's answers, are
+	// judged by. Default: time.Now.
 	Now func() time.Time
+	// UserInfoIssuer, when set, is the URL of one of Issuers (the identity
+	// provider) whose userinfo endpoint vouches for tokens that are no JWT:
+	// such a token names the user userinfo's sub names. Default: none, and
+	// a token that is no JWT is refused.
+	UserInfoIssuer string
+	// UserInfoTimeout bounds the check of one such token, the provider's
+	// discovery included. Default: 10 s.
+	UserInfoTimeout time.Duration
+	// UserInfoCacheTTL is how long userinfo's answer for a token is reused
+	// (never past the token's exp, when userinfo gives one). Default: 60 s.
+	UserInfoCacheTTL time.Duration
+	// UserInfoCacheSize bounds the answers kept. Default: 1024.
+	UserInfoCacheSize int
+	// Log receives what an operator must know: a provider that cannot be
+	// asked about a token. Default: nowhere.
+	Log *slog.Logger
 }
 
 // Verifier verifies bearer tokens. Safe for concurrent use.
 type Verifier struct {
 	opts    Options
 	issuers map[string]*issuer
+
+	userInfo *issuer        // the issuer asked about tokens that are no JWT; nil: none
+	cache    *userInfoCache // userinfo's answers
 }
 
 type issuer struct {
@@ -64,6 +85,7 @@ type issuer struct {
 	claims map[string]*regexp.Regexp
 
 	mu       sync.Mutex
+	provider *oidc.Provider        // from discovery, at first use
 	verifier *oidc.IDTokenVerifier // built at first use
 }
 
@@ -81,6 +103,18 @@ func New(opts Options) (*Verifier, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
+	if opts.UserInfoTimeout <= 0 {
+		opts.UserInfoTimeout = defaultUserInfoTimeout
+	}
+	if opts.UserInfoCacheTTL <= 0 {
+		opts.UserInfoCacheTTL = defaultUserInfoCacheTTL
+	}
+	if opts.UserInfoCacheSize <= 0 {
+		opts.UserInfoCacheSize = defaultUserInfoCacheSize
+	}
+	if opts.Log == nil {
+		opts.Log = slog.New(slog.DiscardHandler)
+	}
 	v := &Verifier{opts: opts, issuers: map[string]*issuer{}}
 	for i, is := range opts.Issuers {
 		if is.URL == "" {
@@ -97,6 +131,13 @@ func New(opts Options) (*Verifier, error) {
 			compiled[claim] = glob(pattern)
 		}
 		v.issuers[is.URL] = &issuer{Issuer: is, claims: compiled}
+	}
+	if opts.UserInfoIssuer != "" {
+		v.userInfo = v.issuers[opts.UserInfoIssuer]
+		if v.userInfo == nil {
+			return nil, fmt.Errorf("verify: the userinfo issuer %s is not one of the issuers", opts.UserInfoIssuer)
+		}
+		v.cache = newUserInfoCache(opts.UserInfoCacheSize)
 	}
 	return v, nil
 }
@@ -124,12 +165,23 @@ func refuse(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrInvalidToken, fmt.Sprintf(format, args...))
 }
 
+// IsJWT tells whether raw has the form of a signed JWT (whatever its
+// issuer or signature): one a server downstream can verify, as a token that
+// is no JWT only its provider can.
+func IsJWT(raw string) bool {
+	_, err := jwt.ParseSigned(raw, signingAlgorithms)
+	return err == nil
+}
+
 // Verify checks raw and returns whom it names.
 func (v *Verifier) Verify(ctx context.Context, raw string) (identity.Identity, error) {
 	// Which issuer it claims, to choose how to verify it; nothing read
 	// here is trusted until go-oidc has verified the token.
 	parsed, err := jwt.ParseSigned(raw, signingAlgorithms)
 	if err != nil {
+		if v.userInfo != nil {
+			return v.viaUserInfo(ctx, raw)
+		}
 		return identity.Identity{}, refuse("not a signed JWT")
 	}
 	var claimed struct {
@@ -193,13 +245,41 @@ func (v *Verifier) verifierOf(ctx context.Context, is *issuer) (*oidc.IDTokenVer
 	config := &oidc.Config{SkipClientIDCheck: true, Now: v.opts.Now}
 	ctx = oidc.ClientContext(ctx, v.opts.HTTPClient)
 	if is.JWKSURL != "" {
+		// Without a discovery document to name the issuer's algorithms,
+		// go-oidc would take RS256 alone; every asymmetric one is as safe
+		// (the key's own type must fit), and workload issuers sign ES256.
+		for _, alg := range signingAlgorithms {
+			config.SupportedSigningAlgs = append(config.SupportedSigningAlgs, string(alg))
+		}
 		is.verifier = oidc.NewVerifier(is.URL, oidc.NewRemoteKeySet(ctx, is.JWKSURL), config)
 		return is.verifier, nil
 	}
-	provider, err := oidc.NewProvider(ctx, is.URL)
+	provider, err := is.discover(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("%w: the keys of %s cannot be found: %v", ErrInvalidToken, is.URL, err)
 	}
 	is.verifier = provider.Verifier(config)
 	return is.verifier, nil
+}
+
+// providerOf returns is's discovery document, read at first use; one
+// that cannot be read is tried again at the next token.
+func (v *Verifier) providerOf(ctx context.Context, is *issuer) (*oidc.Provider, error) {
+	is.mu.Lock()
+	defer is.mu.Unlock()
+	return is.discover(oidc.ClientContext(ctx, v.opts.HTTPClient))
+}
+
+// discover reads is's discovery document once it is read well; is.mu is
+// held.
+func (is *issuer) discover(ctx context.Context) (*oidc.Provider, error) {
+	if is.provider != nil {
+		return is.provider, nil
+	}
+	provider, err := oidc.NewProvider(ctx, is.URL)
+	if err != nil {
+		return nil, err
+	}
+	is.provider = provider
+	return provider, nil
 }
