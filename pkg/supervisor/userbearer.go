@@ -20,12 +20,23 @@ import (
 // spec, a header map or an error: the only copies musterd keeps are the
 // source's and, to scrub them from messages, the connection's secretSet.
 //
-// A 401 answer means the server refused the token. The source is asked
-// again: a token other than the refused one gets the request one more
-// try (the source refreshed it meanwhile). A 401 to that too, or the same
+// A 401 answer means the server refused the token. A source that is
+// Refusable is told which token was refused (so that it gets a new one
+// rather than keep it); then the source is asked again: a token other
+// than the refused one gets the request one more try (the source
+// refreshed it meanwhile, or because it was told). A 401 to that too, or the same
 // token again, is the server's last word: the user's token is no good,
 // and the connection ends (errTokenRefused) for the user to log in again.
 // A source that gives no token (its refresh failed) ends it the same way.
+
+// Refusable is a token source that wants to know when a server refused
+// a token it gave (a 401), so that it gives another from then on: one
+// that keeps an exchanged token until it expires, for instance.
+type Refusable interface {
+	oauth2.TokenSource
+	// Refused says token was refused; it must not block for long.
+	Refused(token string)
+}
 
 // errTokenRefused is the cause that ends a user connection whose server
 // refused its user's token, or whose token source gave none.
@@ -84,6 +95,9 @@ func (b *bearer) roundTrip(base http.RoundTripper, req *http.Request, challenges
 	resp, err := base.RoundTrip(req)
 	if err != nil || resp.StatusCode != http.StatusUnauthorized {
 		return resp, err
+	}
+	if r, ok := (*b.source.Load()).(Refusable); ok {
+		r.Refused(tok)
 	}
 	if again, err := b.token(); err == nil && again != tok && retryable {
 		if req.GetBody != nil {
