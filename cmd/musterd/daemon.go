@@ -397,7 +397,10 @@ type daemon struct {
 	Inbound *inbound
 	// SSO opens the users' own connections to the servers that forward
 	// their tokens (sso.go).
-	SSO        *sso
+	SSO *sso
+	// Exchanges trade the users' tokens for the servers that take another
+	// provider's (exchange.go).
+	Exchanges  *exchanges
 	MCPRefresh *mcpserve.Refresher
 	// Workflows runs workflows: a source of the router's tools, whose
 	// steps call tools through the router (workflows.go).
@@ -528,6 +531,7 @@ func newDaemon(cfg daemonConfig, log *slog.Logger, record io.Writer) (*daemon, e
 		return nil, err
 	}
 	d.SSO = newSSO(d, log)
+	d.Exchanges = newExchanges(cfg.oauth.Server, outboundTransport(cfg.extraCAs), log)
 	if d.Inbound, err = newInbound(cfg.oauth.Server, outboundTransport(cfg.extraCAs)); err != nil {
 		return nil, fmt.Errorf("aggregator.oauth.server: %w", err)
 	}
