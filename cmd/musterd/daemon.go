@@ -532,6 +532,11 @@ func newDaemon(cfg daemonConfig, log *slog.Logger, record io.Writer) (*daemon, e
 	}
 	d.SSO = newSSO(d, log)
 	d.Exchanges = newExchanges(cfg.oauth.Server, outboundTransport(cfg.extraCAs), log)
+	if kubeParts != nil {
+		if d.Exchanges.secret, err = kubeSecrets(cfg.kube.rest); err != nil {
+			return nil, err
+		}
+	}
 	if d.Inbound, err = newInbound(cfg.oauth.Server, outboundTransport(cfg.extraCAs)); err != nil {
 		return nil, fmt.Errorf("aggregator.oauth.server: %w", err)
 	}

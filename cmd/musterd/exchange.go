@@ -8,6 +8,10 @@ import (
 	"time"
 
 	"golang.org/x/oauth2"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/musterd/musterd/pkg/apis/muster/v1alpha1"
 	"github.com/musterd/musterd/pkg/events"
@@ -26,7 +30,9 @@ import (
 // auth://status say why.
 //
 // musterd's client at the server's provider is the one the spec's
-// clientCredentialsSecretRef names (Kubernetes mode reads that Secret).
+// clientCredentialsSecretRef names (Kubernetes mode reads that Secret,
+// in its namespace or else the MCPServer's, as muster does; the RBAC lets
+// musterd get Secrets in its own namespace).
 // Without one, musterd is a public client there, named by its own client
 // ID at its provider (aggregator.oauth.server.dex.clientId): the remote
 // Dex declares that client public, and musterd sends no secret. A
@@ -139,4 +145,46 @@ func (l *logins) SSO(owner string, key events.Key) (pending bool, failure string
 	defer s.mu.Unlock()
 	_, pending = s.inflight[t]
 	return pending, s.failures.why[t]
+}
+
+// kubeSecrets reads a clientCredentialsSecretRef in Kubernetes mode, as
+// muster does: the Secret in the ref's namespace, else the MCPServer's;
+// its client ID and secret under the ref's keys (client-id and
+// client-secret by default), both required and not empty. The values are
+// never in an error.
+func kubeSecrets(cfg *rest.Config) (func(ctx context.Context, key events.Key, ref v1alpha1.ClientCredentialsSecretRef) (string, string, error), error) {
+	scheme := runtime.NewScheme()
+	if err := corev1.AddToScheme(scheme); err != nil {
+		return nil, err
+	}
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return nil, fmt.Errorf("kubernetes mode: the client of token exchange's Secrets: %w", err)
+	}
+	return func(ctx context.Context, key events.Key, ref v1alpha1.ClientCredentialsSecretRef) (string, string, error) {
+		ns := ref.Namespace
+		if ns == "" {
+			ns = key.Canonical().Namespace
+		}
+		idKey, secretKey := ref.ClientIDKey, ref.ClientSecretKey
+		if idKey == "" {
+			idKey = v1alpha1.DefaultClientIDKey
+		}
+		if secretKey == "" {
+			secretKey = v1alpha1.DefaultClientSecretKey
+		}
+		var secret corev1.Secret
+		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: ref.Name}, &secret); err != nil {
+			return "", "", fmt.Errorf("read the Secret %s/%s: %w", ns, ref.Name, err)
+		}
+		values := map[string]string{}
+		for _, k := range []string{idKey, secretKey} {
+			v, ok := secret.Data[k]
+			if !ok || len(v) == 0 {
+				return "", "", fmt.Errorf("the Secret %s/%s has no value under %q", ns, ref.Name, k)
+			}
+			values[k] = string(v)
+		}
+		return values[idKey], values[secretKey], nil
+	}, nil
 }
