@@ -392,15 +392,15 @@ type daemon struct {
 	// Logins are the users' logins to protected servers, which
 	// core_auth_login drives (logins.go).
 	Logins *logins
+	// Exchanges trade the users' tokens for the servers that take another
+	// provider's (exchange.go).
+	Exchanges *exchanges
 	// Inbound checks callers' tokens when aggregator.oauth.server is
 	// enabled; nil otherwise (inbound.go).
 	Inbound *inbound
 	// SSO opens the users' own connections to the servers that forward
 	// their tokens (sso.go).
-	SSO *sso
-	// Exchanges trade the users' tokens for the servers that take another
-	// provider's (exchange.go).
-	Exchanges  *exchanges
+	SSO        *sso
 	MCPRefresh *mcpserve.Refresher
 	// Workflows runs workflows: a source of the router's tools, whose
 	// steps call tools through the router (workflows.go).
@@ -531,17 +531,17 @@ func newDaemon(cfg daemonConfig, log *slog.Logger, record io.Writer) (*daemon, e
 		return nil, err
 	}
 	d.SSO = newSSO(d, log)
-	d.Exchanges = newExchanges(cfg.oauth.Server, outboundTransport(cfg.extraCAs), log)
-	if kubeParts != nil {
-		if d.Exchanges.secret, err = kubeSecrets(cfg.kube.rest); err != nil {
-			return nil, err
-		}
-	}
 	if d.Inbound, err = newInbound(cfg.oauth.Server, outboundTransport(cfg.extraCAs)); err != nil {
 		return nil, fmt.Errorf("aggregator.oauth.server: %w", err)
 	}
 	if d.Logins, err = newLogins(d, cfg.oauth, outboundTransport(cfg.extraCAs), log); err != nil {
 		return nil, fmt.Errorf("aggregator.oauth.mcpClient: %w", err)
+	}
+	d.Exchanges = newExchanges(cfg.oauth.Server, outboundTransport(cfg.extraCAs), log)
+	if kubeParts != nil {
+		if d.Exchanges.secret, err = kubeSecrets(cfg.kube.rest); err != nil {
+			return nil, err
+		}
 	}
 	if d.CoreTools, err = newCoreTools(cfg, d, kubeParts, log); err != nil {
 		return nil, err
