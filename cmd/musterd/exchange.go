@@ -118,35 +118,6 @@ func (s *sso) source(ctx context.Context, t ssoTarget) (oauth2.TokenSource, erro
 	return src, nil
 }
 
-// ssoFailures are the SSO attempts that failed, per user and server,
-// with why, until one succeeds; and those under way.
-type ssoFailures struct {
-	why map[ssoTarget]string
-}
-
-func (f *ssoFailures) note(t ssoTarget, err error) {
-	if err == nil {
-		delete(f.why, t)
-		return
-	}
-	if f.why == nil {
-		f.why = map[ssoTarget]string{}
-	}
-	f.why[t] = err.Error()
-}
-
-// SSO says whether owner's connection to the SSO server key is being
-// opened, and why its last attempt failed ("" when it did not):
-// coretools.SSOStatus, for auth://status.
-func (l *logins) SSO(owner string, key events.Key) (pending bool, failure string) {
-	s := l.d.SSO
-	t := ssoTarget{owner: owner, key: key}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	_, pending = s.inflight[t]
-	return pending, s.failures.why[t]
-}
-
 // kubeSecrets reads a clientCredentialsSecretRef in Kubernetes mode, as
 // muster does: the Secret in the ref's namespace, else the MCPServer's;
 // its client ID and secret under the ref's keys (client-id and

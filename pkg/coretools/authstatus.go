@@ -47,10 +47,14 @@ type serverAuthStatus struct {
 }
 
 // SSOStatus is what Logins may also say of a caller's single sign-on
-// servers (forwardToken, tokenExchange): whether the caller's connection
-// is being opened, and why its last attempt failed ("" when it did not).
+// servers (forwardToken, tokenExchange).
 type SSOStatus interface {
+	// SSO says whether owner's connection is being opened, and why its
+	// last attempt failed ("" when it did not).
 	SSO(owner string, server events.Key) (pending bool, failure string)
+	// AwaitSSO returns once owner's connection that is being opened is
+	// open or failed (at once when none is), or ctx ends.
+	AwaitSSO(ctx context.Context, owner string, server events.Key)
 }
 
 // OwnResources are the resources the core tools serve themselves.

@@ -22,6 +22,16 @@ func (l ssoLogins) SSO(owner string, server events.Key) (bool, string) {
 	return l.pending[owner+"|"+server.Name], l.failed[owner+"|"+server.Name]
 }
 
+// AwaitSSO ends an attempt under way with a connection, as the wiring's
+// background connect would.
+func (l ssoLogins) AwaitSSO(_ context.Context, owner string, server events.Key) {
+	k := owner + "|" + server.Name
+	if l.pending[k] {
+		delete(l.pending, k)
+		l.connected[k] = true
+	}
+}
+
 // auth://status says of a caller's SSO server, as muster does, that the
 // caller's connection is being opened (sso_pending), or that the last
 // attempt failed (sso_attempt_failed) and why; a connected caller's
@@ -51,4 +61,21 @@ func TestAuthStatusSaysHowTheCallersSingleSignOnWent(t *testing.T) {
 	assert.JSONEq(t, `{"servers":[{"name":"exchanged","status":"sso_pending","token_exchange_enabled":true},`+guarded+`]}`, read(as("bob")))
 	assert.JSONEq(t, `{"servers":[{"name":"exchanged","status":"connected","token_exchange_enabled":true},`+guarded+`]}`, read(as("carol")))
 	assert.JSONEq(t, `{"servers":[{"name":"exchanged","status":"auth_required","issuer":"https://idp-b.test","scope":"mcp:read","token_exchange_enabled":true},`+guarded+`]}`, read(as("dave")))
+}
+
+// core_auth_login waits for the caller's SSO connection under way, and
+// then finds it open; with none under way, an SSO server is refused with
+// muster's text.
+func TestCoreAuthLoginWaitsForTheCallersSSOConnectionUnderWay(t *testing.T) {
+	l := ssoLogins{logins: &logins{connected: map[string]bool{}, tokens: map[string]bool{}, issuer: "https://idp-b.test"},
+		pending: map[string]bool{"session:alice|exchanged": true}}
+	p := authProvider(t, l, map[string]v1alpha1.MCPServerState{"exchanged": v1alpha1.MCPServerStateAuthRequired},
+		map[string]*v1alpha1.MCPServerAuth{"exchanged": {TokenExchange: &v1alpha1.TokenExchangeConfig{Enabled: true,
+			DexTokenEndpoint: "https://idp-b.test/token", ConnectorID: "a"}}})
+	out, isErr, _ := call(t, p, as("alice"), "core_auth_login", map[string]any{"server": "exchanged"})
+	assert.False(t, isErr)
+	assert.Equal(t, "Server 'exchanged' is already authenticated.", out)
+	out, isErr, _ = call(t, p, as("bob"), "core_auth_login", map[string]any{"server": "exchanged"})
+	assert.True(t, isErr)
+	assert.Contains(t, out, "Server 'exchanged' uses SSO and is connected automatically.")
 }
