@@ -271,11 +271,19 @@ func (e *Exchanger) ForgetServer(server string) {
 	}
 }
 
+// entry returns k's entry, made on first use; the entries of the same
+// user and server under other settings (a spec since changed) go then,
+// so that there is at most one per user and server.
 func (e *Exchanger) entry(k exchangeKey) *exchanged {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	en, ok := e.entries[k]
 	if !ok {
+		for other := range e.entries {
+			if other.owner == k.owner && other.server == k.server {
+				delete(e.entries, other)
+			}
+		}
 		en = &exchanged{}
 		e.entries[k] = en
 	}

@@ -226,6 +226,25 @@ func TestExchangedTokensAreKeptUntilTheyAreDue(t *testing.T) {
 		t.Errorf("after that: %v, %d exchanges: want the new token kept", err, r.posts.Load())
 	}
 
+	// A user's token for a server whose exchange settings changed is a
+	// new one, and the old is dropped; Forget and ForgetServer drop them.
+	if n := r.ex.Kept(); n != 3 {
+		t.Errorf("%d tokens kept: want alice's and bob's for k8s, alice's for other", n)
+	}
+	changed := r.x
+	changed.Scopes = "openid email"
+	if _, err := r.ex.TokenSource("user:alice", "k8s", changed, func() (string, error) { return subjects["alice"], nil }).Token(); err != nil || r.posts.Load() != 6 {
+		t.Errorf("changed settings: %v, %d exchanges: want a new one", err, r.posts.Load())
+	}
+	if n := r.ex.Kept(); n != 3 {
+		t.Errorf("%d tokens kept after alice's settings for k8s changed: want still 3", n)
+	}
+	r.ex.Forget("user:bob")
+	r.ex.ForgetServer("other")
+	if n := r.ex.Kept(); n != 1 {
+		t.Errorf("%d tokens kept after bob and the server other were forgotten: want alice's for k8s", n)
+	}
+
 	// A failed exchange keeps nothing, and says why.
 	broken := r.ex.TokenSource("user:carol", "k8s", r.x, func() (string, error) { return "", errors.New("carol has no ID token") })
 	if _, err := broken.Token(); err == nil || !strings.Contains(err.Error(), "carol has no ID token") {
