@@ -48,7 +48,6 @@ type exchanges struct {
 	// secret reads a clientCredentialsSecretRef of the server key; nil
 	// where there are no Secrets (file mode).
 	secret func(ctx context.Context, key events.Key, ref v1alpha1.ClientCredentialsSecretRef) (id, secret string, err error)
-	log    *slog.Logger
 }
 
 func newExchanges(srv oauthconfig.Server, outbound *http.Transport, log *slog.Logger) *exchanges {
@@ -58,7 +57,6 @@ func newExchanges(srv oauthconfig.Server, outbound *http.Transport, log *slog.Lo
 			Logger:     log,
 		}),
 		clientID: srv.Dex.ClientID,
-		log:      log,
 	}
 }
 
