@@ -23,8 +23,9 @@ import (
 // A 401 answer means the server refused the token. A source that is
 // Refusable is told which token was refused (so that it gets a new one
 // rather than keep it); then the source is asked again: a token other
-// than the refused one gets the request one more try (the source
-// refreshed it meanwhile, or because it was told). A 401 to that too, or the same
+// than the refused one, or any token of a source that was told, gets the
+// request one more try (the source refreshed it meanwhile, or got it anew
+// because it was told). A 401 to that too, or the same
 // token again, is the server's last word: the user's token is no good,
 // and the connection ends (errTokenRefused) for the user to log in again.
 // A source that gives no token (its refresh failed) ends it the same way.
@@ -96,10 +97,14 @@ func (b *bearer) roundTrip(base http.RoundTripper, req *http.Request, challenges
 	if err != nil || resp.StatusCode != http.StatusUnauthorized {
 		return resp, err
 	}
-	if r, ok := (*b.source.Load()).(Refusable); ok {
-		r.Refused(tok)
+	// A Refusable source told of the refusal gives a token got anew, even
+	// one that reads the same (a provider may mint the same token within
+	// a second): it is tried once.
+	refusable, told := (*b.source.Load()).(Refusable)
+	if told {
+		refusable.Refused(tok)
 	}
-	if again, err := b.token(); err == nil && again != tok && retryable {
+	if again, err := b.token(); err == nil && (again != tok || told) && retryable {
 		if req.GetBody != nil {
 			body, err := req.GetBody()
 			if err == nil {

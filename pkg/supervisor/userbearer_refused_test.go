@@ -51,3 +51,45 @@ func TestTheBearerTellsARefusableSourceWhichTokenWasRefused(t *testing.T) {
 	assert.Equal(t, []string{"Bearer kept-token|{}", "Bearer good-token|{}", "Bearer good-token|{}"}, server.seen)
 	assert.Equal(t, []string{"kept-token"}, source.refused)
 }
+
+// A Refusable source told of a refusal may give a token that reads the
+// same (minted anew within the same second): the request goes once more
+// with it; a second 401 stands.
+func TestTheBearerRetriesOnceWithARefusableSourcesSameToken(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		takes bool
+		want  int
+	}{{"taken the second time", true, http.StatusOK}, {"refused again", false, http.StatusUnauthorized}} {
+		t.Run(c.name, func(t *testing.T) {
+			server := &onceRefusing{takes: c.takes}
+			source := &keepingSource{tokens: []string{"same-token"}}
+			b := newBearer(source)
+			var refused string
+			b.refuse = func(why string) { refused = why }
+			req, err := http.NewRequest(http.MethodPost, "http://server/mcp", strings.NewReader("{}"))
+			require.NoError(t, err)
+			resp, err := (&headerTransport{origin: "http://server", base: server, challenges: &challengeRecorder{}, bearer: b}).RoundTrip(req)
+			require.NoError(t, err)
+			assert.Equal(t, c.want, resp.StatusCode)
+			assert.Equal(t, 2, server.requests, "one retry")
+			assert.Equal(t, []string{"same-token"}, source.refused)
+			assert.Equal(t, !c.takes, refused != "", "the connection ends when the retry is refused too")
+		})
+	}
+}
+
+// onceRefusing refuses its first request; the later ones when takes.
+type onceRefusing struct {
+	takes    bool
+	requests int
+}
+
+func (s *onceRefusing) RoundTrip(req *http.Request) (*http.Response, error) {
+	s.requests++
+	status := http.StatusUnauthorized
+	if s.requests > 1 && s.takes {
+		status = http.StatusOK
+	}
+	return &http.Response{StatusCode: status, Header: http.Header{}, Body: http.NoBody, Request: req}, nil
+}
