@@ -27,16 +27,23 @@ func requireBearer(mux *http.ServeMux, base string, verify auth.TokenVerifier) f
 
 // guardCounting is the go-sdk's RequireBearerToken over verify, its
 // challenge naming metadataURL, which counts the 401s it answers: GET
-// /refusals on mux says how many.
+// /refusals on mux says how many. POST /refuse-next makes it refuse the
+// next request once (refusenext.go).
 func guardCounting(mux *http.ServeMux, verify auth.TokenVerifier, metadataURL string) func(http.Handler) http.Handler {
 	var refusals atomic.Int64
+	var refuseNext atomic.Bool
 	mux.HandleFunc("GET /refusals", func(w http.ResponseWriter, _ *http.Request) {
 		fmt.Fprintln(w, refusals.Load())
 	})
+	mux.HandleFunc("POST /refuse-next", refuseNextHandler(&refuseNext))
 	guard := auth.RequireBearerToken(verify, &auth.RequireBearerTokenOptions{ResourceMetadataURL: metadataURL})
 	return func(h http.Handler) http.Handler {
 		guarded := guard(h)
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if refusedOnce(&refuseNext, w, metadataURL) {
+				refusals.Add(1)
+				return
+			}
 			counted := &statusRecorder{ResponseWriter: w}
 			guarded.ServeHTTP(counted, r)
 			if counted.status == http.StatusUnauthorized {

@@ -3,9 +3,11 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -84,7 +86,7 @@ func TestE2EATokenExchangeServerIsEachUsersWithATokenOfItsOwnProvider(t *testing
 		assert.Contains(t, metaToolNames(t, cs), "x_k8s_whoami", "%s has the exchanging server's tools", user)
 		out, isErr = musterCall(t, cs, "x_k8s_whoami", nil)
 		require.False(t, isErr, out)
-		whoami[user] = strings.TrimSpace(out)
+		whoami[user], _, _ = strings.Cut(strings.TrimSpace(out), " ") // "USER [TOKEN]"
 		assert.Equal(t, subjectAtB(idToken), whoami[user], "%s calls as themself, with a token of B's", user)
 
 		out, isErr = musterCall(t, cs, "core_auth_logout", map[string]any{"server": "k8s"})
@@ -126,4 +128,70 @@ func TestE2EATokenExchangeServerIsEachUsersWithATokenOfItsOwnProvider(t *testing
 		assert.NotContains(t, log, token, "a token in musterd's log")
 	}
 	assert.NotContains(t, log, "eyJhbGci", "a JWT in musterd's log")
+}
+
+// An exchanged token is kept: the user's calls cost no exchange of their
+// own. When the server refuses it (401), musterd trades the user's token
+// once more, and the request goes again with the new one: the call
+// succeeds, the server refused once, and the user's connection stays.
+func TestE2EARefusedExchangedTokenIsTradedAnewOnce(t *testing.T) {
+	a := dextest.Start(t, dextest.Options{TLS: true})
+	b := dextest.Start(t, dextest.Options{TLS: true,
+		Trusts:  []dextest.Trust{{ConnectorID: "cluster-a", Upstream: a}},
+		Clients: []dextest.Client{{ID: dextest.ClientMusterd, Public: true}}})
+	mcpURL, _ := mcpfake.ServeHTTP(t, fakeServer(), "-tools", "whoami",
+		"-authorization-server", b.Issuer, "-audience", dextest.ClientMusterd, "-ca-file", b.CAFile)
+	cas := filepath.Join(t.TempDir(), "cas.pem")
+	require.NoError(t, os.WriteFile(cas, append(readFile(t, a.CAFile), readFile(t, b.CAFile)...), 0o600))
+	addr := freeAddr(t)
+	e := preparedEnv(t, map[string]string{
+		"config.yaml": fmt.Sprintf(`aggregator:
+  oauth:
+    server:
+      enabled: true
+      baseUrl: http://%s
+      dex: {issuerUrl: %s, clientId: %s, clientSecret: musterd-secret}
+`, addr, a.Issuer, dextest.ClientMusterd),
+		"mcpservers/k8s.yaml": mcpServerYAML("k8s", "type: streamable-http", "autoStart: true", "url: "+yamlValue(mcpURL), "timeout: 10",
+			fmt.Sprintf("auth: {tokenExchange: {enabled: true, dexTokenEndpoint: %s, connectorId: cluster-a}}", yamlValue(b.Issuer+"/token"))),
+	})
+	e.start(t, "-listen", addr, "-extra-ca-file", cas)
+	origin := strings.TrimSuffix(mcpURL, "/mcp")
+	fake := func(method, path string) string {
+		req, err := http.NewRequest(method, origin+path, nil)
+		require.NoError(t, err)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		require.Less(t, resp.StatusCode, 300, "%s %s: %s", method, path, body)
+		return strings.TrimSpace(string(body))
+	}
+	exchanges := func() int { return strings.Count(e.stderr.String(), "token exchanged") }
+
+	cs := connectMCP(t, "http://"+addr+"/mcp", mcpDial{version: "2025-11-25", httpClient: &http.Client{Transport: bearerTransport{idTokenOf(t, a, dextest.ClientMusterd, "alice")}}})
+	out, isErr := musterCall(t, cs, "core_auth_login", map[string]any{"server": "k8s"})
+	require.False(t, isErr, out)
+	for range 3 {
+		out, isErr = musterCall(t, cs, "x_k8s_whoami", nil)
+		require.False(t, isErr, out)
+	}
+	assert.Equal(t, 1, exchanges(), "one exchange for alice's connection and her calls")
+	before := fake(http.MethodGet, "/refusals") // musterd's own connection, without a token
+
+	fake(http.MethodPost, "/refuse-next")
+	out, isErr = musterCall(t, cs, "x_k8s_whoami", nil)
+	require.False(t, isErr, "a call after the server refused the kept token: %s", out)
+	assert.Equal(t, fmt.Sprint(exchangeAtoi(t, before)+1), fake(http.MethodGet, "/refusals"), "refused once")
+	assert.Equal(t, 2, exchanges(), "traded anew once")
+	out, isErr = musterCall(t, cs, "x_k8s_whoami", nil)
+	require.False(t, isErr, "alice's connection stays: %s", out)
+	assert.Equal(t, 2, exchanges(), "the new token is kept")
+}
+
+func exchangeAtoi(t *testing.T, s string) int {
+	t.Helper()
+	n, err := strconv.Atoi(s)
+	require.NoError(t, err)
+	return n
 }
