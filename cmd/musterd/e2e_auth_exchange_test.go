@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/coreos/go-oidc/v3/oidc"
 	"github.com/stretchr/testify/assert"
@@ -179,6 +180,11 @@ func TestE2EARefusedExchangedTokenIsTradedAnewOnce(t *testing.T) {
 	assert.Equal(t, 1, exchanges(), "one exchange for alice's connection and her calls")
 	before := fake(http.MethodGet, "/refusals") // musterd's own connection, without a token
 
+	// Dex's tokens name the second they were minted: one minted in the
+	// same second as the refused one would read the same, which the
+	// connection does not try twice.
+	minted := time.Now().Unix()
+	eventually(t, "a second after alice's token was minted", func() bool { return time.Now().Unix() > minted })
 	fake(http.MethodPost, "/refuse-next")
 	out, isErr = musterCall(t, cs, "x_k8s_whoami", nil)
 	require.False(t, isErr, "a call after the server refused the kept token: %s", out)

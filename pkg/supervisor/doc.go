@@ -86,8 +86,7 @@
 //     MaxUserConnectionsPerServer (256) per server. Every HTTP request of
 //     it carries "Authorization: Bearer <token>", asked of the user's
 //     oauth2.TokenSource for that request, so a refreshed token is used
-//     from the next request on (userbearer.go); a 401 is told to a source
-//     that is Refusable before it is asked again, once. A 401 at the opening is a
+//     from the next request on (userbearer.go). A 401 at the opening is a
 //     *AuthRequiredError and no connection is kept. A call of any kind
 //     (calls.go, subscribe.go) whose ctx carries an identity with a
 //     connection to the server runs on it, ahead of the shared instance,

@@ -20,28 +20,27 @@ import (
 // spec, a header map or an error: the only copies musterd keeps are the
 // source's and, to scrub them from messages, the connection's secretSet.
 //
-// A 401 answer means the server refused the token. A source that is
-// Refusable is told which token was refused (so that it gets a new one
-// rather than keep it); then the source is asked again: a token other
-// than the refused one, or any token of a source that was told, gets the
-// request one more try (the source refreshed it meanwhile, or got it anew
-// because it was told). A 401 to that too, or the same
+// A 401 answer means the server refused the token. A source that can be
+// told so (RefusedTokenSource: a provider's token, which it then refreshes
+// whatever its expiry says) is told, and the source is asked again: a
+// token other than the refused one gets the request one more try. A 401 to that too, or the same
 // token again, is the server's last word: the user's token is no good,
 // and the connection ends (errTokenRefused) for the user to log in again.
 // A source that gives no token (its refresh failed) ends it the same way.
 
-// Refusable is a token source that wants to know when a server refused
-// a token it gave (a 401), so that it gives another from then on: one
-// that keeps an exchanged token until it expires, for instance.
-type Refusable interface {
-	oauth2.TokenSource
-	// Refused says token was refused; it must not block for long.
-	Refused(token string)
-}
-
 // errTokenRefused is the cause that ends a user connection whose server
 // refused its user's token, or whose token source gave none.
 var errTokenRefused = errors.New("the server refused the user's token")
+
+// RefusedTokenSource is a token source that can be told a server refused
+// a token it gave, so that it gets another (refreshes, exchanges again)
+// although the token is not yet expired by the clock. Refused must not
+// drop a token other than the one named: another request may have got a
+// new one meanwhile.
+type RefusedTokenSource interface {
+	oauth2.TokenSource
+	Refused(accessToken string)
+}
 
 // bearer is a user connection's credential: its user's token source, and
 // the tokens it handed out.
@@ -97,14 +96,10 @@ func (b *bearer) roundTrip(base http.RoundTripper, req *http.Request, challenges
 	if err != nil || resp.StatusCode != http.StatusUnauthorized {
 		return resp, err
 	}
-	// A Refusable source told of the refusal gives a token got anew, even
-	// one that reads the same (a provider may mint the same token within
-	// a second): it is tried once.
-	refusable, told := (*b.source.Load()).(Refusable)
-	if told {
+	if refusable, ok := (*b.source.Load()).(RefusedTokenSource); ok {
 		refusable.Refused(tok)
 	}
-	if again, err := b.token(); err == nil && (again != tok || told) && retryable {
+	if again, err := b.token(); err == nil && again != tok && retryable {
 		if req.GetBody != nil {
 			body, err := req.GetBody()
 			if err == nil {

@@ -176,3 +176,57 @@ func TestTheServersCredentialsStayWithItsOrigin(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{"|"}, server.seen, "no token, no header")
 }
+
+// refusableSource gives its current token until it is told the server
+// refused it; then it gives the next (as a provider's token refreshed
+// before its expiry).
+type refusableSource struct {
+	mu      sync.Mutex
+	tokens  []string
+	refused []string
+}
+
+func (s *refusableSource) Token() (*oauth2.Token, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return &oauth2.Token{AccessToken: s.tokens[0]}, nil
+}
+
+func (s *refusableSource) Refused(token string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.refused = append(s.refused, token)
+	if token == s.tokens[0] && len(s.tokens) > 1 {
+		s.tokens = s.tokens[1:]
+	}
+}
+
+// A source that can be told of a refusal is told, with the refused token,
+// and its next token gets the request's one more try: a token a server
+// stopped taking before its expiry is refreshed, not given up.
+func TestTheBearerTellsItsSourceOfTheRefusedToken(t *testing.T) {
+	server := &tokenServer{takes: map[string]bool{"good-token": true}}
+	source := &refusableSource{tokens: []string{"revoked-token", "good-token"}}
+	b := newBearer(source)
+	var refused string
+	b.refuse = func(why string) { refused = why }
+	req, err := http.NewRequest(http.MethodPost, "http://server/mcp", strings.NewReader("{}"))
+	require.NoError(t, err)
+	transport := &headerTransport{origin: "http://server", base: server, challenges: &challengeRecorder{}, bearer: b}
+	resp, err := transport.RoundTrip(req)
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Equal(t, []string{"revoked-token"}, source.refused)
+	assert.Equal(t, []string{"Bearer revoked-token|{}", "Bearer good-token|{}"}, server.seen)
+	assert.Empty(t, refused, "the connection goes on")
+
+	// Refused again, with nothing newer to give: the connection ends.
+	server.takes = map[string]bool{}
+	req, err = http.NewRequest(http.MethodPost, "http://server/mcp", strings.NewReader("{}"))
+	require.NoError(t, err)
+	resp, err = transport.RoundTrip(req)
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusUnauthorized, resp.StatusCode)
+	assert.Equal(t, []string{"revoked-token", "good-token"}, source.refused)
+	assert.Equal(t, "401 Unauthorized to the token its source gave, asked twice", refused)
+}
