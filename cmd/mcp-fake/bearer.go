@@ -3,8 +3,12 @@ package main
 import (
 	"context"
 	"crypto/subtle"
+	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -27,28 +31,48 @@ func requireBearer(mux *http.ServeMux, base string, verify auth.TokenVerifier) f
 
 // guardCounting is the go-sdk's RequireBearerToken over verify, its
 // challenge naming metadataURL, which counts the 401s it answers: GET
-// /refusals on mux says how many. POST /refuse-next makes it refuse the
-// next request once (refusenext.go).
+// /refusals on mux says how many. GET /tokens lists, as a JSON array, every
+// token it let in: a test's inventory of what its client was given, to
+// look for where it must not be. POST /refuse-taken makes it refuse, from
+// then on, every token it let in so far, as a server whose user's grant
+// was revoked before the tokens expired.
 func guardCounting(mux *http.ServeMux, verify auth.TokenVerifier, metadataURL string) func(http.Handler) http.Handler {
 	var refusals atomic.Int64
-	var refuseNext atomic.Bool
 	mux.HandleFunc("GET /refusals", func(w http.ResponseWriter, _ *http.Request) {
 		fmt.Fprintln(w, refusals.Load())
 	})
-	mux.HandleFunc("POST /refuse-next", refuseNextHandler(&refuseNext))
+	var taken, refused sync.Map // token → struct{}
+	mux.HandleFunc("POST /refuse-taken", func(w http.ResponseWriter, _ *http.Request) {
+		taken.Range(func(k, _ any) bool { refused.Store(k, struct{}{}); return true })
+		w.WriteHeader(http.StatusNoContent)
+	})
+	mux.HandleFunc("GET /tokens", func(w http.ResponseWriter, _ *http.Request) {
+		tokens := []string{}
+		taken.Range(func(k, _ any) bool { tokens = append(tokens, k.(string)); return true })
+		slices.Sort(tokens)
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(tokens)
+	})
 	guard := auth.RequireBearerToken(verify, &auth.RequireBearerTokenOptions{ResourceMetadataURL: metadataURL})
 	return func(h http.Handler) http.Handler {
-		guarded := guard(h)
+		// Noted as the guard lets it in, before the request is served: a
+		// client that got its answer finds its token listed.
+		guarded := guard(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
+				taken.Store(token, struct{}{})
+			}
+			h.ServeHTTP(w, r)
+		}))
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if refusedOnce(&refuseNext, w, metadataURL) {
+			token, bearer := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+			if _, no := refused.Load(token); bearer && no {
 				refusals.Add(1)
+				w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token", resource_metadata="`+metadataURL+`"`)
+				http.Error(w, "the token was revoked", http.StatusUnauthorized)
 				return
 			}
-			counted := &statusRecorder{ResponseWriter: w}
-			guarded.ServeHTTP(counted, r)
-			if counted.status == http.StatusUnauthorized {
-				refusals.Add(1)
-			}
+			// Counted as it is written, before the client can see it.
+			guarded.ServeHTTP(&statusRecorder{ResponseWriter: w, unauthorized: func() { refusals.Add(1) }}, r)
 		})
 	}
 }
@@ -63,15 +87,20 @@ func oneToken(token string) auth.TokenVerifier {
 	}
 }
 
-// statusRecorder notes the status a handler wrote.
+// statusRecorder notes the status a handler wrote, and calls
+// unauthorized (when set) as a 401 is written.
 type statusRecorder struct {
 	http.ResponseWriter
-	status int
+	status       int
+	unauthorized func()
 }
 
 func (s *statusRecorder) WriteHeader(code int) {
 	if s.status == 0 {
 		s.status = code
+		if code == http.StatusUnauthorized && s.unauthorized != nil {
+			s.unauthorized()
+		}
 	}
 	s.ResponseWriter.WriteHeader(code)
 }

@@ -31,7 +31,7 @@ type oidcFlags struct {
 var oidcGuard oidcFlags
 
 func (f *oidcFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.issuer, "authorization-server", "", "with -http: name this issuer in the RFC 9728 metadata and accept only access tokens it signed (go-oidc); GET /refusals counts the 401s, POST /refuse-next refuses the next request once")
+	fs.StringVar(&f.issuer, "authorization-server", "", "with -http: name this issuer in the RFC 9728 metadata and accept only access tokens it signed (go-oidc); GET /refusals counts the 401s")
 	fs.StringVar(&f.audience, "audience", "", "with -authorization-server: the aud the tokens must carry (a client id); default: any")
 	fs.StringVar(&f.caFile, "ca-file", "", "with -authorization-server: PEM CAs to trust for the issuer besides the system's")
 	fs.StringVar(&f.scopes, "scopes", "openid", "with -authorization-server: space-separated scopes_supported of the metadata")

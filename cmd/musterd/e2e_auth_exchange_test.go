@@ -132,9 +132,11 @@ func TestE2EATokenExchangeServerIsEachUsersWithATokenOfItsOwnProvider(t *testing
 }
 
 // An exchanged token is kept: the user's calls cost no exchange of their
-// own. When the server refuses it (401), musterd trades the user's token
-// once more, and the request goes again with the new one: the call
-// succeeds, the server refused once, and the user's connection stays.
+// own. When the server stops taking it (401: mcp-fake's POST
+// /refuse-taken, as a server whose user's grant was revoked), musterd
+// trades the user's token once more, and the request goes again with the
+// new one: the call succeeds, the server refused once, and the user's
+// connection stays.
 func TestE2EARefusedExchangedTokenIsTradedAnewOnce(t *testing.T) {
 	a := dextest.Start(t, dextest.Options{TLS: true})
 	b := dextest.Start(t, dextest.Options{TLS: true,
@@ -181,11 +183,11 @@ func TestE2EARefusedExchangedTokenIsTradedAnewOnce(t *testing.T) {
 	before := fake(http.MethodGet, "/refusals") // musterd's own connection, without a token
 
 	// Dex's tokens name the second they were minted: one minted in the
-	// same second as the refused one would read the same, which the
-	// connection does not try twice.
+	// same second as the refused one would read the same, and be refused
+	// too.
 	minted := time.Now().Unix()
 	eventually(t, "a second after alice's token was minted", func() bool { return time.Now().Unix() > minted })
-	fake(http.MethodPost, "/refuse-next")
+	fake(http.MethodPost, "/refuse-taken")
 	out, isErr = musterCall(t, cs, "x_k8s_whoami", nil)
 	require.False(t, isErr, "a call after the server refused the kept token: %s", out)
 	assert.Equal(t, fmt.Sprint(exchangeAtoi(t, before)+1), fake(http.MethodGet, "/refusals"), "refused once")
