@@ -203,3 +203,47 @@ func exchangeAtoi(t *testing.T, s string) int {
 	require.NoError(t, err)
 	return n
 }
+
+// A user whose token the server's provider would not exchange (an ID
+// token without the name claim Dex's OIDC connector requires, which
+// musterd itself takes) is not connected, and says why; when the user
+// comes back with a token it does take, the connection is opened at
+// once, not after the pause between attempts.
+func TestE2EANewTokenGetsAFailedExchangeTriedAgainAtOnce(t *testing.T) {
+	a := dextest.Start(t, dextest.Options{TLS: true})
+	b := dextest.Start(t, dextest.Options{TLS: true,
+		Trusts:  []dextest.Trust{{ConnectorID: "cluster-a", Upstream: a}},
+		Clients: []dextest.Client{{ID: dextest.ClientMusterd, Public: true}}})
+	mcpURL, _ := mcpfake.ServeHTTP(t, fakeServer(), "-tools", "whoami",
+		"-authorization-server", b.Issuer, "-audience", dextest.ClientMusterd, "-ca-file", b.CAFile)
+	cas := filepath.Join(t.TempDir(), "cas.pem")
+	require.NoError(t, os.WriteFile(cas, append(readFile(t, a.CAFile), readFile(t, b.CAFile)...), 0o600))
+	addr := freeAddr(t)
+	e := preparedEnv(t, map[string]string{
+		"config.yaml": fmt.Sprintf(`aggregator:
+  oauth:
+    server:
+      enabled: true
+      baseUrl: http://%s
+      dex: {issuerUrl: %s, clientId: %s, clientSecret: musterd-secret}
+`, addr, a.Issuer, dextest.ClientMusterd),
+		"mcpservers/k8s.yaml": mcpServerYAML("k8s", "type: streamable-http", "autoStart: true", "url: "+yamlValue(mcpURL), "timeout: 10",
+			fmt.Sprintf("auth: {tokenExchange: {enabled: true, dexTokenEndpoint: %s, connectorId: cluster-a}}", yamlValue(b.Issuer+"/token"))),
+	})
+	e.start(t, "-listen", addr, "-extra-ca-file", cas)
+
+	alice := a.User(t, "alice")
+	nameless, err := a.OAuth2Config(t, dextest.ClientMusterd, "openid", "email").PasswordCredentialsToken(a.Context(t.Context()), alice.Email, alice.Password)
+	require.NoError(t, err)
+	first := connectMCP(t, "http://"+addr+"/mcp", mcpDial{version: "2025-11-25", httpClient: &http.Client{Transport: bearerTransport{nameless.Extra("id_token").(string)}}})
+	out, isErr := musterCall(t, first, "core_auth_login", map[string]any{"server": "k8s"})
+	assert.True(t, isErr, "not connected with a token the provider does not exchange: %s", out)
+	assert.Contains(t, authStatus(t, first), `"sso_attempt_failed":true`)
+
+	second := connectMCP(t, "http://"+addr+"/mcp", mcpDial{version: "2025-11-25", httpClient: &http.Client{Transport: bearerTransport{idTokenOf(t, a, dextest.ClientMusterd, "alice")}}})
+	out, isErr = musterCall(t, second, "core_auth_login", map[string]any{"server": "k8s"})
+	assert.False(t, isErr, out)
+	assert.Equal(t, "Server 'k8s' is already authenticated.", out, "connected at once with the new token")
+	out, isErr = musterCall(t, second, "x_k8s_whoami", nil)
+	assert.False(t, isErr, out)
+}

@@ -85,6 +85,9 @@ func (s *sso) seen(who identity.Identity, token string) {
 	now := time.Now()
 	var open []ssoTarget
 	s.mu.Lock()
+	if s.tokens[owner] != token {
+		s.retryOwner(owner) // what failed with the old token may work with the new
+	}
 	s.tokens[owner] = token
 	for _, key := range forwarding {
 		t := ssoTarget{owner: owner, key: key}

@@ -77,3 +77,14 @@ func (l *logins) AwaitSSO(ctx context.Context, owner string, key events.Key) {
 	case <-limit.C:
 	}
 }
+
+// retryOwner forgets when owner's connections were last tried, so that a
+// new token of the owner's gets them tried at once rather than after
+// ssoRetry. The caller holds s.mu.
+func (s *sso) retryOwner(owner string) {
+	for t := range s.tried {
+		if t.owner == owner {
+			delete(s.tried, t)
+		}
+	}
+}
