@@ -392,6 +392,9 @@ type daemon struct {
 	// Logins are the users' logins to protected servers, which
 	// core_auth_login drives (logins.go).
 	Logins *logins
+	// Exchanges trade the users' tokens for the servers that take another
+	// provider's (exchange.go).
+	Exchanges *exchanges
 	// Inbound checks callers' tokens when aggregator.oauth.server is
 	// enabled; nil otherwise (inbound.go).
 	Inbound *inbound
@@ -533,6 +536,12 @@ func newDaemon(cfg daemonConfig, log *slog.Logger, record io.Writer) (*daemon, e
 	}
 	if d.Logins, err = newLogins(d, cfg.oauth, outboundTransport(cfg.extraCAs), log); err != nil {
 		return nil, fmt.Errorf("aggregator.oauth.mcpClient: %w", err)
+	}
+	d.Exchanges = newExchanges(cfg.oauth.Server, outboundTransport(cfg.extraCAs), log)
+	if kubeParts != nil {
+		if d.Exchanges.secret, err = kubeSecrets(cfg.kube.rest); err != nil {
+			return nil, err
+		}
 	}
 	if d.CoreTools, err = newCoreTools(cfg, d, kubeParts, log); err != nil {
 		return nil, err

@@ -23,8 +23,10 @@ import (
 // user is first seen (an authenticated request) and again at a later
 // request when it is gone, with no login of its own; the user's latest
 // token is what each request to the server carries, so a user who comes
-// back with a fresh token gets going again. core_auth_login and
-// core_auth_logout refuse such servers, as muster's do.
+// back with a fresh token gets going again. A server whose spec says
+// auth.tokenExchange is opened the same way, with tokens traded for the
+// user's (exchange.go). core_auth_login and core_auth_logout refuse such
+// servers, as muster's do.
 
 // ssoRetry bounds how often a user's connection to one server is tried
 // again after it could not be opened.
@@ -54,6 +56,7 @@ type sso struct {
 	tokens   map[string]string                // owner → the token it last presented
 	tried    map[ssoTarget]time.Time          // when a connection was last tried
 	inflight map[ssoTarget]context.CancelFunc // connections being opened
+	failures ssoFailures                      // why the last attempts failed
 }
 
 type ssoTarget struct {
@@ -112,7 +115,7 @@ func (a ssoAuthenticator) Authenticate(r *http.Request) (identity.Identity, *ide
 // in the background, who's connection to every forwarding server that has
 // none, unless one was tried within ssoRetry.
 func (s *sso) seen(who identity.Identity, token string) {
-	forwarding := s.forwarding()
+	forwarding := s.servers()
 	if len(forwarding) == 0 {
 		return // no server takes a user's token: none is kept
 	}
@@ -122,6 +125,9 @@ func (s *sso) seen(who identity.Identity, token string) {
 	var wait []chan struct{}
 	s.mu.Lock()
 	_, known := s.tokens[owner]
+	if s.tokens[owner] != token {
+		s.retryOwner(owner) // what failed with the old token may work with the new
+	}
 	s.tokens[owner] = token
 	for _, key := range forwarding {
 		t := ssoTarget{owner: owner, key: key}
@@ -179,24 +185,29 @@ func (s *sso) connect(ctx context.Context, t ssoTarget) {
 		s.mu.Unlock()
 	}()
 	// Asked at each request: the user's latest token, never a copy.
-	_, err := s.d.Supervisor.ConnectAs(ctx, t.key, t.owner, tokenOf{s, t.owner})
-	if err != nil {
-		s.log.Info("sso: a user's connection to a forwarding server could not be opened; tried again at a later request",
-			"key", t.key.String(), "owner", identity.LogTag(t.owner), "error", err)
-		return
+	src, err := s.source(ctx, t)
+	if err == nil {
+		_, err = s.d.Supervisor.ConnectAs(ctx, t.key, t.owner, src)
 	}
 	s.mu.Lock()
-	delete(s.tried, t)
+	s.failures.note(t, err)
+	if err == nil {
+		delete(s.tried, t)
+	}
 	s.mu.Unlock()
+	if err != nil {
+		s.log.Info("sso: a user's connection to a single sign-on server could not be opened; tried again at a later request",
+			"key", t.key.String(), "owner", identity.LogTag(t.owner), "error", err)
+	}
 }
 
-// forwarding are the declared remote servers whose spec says
-// auth.forwardToken.
-func (s *sso) forwarding() []events.Key {
+// servers are the declared remote servers whose spec says
+// auth.forwardToken or auth.tokenExchange.
+func (s *sso) servers() []events.Key {
 	var keys []events.Key
 	for _, e := range s.d.Index.List(v1alpha1.KindMCPServer) {
 		server, ok := e.Object.(*v1alpha1.MCPServer)
-		if ok && server != nil && server.Spec.Type.IsRemote() && server.Spec.Auth != nil && server.Spec.Auth.ForwardToken {
+		if ok && server != nil && server.Spec.Type.IsRemote() && server.Spec.Auth != nil && (server.Spec.Auth.ForwardToken || exchanging(server.Spec.Auth)) {
 			keys = append(keys, e.Key)
 		}
 	}

@@ -76,6 +76,26 @@ type Options struct {
 	// StartTimeout bounds the wait for Dex's discovery document. Default:
 	// 30 s.
 	StartTimeout time.Duration
+	// Trusts are other providers whose ID tokens this Dex takes in an RFC
+	// 8693 token exchange: each is an OIDC connector of this Dex's (type
+	// oidc) pointed at a running Dex, which must outlive this one. Default:
+	// none (the local password database alone).
+	Trusts []Trust
+}
+
+// Trust is an OIDC connector of Dex's to another Dex: a token exchange
+// at this Dex with connector_id ConnectorID takes an ID token of Upstream
+// (any audience: Dex's connector checks issuer, signature and expiry)
+// and answers with a token of this Dex's for the same user.
+type Trust struct {
+	// ConnectorID is the connector's ID, the exchange's connector_id.
+	ConnectorID string
+	// Upstream is the trusted Dex. Its CA, if any, is the connector's.
+	Upstream *Dex
+	// ClientID is the client at Upstream the connector logs in as (only
+	// a browser login through the connector uses it); it must be one of
+	// Upstream's. Default ClientMusterd.
+	ClientID string
 }
 
 // DefaultClients returns the clients [Start] configures when
@@ -362,6 +382,34 @@ func config(issuer string, port int, certFile, keyFile string, opts Options) ([]
 		"enablePasswordDB": true,
 		"staticPasswords":  users,
 		"staticClients":    clients,
+	}
+	var connectors []map[string]any
+	for _, tr := range opts.Trusts {
+		if tr.Upstream == nil || tr.ConnectorID == "" {
+			return nil, fmt.Errorf("trust %q: a connector ID and an upstream Dex are required", tr.ConnectorID)
+		}
+		clientID := tr.ClientID
+		if clientID == "" {
+			clientID = ClientMusterd
+		}
+		var client *Client
+		for i := range tr.Upstream.Clients {
+			if tr.Upstream.Clients[i].ID == clientID {
+				client = &tr.Upstream.Clients[i]
+			}
+		}
+		if client == nil {
+			return nil, fmt.Errorf("trust %q: the upstream Dex has no client %q", tr.ConnectorID, clientID)
+		}
+		conn := map[string]any{"issuer": tr.Upstream.Issuer, "clientID": client.ID, "clientSecret": client.Secret,
+			"redirectURI": issuer + "/callback", "scopes": []string{"openid", "profile", "email", "groups"}}
+		if tr.Upstream.CAFile != "" {
+			conn["rootCAs"] = []string{tr.Upstream.CAFile}
+		}
+		connectors = append(connectors, map[string]any{"type": "oidc", "id": tr.ConnectorID, "name": tr.ConnectorID, "config": conn})
+	}
+	if len(connectors) > 0 {
+		cfg["connectors"] = connectors
 	}
 	if opts.IDTokenExpiry > 0 {
 		cfg["expiry"] = map[string]any{"idTokens": opts.IDTokenExpiry.String()}

@@ -23,6 +23,11 @@
 //     else). Start returns once Dex's discovery document answers and Dex
 //     publishes a signing key; a port taken between choosing and binding it
 //     is retried on another.
+//   - With [Options.Trusts] Dex also has an OIDC connector per trusted Dex
+//     (started before it): a token exchange (RFC 8693) at this Dex with
+//     that connector_id takes the trusted Dex's ID token and answers with
+//     this Dex's token for the same user, as one cluster's Dex trusts
+//     another's in muster's cross-cluster single sign-on.
 //   - [Dex.PasswordLogin] logs a user in with the password grant through
 //     golang.org/x/oauth2; [Dex.BrowserLogin] follows an authorization URL
 //     through Dex's login form as a browser would (cookies, redirects) and

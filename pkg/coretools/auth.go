@@ -131,6 +131,12 @@ func (p *Provider) authLogin(ctx context.Context, m map[string]any) *mcp.CallToo
 		}
 		return text(fmt.Sprintf("Server '%s' does not require authentication.", name))
 	}
+	if sso, ok := logins.(SSOStatus); ok && usesSSO(s) {
+		// A session's SSO connections open as it starts; one still
+		// opening is waited for, as muster's are before the session's
+		// first answer.
+		sso.AwaitSSO(ctx, owner, s.Key)
+	}
 	if logins != nil && logins.Connected(owner, s.Key) {
 		return text(fmt.Sprintf("Server '%s' is already authenticated.", name))
 	}

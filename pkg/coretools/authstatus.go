@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/musterd/musterd/pkg/apis/muster/v1alpha1"
+	"github.com/musterd/musterd/pkg/events"
 	"github.com/musterd/musterd/pkg/identity"
 )
 
@@ -27,6 +28,7 @@ var authStatusResource = &mcp.Resource{URI: AuthStatusURI, Name: "auth-status", 
 const (
 	authConnected    = "connected"
 	authRequired     = "auth_required"
+	authSSOPending   = "sso_pending"
 	authDisconnected = "disconnected"
 	authFailed       = "failed"
 )
@@ -41,6 +43,18 @@ type serverAuthStatus struct {
 	Error                  string `json:"error,omitempty"`
 	TokenForwardingEnabled bool   `json:"token_forwarding_enabled,omitempty"`
 	TokenExchangeEnabled   bool   `json:"token_exchange_enabled,omitempty"`
+	SSOAttemptFailed       bool   `json:"sso_attempt_failed,omitempty"`
+}
+
+// SSOStatus is what Logins may also say of a caller's single sign-on
+// servers (forwardToken, tokenExchange).
+type SSOStatus interface {
+	// SSO says whether owner's connection is being opened, and why its
+	// last attempt failed ("" when it did not).
+	SSO(owner string, server events.Key) (pending bool, failure string)
+	// AwaitSSO returns once owner's connection that is being opened is
+	// open or failed (at once when none is), or ctx ends.
+	AwaitSSO(ctx context.Context, owner string, server events.Key)
 }
 
 // OwnResources are the resources the core tools serve themselves.
@@ -68,9 +82,17 @@ func (p *Provider) ReadOwnResource(ctx context.Context, uri string) (*mcp.ReadRe
 		entry := serverAuthStatus{Name: e.Key.Name,
 			TokenForwardingEnabled: ls.Auth != nil && ls.Auth.ForwardToken,
 			TokenExchangeEnabled:   ls.Auth != nil && ls.Auth.TokenExchange != nil && ls.Auth.TokenExchange.Enabled}
+		var ssoPending bool
+		if sso, ok := p.opts.Logins.(SSOStatus); ok && hasCaller && usesSSO(ls) {
+			var failure string
+			ssoPending, failure = sso.SSO(id.Owner(), e.Key)
+			entry.SSOAttemptFailed, entry.Error = failure != "", failure
+		}
 		switch {
 		case hasCaller && p.opts.Logins != nil && p.opts.Logins.Connected(id.Owner(), e.Key):
-			entry.Status = authConnected
+			entry.Status, entry.SSOAttemptFailed, entry.Error = authConnected, false, ""
+		case ssoPending:
+			entry.Status = authSSOPending
 		case st.State == v1alpha1.MCPServerStateAuthRequired:
 			entry.Status = authRequired
 			if p.opts.Logins != nil && p.opts.Logins.Enabled() {

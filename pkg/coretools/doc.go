@@ -11,7 +11,11 @@
 //   - the caller's own logins to protected servers (auth.go):
 //     core_auth_login/logout, over Logins, which the wiring gives; the
 //     caller is its identity (package identity), and a login or logout is
-//     only ever the caller's own.
+//     only ever the caller's own; the resource auth://status (authstatus.go)
+//     is the caller's standing with each server, with, for a single
+//     sign-on server, sso_pending and sso_attempt_failed (and why) when
+//     Logins is also an SSOStatus; core_auth_login then waits for the
+//     caller's SSO connection still opening before it answers.
 //
 // Place in the pipeline: an edge. The router (package router) lists and
 // calls the Provider first among its sources; the Provider knows nothing

@@ -97,6 +97,8 @@ func TestDefaultRendersTheExpectedObjects(t *testing.T) {
 		"ClusterRoleBinding /musterd",
 		"Role musterd-system/musterd-leader-election",
 		"RoleBinding musterd-system/musterd-leader-election",
+		"Role musterd-system/musterd-secrets",
+		"RoleBinding musterd-system/musterd-secrets",
 		"Deployment musterd-system/musterd",
 		"Service musterd-system/musterd-metrics",
 	}, got)
@@ -153,14 +155,18 @@ func TestRBACGrantsExactlyWhatMusterdNeeds(t *testing.T) {
 		"coordination.k8s.io/leases get",
 		"coordination.k8s.io/leases update",
 	}, grants(t, only[*rbacv1.Role](t, r, "musterd-leader-election").Rules), "Role, in musterd's namespace only: the leader election Lease")
+	assert.Equal(t, []string{"/secrets get"}, grants(t, only[*rbacv1.Role](t, r, "musterd-secrets").Rules),
+		"Role, in musterd's namespace only: token exchange's client credentials")
 
 	subject := []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: serviceAccount, Namespace: namespace}}
 	crb := only[*rbacv1.ClusterRoleBinding](t, r, "musterd")
 	assert.Equal(t, subject, crb.Subjects)
 	assert.Equal(t, rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "musterd"}, crb.RoleRef)
-	rb := only[*rbacv1.RoleBinding](t, r, "musterd-leader-election")
-	assert.Equal(t, subject, rb.Subjects)
-	assert.Equal(t, rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "musterd-leader-election"}, rb.RoleRef)
+	for _, name := range []string{"musterd-leader-election", "musterd-secrets"} {
+		rb := only[*rbacv1.RoleBinding](t, r, name)
+		assert.Equal(t, subject, rb.Subjects)
+		assert.Equal(t, rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: name}, rb.RoleRef)
+	}
 }
 
 func TestDeploymentRunsKubernetesModeLockedDown(t *testing.T) {
@@ -265,6 +271,7 @@ func TestManifestsApplyAndGrantLeastPrivilege(t *testing.T) {
 		{"patch", "events.k8s.io", "events", "", "team-a"},
 		{"create", "coordination.k8s.io", "leases", "", namespace},
 		{"update", "coordination.k8s.io", "leases", "", namespace},
+		{"get", "", "secrets", "", namespace}, // token exchange's client credentials
 		// The core tools create, update and delete definitions when asked.
 		{"update", group, "mcpservers", "", "team-a"},
 		{"create", group, "workflows", "", "team-a"},
@@ -275,7 +282,8 @@ func TestManifestsApplyAndGrantLeastPrivilege(t *testing.T) {
 	for _, denied := range []struct{ verb, group, resource, sub, ns string }{
 		{"patch", group, "mcpservers", "", "team-a"}, // the core tools update, never patch
 		{"deletecollection", group, "workflows", "", "team-a"},
-		{"get", "", "secrets", "", namespace},
+		{"get", "", "secrets", "", "team-a"}, // Secrets at home only
+		{"list", "", "secrets", "", namespace},
 		{"create", "", "events", "", "team-a"},                    // the recorder writes events.k8s.io Events only
 		{"create", "coordination.k8s.io", "leases", "", "team-a"}, // Leases only at home
 		{"delete", "coordination.k8s.io", "leases", "", namespace},

@@ -10,7 +10,9 @@
 // bearer from TokenSource (and tell it, Refused, of a 401), and OnLogin
 // tells the wiring a user may now be connected. Per-user state is keyed
 // by the owner string (identity.Identity.Owner), tokens by (owner,
-// issuer), so one login serves every server of an issuer.
+// issuer), so one login serves every server of an issuer. For single
+// sign-on by token exchange, an Exchanger gives the supervisor a token
+// source per (owner, server).
 //
 // Guarantees:
 //   - Discovery is muster's, lenient: the challenge's resource_metadata
@@ -46,6 +48,17 @@
 //     rotated refresh token is stored; refreshes of one (owner, issuer)
 //     take turns. A refused refresh forgets the token and wraps
 //     ErrLoginRequired.
+//   - Token exchange (exchange.go, RFC 8693, spec.auth.tokenExchange): an
+//     Exchanger trades a user's ID token at a server's provider for an ID
+//     token of that provider's, as muster asks (subject and requested
+//     token type id_token, Dex's connector_id, the scopes, a public client
+//     when no secret is given), through golang.org/x/oauth2. A token whose
+//     iss (read with go-jose; of the response's id_token when the token is
+//     opaque) is not the expected issuer is refused with
+//     ErrIssuerMismatch, naming both. An ExchangeSource keeps one user's
+//     token for one server (and those exchange settings) until
+//     EarlyExpiry (30 s) before it expires, trades anew after Refused of
+//     the token it keeps, and never shares one user's token with another.
 //   - No token, code, verifier or client secret reaches a log line, an
 //     error or a page: the types holding them print as "<redacted>",
 //     and a provider's error is reduced to its code and description.
