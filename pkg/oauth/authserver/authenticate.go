@@ -22,7 +22,8 @@ type AuthenticatorOptions struct {
 // Authenticator is the check of callers' tokens with musterd's own
 // access tokens first: one of them is the login's user (Subject and
 // Issuer the provider's, Session its family), or a 401 challenge when it
-// is unknown, expired or revoked; any other token is Others' to judge.
+// is unknown, expired or revoked, at musterd or at the provider
+// (upstreamcheck.go); any other token is Others' to judge.
 func (s *Server) Authenticator(opts AuthenticatorOptions) *Authenticator {
 	return &Authenticator{s: s, opts: opts}
 }
@@ -65,6 +66,14 @@ func (a *Authenticator) authenticate(r *http.Request, forwarding bool) (identity
 		return identity.Identity{}, "", a.challenge(reason)
 	}
 	who := identity.Identity{Subject: sess.Subject, Issuer: sess.Issuer, Session: sess.Family}
+	if err := a.s.stands(r.Context(), sess.Family); errors.Is(err, errUpstreamRevoked) {
+		a.s.revokeFamily(r.Context(), sess.Family)
+		a.s.opts.Logger.Info("authserver: a login its identity provider ended is over", "user", identity.LogTag(who.Owner()))
+		return identity.Identity{}, "", a.challenge("the login was ended at the identity provider: log in again")
+	} else if err != nil {
+		a.s.opts.Logger.Warn("authserver: the identity provider could not say whether a login stands; it stands",
+			"user", identity.LogTag(who.Owner()), "error", err)
+	}
 	if !forwarding {
 		return who, "", nil
 	}

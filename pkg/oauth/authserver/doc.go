@@ -56,6 +56,13 @@
 //     access token, that token. A token exchange at /oauth/token is
 //     answered invalid_grant, before any client authentication: musterd
 //     mints tokens for no other audience.
+//   - A login is also the provider's to end (upstreamcheck.go): each
+//     request with one of musterd's access tokens asks the provider's
+//     userinfo endpoint with the login's upstream access token (renewed
+//     first when due), as muster asks its provider on every request; a
+//     401 or 403 there, or invalid_grant at the renewal, revokes the
+//     login's family and refuses the request. A provider that cannot be
+//     reached ends nothing, and the log says so.
 //   - Registration follows muster's rules (RegistrationToken,
 //     AllowPublicClientRegistration, trusted schemes and URIs,
 //     AllowLocalhostRedirectURIs, application_type web or native). With
