@@ -30,34 +30,59 @@ import (
 // at A. A server whose expectedIssuer is not B is not reached: the
 // exchanged token is refused before it is sent, and the user's
 // auth://status and musterd's log say why. No token reaches the log.
-func TestE2EATokenExchangeServerIsEachUsersWithATokenOfItsOwnProvider(t *testing.T) {
-	a := dextest.Start(t, dextest.Options{TLS: true})
-	b := dextest.Start(t, dextest.Options{TLS: true,
-		Trusts:  []dextest.Trust{{ConnectorID: "cluster-a", Upstream: a}},
+// exchangeRig is musterd whose provider is Dex A, beside Dex B, whose
+// OIDC connector cluster-a trusts A and which knows musterd as a public
+// client, and a server (mcp-fake) that takes B's tokens alone.
+type exchangeRig struct {
+	a, b         *dextest.Dex
+	mcpURL, addr string
+	cas          string // both Dexes' CAs, for -extra-ca-file
+}
+
+func startExchangeRig(t *testing.T) *exchangeRig {
+	t.Helper()
+	r := &exchangeRig{a: dextest.Start(t, dextest.Options{TLS: true}), addr: freeAddr(t)}
+	r.b = dextest.Start(t, dextest.Options{TLS: true,
+		Trusts:  []dextest.Trust{{ConnectorID: "cluster-a", Upstream: r.a}},
 		Clients: []dextest.Client{{ID: dextest.ClientMusterd, Public: true}}})
-	url, _ := mcpfake.ServeHTTP(t, fakeServer(), "-tools", "whoami",
-		"-authorization-server", b.Issuer, "-audience", dextest.ClientMusterd, "-ca-file", b.CAFile)
-	cas := filepath.Join(t.TempDir(), "cas.pem")
-	require.NoError(t, os.WriteFile(cas, append(readFile(t, a.CAFile), readFile(t, b.CAFile)...), 0o600))
-	const wrongIssuer = "https://dex.cluster-b.example.com"
-	exchange := func(extra string) string {
-		return fmt.Sprintf("auth: {tokenExchange: {enabled: true, dexTokenEndpoint: %s, connectorId: cluster-a%s}}", yamlValue(b.Issuer+"/token"), extra)
-	}
-	addr := freeAddr(t)
-	e := preparedEnv(t, map[string]string{
-		"config.yaml": fmt.Sprintf(`aggregator:
+	r.mcpURL, _ = mcpfake.ServeHTTP(t, fakeServer(), "-tools", "whoami",
+		"-authorization-server", r.b.Issuer, "-audience", dextest.ClientMusterd, "-ca-file", r.b.CAFile)
+	r.cas = filepath.Join(t.TempDir(), "cas.pem")
+	require.NoError(t, os.WriteFile(r.cas, append(readFile(t, r.a.CAFile), readFile(t, r.b.CAFile)...), 0o600))
+	return r
+}
+
+// exchange is the auth line of a server whose users' tokens B trades,
+// with extra settings (", expectedIssuer: …").
+func (r *exchangeRig) exchange(extra string) string {
+	return fmt.Sprintf("auth: {tokenExchange: {enabled: true, dexTokenEndpoint: %s, connectorId: cluster-a%s}}", yamlValue(r.b.Issuer+"/token"), extra)
+}
+
+// start runs musterd with the servers named (each with its extra
+// settings), every one the mcp-fake behind B.
+func (r *exchangeRig) start(t *testing.T, servers map[string]string, args ...string) *fsEnv {
+	t.Helper()
+	files := map[string]string{"config.yaml": fmt.Sprintf(`aggregator:
   oauth:
     server:
       enabled: true
       baseUrl: http://%s
       dex: {issuerUrl: %s, clientId: %s, clientSecret: musterd-secret}
-`, addr, a.Issuer, dextest.ClientMusterd),
-		"mcpservers/k8s.yaml": mcpServerYAML("k8s", "type: streamable-http", "autoStart: true", "url: "+yamlValue(url),
-			"timeout: 10", exchange("")),
-		"mcpservers/proxied.yaml": mcpServerYAML("proxied", "type: streamable-http", "autoStart: true", "url: "+yamlValue(url),
-			"timeout: 10", exchange(", expectedIssuer: "+wrongIssuer)),
-	})
-	e.start(t, "-listen", addr, "-extra-ca-file", cas, "-log-level", "debug")
+`, r.addr, r.a.Issuer, dextest.ClientMusterd)}
+	for name, extra := range servers {
+		files["mcpservers/"+name+".yaml"] = mcpServerYAML(name, "type: streamable-http", "autoStart: true", "url: "+yamlValue(r.mcpURL),
+			"timeout: 10", r.exchange(extra))
+	}
+	e := preparedEnv(t, files)
+	e.start(t, append([]string{"-listen", r.addr, "-extra-ca-file", r.cas}, args...)...)
+	return e
+}
+
+func TestE2EATokenExchangeServerIsEachUsersWithATokenOfItsOwnProvider(t *testing.T) {
+	r := startExchangeRig(t)
+	a, b, addr := r.a, r.b, r.addr
+	const wrongIssuer = "https://dex.cluster-b.example.com"
+	e := r.start(t, map[string]string{"k8s": "", "proxied": ", expectedIssuer: " + wrongIssuer}, "-log-level", "debug")
 
 	// What B says each user is: the subject of the token B gives for their
 	// ID token of A's, checked here with B's keys.
@@ -138,27 +163,9 @@ func TestE2EATokenExchangeServerIsEachUsersWithATokenOfItsOwnProvider(t *testing
 // new one: the call succeeds, the server refused once, and the user's
 // connection stays.
 func TestE2EARefusedExchangedTokenIsTradedAnewOnce(t *testing.T) {
-	a := dextest.Start(t, dextest.Options{TLS: true})
-	b := dextest.Start(t, dextest.Options{TLS: true,
-		Trusts:  []dextest.Trust{{ConnectorID: "cluster-a", Upstream: a}},
-		Clients: []dextest.Client{{ID: dextest.ClientMusterd, Public: true}}})
-	mcpURL, _ := mcpfake.ServeHTTP(t, fakeServer(), "-tools", "whoami",
-		"-authorization-server", b.Issuer, "-audience", dextest.ClientMusterd, "-ca-file", b.CAFile)
-	cas := filepath.Join(t.TempDir(), "cas.pem")
-	require.NoError(t, os.WriteFile(cas, append(readFile(t, a.CAFile), readFile(t, b.CAFile)...), 0o600))
-	addr := freeAddr(t)
-	e := preparedEnv(t, map[string]string{
-		"config.yaml": fmt.Sprintf(`aggregator:
-  oauth:
-    server:
-      enabled: true
-      baseUrl: http://%s
-      dex: {issuerUrl: %s, clientId: %s, clientSecret: musterd-secret}
-`, addr, a.Issuer, dextest.ClientMusterd),
-		"mcpservers/k8s.yaml": mcpServerYAML("k8s", "type: streamable-http", "autoStart: true", "url: "+yamlValue(mcpURL), "timeout: 10",
-			fmt.Sprintf("auth: {tokenExchange: {enabled: true, dexTokenEndpoint: %s, connectorId: cluster-a}}", yamlValue(b.Issuer+"/token"))),
-	})
-	e.start(t, "-listen", addr, "-extra-ca-file", cas)
+	r := startExchangeRig(t)
+	a, addr, mcpURL := r.a, r.addr, r.mcpURL
+	e := r.start(t, map[string]string{"k8s": ""})
 	origin := strings.TrimSuffix(mcpURL, "/mcp")
 	fake := func(method, path string) string {
 		req, err := http.NewRequest(method, origin+path, nil)
@@ -210,27 +217,9 @@ func exchangeAtoi(t *testing.T, s string) int {
 // comes back with a token it does take, the connection is opened at
 // once, not after the pause between attempts.
 func TestE2EANewTokenGetsAFailedExchangeTriedAgainAtOnce(t *testing.T) {
-	a := dextest.Start(t, dextest.Options{TLS: true})
-	b := dextest.Start(t, dextest.Options{TLS: true,
-		Trusts:  []dextest.Trust{{ConnectorID: "cluster-a", Upstream: a}},
-		Clients: []dextest.Client{{ID: dextest.ClientMusterd, Public: true}}})
-	mcpURL, _ := mcpfake.ServeHTTP(t, fakeServer(), "-tools", "whoami",
-		"-authorization-server", b.Issuer, "-audience", dextest.ClientMusterd, "-ca-file", b.CAFile)
-	cas := filepath.Join(t.TempDir(), "cas.pem")
-	require.NoError(t, os.WriteFile(cas, append(readFile(t, a.CAFile), readFile(t, b.CAFile)...), 0o600))
-	addr := freeAddr(t)
-	e := preparedEnv(t, map[string]string{
-		"config.yaml": fmt.Sprintf(`aggregator:
-  oauth:
-    server:
-      enabled: true
-      baseUrl: http://%s
-      dex: {issuerUrl: %s, clientId: %s, clientSecret: musterd-secret}
-`, addr, a.Issuer, dextest.ClientMusterd),
-		"mcpservers/k8s.yaml": mcpServerYAML("k8s", "type: streamable-http", "autoStart: true", "url: "+yamlValue(mcpURL), "timeout: 10",
-			fmt.Sprintf("auth: {tokenExchange: {enabled: true, dexTokenEndpoint: %s, connectorId: cluster-a}}", yamlValue(b.Issuer+"/token"))),
-	})
-	e.start(t, "-listen", addr, "-extra-ca-file", cas)
+	r := startExchangeRig(t)
+	a, addr := r.a, r.addr
+	r.start(t, map[string]string{"k8s": ""})
 
 	alice := a.User(t, "alice")
 	nameless, err := a.OAuth2Config(t, dextest.ClientMusterd, "openid", "email").PasswordCredentialsToken(a.Context(t.Context()), alice.Email, alice.Password)

@@ -139,20 +139,16 @@ var errNotFound = errors.New("not found")
 
 func getJSON(ctx context.Context, s store.Store, key string, v any) error {
 	data, found, err := s.Get(ctx, key)
-	if err != nil {
-		return err
-	}
-	if !found {
-		return errNotFound
-	}
-	if err := json.Unmarshal(data, v); err != nil {
-		return fmt.Errorf("authserver: a stored %T does not decode: %w", v, err)
-	}
-	return nil
+	return decodeRecord(data, found, err, v)
 }
 
+// takeJSON is getJSON of a record that is good once: it is gone after.
 func takeJSON(ctx context.Context, s store.Store, key string, v any) error {
 	data, found, err := s.Take(ctx, key)
+	return decodeRecord(data, found, err, v)
+}
+
+func decodeRecord(data []byte, found bool, err error, v any) error {
 	if err != nil {
 		return err
 	}
