@@ -229,6 +229,14 @@ func TestE2EAUsersLoginSurvivesARestartInValkey(t *testing.T) {
 	require.False(t, isErr, text)
 	assert.Equal(t, before, text)
 
+	noneInTheClear(t, redis, "eyJ")
+}
+
+// noneInTheClear requires that no key or value of the store at redis
+// holds any of secrets as it is ("eyJ": any JWT), and that it holds
+// something.
+func noneInTheClear(t *testing.T, redis *redistest.Redis, secrets ...string) {
+	t.Helper()
 	raw, err := store.NewValkey(t.Context(), store.ValkeyOptions{URL: redis.URL(), KeyPrefix: "muster:"})
 	require.NoError(t, err)
 	defer raw.Close()
@@ -238,7 +246,9 @@ func TestE2EAUsersLoginSurvivesARestartInValkey(t *testing.T) {
 	for _, k := range keys {
 		value, _, err := raw.Get(t.Context(), k)
 		require.NoError(t, err)
-		assert.NotContains(t, string(value), "eyJ", "%s holds a JWT in the clear", k)
+		for _, secret := range secrets {
+			assert.NotContains(t, k+string(value), secret, "%s holds a token in the clear", k)
+		}
 	}
 }
 
