@@ -98,6 +98,10 @@
 //     ui.giantswarm.io/registered-by, whatever the arguments say; an
 //     update keeps it; core_mcpserver_get and _list show it as
 //     registeredBy, as muster does. Without a user nothing is stamped.
+//   - A server given the users' tokens (auth.forwardToken,
+//     auth.tokenExchange) is the operator's to declare (usertokens.go):
+//     core_mcpserver_create and _update refuse a signed-in user who asks
+//     for one, or who would change one, saying so; nothing is written.
 //   - A server musterd itself holds no credential for (Auth Required) is
 //     shown Connected, in core_mcpserver_list/get and core_service_list/
 //     status, to a caller whose own connection to it is up

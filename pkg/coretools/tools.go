@@ -133,6 +133,11 @@ func (p *Provider) write(ctx context.Context, m map[string]any, w writes, op str
 	}
 	key := p.key(w.kind, name)
 	spec := w.spec(a)
+	if w.kind == v1alpha1.KindMCPServer && op != opValidate {
+		if why := p.usersTokensRefusal(ctx, key, spec); why != "" {
+			return fail("Failed to " + op + " " + w.what + ": " + why)
+		}
+	}
 	since := time.Now()
 	var (
 		def declare.Definition
