@@ -129,7 +129,7 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 	c := &clientRecord{
 		ID: random(24), Name: req.ClientName, RedirectURIs: req.RedirectURIs, GrantTypes: req.GrantTypes,
 		ResponseTypes: req.ResponseTypes, AuthMethod: req.TokenEndpointAuthMethod, Native: req.ApplicationType == "native",
-		Loopback: loopbackHTTP, IssuedAt: s.opts.Now(),
+		Loopback: loopbackHTTP, Operator: s.validRegistrationToken(r), IssuedAt: s.opts.Now(),
 	}
 	secret := ""
 	if !public {
