@@ -186,6 +186,16 @@ func TestAStrangersClientNeedsTheUsersConsent(t *testing.T) {
 		"a denied request cannot be approved after")
 	_, err = r.as.storage.request(t.Context(), form.Get("request"))
 	assert.Error(t, err, "a denied request is forgotten")
+
+	// prompt=none allows no page: the client is told interaction_required.
+	silent := get(t, victim, r.authorizeLink(evil, evilRedirect, "silent", oauth2.GenerateVerifier())+"&prompt=none")
+	require.Equal(t, http.StatusFound, silent.status)
+	loc, err = url.Parse(silent.header.Get("Location"))
+	require.NoError(t, err)
+	assert.Equal(t, evilRedirect, loc.Scheme+"://"+loc.Host+loc.Path)
+	assert.Equal(t, "interaction_required", loc.Query().Get("error"))
+	assert.Equal(t, "silent", loc.Query().Get("state"))
+	assert.Equal(t, r.base, loc.Query().Get("iss"))
 }
 
 // Who is asked: the user of a metadata document's client or of a

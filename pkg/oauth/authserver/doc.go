@@ -74,7 +74,8 @@
 //     under an https issuer, with a token kept hashed); its answer needs
 //     cookie and token, counts once, and is refused with a 400 page
 //     otherwise. Approve goes on to the provider; Deny sends the client
-//     access_denied with its state and iss. The page loads nothing, is
+//     access_denied with its state and iss; prompt=none, which allows no
+//     page, sends it interaction_required. The page loads nothing, is
 //     never framed or kept, and its forms go only to musterd, the
 //     provider and the client's origin.
 //   - Registration follows muster's rules (RegistrationToken,

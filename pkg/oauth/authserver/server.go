@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 
@@ -169,11 +170,16 @@ func (s *server) Authorize(ctx context.Context, r *op.ClientRequest[oidc.AuthReq
 	if r.Data.CodeChallenge == "" || r.Data.CodeChallengeMethod != oidc.CodeChallengeMethodS256 {
 		return op.TryErrorRedirect(ctx, r.Data, oidc.ErrInvalidRequest().WithDescription("PKCE with code_challenge_method S256 is required"), s.Provider().Encoder(), nil)
 	}
+	consent := needsConsent(r.Client, r.Data.RedirectURI)
+	if consent && slices.Contains(r.Data.Prompt, oidc.PromptNone) {
+		// OpenID Connect: no page may be shown, so the client is told.
+		return op.TryErrorRedirect(ctx, r.Data, oidc.ErrInteractionRequired().WithDescription("the user must allow this client on musterd's consent page first"), s.Provider().Encoder(), nil)
+	}
 	req, err := s.as.storage.CreateAuthRequest(ctx, r.Data, "")
 	if err != nil {
 		return nil, oidc.ErrServerError().WithParent(err)
 	}
-	if needsConsent(r.Client, r.Data.RedirectURI) {
+	if consent {
 		// A client anyone could have made, with a redirect URI off the
 		// user's device: the user says first whether it may log them in.
 		page, cookie, err := s.as.askConsent(ctx, req.GetID())
