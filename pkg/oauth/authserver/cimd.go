@@ -75,17 +75,18 @@ func (s *Server) fetchCIMD(ctx context.Context, id string) (*clientRecord, error
 	}
 	c := &clientRecord{ID: id, Name: doc.ClientName, RedirectURIs: doc.RedirectURIs, AuthMethod: "none",
 		GrantTypes: doc.GrantTypes, ResponseTypes: doc.ResponseTypes, IssuedAt: s.opts.Now()}
-	allLoopback := true
 	for _, uri := range doc.RedirectURIs {
 		isLoopbackHTTP, err := s.checkRedirect(uri)
 		if err != nil {
 			return nil, err
 		}
 		c.Loopback = c.Loopback || isLoopbackHTTP
-		allLoopback = allLoopback && isLoopbackHTTP
 	}
-	// A native app on loopback picks its port at run time (RFC 8252 §7.3).
-	c.Native = doc.ApplicationType == "native" || allLoopback
+	// A native app on loopback picks its port at run time (RFC 8252 §7.3),
+	// whatever the document declares; one with a private-use scheme is
+	// native unless the document says web.
+	c.Native = doc.ApplicationType == "native" || allLoopback(doc.RedirectURIs) ||
+		(doc.ApplicationType == "" && nativeRedirects(doc.RedirectURIs))
 	if len(c.GrantTypes) == 0 {
 		c.GrantTypes = []string{"authorization_code", "refresh_token"}
 	}
@@ -101,6 +102,14 @@ func (s *Server) fetchCIMD(ctx context.Context, id string) (*clientRecord, error
 		return nil, errors.New("response_types may be code only")
 	}
 	return c, nil
+}
+
+// allLoopback says whether every redirect URI is http on loopback.
+func allLoopback(uris []string) bool {
+	return !slices.ContainsFunc(uris, func(uri string) bool {
+		u, err := url.Parse(uri)
+		return err != nil || !strings.EqualFold(u.Scheme, "http") || !loopback(u.Hostname())
+	})
 }
 
 // cimdClient returns the client fetching metadata documents: base's

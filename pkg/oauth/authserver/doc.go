@@ -1,7 +1,8 @@
 // Package authserver is musterd as an OAuth 2.1 authorization server,
 // with its identity provider (Dex) upstream: a client registers at
 // /oauth/register, sends its user to /oauth/authorize, which sends them to
-// the provider to log in; the provider sends them back to /oauth/callback,
+// the provider to log in (after asking their consent, for a client that
+// is not the operator's and redirects off the user's device); the provider sends them back to /oauth/callback,
 // which sends them on to the client with musterd's code; /oauth/token
 // redeems it for musterd's access and refresh tokens, /oauth/revoke
 // revokes them, and /.well-known/oauth-authorization-server and
@@ -63,9 +64,25 @@
 //     401 or 403 there, or invalid_grant at the renewal, revokes the
 //     login's family and refuses the request. A provider that cannot be
 //     reached ends nothing, and the log says so.
+//   - A client anyone could have made (a metadata document's, or one
+//     registered without the registration token) whose redirect URI is a
+//     site, neither http on loopback nor a private-use scheme, does not
+//     reach the provider by a link alone: /oauth/authorize sends the user
+//     first to a consent page (PathConsent, consent.go) naming the client
+//     and the redirect URI's host. The page shows only to the browser
+//     that opened the link (an HttpOnly, SameSite=Lax cookie, Secure
+//     under an https issuer, with a token kept hashed); its answer needs
+//     cookie and token, counts once, and is refused with a 400 page
+//     otherwise. Approve goes on to the provider; Deny sends the client
+//     access_denied with its state and iss; prompt=none, which allows no
+//     page, sends it interaction_required. The page loads nothing, is
+//     never framed or kept, and its forms go only to musterd, the
+//     provider and the client's origin.
 //   - Registration follows muster's rules (RegistrationToken,
 //     AllowPublicClientRegistration, trusted schemes and URIs,
-//     AllowLocalhostRedirectURIs, application_type web or native). With
+//     AllowLocalhostRedirectURIs, application_type web or native; omitted,
+//     native when a redirect URI has a private-use scheme or all are http
+//     on loopback, as for a metadata document). With
 //     EnableCIMD a client ID that is the https URL of a Client ID
 //     Metadata Document needs none: the document is fetched (bounded, no
 //     redirects, never from a loopback, private or link-local address

@@ -37,6 +37,9 @@ const (
 	PathRegister  = "/oauth/register"
 	PathMetadata  = "/.well-known/oauth-authorization-server"
 	PathOIDC      = "/.well-known/openid-configuration"
+	// PathConsent is where a user approves or denies a client that is
+	// not the operator's before it may log them in.
+	PathConsent = "/oauth/authorize/consent"
 )
 
 // Upstream is the identity provider users log in at.

@@ -27,6 +27,7 @@ const (
 	kindAccess  = "asaccess:"  // an access token, by its hash
 	kindRefresh = "asrefresh:" // a refresh token, by its hash
 	kindFamily  = "asfamily:"  // a token family (one login), by its ID
+	kindConsent = "asconsent:" // a consent page's CSRF token hash, by its request's ID
 )
 
 // Token prefixes: musterd's own tokens are told from other issuers' at a
@@ -63,6 +64,9 @@ type clientRecord struct {
 	Native        bool      `json:"native,omitempty"`
 	Loopback      bool      `json:"loopback,omitempty"` // registered http loopback redirect URIs, allowed then
 	IssuedAt      time.Time `json:"issued_at"`
+	// Operator is a client registered with the registration token: the
+	// operator's own, whose users are not asked to consent.
+	Operator bool `json:"operator,omitempty"`
 }
 
 // requestRecord is an authorization request waiting for the user's login

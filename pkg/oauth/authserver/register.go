@@ -48,7 +48,8 @@ type registered struct {
 //
 // Redirect URIs must be absolute, without a fragment; http only on a
 // loopback host and with AllowLocalhostRedirectURIs. application_type is
-// web (the default) or native (SEP-837).
+// web or native (SEP-837); omitted, it is native when a redirect URI has a
+// private-use scheme or all are http on loopback, else web.
 func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
@@ -85,9 +86,7 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	switch req.ApplicationType {
-	case "":
-		req.ApplicationType = "web"
-	case "web", "native":
+	case "", "web", "native":
 	default:
 		registrationError(w, http.StatusBadRequest, "invalid_client_metadata", "application_type must be web or native")
 		return
@@ -104,6 +103,12 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		loopbackHTTP = loopbackHTTP || isLoopbackHTTP
+	}
+	if req.ApplicationType == "" {
+		req.ApplicationType = "web" // RFC 7591's default, unless the redirect URIs say native
+		if nativeRedirects(req.RedirectURIs) {
+			req.ApplicationType = "native"
+		}
 	}
 	if len(req.GrantTypes) == 0 {
 		req.GrantTypes = []string{"authorization_code", "refresh_token"}
@@ -124,7 +129,7 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 	c := &clientRecord{
 		ID: random(24), Name: req.ClientName, RedirectURIs: req.RedirectURIs, GrantTypes: req.GrantTypes,
 		ResponseTypes: req.ResponseTypes, AuthMethod: req.TokenEndpointAuthMethod, Native: req.ApplicationType == "native",
-		Loopback: loopbackHTTP, IssuedAt: s.opts.Now(),
+		Loopback: loopbackHTTP, Operator: s.validRegistrationToken(r), IssuedAt: s.opts.Now(),
 	}
 	secret := ""
 	if !public {
@@ -207,6 +212,31 @@ func (s *Server) checkRedirect(uri string) (bool, error) {
 		return false, fmt.Errorf("redirect_uri %q: scheme %s is not allowed", uri, u.Scheme)
 	}
 	return false, nil // a native app's private-use scheme (RFC 8252 §7.1)
+}
+
+// nativeRedirects says whether checked redirect URIs are a native app's
+// (RFC 8252): one of a private-use scheme ("cursor://…"), which only an
+// app on the user's device receives, or all of them http on loopback. A
+// client that omits application_type with such URIs is native: zitadel
+// refuses a custom scheme to a web client, and a loopback port is the
+// app's choice at run time.
+func nativeRedirects(uris []string) bool {
+	allLoopback := len(uris) > 0
+	for _, uri := range uris {
+		u, err := url.Parse(uri)
+		if err != nil {
+			return false
+		}
+		switch strings.ToLower(u.Scheme) {
+		case "https":
+			allLoopback = false
+		case "http":
+			allLoopback = allLoopback && loopback(u.Hostname())
+		default:
+			return true
+		}
+	}
+	return allLoopback
 }
 
 // loopback says whether host is localhost or a loopback address.

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 
@@ -80,13 +81,14 @@ func New(opts Options) (*Server, error) {
 
 // Paths are the paths Handler serves.
 func (s *Server) Paths() []string {
-	return []string{PathAuthorize, PathCallback, PathToken, PathRevoke, PathRegister, PathMetadata, PathOIDC}
+	return []string{PathAuthorize, PathConsent, PathCallback, PathToken, PathRevoke, PathRegister, PathMetadata, PathOIDC}
 }
 
 // Handler serves Paths.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle(PathAuthorize, withIss(s.opts.Issuer, s.zitadel))
+	mux.HandleFunc(PathConsent, s.consent)
 	mux.HandleFunc(PathCallback, s.callback)
 	mux.Handle(PathToken, refuseExchange(s.zitadel))
 	mux.Handle(PathRevoke, s.zitadel)
@@ -157,9 +159,10 @@ func (s *server) Discovery(ctx context.Context, r *op.Request[struct{}]) (*op.Re
 	return resp, nil
 }
 
-// Authorize keeps the request and sends the user to the provider. PKCE
-// with S256 is required (OAuth 2.1): a request without it, or with plain,
-// is refused back to the client.
+// Authorize keeps the request and sends the user to the provider, or
+// first to the consent page when the client needs the user's leave
+// (consent.go). PKCE with S256 is required (OAuth 2.1): a request without
+// it, or with plain, is refused back to the client.
 func (s *server) Authorize(ctx context.Context, r *op.ClientRequest[oidc.AuthRequest]) (*op.Redirect, error) {
 	if r.Data.ResponseType != oidc.ResponseTypeCode {
 		return op.TryErrorRedirect(ctx, r.Data, oidc.ErrUnauthorizedClient().WithDescription("only response_type code is supported"), s.Provider().Encoder(), nil)
@@ -167,9 +170,26 @@ func (s *server) Authorize(ctx context.Context, r *op.ClientRequest[oidc.AuthReq
 	if r.Data.CodeChallenge == "" || r.Data.CodeChallengeMethod != oidc.CodeChallengeMethodS256 {
 		return op.TryErrorRedirect(ctx, r.Data, oidc.ErrInvalidRequest().WithDescription("PKCE with code_challenge_method S256 is required"), s.Provider().Encoder(), nil)
 	}
+	consent := needsConsent(r.Client, r.Data.RedirectURI)
+	if consent && slices.Contains(r.Data.Prompt, oidc.PromptNone) {
+		// OpenID Connect: no page may be shown, so the client is told.
+		return op.TryErrorRedirect(ctx, r.Data, oidc.ErrInteractionRequired().WithDescription("the user must allow this client on musterd's consent page first"), s.Provider().Encoder(), nil)
+	}
 	req, err := s.as.storage.CreateAuthRequest(ctx, r.Data, "")
 	if err != nil {
 		return nil, oidc.ErrServerError().WithParent(err)
+	}
+	if consent {
+		// A client anyone could have made, with a redirect URI off the
+		// user's device: the user says first whether it may log them in.
+		page, cookie, err := s.as.askConsent(ctx, req.GetID())
+		if err != nil {
+			return nil, oidc.ErrServerError().WithParent(err)
+		}
+		redirect := op.NewRedirect(page)
+		redirect.Header.Add("Set-Cookie", cookie.String())
+		redirect.Header.Set("Cache-Control", "no-store")
+		return redirect, nil
 	}
 	to, err := s.as.beginUpstream(ctx, req.GetID())
 	if err != nil {
