@@ -30,19 +30,26 @@ type upstream struct {
 }
 
 // discover returns the provider, fetching its discovery document if no
-// fetch has succeeded yet.
+// fetch has succeeded yet. The fetch is made outside the lock, so that a
+// slow provider holds up no caller beyond its own context: concurrent
+// first callers may each fetch, and the first success is kept.
 func (u *upstream) discover(ctx context.Context) (*oidc.Provider, error) {
 	u.mu.Lock()
-	defer u.mu.Unlock()
-	if u.provider != nil {
-		return u.provider, nil
+	p := u.provider
+	u.mu.Unlock()
+	if p != nil {
+		return p, nil
 	}
 	p, err := oidc.NewProvider(oidc.ClientContext(ctx, u.client), u.opts.Issuer)
 	if err != nil {
 		return nil, fmt.Errorf("the identity provider %s: %w", u.opts.Issuer, err)
 	}
-	u.provider = p
-	return p, nil
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.provider == nil {
+		u.provider = p
+	}
+	return u.provider, nil
 }
 
 func (u *upstream) config(p *oidc.Provider) *oauth2.Config {
