@@ -79,6 +79,15 @@ func (s *Server) UpstreamIDToken(ctx context.Context, family string) (string, er
 	if err != nil {
 		return "", err
 	}
+	// A revocation waits for the lock in this musterd, but another
+	// musterd's may have ended the login during the provider's answer.
+	var now familyRecord
+	if err := getJSON(ctx, s.opts.Store, kindFamily+family, &now); errors.Is(err, errNotFound) {
+		return "", ErrInvalidToken
+	} else if err != nil {
+		return "", fmt.Errorf("authserver: the login: %w", err)
+	}
+	fam.Refresh = now.Refresh
 	fam.Upstream = fresh
 	if err := putJSON(ctx, s.opts.Store, kindFamily+family, fam, s.opts.SessionDuration); err != nil {
 		return "", fmt.Errorf("authserver: %w", err)

@@ -71,7 +71,7 @@ func (s *server) RefreshToken(ctx context.Context, r *op.ClientRequest[oidc.Refr
 		return nil, invalid
 	}
 	if rt.Used {
-		as.revokeFamily(ctx, rt.Family)
+		as.revokeFamilyLocked(ctx, rt.Family)
 		as.opts.Logger.Warn("authserver: a spent refresh token was presented again; its login is revoked", "client", rt.Client)
 		return nil, invalid
 	}
@@ -92,16 +92,31 @@ func (s *server) RefreshToken(ctx context.Context, r *op.ClientRequest[oidc.Refr
 		fresh, err := as.upstream.refresh(ctx, fam.Upstream)
 		if err != nil {
 			as.opts.Logger.Warn("authserver: the identity provider did not renew a login; it ends", "error", err)
-			as.revokeFamily(ctx, fam.ID)
+			as.revokeFamilyLocked(ctx, fam.ID)
 			return nil, oidc.ErrInvalidGrant().WithDescription("the login at the identity provider has ended; log in again")
 		}
 		fam.Upstream = fresh
+		// The provider's answer took time: a revocation may have ended the
+		// login meanwhile (in another musterd: this one waits for the lock).
+		if !as.familyStands(ctx, fam.ID, token) {
+			return nil, invalid
+		}
 	}
 	resp, err := as.mint(ctx, &fam)
 	if err != nil {
 		return nil, err
 	}
 	return op.NewResponse(resp), nil
+}
+
+// familyStands says whether the family id is still kept with refresh
+// (when not empty) as its live refresh token.
+func (as *Server) familyStands(ctx context.Context, id, refresh string) bool {
+	var fam familyRecord
+	if err := getJSON(ctx, as.opts.Store, kindFamily+id, &fam); err != nil {
+		return false
+	}
+	return refresh == "" || fam.Refresh == hashed(refresh)
 }
 
 // Revocation revokes an access token, or a refresh token with its whole
@@ -156,7 +171,17 @@ func (as *Server) mint(ctx context.Context, fam *familyRecord) (*oidc.AccessToke
 
 // revokeFamily ends a login: its record goes, and with it every access
 // token of it (Session looks the family up) and its live refresh token.
+// It waits for a rotation or renewal of the family under way in this
+// process, which would otherwise keep the family again after it.
 func (as *Server) revokeFamily(ctx context.Context, id string) {
+	unlock := as.lockFamily(id)
+	defer unlock()
+	as.revokeFamilyLocked(ctx, id)
+}
+
+// revokeFamilyLocked is revokeFamily for a caller holding the family's
+// lock.
+func (as *Server) revokeFamilyLocked(ctx context.Context, id string) {
 	var fam familyRecord
 	keys := []string{kindFamily + id}
 	if getJSON(ctx, as.opts.Store, kindFamily+id, &fam) == nil && fam.Refresh != "" {
@@ -167,7 +192,8 @@ func (as *Server) revokeFamily(ctx context.Context, id string) {
 	}
 }
 
-// lockFamily serialises the rotations of one family in this process.
+// lockFamily serialises the changes of one family in this process: its
+// rotations, its renewals at the provider and its revocation.
 func (as *Server) lockFamily(id string) (unlock func()) {
 	as.familiesMu.Lock()
 	l, ok := as.families[id]
