@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/musterd/musterd/internal/dextest"
+	"github.com/musterd/musterd/pkg/oauth/store"
 )
 
 // gatedTransport holds every request to the provider's token endpoint
@@ -138,4 +139,62 @@ func TestARevocationDuringARenewalHolds(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A provider that cannot be reached during a refresh ends no login: the
+// client is told of a server error, and its refresh token, unspent,
+// refreshes once the provider is back.
+func TestAProviderDownDuringARefreshEndsNoLogin(t *testing.T) {
+	r := startRig(t, dextest.Options{TLS: true, IDTokenExpiry: 20 * time.Second}, nil)
+	client := r.publicClient(t)
+	out := r.tokens(t, client, "alice")
+	refresh := url.Values{"grant_type": {"refresh_token"}, "client_id": {client}, "refresh_token": {str(out, "refresh_token")}}
+
+	httpClient := r.as.upstream.client
+	r.as.upstream.client = &http.Client{Transport: failingTransport{}}
+	status, body := r.token(t, refresh)
+	assert.Equal(t, http.StatusInternalServerError, status, body)
+	assert.Equal(t, "server_error", str(body, "error"))
+	_, err := r.as.Lookup(context.Background(), str(out, "access_token"))
+	assert.NoError(t, err, "the login stands")
+
+	r.as.upstream.client = httpClient
+	status, body = r.token(t, refresh)
+	require.Equal(t, http.StatusOK, status, "the same refresh token, the provider back: %v", body)
+	assert.NotEqual(t, str(out, "refresh_token"), str(body, "refresh_token"), "rotated")
+}
+
+// failingStore is a store whose next Put of a key with the prefix fails.
+type failingStore struct {
+	store.Store
+	prefix atomic.Pointer[string]
+}
+
+func (f *failingStore) Put(ctx context.Context, key string, value []byte, ttl time.Duration) error {
+	if p := f.prefix.Load(); p != nil && strings.HasPrefix(key, *p) && f.prefix.CompareAndSwap(p, nil) {
+		return errors.New("the store is unreachable")
+	}
+	return f.Store.Put(ctx, key, value, ttl)
+}
+
+// A store that fails while a refresh keeps the new tokens ends no login:
+// the client's retry with the same refresh token is no reuse, and
+// refreshes.
+func TestAStoreFailureDuringARefreshEndsNoLogin(t *testing.T) {
+	kv := &failingStore{Store: store.NewMemory(store.MemoryOptions{})}
+	r := startRig(t, dextest.Options{TLS: true}, func(o *Options) { o.Store = kv })
+	client := r.publicClient(t)
+	out := r.tokens(t, client, "alice")
+	refresh := url.Values{"grant_type": {"refresh_token"}, "client_id": {client}, "refresh_token": {str(out, "refresh_token")}}
+
+	for _, kind := range []string{kindRefresh, kindAccess, kindFamily} {
+		kv.prefix.Store(&kind)
+		status, body := r.token(t, refresh)
+		assert.Equal(t, http.StatusInternalServerError, status, "keeping a %s failed: %v", kind, body)
+		require.Nil(t, kv.prefix.Load(), "the failure was met")
+	}
+	status, body := r.token(t, refresh)
+	require.Equal(t, http.StatusOK, status, "the retry is no reuse: %v", body)
+	_, err := r.as.Lookup(context.Background(), str(body, "access_token"))
+	assert.NoError(t, err)
 }

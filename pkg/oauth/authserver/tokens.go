@@ -84,16 +84,19 @@ func (s *server) RefreshToken(ctx context.Context, r *op.ClientRequest[oidc.Refr
 			return nil, oidc.ErrInvalidScope().WithDescription("a refresh cannot widen the scope")
 		}
 	}
-	rt.Used = true
-	if err := putJSON(ctx, as.opts.Store, kindRefresh+hashed(token), rt, as.opts.SessionDuration); err != nil {
-		return nil, oidc.ErrServerError().WithParent(err)
-	}
 	if fam.Upstream.stale(as.opts.Now()) {
 		fresh, err := as.upstream.refresh(ctx, fam.Upstream)
-		if err != nil {
+		switch {
+		case err != nil && endsLogin(err):
 			as.opts.Logger.Warn("authserver: the identity provider did not renew a login; it ends", "error", err)
 			as.revokeFamilyLocked(ctx, fam.ID)
 			return nil, oidc.ErrInvalidGrant().WithDescription("the login at the identity provider has ended; log in again")
+		case err != nil:
+			// A provider that cannot be reached, or a passing failure of
+			// its, is no end of the login: the refresh token stays
+			// unspent, and the client may try again.
+			as.opts.Logger.Warn("authserver: the identity provider could not renew a login; the refresh may be retried", "error", err)
+			return nil, oidc.ErrServerError().WithDescription("the identity provider could not renew the login just now; try again later")
 		}
 		fam.Upstream = fresh
 		// The provider's answer took time: a revocation may have ended the
@@ -106,6 +109,14 @@ func (s *server) RefreshToken(ctx context.Context, r *op.ClientRequest[oidc.Refr
 	if err != nil {
 		return nil, err
 	}
+	// Spent only now that its successor is kept: a failure before this
+	// leaves it good for the client's retry, not a reuse.
+	rt.Used = true
+	if err := putJSON(ctx, as.opts.Store, kindRefresh+hashed(token), rt, as.opts.SessionDuration); err != nil {
+		// The family no longer names it, so it refreshes nothing; only a
+		// later reuse of it goes unnoticed.
+		as.opts.Logger.Warn("authserver: a rotated refresh token could not be marked spent", "error", err)
+	}
 	return op.NewResponse(resp), nil
 }
 
@@ -117,6 +128,13 @@ func (as *Server) familyStands(ctx context.Context, id, refresh string) bool {
 		return false
 	}
 	return refresh == "" || fam.Refresh == hashed(refresh)
+}
+
+// endsLogin says whether the provider's failure to renew a login's tokens
+// ends it: the provider refused them, or there is nothing to renew them
+// with. Anything else (unreachable, slow, a 5xx) may pass.
+func endsLogin(err error) bool {
+	return isRefusal(err) || errors.Is(err, errNoUpstreamRefresh)
 }
 
 // Revocation revokes an access token, or a refresh token with its whole
@@ -151,18 +169,23 @@ func (as *Server) mint(ctx context.Context, fam *familyRecord) (*oidc.AccessToke
 		ttl = max(left, time.Second)
 	}
 	access, refresh := accessPrefix+random(32), refreshPrefix+random(32)
-	fam.Refresh = hashed(refresh)
 	kv := as.opts.Store
-	if err := putJSON(ctx, kv, kindFamily+fam.ID, fam, as.opts.SessionDuration); err != nil {
-		return nil, oidc.ErrServerError().WithParent(err)
-	}
-	if err := putJSON(ctx, kv, kindRefresh+fam.Refresh, refreshRecord{Family: fam.ID, Client: fam.ClientID}, as.opts.SessionDuration); err != nil {
+	// The family is kept last: until then it names its previous refresh
+	// token, which a failure here leaves good for a retry; the new tokens,
+	// never handed out, are left to expire.
+	if err := putJSON(ctx, kv, kindRefresh+hashed(refresh), refreshRecord{Family: fam.ID, Client: fam.ClientID}, as.opts.SessionDuration); err != nil {
 		return nil, oidc.ErrServerError().WithParent(err)
 	}
 	at := accessRecord{Family: fam.ID, Expiry: now.Add(ttl), Scopes: fam.Scopes, Client: fam.ClientID, Subject: fam.Subject}
 	if err := putJSON(ctx, kv, kindAccess+hashed(access), at, ttl); err != nil {
 		return nil, oidc.ErrServerError().WithParent(err)
 	}
+	next := *fam
+	next.Refresh = hashed(refresh)
+	if err := putJSON(ctx, kv, kindFamily+fam.ID, next, as.opts.SessionDuration); err != nil {
+		return nil, oidc.ErrServerError().WithParent(err)
+	}
+	*fam = next
 	return &oidc.AccessTokenResponse{
 		AccessToken: access, TokenType: oidc.BearerToken, RefreshToken: refresh,
 		ExpiresIn: uint64(ttl / time.Second), IDToken: fam.Upstream.IDToken, Scope: fam.Scopes,

@@ -80,8 +80,13 @@ func (u *upstream) authURL(ctx context.Context, state, nonce, verifier string) (
 	return u.config(p).AuthCodeURL(state, opts...), nil
 }
 
-// errUpstream is a login the provider did not complete.
-var errUpstream = errors.New("the identity provider refused the login")
+var (
+	// errUpstream is a login the provider did not complete.
+	errUpstream = errors.New("the identity provider refused the login")
+	// errNoUpstreamRefresh is a login the provider gave no refresh token
+	// for: it cannot be renewed.
+	errNoUpstreamRefresh = fmt.Errorf("%w: the provider gave no refresh token (offline_access)", errUpstream)
+)
 
 // exchange redeems the provider's code, checks the ID token (nonce
 // included), and returns its subject with the tokens.
@@ -100,7 +105,7 @@ func (u *upstream) exchange(ctx context.Context, code, verifier, nonce string) (
 // refresh renews a login's tokens at the provider with its refresh token.
 func (u *upstream) refresh(ctx context.Context, old upstreamTokens) (upstreamTokens, error) {
 	if old.RefreshToken == "" {
-		return upstreamTokens{}, fmt.Errorf("%w: the provider gave no refresh token (offline_access)", errUpstream)
+		return upstreamTokens{}, errNoUpstreamRefresh
 	}
 	p, err := u.discover(ctx)
 	if err != nil {
