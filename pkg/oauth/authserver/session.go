@@ -67,7 +67,10 @@ func (s *Server) UpstreamIDToken(ctx context.Context, family string) (string, er
 	if !fam.Upstream.stale(s.opts.Now()) {
 		return fam.Upstream.IDToken, nil
 	}
-	unlock := s.lockFamily(family)
+	unlock, err := s.lockFamily(ctx, family)
+	if err != nil {
+		return "", fmt.Errorf("authserver: the login is being renewed: %w", err)
+	}
 	defer unlock()
 	if err := getJSON(ctx, s.opts.Store, kindFamily+family, &fam); err != nil {
 		return "", fmt.Errorf("authserver: the login: %w", err)

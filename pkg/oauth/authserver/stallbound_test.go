@@ -104,3 +104,26 @@ func TestAStalledDiscoveryHoldsUpNoOtherCaller(t *testing.T) {
 type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
+
+// A request whose login is being renewed by another (here: the family's
+// lock held, as a refresh stalled at the provider holds it) waits for it
+// standsTimeout at most, and its login stands.
+func TestARenewalUnderWayHoldsUpARequestTheBoundAtMost(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		as, a, request := stalledRig(t)
+		ctx := context.Background()
+		var fam familyRecord
+		require.NoError(t, getJSON(ctx, as.opts.Store, kindFamily+"login", &fam))
+		fam.Upstream.IDExpiry = time.Now().Add(upstreamEarly / 2) // due for renewal
+		require.NoError(t, putJSON(ctx, as.opts.Store, kindFamily+"login", fam, 0))
+		unlock, err := as.lockFamily(ctx, "login")
+		require.NoError(t, err)
+		defer unlock()
+
+		start := time.Now()
+		who, challenge := a.Authenticate(request())
+		assert.Equal(t, standsTimeout, time.Since(start))
+		assert.Nil(t, challenge, "the login stands")
+		assert.Equal(t, "alice", who.Subject)
+	})
+}

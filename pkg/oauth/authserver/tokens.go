@@ -5,7 +5,6 @@ import (
 	"errors"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/zitadel/oidc/v3/pkg/oidc"
@@ -64,7 +63,10 @@ func (s *server) RefreshToken(ctx context.Context, r *op.ClientRequest[oidc.Refr
 	if rt.Client != r.Client.GetID() {
 		return nil, invalid
 	}
-	unlock := as.lockFamily(rt.Family)
+	unlock, err := as.lockFamily(ctx, rt.Family)
+	if err != nil {
+		return nil, oidc.ErrServerError().WithParent(err)
+	}
 	defer unlock()
 	// Read again under the lock: a concurrent rotation may have spent it.
 	if err := getJSON(ctx, as.opts.Store, kindRefresh+hashed(token), &rt); err != nil {
@@ -197,7 +199,9 @@ func (as *Server) mint(ctx context.Context, fam *familyRecord) (*oidc.AccessToke
 // It waits for a rotation or renewal of the family under way in this
 // process, which would otherwise keep the family again after it.
 func (as *Server) revokeFamily(ctx context.Context, id string) {
-	unlock := as.lockFamily(id)
+	// A revocation is carried out even if its caller goes meanwhile.
+	ctx = context.WithoutCancel(ctx)
+	unlock, _ := as.lockFamily(ctx, id) // no error: ctx never ends
 	defer unlock()
 	as.revokeFamilyLocked(ctx, id)
 }
@@ -216,29 +220,37 @@ func (as *Server) revokeFamilyLocked(ctx context.Context, id string) {
 }
 
 // lockFamily serialises the changes of one family in this process: its
-// rotations, its renewals at the provider and its revocation.
-func (as *Server) lockFamily(id string) (unlock func()) {
+// rotations, its renewals at the provider and its revocation. Waiting
+// for the lock ends with ctx, so that a renewal stalled at the provider
+// holds up another request no longer than that request's own bound.
+func (as *Server) lockFamily(ctx context.Context, id string) (unlock func(), err error) {
 	as.familiesMu.Lock()
 	l, ok := as.families[id]
 	if !ok {
-		l = &familyLock{}
+		l = &familyLock{held: make(chan struct{}, 1)}
 		as.families[id] = l
 	}
 	l.waiters++
 	as.familiesMu.Unlock()
-	l.mu.Lock()
-	return func() {
-		l.mu.Unlock()
+	leave := func() {
 		as.familiesMu.Lock()
 		if l.waiters--; l.waiters == 0 {
 			delete(as.families, id)
 		}
 		as.familiesMu.Unlock()
 	}
+	select {
+	case l.held <- struct{}{}:
+		return func() { <-l.held; leave() }, nil
+	case <-ctx.Done():
+		leave()
+		return nil, ctx.Err()
+	}
 }
 
-// familyLock is a family's lock, with how many hold or wait for it.
+// familyLock is a family's lock (held while its channel is full), with
+// how many hold or wait for it.
 type familyLock struct {
-	mu      sync.Mutex
+	held    chan struct{}
 	waiters int
 }
