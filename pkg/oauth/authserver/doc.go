@@ -49,21 +49,37 @@
 //     provider's token expires sooner. A refresh token lasts
 //     SessionDuration (720h) and is single-use: each refresh rotates it,
 //     and a rotated one presented again revokes its whole family (the
-//     login); concurrent refreshes of one family are serialised within
-//     one musterd (several musterds on one Valkey may race one rotation:
-//     both answer with tokens, and the refresh token kept last is the
-//     one that refreshes next). Revoking a refresh token revokes its
-//     family; revoking an
-//     access token, that token. A token exchange at /oauth/token is
-//     answered invalid_grant, before any client authentication: musterd
-//     mints tokens for no other audience.
+//     login). Revoking a refresh token revokes its family; revoking an
+//     access token, that token. The changes of one family (its
+//     rotations, the renewals of its provider tokens, its revocation)
+//     are serialised within one musterd, and a renewal that waited on
+//     the provider keeps nothing if the family is gone by then: a
+//     revocation is never undone by a refresh under way. Several
+//     musterds on one Valkey may still race: two rotations of one token
+//     both answer with tokens (the refresh token kept last refreshes
+//     next), and a revocation by one during another's renewal may be
+//     undone by it.
+//   - A refresh that needs the provider's tokens renewed ends the login
+//     only when the provider refuses them (invalid_grant, 401, 403) or
+//     gave no refresh token; a provider that cannot be reached, is slow
+//     or fails otherwise gets the client server_error, and the refresh
+//     token stays good for its retry. A refresh token is spent only once
+//     its successor is kept, so a store failure midway is no reuse
+//     either.
+//   - A token exchange at /oauth/token is answered invalid_grant, before
+//     any client authentication: musterd mints tokens for no other
+//     audience.
 //   - A login is also the provider's to end (upstreamcheck.go): each
 //     request with one of musterd's access tokens asks the provider's
 //     userinfo endpoint with the login's upstream access token (renewed
 //     first when due), as muster asks its provider on every request; a
 //     401 or 403 there, or invalid_grant at the renewal, revokes the
 //     login's family and refuses the request. A provider that cannot be
-//     reached ends nothing, and the log says so.
+//     reached, or does not answer within 5 s (standsTimeout, which bounds
+//     the whole check), ends nothing, and the log says so. The answer is
+//     never kept: the provider's revocation holds at the next request.
+//     The provider's discovery is fetched outside any lock, so a stalled
+//     provider holds up no request beyond its own bound.
 //   - A client anyone could have made (a metadata document's, or one
 //     registered without the registration token) whose redirect URI is a
 //     site, neither http on loopback nor a private-use scheme, does not

@@ -67,7 +67,10 @@ func (s *Server) UpstreamIDToken(ctx context.Context, family string) (string, er
 	if !fam.Upstream.stale(s.opts.Now()) {
 		return fam.Upstream.IDToken, nil
 	}
-	unlock := s.lockFamily(family)
+	unlock, err := s.lockFamily(ctx, family)
+	if err != nil {
+		return "", fmt.Errorf("authserver: the login is being renewed: %w", err)
+	}
 	defer unlock()
 	if err := getJSON(ctx, s.opts.Store, kindFamily+family, &fam); err != nil {
 		return "", fmt.Errorf("authserver: the login: %w", err)
@@ -79,6 +82,15 @@ func (s *Server) UpstreamIDToken(ctx context.Context, family string) (string, er
 	if err != nil {
 		return "", err
 	}
+	// A revocation waits for the lock in this musterd, but another
+	// musterd's may have ended the login during the provider's answer.
+	var now familyRecord
+	if err := getJSON(ctx, s.opts.Store, kindFamily+family, &now); errors.Is(err, errNotFound) {
+		return "", ErrInvalidToken
+	} else if err != nil {
+		return "", fmt.Errorf("authserver: the login: %w", err)
+	}
+	fam.Refresh = now.Refresh
 	fam.Upstream = fresh
 	if err := putJSON(ctx, s.opts.Store, kindFamily+family, fam, s.opts.SessionDuration); err != nil {
 		return "", fmt.Errorf("authserver: %w", err)

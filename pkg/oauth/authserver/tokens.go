@@ -5,7 +5,6 @@ import (
 	"errors"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/zitadel/oidc/v3/pkg/oidc"
@@ -64,14 +63,17 @@ func (s *server) RefreshToken(ctx context.Context, r *op.ClientRequest[oidc.Refr
 	if rt.Client != r.Client.GetID() {
 		return nil, invalid
 	}
-	unlock := as.lockFamily(rt.Family)
+	unlock, err := as.lockFamily(ctx, rt.Family)
+	if err != nil {
+		return nil, oidc.ErrServerError().WithParent(err)
+	}
 	defer unlock()
 	// Read again under the lock: a concurrent rotation may have spent it.
 	if err := getJSON(ctx, as.opts.Store, kindRefresh+hashed(token), &rt); err != nil {
 		return nil, invalid
 	}
 	if rt.Used {
-		as.revokeFamily(ctx, rt.Family)
+		as.revokeFamilyLocked(ctx, rt.Family)
 		as.opts.Logger.Warn("authserver: a spent refresh token was presented again; its login is revoked", "client", rt.Client)
 		return nil, invalid
 	}
@@ -84,24 +86,57 @@ func (s *server) RefreshToken(ctx context.Context, r *op.ClientRequest[oidc.Refr
 			return nil, oidc.ErrInvalidScope().WithDescription("a refresh cannot widen the scope")
 		}
 	}
-	rt.Used = true
-	if err := putJSON(ctx, as.opts.Store, kindRefresh+hashed(token), rt, as.opts.SessionDuration); err != nil {
-		return nil, oidc.ErrServerError().WithParent(err)
-	}
 	if fam.Upstream.stale(as.opts.Now()) {
 		fresh, err := as.upstream.refresh(ctx, fam.Upstream)
-		if err != nil {
+		switch {
+		case err != nil && endsLogin(err):
 			as.opts.Logger.Warn("authserver: the identity provider did not renew a login; it ends", "error", err)
-			as.revokeFamily(ctx, fam.ID)
+			as.revokeFamilyLocked(ctx, fam.ID)
 			return nil, oidc.ErrInvalidGrant().WithDescription("the login at the identity provider has ended; log in again")
+		case err != nil:
+			// A provider that cannot be reached, or a passing failure of
+			// its, is no end of the login: the refresh token stays
+			// unspent, and the client may try again.
+			as.opts.Logger.Warn("authserver: the identity provider could not renew a login; the refresh may be retried", "error", err)
+			return nil, oidc.ErrServerError().WithDescription("the identity provider could not renew the login just now; try again later")
 		}
 		fam.Upstream = fresh
+		// The provider's answer took time: a revocation may have ended the
+		// login meanwhile (in another musterd: this one waits for the lock).
+		if !as.familyStands(ctx, fam.ID, token) {
+			return nil, invalid
+		}
 	}
 	resp, err := as.mint(ctx, &fam)
 	if err != nil {
 		return nil, err
 	}
+	// Spent only now that its successor is kept: a failure before this
+	// leaves it good for the client's retry, not a reuse.
+	rt.Used = true
+	if err := putJSON(ctx, as.opts.Store, kindRefresh+hashed(token), rt, as.opts.SessionDuration); err != nil {
+		// The family no longer names it, so it refreshes nothing; only a
+		// later reuse of it goes unnoticed.
+		as.opts.Logger.Warn("authserver: a rotated refresh token could not be marked spent", "error", err)
+	}
 	return op.NewResponse(resp), nil
+}
+
+// familyStands says whether the family id is still kept with refresh
+// (when not empty) as its live refresh token.
+func (as *Server) familyStands(ctx context.Context, id, refresh string) bool {
+	var fam familyRecord
+	if err := getJSON(ctx, as.opts.Store, kindFamily+id, &fam); err != nil {
+		return false
+	}
+	return refresh == "" || fam.Refresh == hashed(refresh)
+}
+
+// endsLogin says whether the provider's failure to renew a login's tokens
+// ends it: the provider refused them, or there is nothing to renew them
+// with. Anything else (unreachable, slow, a 5xx) may pass.
+func endsLogin(err error) bool {
+	return isRefusal(err) || errors.Is(err, errNoUpstreamRefresh)
 }
 
 // Revocation revokes an access token, or a refresh token with its whole
@@ -136,18 +171,23 @@ func (as *Server) mint(ctx context.Context, fam *familyRecord) (*oidc.AccessToke
 		ttl = max(left, time.Second)
 	}
 	access, refresh := accessPrefix+random(32), refreshPrefix+random(32)
-	fam.Refresh = hashed(refresh)
 	kv := as.opts.Store
-	if err := putJSON(ctx, kv, kindFamily+fam.ID, fam, as.opts.SessionDuration); err != nil {
-		return nil, oidc.ErrServerError().WithParent(err)
-	}
-	if err := putJSON(ctx, kv, kindRefresh+fam.Refresh, refreshRecord{Family: fam.ID, Client: fam.ClientID}, as.opts.SessionDuration); err != nil {
+	// The family is kept last: until then it names its previous refresh
+	// token, which a failure here leaves good for a retry; the new tokens,
+	// never handed out, are left to expire.
+	if err := putJSON(ctx, kv, kindRefresh+hashed(refresh), refreshRecord{Family: fam.ID, Client: fam.ClientID}, as.opts.SessionDuration); err != nil {
 		return nil, oidc.ErrServerError().WithParent(err)
 	}
 	at := accessRecord{Family: fam.ID, Expiry: now.Add(ttl), Scopes: fam.Scopes, Client: fam.ClientID, Subject: fam.Subject}
 	if err := putJSON(ctx, kv, kindAccess+hashed(access), at, ttl); err != nil {
 		return nil, oidc.ErrServerError().WithParent(err)
 	}
+	next := *fam
+	next.Refresh = hashed(refresh)
+	if err := putJSON(ctx, kv, kindFamily+fam.ID, next, as.opts.SessionDuration); err != nil {
+		return nil, oidc.ErrServerError().WithParent(err)
+	}
+	*fam = next
 	return &oidc.AccessTokenResponse{
 		AccessToken: access, TokenType: oidc.BearerToken, RefreshToken: refresh,
 		ExpiresIn: uint64(ttl / time.Second), IDToken: fam.Upstream.IDToken, Scope: fam.Scopes,
@@ -156,7 +196,19 @@ func (as *Server) mint(ctx context.Context, fam *familyRecord) (*oidc.AccessToke
 
 // revokeFamily ends a login: its record goes, and with it every access
 // token of it (Session looks the family up) and its live refresh token.
+// It waits for a rotation or renewal of the family under way in this
+// process, which would otherwise keep the family again after it.
 func (as *Server) revokeFamily(ctx context.Context, id string) {
+	// A revocation is carried out even if its caller goes meanwhile.
+	ctx = context.WithoutCancel(ctx)
+	unlock, _ := as.lockFamily(ctx, id) // no error: ctx never ends
+	defer unlock()
+	as.revokeFamilyLocked(ctx, id)
+}
+
+// revokeFamilyLocked is revokeFamily for a caller holding the family's
+// lock.
+func (as *Server) revokeFamilyLocked(ctx context.Context, id string) {
 	var fam familyRecord
 	keys := []string{kindFamily + id}
 	if getJSON(ctx, as.opts.Store, kindFamily+id, &fam) == nil && fam.Refresh != "" {
@@ -167,29 +219,38 @@ func (as *Server) revokeFamily(ctx context.Context, id string) {
 	}
 }
 
-// lockFamily serialises the rotations of one family in this process.
-func (as *Server) lockFamily(id string) (unlock func()) {
+// lockFamily serialises the changes of one family in this process: its
+// rotations, its renewals at the provider and its revocation. Waiting
+// for the lock ends with ctx, so that a renewal stalled at the provider
+// holds up another request no longer than that request's own bound.
+func (as *Server) lockFamily(ctx context.Context, id string) (unlock func(), err error) {
 	as.familiesMu.Lock()
 	l, ok := as.families[id]
 	if !ok {
-		l = &familyLock{}
+		l = &familyLock{held: make(chan struct{}, 1)}
 		as.families[id] = l
 	}
 	l.waiters++
 	as.familiesMu.Unlock()
-	l.mu.Lock()
-	return func() {
-		l.mu.Unlock()
+	leave := func() {
 		as.familiesMu.Lock()
 		if l.waiters--; l.waiters == 0 {
 			delete(as.families, id)
 		}
 		as.familiesMu.Unlock()
 	}
+	select {
+	case l.held <- struct{}{}:
+		return func() { <-l.held; leave() }, nil
+	case <-ctx.Done():
+		leave()
+		return nil, ctx.Err()
+	}
 }
 
-// familyLock is a family's lock, with how many hold or wait for it.
+// familyLock is a family's lock (held while its channel is full), with
+// how many hold or wait for it.
 type familyLock struct {
-	mu      sync.Mutex
+	held    chan struct{}
 	waiters int
 }

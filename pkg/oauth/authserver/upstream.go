@@ -30,19 +30,26 @@ type upstream struct {
 }
 
 // discover returns the provider, fetching its discovery document if no
-// fetch has succeeded yet.
+// fetch has succeeded yet. The fetch is made outside the lock, so that a
+// slow provider holds up no caller beyond its own context: concurrent
+// first callers may each fetch, and the first success is kept.
 func (u *upstream) discover(ctx context.Context) (*oidc.Provider, error) {
 	u.mu.Lock()
-	defer u.mu.Unlock()
-	if u.provider != nil {
-		return u.provider, nil
+	p := u.provider
+	u.mu.Unlock()
+	if p != nil {
+		return p, nil
 	}
 	p, err := oidc.NewProvider(oidc.ClientContext(ctx, u.client), u.opts.Issuer)
 	if err != nil {
 		return nil, fmt.Errorf("the identity provider %s: %w", u.opts.Issuer, err)
 	}
-	u.provider = p
-	return p, nil
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.provider == nil {
+		u.provider = p
+	}
+	return u.provider, nil
 }
 
 func (u *upstream) config(p *oidc.Provider) *oauth2.Config {
@@ -73,8 +80,13 @@ func (u *upstream) authURL(ctx context.Context, state, nonce, verifier string) (
 	return u.config(p).AuthCodeURL(state, opts...), nil
 }
 
-// errUpstream is a login the provider did not complete.
-var errUpstream = errors.New("the identity provider refused the login")
+var (
+	// errUpstream is a login the provider did not complete.
+	errUpstream = errors.New("the identity provider refused the login")
+	// errNoUpstreamRefresh is a login the provider gave no refresh token
+	// for: it cannot be renewed.
+	errNoUpstreamRefresh = fmt.Errorf("%w: the provider gave no refresh token (offline_access)", errUpstream)
+)
 
 // exchange redeems the provider's code, checks the ID token (nonce
 // included), and returns its subject with the tokens.
@@ -93,7 +105,7 @@ func (u *upstream) exchange(ctx context.Context, code, verifier, nonce string) (
 // refresh renews a login's tokens at the provider with its refresh token.
 func (u *upstream) refresh(ctx context.Context, old upstreamTokens) (upstreamTokens, error) {
 	if old.RefreshToken == "" {
-		return upstreamTokens{}, fmt.Errorf("%w: the provider gave no refresh token (offline_access)", errUpstream)
+		return upstreamTokens{}, errNoUpstreamRefresh
 	}
 	p, err := u.discover(ctx)
 	if err != nil {

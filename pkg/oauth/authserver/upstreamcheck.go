@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/coreos/go-oidc/v3/oidc"
 	"golang.org/x/oauth2"
@@ -18,7 +19,12 @@ import (
 // request. Its answer "no" (401 or 403) ends the login, every token of its
 // family with it. A provider that cannot be reached, or answers anything
 // else, ends nothing: that is no revocation, and the login stands, said in
-// the log.
+// the log. Nor does one slower than standsTimeout: the question costs a
+// request at most that long. The answer is not kept, so that the
+// provider's revocation holds at the very next request.
+
+// standsTimeout bounds the provider's answer to whether a login stands.
+const standsTimeout = 5 * time.Second
 
 // errUpstreamRevoked is Stands' error for a login its provider ended.
 var errUpstreamRevoked = errors.New("the identity provider no longer takes the login (revoked or ended there)")
@@ -26,6 +32,8 @@ var errUpstreamRevoked = errors.New("the identity provider no longer takes the l
 // stands asks the provider whether the login family still stands; an
 // error wrapping errUpstreamRevoked is a "no", any other error is none.
 func (s *Server) stands(ctx context.Context, family string) error {
+	ctx, cancel := context.WithTimeout(ctx, standsTimeout)
+	defer cancel()
 	var fam familyRecord
 	if err := getJSON(ctx, s.opts.Store, kindFamily+family, &fam); err != nil {
 		return fmt.Errorf("authserver: the login: %w", err)
