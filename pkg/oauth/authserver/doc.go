@@ -80,6 +80,12 @@
 //     never kept: the provider's revocation holds at the next request.
 //     The provider's discovery is fetched outside any lock, so a stalled
 //     provider holds up no request beyond its own bound.
+//   - The provider's ID token a login hands the client (a token musterd
+//     takes as it is) ends with the login: revoking a family notes the
+//     digest of its current ID token until that expires, and
+//     Authenticator refuses a noted token before any other check
+//     (revokedid.go). An earlier ID token of the same login, handed out
+//     before a renewal, is not noted.
 //   - A client anyone could have made (a metadata document's, or one
 //     registered without the registration token) whose redirect URI is a
 //     site, neither http on loopback nor a private-use scheme, does not

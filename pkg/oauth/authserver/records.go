@@ -20,14 +20,15 @@ import (
 // found by its SHA-256, and only a registered client's ID and a family's
 // random ID appear as they are.
 const (
-	kindClient  = "asclient:"  // a registered client, by client_id
-	kindRequest = "asrequest:" // an authorization request, by its ID
-	kindCode    = "ascode:"    // an issued code → its request, by the code's hash
-	kindState   = "asstate:"   // an upstream login under way, by the state's hash
-	kindAccess  = "asaccess:"  // an access token, by its hash
-	kindRefresh = "asrefresh:" // a refresh token, by its hash
-	kindFamily  = "asfamily:"  // a token family (one login), by its ID
-	kindConsent = "asconsent:" // a consent page's CSRF token hash, by its request's ID
+	kindClient    = "asclient:"    // a registered client, by client_id
+	kindRequest   = "asrequest:"   // an authorization request, by its ID
+	kindCode      = "ascode:"      // an issued code → its request, by the code's hash
+	kindState     = "asstate:"     // an upstream login under way, by the state's hash
+	kindAccess    = "asaccess:"    // an access token, by its hash
+	kindRefresh   = "asrefresh:"   // a refresh token, by its hash
+	kindFamily    = "asfamily:"    // a token family (one login), by its ID
+	kindConsent   = "asconsent:"   // a consent page's CSRF token hash, by its request's ID
+	kindRevokedID = "asrevokedid:" // an ended login's provider ID token, by its hash (revokedid.go)
 )
 
 // Token prefixes: musterd's own tokens are told from other issuers' at a

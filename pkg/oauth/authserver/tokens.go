@@ -211,8 +211,11 @@ func (as *Server) revokeFamily(ctx context.Context, id string) {
 func (as *Server) revokeFamilyLocked(ctx context.Context, id string) {
 	var fam familyRecord
 	keys := []string{kindFamily + id}
-	if getJSON(ctx, as.opts.Store, kindFamily+id, &fam) == nil && fam.Refresh != "" {
-		keys = append(keys, kindRefresh+fam.Refresh)
+	if getJSON(ctx, as.opts.Store, kindFamily+id, &fam) == nil {
+		if fam.Refresh != "" {
+			keys = append(keys, kindRefresh+fam.Refresh)
+		}
+		as.noteRevokedID(ctx, fam)
 	}
 	if err := as.opts.Store.Delete(ctx, keys...); err != nil {
 		as.opts.Logger.Warn("authserver: a login could not be revoked", "error", err)
