@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"slices"
 	"strings"
@@ -112,6 +113,42 @@ func allLoopback(uris []string) bool {
 	})
 }
 
+// nonPublic are the ranges, beyond loopback, private, link-local and
+// multicast ones, that reach no public server: "this network", the
+// carrier-grade NAT range (a cloud's metadata service may sit there), the
+// benchmarking and reserved ranges, broadcast, and the IPv6 translations
+// of IPv4 (NAT64, 6to4, Teredo), which could carry a private address.
+var nonPublic = []netip.Prefix{
+	netip.MustParsePrefix("0.0.0.0/8"),
+	netip.MustParsePrefix("100.64.0.0/10"),
+	netip.MustParsePrefix("192.0.0.0/24"),
+	netip.MustParsePrefix("198.18.0.0/15"),
+	netip.MustParsePrefix("240.0.0.0/4"),
+	netip.MustParsePrefix("64:ff9b::/96"),
+	netip.MustParsePrefix("64:ff9b:1::/48"),
+	netip.MustParsePrefix("2002::/16"),
+	netip.MustParsePrefix("2001::/32"),
+}
+
+// publicAddress reports whether host, an IP address as dialled, may be
+// a public server's.
+func publicAddress(host string) bool {
+	ip, err := netip.ParseAddr(host)
+	if err != nil {
+		return false
+	}
+	ip = ip.Unmap()
+	if !ip.IsGlobalUnicast() || ip.IsPrivate() || ip.IsLoopback() || ip.IsLinkLocalUnicast() {
+		return false
+	}
+	for _, p := range nonPublic {
+		if p.Contains(ip) {
+			return false
+		}
+	}
+	return true
+}
+
 // cimdClient returns the client fetching metadata documents: base's
 // transport (its CAs), no redirects, and unless allowPrivate a dialer
 // that refuses loopback, private and link-local addresses, checked on
@@ -128,8 +165,7 @@ func cimdClient(base *http.Client, allowPrivate bool) *http.Client {
 			if err != nil {
 				return err
 			}
-			ip := net.ParseIP(host)
-			if ip == nil || ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsUnspecified() || ip.IsLinkLocalMulticast() {
+			if !publicAddress(host) {
 				return fmt.Errorf("a client metadata document at a private address (%s) is not fetched", host)
 			}
 			return nil
