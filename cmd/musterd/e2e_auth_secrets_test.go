@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/musterd/musterd/internal/dextest"
+	"github.com/musterd/musterd/internal/logtest"
 	"github.com/musterd/musterd/internal/mcpfake"
 	"github.com/musterd/musterd/internal/redistest"
 	"github.com/musterd/musterd/pkg/oauth/store"
@@ -274,22 +274,7 @@ func collectSecrets(value any, where string, held map[string]string) {
 }
 
 // answerLog keeps every response body its transports read.
-type answerLog struct {
-	mu  sync.Mutex
-	buf strings.Builder
-}
-
-func (l *answerLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
-func (l *answerLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
+type answerLog struct{ logtest.Buffer }
 
 func (l *answerLog) recording(inner http.RoundTripper) http.RoundTripper {
 	return recordingTransport{inner: inner, log: l}

@@ -1,7 +1,6 @@
 package verify_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -18,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/musterd/musterd/internal/dextest"
+	"github.com/musterd/musterd/internal/logtest"
 	"github.com/musterd/musterd/pkg/oauth/verify"
 )
 
@@ -41,28 +41,11 @@ type clock struct {
 	now time.Time
 }
 
-func (c *clock) Now() time.Time              { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
-func (c *clock) Add(d time.Duration)         { c.mu.Lock(); defer c.mu.Unlock(); c.now = c.now.Add(d) }
-func newClock(start time.Time) *clock        { return &clock{now: start} }
-func (c *clock) set(t time.Time)             { c.mu.Lock(); defer c.mu.Unlock(); c.now = t }
-func logInto(buf *lockedBuffer) *slog.Logger { return slog.New(slog.NewTextHandler(buf, nil)) }
-
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
+func (c *clock) Now() time.Time                { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
+func (c *clock) Add(d time.Duration)           { c.mu.Lock(); defer c.mu.Unlock(); c.now = c.now.Add(d) }
+func newClock(start time.Time) *clock          { return &clock{now: start} }
+func (c *clock) set(t time.Time)               { c.mu.Lock(); defer c.mu.Unlock(); c.now = t }
+func logInto(buf *logtest.Buffer) *slog.Logger { return slog.New(slog.NewTextHandler(buf, nil)) }
 
 // userInfoVerifier trusts d, whose userinfo endpoint vouches for tokens
 // that are no JWT, reached through link, on clock.
@@ -87,7 +70,7 @@ func TestUserInfoVouchesForAProvidersAccessToken(t *testing.T) {
 	d := dextest.Start(t, dextest.Options{TLS: true})
 	link := &switchable{next: d.HTTPClient.Transport}
 	c := newClock(time.Now())
-	var log lockedBuffer
+	var log logtest.Buffer
 	v := userInfoVerifier(t, d, link, c, logInto(&log))
 	ctx := context.Background()
 
@@ -201,7 +184,7 @@ func (hanging) RoundTrip(r *http.Request) (*http.Response, error) {
 // a request that hangs.
 func TestAProviderThatHangsIsARefusalInTime(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var log lockedBuffer
+		var log logtest.Buffer
 		v, err := verify.New(verify.Options{
 			Issuers:         []verify.Issuer{{URL: "https://idp.test"}},
 			HTTPClient:      &http.Client{Transport: hanging{}},
