@@ -305,7 +305,7 @@ redis:
 		echo "redis: no redis-server, and installing one needs root (apt-get install redis-server); the OAuth storage tests will skip"; \
 	fi
 
-# The README's screenshots of the live page (docs/ui-*.png), taken by its
+# The live page's screenshots (docs/ui-*.png, shown by docs/live-page.md), taken by its
 # browser test against the real binary.
 screenshots: browser
 	MUSTERD_REQUIRE_BROWSER=1 MUSTERD_UI_SCREENSHOTS=$(CURDIR)/docs $(GO) test -count=1 -run '^TestE2EUILivePage$$' ./cmd/musterd

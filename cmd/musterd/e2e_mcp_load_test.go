@@ -3,7 +3,7 @@ package main
 // Load on the MCP endpoint: many concurrent go-sdk sessions on /mcp/direct
 // calling one stdio server through the real musterd binary. It passes on
 // correctness alone (every call answered, right, within callDeadline);
-// the latencies and throughput are logged for the README, never asserted.
+// the latencies and throughput are logged for docs/performance.md, never asserted.
 
 import (
 	"context"

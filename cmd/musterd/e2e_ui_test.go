@@ -7,7 +7,7 @@ package main
 // write runs as markup. The browser is Debian's chromium, which make
 // browser installs; without one the test skips, unless
 // MUSTERD_REQUIRE_BROWSER=1 (make test sets it once the browser is there).
-// With MUSTERD_UI_SCREENSHOTS=DIR it also writes the README's screenshots
+// With MUSTERD_UI_SCREENSHOTS=DIR it also writes docs/live-page.md's screenshots
 // into DIR (make screenshots).
 
 import (
@@ -376,7 +376,7 @@ spec:
 	assert.Empty(t, errs.all(), "the page threw")
 }
 
-// screenshots writes the README's pictures: the overview, a server with
+// screenshots writes docs/live-page.md's pictures: the overview, a server with
 // its details, and a resource's timeline.
 func screenshots(t *testing.T, p *uiPage, dir string) {
 	p.t = t
