@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -174,4 +176,29 @@ func TestE2ETheOAuthSectionIsShownRedactedAndABadOneStopsTheStart(t *testing.T) 
 	require.ErrorAs(t, err, &exit, "%s", out)
 	assert.Equal(t, 2, exit.ExitCode())
 	assert.Contains(t, string(out), "aggregator.oauth.server.provider: google is not supported by musterd yet")
+}
+
+// A Valkey that cannot be reached at the start is an error naming it, and
+// musterd does not start: it never falls back to keeping the users'
+// tokens in memory, where a restart or a second replica would lose them.
+func TestAnUnreachableValkeyStopsTheStart(t *testing.T) {
+	closed := freeAddr(t) // nothing listens there
+	dir := writeConfigYAML(t, fmt.Sprintf(`aggregator:
+  oauth:
+    server:
+      enabled: true
+      baseUrl: http://127.0.0.1:1
+      dex: {issuerUrl: https://dex.invalid, clientId: musterd, clientSecret: s}
+      storage: {type: valkey, valkey: {url: %s}}
+      encryptionKey: %s
+`, closed, base64.StdEncoding.EncodeToString(make([]byte, 32))))
+	ctx, cancel := context.WithTimeout(context.Background(), e2eDeadline)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, binary, "run", "-config-dir", dir, "-state-dir", t.TempDir(), "-listen", "127.0.0.1:0").CombinedOutput()
+	var exit *exec.ExitError
+	require.ErrorAs(t, err, &exit, "musterd ran on without its store: %s", out)
+	assert.NotEqual(t, 0, exit.ExitCode())
+	assert.Contains(t, string(out), "aggregator.oauth.server.storage.valkey")
+	assert.Contains(t, string(out), closed, "the error names the address")
+	assert.NotContains(t, string(out), "musterd starting")
 }
