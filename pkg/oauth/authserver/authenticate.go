@@ -53,7 +53,8 @@ func (a *Authenticator) authenticate(r *http.Request, forwarding bool) (identity
 	scheme, token, _ := strings.Cut(r.Header.Get("Authorization"), " ")
 	token = strings.TrimSpace(token)
 	if !strings.EqualFold(scheme, "Bearer") || !IsOwn(token) {
-		if token != "" && a.s.idTokenRevoked(r.Context(), token) {
+		// Only a JWT can be an ID token: an opaque token costs no lookup.
+		if strings.Count(token, ".") == 2 && a.s.idTokenRevoked(r.Context(), token) {
 			return identity.Identity{}, "", a.challenge("the login this ID token came with has ended: log in again")
 		}
 		who, challenge := a.opts.Others.Authenticate(r)
