@@ -62,13 +62,7 @@ func (r *exchangeRig) exchange(extra string) string {
 // settings), every one the mcp-fake behind B.
 func (r *exchangeRig) start(t *testing.T, servers map[string]string, args ...string) *fsEnv {
 	t.Helper()
-	files := map[string]string{"config.yaml": fmt.Sprintf(`aggregator:
-  oauth:
-    server:
-      enabled: true
-      baseUrl: http://%s
-      dex: {issuerUrl: %s, clientId: %s, clientSecret: musterd-secret}
-`, r.addr, r.a.Issuer, dextest.ClientMusterd)}
+	files := map[string]string{"config.yaml": oauthConfig("http://"+r.addr, r.a.Issuer)}
 	for name, extra := range servers {
 		files["mcpservers/"+name+".yaml"] = mcpServerYAML(name, "type: streamable-http", "autoStart: true", "url: "+yamlValue(r.mcpURL),
 			"timeout: 10", r.exchange(extra))

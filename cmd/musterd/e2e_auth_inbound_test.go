@@ -52,14 +52,7 @@ func TestE2EOnlyTheProvidersTokensForMusterdAreLetIn(t *testing.T) {
 	addr := freeAddr(t)
 	base := "http://" + addr
 	e := preparedEnv(t, map[string]string{
-		"config.yaml": fmt.Sprintf(`aggregator:
-  oauth:
-    server:
-      enabled: true
-      baseUrl: %s
-      provider: dex
-      dex: {issuerUrl: %s, clientId: %s, clientSecret: musterd-secret}
-`, base, trusted.Issuer, dextest.ClientMusterd),
+		"config.yaml": oauthConfig(base, trusted.Issuer, "      provider: dex\n"),
 	})
 	const static = "static-api-t0ken"
 	e.start(t, "-listen", addr, "-extra-ca-file", cas, "-log-level", "debug", "-api-token", static)
@@ -117,6 +110,20 @@ func TestE2EOnlyTheProvidersTokensForMusterdAreLetIn(t *testing.T) {
 	for _, token := range append([]string{alice, bob, static}, refused["another audience"], refused["an untrusted issuer"], refused["another key"]) {
 		assert.NotContains(t, log, token, "a token in musterd's log")
 	}
+}
+
+// oauthConfig is a config.yaml whose aggregator.oauth.server is musterd's
+// authorization server at base, Dex at issuer upstream (its static client
+// musterd, secret musterd-secret), with more lines of that section (each
+// whole, newline and all; a line indented less ends the section).
+func oauthConfig(base, issuer string, more ...string) string {
+	return fmt.Sprintf(`aggregator:
+  oauth:
+    server:
+      enabled: true
+      baseUrl: %s
+      dex: {issuerUrl: %s, clientId: %s, clientSecret: musterd-secret}
+`, base, issuer, dextest.ClientMusterd) + strings.Join(more, "")
 }
 
 func readFile(t *testing.T, path string) []byte {
@@ -181,13 +188,7 @@ func TestE2EAForwardingServerIsEachUsersWithTheirOwnToken(t *testing.T) {
 		"-authorization-server", dex.Issuer, "-audience", dextest.ClientMusterd, "-ca-file", dex.CAFile)
 	addr := freeAddr(t)
 	e := preparedEnv(t, map[string]string{
-		"config.yaml": fmt.Sprintf(`aggregator:
-  oauth:
-    server:
-      enabled: true
-      baseUrl: http://%s
-      dex: {issuerUrl: %s, clientId: %s, clientSecret: musterd-secret}
-`, addr, dex.Issuer, dextest.ClientMusterd),
+		"config.yaml": oauthConfig("http://"+addr, dex.Issuer),
 		"mcpservers/sso.yaml": mcpServerYAML("sso", "type: streamable-http",
 			"autoStart: true", "url: "+yamlValue(url), "timeout: 10", "auth: {forwardToken: true}"),
 	})

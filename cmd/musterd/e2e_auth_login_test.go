@@ -279,20 +279,14 @@ func startTeam(t *testing.T) *team {
 
 // config is musterd's config.yaml for the team.
 func (tm *team) config() string {
-	return fmt.Sprintf(`aggregator:
-  oauth:
-    server:
-      enabled: true
-      baseUrl: %s
-      dex: {issuerUrl: %s, clientId: %s, clientSecret: musterd-secret}
-      storage: {type: valkey, valkey: {url: %s}}
+	return oauthConfig(tm.public, tm.dex.Issuer, fmt.Sprintf(`      storage: {type: valkey, valkey: {url: %s}}
       encryptionKey: %s
       allowPublicClientRegistration: true
       allowLocalhostRedirectURIs: true
     mcpClient:
       enabled: true
       publicUrl: %s
-`, tm.public, tm.dex.Issuer, dextest.ClientMusterd, tm.redis.Addr, base64.StdEncoding.EncodeToString(tm.key), tm.public)
+`, tm.redis.Addr, base64.StdEncoding.EncodeToString(tm.key), tm.public))
 }
 
 // authStatus reads auth://status on cs, as muster's agent does.

@@ -48,16 +48,8 @@ func startAuthServerRig(t *testing.T, serverYAML ...string) *authServerRig {
 	sso, _ := mcpfake.ServeHTTP(t, fakeServer(), "-tools", "whoami",
 		"-authorization-server", dex.Issuer, "-audience", dextest.ClientMusterd, "-ca-file", dex.CAFile)
 	e := preparedEnv(t, map[string]string{
-		"config.yaml": fmt.Sprintf(`aggregator:
-  oauth:
-    server:
-      enabled: true
-      baseUrl: %s
-      provider: dex
-      dex: {issuerUrl: %s, clientId: %s, clientSecret: musterd-secret}
-      allowPublicClientRegistration: true
-      allowLocalhostRedirectURIs: true
-%s`, base, dex.Issuer, dextest.ClientMusterd, strings.Join(serverYAML, "")),
+		"config.yaml": oauthConfig(base, dex.Issuer, append([]string{"      provider: dex\n",
+			"      allowPublicClientRegistration: true\n", "      allowLocalhostRedirectURIs: true\n"}, serverYAML...)...),
 		"mcpservers/sso.yaml": mcpServerYAML("sso", "type: streamable-http",
 			"autoStart: true", "url: "+yamlValue(sso), "timeout: 10", "auth: {forwardToken: true}"),
 	})

@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -37,13 +36,7 @@ func TestE2EProviderTokensAsMustersHarnessPresentsThem(t *testing.T) {
 	addr := freeAddr(t)
 	base := "http://" + addr
 	e := preparedEnv(t, map[string]string{
-		"config.yaml": fmt.Sprintf(`aggregator:
-  oauth:
-    server:
-      enabled: true
-      baseUrl: %s
-      dex: {issuerUrl: %s, clientId: %s, clientSecret: musterd-secret}
-`, base, dex.Issuer, dextest.ClientMusterd),
+		"config.yaml": oauthConfig(base, dex.Issuer),
 		"mcpservers/sso.yaml": mcpServerYAML("sso", "type: streamable-http",
 			"autoStart: true", "url: "+yamlValue(url), "timeout: 10", "auth: {forwardToken: true}"),
 	})
